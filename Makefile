@@ -1,0 +1,41 @@
+# mlbench: the README's two commands.
+#   make run    install dependencies, build, benchmark the example pipeline (the main job)
+#   make test   install dependencies, build, run every test through ctest
+# Also: make build, make asan-test (ASan/UBSan build of the tests), make bench, make clean.
+# Warnings are errors when CI is set (CI=true make test) or with WERROR=ON.
+
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+WERROR ?= $(if $(CI),ON,OFF)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build run test asan-test bench clean
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DMLBENCH_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/mlbench run -w 1 -l example-c -- $(BUILD)/examples/example-pipeline
+	PYTHONPATH=$(CURDIR)/python $(BUILD)/mlbench run -w 1 -l example-python -- python3 examples/pipeline.py
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan-test: deps
+	cmake -S . -B $(BUILD)-asan -DMLBENCH_SANITIZE=ON -DMLBENCH_WERROR=$(WERROR) -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	scripts/install-deps.sh --bench
+	bench/overhead.sh
+	bench/marker-cost.sh
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

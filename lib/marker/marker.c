@@ -1,0 +1,265 @@
+/* libmlbench_marker: the C client of the mlbench marker protocol (include/mlbench/marker.h).
+ *
+ * Each call formats one event `<kind> <t_ns> <pid> <tid> <name>[ <value>]` into a stack buffer
+ * and sends it as one datagram on a Unix socket connected, once per process, to the path in
+ * MLBENCH_MARKER_SOCKET. The whole client state is one atomic int (g_sock): "not initialised
+ * yet", "disabled", or the connected socket, so the disabled path is one relaxed load and one
+ * branch. No allocation, no lock after initialisation: send() of a datagram is atomic.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The library is built with -fvisibility=hidden: only the API declared here is exported. */
+#pragma GCC visibility push(default)
+#include "mlbench/marker.h"
+#pragma GCC visibility pop
+
+#define MARKER_ENV "MLBENCH_MARKER_SOCKET"
+#define SOCK_UNKNOWN (-2) /* first call not made yet */
+#define SOCK_OFF (-1)     /* variable unset or socket unreachable: every call is a no-op */
+#define REPORT_MAX 64     /* bytes of an offending value quoted in the error message */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static atomic_int g_sock = SOCK_UNKNOWN;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pid_t g_pid;                 /* getpid() of this process; refreshed after fork */
+static _Thread_local pid_t t_tid;   /* gettid() of this thread; 0 = not read yet */
+static atomic_flag g_reported = ATOMIC_FLAG_INIT; /* first invalid event already reported */
+
+/* Runs in the child, on its only thread (the one that called fork): the cached pid and that
+ * thread's cached tid belong to the parent. The connected socket is inherited and stays
+ * usable: datagrams from parent and child go to the same harness socket. */
+static void marker_atfork_child(void)
+{
+    g_pid = getpid();
+    t_tid = 0;
+}
+
+static void marker_init(void)
+{
+    const char *path = getenv(MARKER_ENV);
+    if (path == NULL || path[0] == '\0') {
+        atomic_store_explicit(&g_sock, SOCK_OFF, memory_order_release);
+        return;
+    }
+
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    size_t path_len = strlen(path);
+    if (path_len >= sizeof addr.sun_path) {
+        fprintf(stderr, "mlbench-marker: cannot connect to %s: path longer than %zu bytes; "
+                        "markers disabled\n", path, sizeof addr.sun_path - 1);
+        atomic_store_explicit(&g_sock, SOCK_OFF, memory_order_release);
+        return;
+    }
+    memcpy(addr.sun_path, path, path_len + 1);
+
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (const struct sockaddr *)&addr, sizeof addr) != 0) {
+        fprintf(stderr, "mlbench-marker: cannot connect to %s: %s; markers disabled\n", path,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        atomic_store_explicit(&g_sock, SOCK_OFF, memory_order_release);
+        return;
+    }
+    g_pid = getpid();
+    /* Registered only when enabled; a failure (ENOMEM) only costs stale ids in forked children. */
+    (void)pthread_atfork(NULL, NULL, marker_atfork_child);
+    atomic_store_explicit(&g_sock, fd, memory_order_release);
+}
+
+/* The connected socket, or SOCK_OFF. The common cases cost one load and one branch. */
+static inline int marker_socket(void)
+{
+    int fd = atomic_load_explicit(&g_sock, memory_order_relaxed);
+    if (UNLIKELY(fd == SOCK_UNKNOWN)) {
+        pthread_once(&g_once, marker_init);
+        fd = atomic_load_explicit(&g_sock, memory_order_acquire);
+    }
+    return fd;
+}
+
+/* Writes the decimal digits of v at p; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* Reports the first invalid event of the process on stderr, then sets errno and returns -1. */
+static int marker_invalid(const char *what, const char *value, const char *advice)
+{
+    if (!atomic_flag_test_and_set(&g_reported)) {
+        char quoted[REPORT_MAX * 4 + 4];
+        size_t q = 0;
+        size_t i = 0;
+        if (value != NULL) {
+            for (; value[i] != '\0' && i < REPORT_MAX; i++) {
+                unsigned char c = (unsigned char)value[i];
+                if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
+                    q += (size_t)snprintf(quoted + q, sizeof quoted - q, "\\x%02x", c);
+                } else {
+                    quoted[q++] = (char)c;
+                }
+            }
+        }
+        quoted[q] = '\0';
+        fprintf(stderr, "mlbench-marker: %s \"%s\"%s: %s; the event is dropped "
+                        "(reported once per process)\n",
+                what, value == NULL ? "(null)" : quoted,
+                value != NULL && value[i] != '\0' ? "..." : "", advice);
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+static const char NAME_ADVICE[] =
+    "a name or key must be non-empty, without spaces or control characters, e.g. \"data_load\"";
+static const char SIZE_ADVICE[] =
+    "an event is at most " STR(MLBENCH_MARKER_MAX_EVENT) " bytes: shorten the name or the value";
+
+/* Validates, formats and sends one event on fd. `value` is NULL or "" for none; it may hold
+ * spaces (metadata) but no control character. Returns 0, or -1 with errno set. */
+static int marker_send(int fd, char kind, const char *name, const char *value)
+{
+    if (UNLIKELY(name == NULL))
+        return marker_invalid("invalid name", NULL, NAME_ADVICE);
+
+    char buf[MLBENCH_MARKER_MAX_EVENT + 1];
+    char *const end = buf + MLBENCH_MARKER_MAX_EVENT;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (UNLIKELY(t_tid == 0))
+        t_tid = (pid_t)syscall(SYS_gettid);
+
+    /* The header is at most 1+1+20+1+10+1+10+1 bytes: it always fits. */
+    char *p = buf;
+    *p++ = kind;
+    *p++ = ' ';
+    p = put_u64(p, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    *p++ = ' ';
+    p = put_u64(p, (uint64_t)g_pid);
+    *p++ = ' ';
+    p = put_u64(p, (uint64_t)t_tid);
+    *p++ = ' ';
+
+    const unsigned char *s = (const unsigned char *)name;
+    if (UNLIKELY(*s == '\0'))
+        return marker_invalid("invalid name", name, NAME_ADVICE);
+    for (; *s != '\0'; s++) {
+        if (UNLIKELY(*s <= 0x20 || *s == 0x7f))
+            return marker_invalid("invalid name", name, NAME_ADVICE);
+        if (UNLIKELY(p == end))
+            return marker_invalid("event too long for name", name, SIZE_ADVICE);
+        *p++ = (char)*s;
+    }
+
+    /* Metadata with an empty value is sent as the key alone. */
+    if (value != NULL && value[0] != '\0') {
+        if (UNLIKELY(p == end))
+            return marker_invalid("event too long for name", name, SIZE_ADVICE);
+        *p++ = ' ';
+        for (s = (const unsigned char *)value; *s != '\0'; s++) {
+            if (UNLIKELY(*s < 0x20 || *s == 0x7f))
+                return marker_invalid("invalid value (control character)", value,
+                                      "a value may hold spaces but no newline, tab or "
+                                      "other control character");
+            if (UNLIKELY(p == end))
+                return marker_invalid("event too long for value", value, SIZE_ADVICE);
+            *p++ = (char)*s;
+        }
+    }
+
+    ssize_t sent;
+    do {
+        sent = send(fd, buf, (size_t)(p - buf), MSG_NOSIGNAL);
+    } while (UNLIKELY(sent < 0 && errno == EINTR));
+    return sent < 0 ? -1 : 0;
+}
+
+/* API contracts are in include/mlbench/marker.h. When disabled the arguments are not checked:
+ * that is what keeps the disabled path at one branch. */
+
+int mlb_stage_begin(const char *name)
+{
+    int fd = marker_socket();
+    if (LIKELY(fd == SOCK_OFF))
+        return 0;
+    return marker_send(fd, 'B', name, NULL);
+}
+
+int mlb_stage_end(const char *name)
+{
+    int fd = marker_socket();
+    if (LIKELY(fd == SOCK_OFF))
+        return 0;
+    return marker_send(fd, 'E', name, NULL);
+}
+
+int mlb_instant(const char *name)
+{
+    int fd = marker_socket();
+    if (LIKELY(fd == SOCK_OFF))
+        return 0;
+    return marker_send(fd, 'I', name, NULL);
+}
+
+int mlb_counter(const char *name, double value)
+{
+    int fd = marker_socket();
+    if (LIKELY(fd == SOCK_OFF))
+        return 0;
+    /* %.17g round-trips through strtod; non-finite values are spelled like Python's repr. */
+    char num[32];
+    if (isnan(value))
+        strcpy(num, "nan"); /* never "-nan" */
+    else if (isinf(value))
+        strcpy(num, value > 0 ? "inf" : "-inf");
+    else
+        snprintf(num, sizeof num, "%.17g", value);
+    return marker_send(fd, 'C', name, num);
+}
+
+int mlb_meta(const char *key, const char *value)
+{
+    int fd = marker_socket();
+    if (LIKELY(fd == SOCK_OFF))
+        return 0;
+    if (UNLIKELY(value == NULL))
+        return marker_invalid("invalid value (NULL) for key", key,
+                              "pass \"\" for an empty value");
+    return marker_send(fd, 'M', key, value);
+}
+
+int mlb_enabled(void)
+{
+    return marker_socket() >= 0;
+}

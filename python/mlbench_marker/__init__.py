@@ -1,0 +1,268 @@
+"""mlbench_marker: tell a running ``mlbench`` which stage of a Python workload is executing.
+
+Pure-Python client of the mlbench marker protocol (standard library only). Each call sends one
+datagram ``<kind> <t_ns> <pid> <tid> <name>[ <value>]`` to the Unix socket named by the
+environment variable MLBENCH_MARKER_SOCKET; when it is unset every call is a cheap no-op.
+
+    from mlbench_marker import stage, counter, meta
+
+    meta("batch_size", 64)
+    with stage("train"):
+        ...
+        counter("loss", loss)
+
+Thread-safe, and usable from forked or spawned child processes (PyTorch DataLoader workers):
+each process connects its own socket on its first event. Errors while sending (mlbench gone)
+are swallowed: a marker never stops the workload. Bad arguments raise ValueError or TypeError
+whether or not mlbench is listening, so a workload that runs alone also runs under mlbench.
+"""
+
+import functools
+import os
+import socket
+import sys
+import threading
+import time
+
+__all__ = ["stage", "begin", "end", "counter", "meta", "instant", "enabled", "MAX_EVENT"]
+
+MAX_EVENT = 4096  # largest datagram of the protocol, in bytes
+_ENV = "MLBENCH_MARKER_SOCKET"
+
+# Limits are checked against the longest possible "<kind> <t_ns> <pid> <tid> " prefix and the
+# longest repr(float), so whether a call is accepted never depends on the pid, the clock, or
+# whether mlbench is listening. (The C client checks the exact length of each event.)
+_MAX_HEADER = 1 + 1 + 20 + 1 + 10 + 1 + 10 + 1
+_MAX_NUMBER = len(repr(-2.2250738585072014e-308))
+_MAX_NAME = MAX_EVENT - _MAX_HEADER - 1 - _MAX_NUMBER  # bytes of UTF-8
+
+_FORBIDDEN = frozenset(chr(c) for c in list(range(0x21)) + [0x7F])  # white space, controls
+_CONTROL = frozenset(chr(c) for c in list(range(0x20)) + [0x7F])
+
+_state = None  # None: first call not made, False: disabled, True: enabled
+_sock = None   # socket connected by process _pid
+_pid = 0
+_lock = threading.Lock()
+_valid_names = set()  # names already checked; bounded so that generated names cannot grow it
+_VALID_NAMES_MAX = 4096
+
+
+def _show(value):
+    """The offending value as quoted in an error message (truncated)."""
+    text = repr(value)
+    return text if len(text) <= 66 else text[:64] + "..."
+
+
+def _check_name(name, what="name"):
+    """Raises TypeError/ValueError unless name is a valid stage/counter name or metadata key."""
+    if not isinstance(name, str):
+        raise TypeError(f"mlbench_marker: {what} must be a str, not {type(name).__name__}")
+    if not name:
+        raise ValueError(f"mlbench_marker: invalid {what} '': it must not be empty")
+    if not _FORBIDDEN.isdisjoint(name):
+        raise ValueError(
+            f"mlbench_marker: invalid {what} {_show(name)}: it contains white space or a "
+            "control character; use a name like 'data_load'")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"mlbench_marker: invalid {what} {_show(name)}: it is not "
+                         "encodable as UTF-8") from None
+    if size > _MAX_NAME:
+        raise ValueError(f"mlbench_marker: {what} {_show(name)} is {size} bytes long, more than "
+                         f"{_MAX_NAME}: an event is at most {MAX_EVENT} bytes")
+    if len(_valid_names) < _VALID_NAMES_MAX:
+        _valid_names.add(name)
+
+
+def _connect():
+    """Connects this process's socket on its first event; returns whether events are sent."""
+    global _state, _sock, _pid
+    with _lock:
+        pid = os.getpid()
+        if _pid == pid or _state is False:
+            return _state
+        path = os.environ.get(_ENV)
+        if not path:
+            _state = False
+            return False
+        sock = None
+        try:
+            # Python sockets are close-on-exec: exec'd children connect by path themselves.
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.connect(path)
+        except (OSError, ValueError) as err:
+            if sock is not None:
+                sock.close()
+            try:
+                print(f"mlbench-marker: cannot connect to {path}: "
+                      f"{getattr(err, 'strerror', None) or err}; markers disabled",
+                      file=sys.stderr)
+            except Exception:  # no usable stderr: stay silent rather than fail the workload
+                pass
+            _state = False
+            return False
+        _sock = sock
+        _state = True
+        _pid = pid  # set last: another thread seeing _pid == getpid() finds _sock ready
+        return True
+
+
+def _emit(kind, name, tail):
+    """Sends one event; tail is "" or " <value>". Never raises for send errors."""
+    if _pid != os.getpid() and not _connect():
+        return
+    data = f"{kind} {time.monotonic_ns()} {_pid} {threading.get_native_id()} {name}{tail}"
+    try:
+        _sock.send(data.encode("utf-8"))
+    except OSError:  # mlbench gone or queue error: the event is lost, the workload goes on
+        pass
+
+
+def _after_fork_in_child():
+    # The child must not share the parent's lock (it may have been held at fork time); its
+    # socket is reconnected lazily, on the child's first event.
+    global _sock, _pid, _lock
+    _lock = threading.Lock()
+    if _sock is not None:
+        try:
+            _sock.close()
+        except OSError:
+            pass
+    _sock = None
+    _pid = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def begin(name):
+    """Begin stage `name` on the calling thread (stages nest per thread)."""
+    try:
+        known = name in _valid_names
+    except TypeError:
+        known = False
+    if not known:
+        _check_name(name)
+    if _state is not False:
+        _emit("B", name, "")
+
+
+def end(name):
+    """End stage `name` on the calling thread (the innermost open stage of that name)."""
+    try:
+        known = name in _valid_names
+    except TypeError:
+        known = False
+    if not known:
+        _check_name(name)
+    if _state is not False:
+        _emit("E", name, "")
+
+
+def instant(name):
+    """Record an instant event `name` (a checkpoint saved, an epoch boundary...)."""
+    try:
+        known = name in _valid_names
+    except TypeError:
+        known = False
+    if not known:
+        _check_name(name)
+    if _state is not False:
+        _emit("I", name, "")
+
+
+def counter(name, value):
+    """Record a sample `value` (a real number: items processed, loss, accuracy...) of counter
+    `name`. The value is sent as repr(float(value)), which round-trips (nan, inf, -inf too)."""
+    try:
+        known = name in _valid_names
+    except TypeError:
+        known = False
+    if not known:
+        _check_name(name)
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError(f"mlbench_marker: counter {name!r} value must be a number, not "
+                        f"{type(value).__name__} {_show(value)}")
+    try:
+        text = repr(float(value))
+    except TypeError:
+        raise TypeError(f"mlbench_marker: counter {name!r} value must be a number, not "
+                        f"{type(value).__name__}") from None
+    except OverflowError:
+        raise ValueError(f"mlbench_marker: counter {name!r} value {_show(value)} is too large "
+                         "for a float") from None
+    if _state is not False:
+        _emit("C", name, " " + text)
+
+
+def meta(key, value):
+    """Record metadata `key` = str(value) (batch_size, precision, device, model...). The value
+    may hold spaces but no newline or other control character; "" is allowed."""
+    _check_name(key, "key")
+    text = str(value)
+    if not _CONTROL.isdisjoint(text):
+        raise ValueError(f"mlbench_marker: metadata {key!r} value {_show(text)} contains a "
+                         "newline or another control character; remove it")
+    try:
+        size = len(key.encode("utf-8")) + 1 + len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"mlbench_marker: metadata {key!r} value {_show(text)} is not "
+                         "encodable as UTF-8") from None
+    if _MAX_HEADER + size > MAX_EVENT:
+        raise ValueError(f"mlbench_marker: metadata {key!r} value {_show(text)} is too long: "
+                         f"an event is at most {MAX_EVENT} bytes; shorten it")
+    if _state is not False:
+        _emit("M", key, " " + text if text else "")
+
+
+def enabled():
+    """True when events are being sent (MLBENCH_MARKER_SOCKET is set and was connectable)."""
+    if _state is False:
+        return False
+    if _pid != os.getpid():
+        return _connect()
+    return True
+
+
+class _Stage:
+    """A stage as context manager or decorator (see stage())."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        _check_name(name)
+        self.name = name
+
+    def __enter__(self):
+        if _state is not False:
+            _emit("B", self.name, "")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if _state is not False:
+            _emit("E", self.name, "")
+        return False  # exceptions propagate
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return wrapper
+
+    def __repr__(self):
+        return f"stage({self.name!r})"
+
+
+def stage(name):
+    """Mark stage `name` around a block or a function; the end is sent even if it raises.
+
+        with stage("train"):
+            ...
+
+        @stage("load")
+        def load(): ...
+    """
+    return _Stage(name)

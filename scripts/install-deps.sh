@@ -1,0 +1,40 @@
+#!/bin/sh
+# Installs the Debian packages mlbench needs to build and test (idempotent).
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds the peers the benchmarks compare with)
+# Uses sudo only when not run as root; installs nothing that is already there.
+set -eu
+
+packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev python3"
+if [ "${1:-}" = "--bench" ]; then
+    packages="$packages hyperfine"
+elif [ -n "${1:-}" ]; then
+    echo "install-deps.sh: unknown option '$1' (only --bench is known)" >&2
+    exit 2
+fi
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing="$missing $p"
+    fi
+done
+
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present ($packages)"
+    exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+        echo "install-deps: need root or sudo to install:$missing" >&2
+        exit 1
+    }
+    sudo="sudo"
+fi
+
+echo "install-deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086 # word splitting of the package list is intended
+$sudo apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,405 @@
+/* cmd_run: `mlbench run`: repeat a command under measurement, summarise, write the result.
+ * The repetition policy (warm-up, fixed or automatic count) lives here; measuring one run is
+ * runner.c, markers are markers.c, statistics summary.c. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "cli/summary_text.h"
+#include "core/log.h"
+#include "core/markers.h"
+#include "core/progress.h"
+#include "core/result.h"
+#include "core/runner.h"
+#include "core/units.h"
+#include "core/xalloc.h"
+
+extern char **environ;
+
+/* A command line given as one string (--prepare, --cleanup, or the command with --shell). */
+struct argv_words {
+    wordexp_t we;
+    char *sh[4];
+    char **argv;
+    bool expanded;
+};
+
+/* With --shell the string goes to /bin/sh -c; otherwise it is split into words like the shell
+ * would, but with command substitution refused, so no shell ever runs it. */
+static int words_from_string(struct argv_words *w, const char *what, const char *s, bool shell,
+                             char *err, size_t errlen)
+{
+    memset(w, 0, sizeof *w);
+    if (shell) {
+        w->sh[0] = "/bin/sh";
+        w->sh[1] = "-c";
+        w->sh[2] = (char *)s;
+        w->argv = w->sh;
+        return 0;
+    }
+    int rc = wordexp(s, &w->we, WRDE_NOCMD);
+    if (rc == 0 && w->we.we_wordc > 0) {
+        w->argv = w->we.we_wordv;
+        w->expanded = true;
+        return 0;
+    }
+    if (rc == 0 || rc == WRDE_NOSPACE)
+        wordfree(&w->we);
+    snprintf(err, errlen, "%s '%s' %s", what, s,
+             rc == WRDE_CMDSUB  ? "uses command substitution: add --shell to run it through a shell"
+             : rc == WRDE_BADCHAR ? "holds a shell operator (| & ; < > ( ) { }): add --shell"
+             : rc == WRDE_SYNTAX ? "has a syntax error (unbalanced quotes?)"
+                                 : "is empty");
+    return -1;
+}
+
+static void words_free(struct argv_words *w)
+{
+    if (w->expanded)
+        wordfree(&w->we);
+}
+
+/* The environment of the workload: ours plus the marker socket (*var, owned by the caller). */
+static char **workload_env(const char *socket_path, char **var)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = xcalloc(n + 2, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) != 0)
+            env[k++] = environ[i];
+    env[k++] = *var = xasprintf("MLBENCH_MARKER_SOCKET=%s", socket_path);
+    env[k] = NULL;
+    return env;
+}
+
+/* Environment of --prepare/--cleanup: without the marker socket, so they cannot pollute runs. */
+static char **helper_env(void)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = xcalloc(n + 1, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) != 0)
+            env[k++] = environ[i];
+    return env;
+}
+
+struct loop {
+    const struct run_config *cfg;
+    struct bench_result result;
+    struct marker_receiver *markers;
+    struct progress progress;
+    char **env, **env_helper;
+    char *socket_var;      /* "MLBENCH_MARKER_SOCKET=..." in env */
+    struct argv_words cmd, prepare, cleanup;
+    int planned;           /* total runs expected, warm-up included (estimate in auto mode) */
+    int done;              /* runs finished */
+    int64_t sum_wall_ns;   /* of finished runs */
+    int64_t measured_ns;   /* of finished measured runs */
+    int measured;
+    bool printed_failure;  /* the first failure's details were shown */
+    char what[48];         /* "run 3/10" for the status line */
+};
+
+static void tick(void *arg, int64_t elapsed_ns)
+{
+    struct loop *l = arg;
+    char stage[128];
+    markers_current_stage(l->markers, stage, sizeof stage);
+    int64_t eta = -1;
+    if (l->done > 0) {
+        int64_t mean = l->sum_wall_ns / l->done;
+        eta = (int64_t)(l->planned - l->done) * mean - elapsed_ns;
+        if (eta < 0)
+            eta = 0;
+    }
+    progress_status(&l->progress, l->what, stage, elapsed_ns, eta);
+}
+
+/* Runs --prepare or --cleanup; returns NULL or an owned message saying how it failed. */
+static char *run_helper(struct loop *l, const struct argv_words *w, const char *what)
+{
+    struct runner_spec spec = {
+        .argv = w->argv, .envp = l->env_helper, .timeout_s = l->cfg->timeout_s,
+        .grace_s = l->cfg->grace_s, .show_output = l->cfg->show_output,
+    };
+    struct run_outcome o;
+    runner_run(&spec, &o);
+    char *msg = NULL;
+    if (o.status != RUN_OK) {
+        char how[300];
+        if (o.error[0])
+            snprintf(how, sizeof how, "%s", o.error);
+        else if (o.status == RUN_FAILED)
+            snprintf(how, sizeof how, "exit status %d", o.exit_code);
+        else
+            snprintf(how, sizeof how, "%s", run_status_name(o.status));
+        msg = xasprintf("%s command failed (%s)%s%s", what, how,
+                        o.stderr_tail ? ": " : "", o.stderr_tail ? o.stderr_tail : "");
+    }
+    free(o.stderr_tail);
+    return msg;
+}
+
+static void describe_failure(struct loop *l, const struct repetition *rep)
+{
+    const struct run_outcome *o = &rep->outcome;
+    char how[320];
+    if (rep->prepare_error) {
+        progress_line(&l->progress, "  %s", rep->prepare_error);
+        return;
+    }
+    if (o->error[0])
+        snprintf(how, sizeof how, "%s", o->error);
+    else if (o->status == RUN_FAILED)
+        snprintf(how, sizeof how, "exit status %d", o->exit_code);
+    else if (o->status == RUN_SIGNALED)
+        snprintf(how, sizeof how, "killed by SIG%s", sigabbrev_np(o->signal) ? sigabbrev_np(o->signal) : "?");
+    else
+        snprintf(how, sizeof how, "%s", run_status_name(o->status));
+    progress_line(&l->progress, "  run %d: %s", rep->index + 1, how);
+    if (!l->printed_failure && o->stderr_tail) {
+        /* The last lines of its stderr usually say why. */
+        const char *t = o->stderr_tail + strlen(o->stderr_tail);
+        int lines = 0;
+        while (t > o->stderr_tail && lines < 11)
+            if (*--t == '\n')
+                lines++;
+        progress_line(&l->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
+        l->printed_failure = true;
+    }
+}
+
+/* One repetition: prepare, the measured command, cleanup. Returns the repetition. */
+static struct repetition *one_run(struct loop *l, bool warmup, int number, int of)
+{
+    struct repetition *rep = result_add_rep(&l->result, warmup);
+    if (of > 0)
+        snprintf(l->what, sizeof l->what, "%s %d/%d", warmup ? "warm-up" : "run", number, of);
+    else
+        snprintf(l->what, sizeof l->what, "run %d", number);
+
+    if (l->cfg->prepare) {
+        rep->prepare_error = run_helper(l, &l->prepare, "--prepare");
+        if (rep->prepare_error) {
+            rep->outcome.status = RUN_FAILED;
+            rep->outcome.exit_code = -1;
+            return rep;
+        }
+    }
+    struct runner_spec spec = {
+        .argv = l->cmd.argv, .envp = l->env, .timeout_s = l->cfg->timeout_s,
+        .grace_s = l->cfg->grace_s, .show_output = l->cfg->show_output,
+        .tick = l->progress.tty ? tick : NULL, .tick_arg = l, .tick_ms = 100,
+    };
+    markers_begin_run(l->markers, &rep->log);
+    runner_run(&spec, &rep->outcome);
+    markers_end_run(l->markers);
+    stages_aggregate(&rep->log, rep->outcome.start_ns, rep->outcome.wall_ns, &rep->stages);
+    free(rep->log.ev); /* the aggregate and the interned names are what is kept */
+    rep->log.ev = NULL;
+    rep->log.n = rep->log.cap = 0;
+
+    if (l->cfg->cleanup && !runner_interrupted()) {
+        char *msg = run_helper(l, &l->cleanup, "--cleanup");
+        if (msg) {
+            log_warn("run %d: %s", rep->index + 1, msg);
+            free(msg);
+        }
+    }
+    return rep;
+}
+
+/* Automatic mode: enough runs for statistics and at least RUN_AUTO_MIN_SECONDS of them. */
+static bool auto_done(const struct loop *l, int64_t last_wall_ns)
+{
+    if (l->measured == 1 && (double)last_wall_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
+        return true;
+    if (l->measured >= RUN_AUTO_MAX_RUNS)
+        return true;
+    return l->measured >= RUN_AUTO_MIN_RUNS && (double)l->measured_ns / 1e9 >= RUN_AUTO_MIN_SECONDS;
+}
+
+static int auto_estimate(const struct loop *l)
+{
+    if (l->measured == 0)
+        return l->cfg->warmup + RUN_AUTO_MIN_RUNS;
+    double mean_s = (double)l->measured_ns / 1e9 / l->measured;
+    int want = mean_s > 0 ? (int)ceil(RUN_AUTO_MIN_SECONDS / mean_s) : RUN_AUTO_MAX_RUNS;
+    if (want < RUN_AUTO_MIN_RUNS)
+        want = RUN_AUTO_MIN_RUNS;
+    if (want > RUN_AUTO_MAX_RUNS)
+        want = RUN_AUTO_MAX_RUNS;
+    return l->cfg->warmup + want;
+}
+
+/* Runs everything; returns mlbench's exit status as far as the runs decide it. */
+static int repeat(struct loop *l)
+{
+    const struct run_config *cfg = l->cfg;
+    bool any_bad = false;
+    l->planned = cfg->warmup + (cfg->runs ? cfg->runs : RUN_AUTO_MIN_RUNS);
+
+    for (int i = 0;; i++) {
+        bool warmup = i < cfg->warmup;
+        if (!warmup) {
+            if (cfg->runs && l->measured >= cfg->runs)
+                break;
+        }
+        if (runner_interrupted())
+            break;
+        struct repetition *rep = one_run(l, warmup, warmup ? i + 1 : l->measured + 1,
+                                         warmup ? cfg->warmup : cfg->runs);
+        const struct run_outcome *o = &rep->outcome;
+        l->done++;
+        l->sum_wall_ns += o->wall_ns;
+        if (!warmup && !rep->prepare_error) {
+            l->measured++;
+            l->measured_ns += o->wall_ns;
+        } else if (!warmup) {
+            l->measured++; /* a failed --prepare still uses up a run */
+        }
+        char wall[32];
+        progress_line(&l->progress, "%s  %s  %s", l->what,
+                      units_duration((double)o->wall_ns, wall, sizeof wall),
+                      rep->prepare_error ? "failed" : run_status_name(o->status));
+        bool bad = o->status != RUN_OK || rep->prepare_error;
+        if (bad) {
+            any_bad = true;
+            describe_failure(l, rep);
+        }
+        if (o->status == RUN_INTERRUPTED || runner_interrupted())
+            break;
+        if (o->error[0] && o->exit_code == 127)
+            return 127; /* it will not appear on the next run either */
+        if (bad && cfg->fail_fast)
+            break;
+        if (!warmup && !cfg->runs) {
+            if (auto_done(l, o->wall_ns))
+                break;
+            l->planned = auto_estimate(l);
+        }
+    }
+    return any_bad ? 1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_config cfg;
+    char err[1024];
+    int rc = run_options_parse(argc, argv, &cfg, err, sizeof err);
+    if (rc == RUN_OPTIONS_HELP) {
+        fputs(run_options_usage(), stdout);
+        return 0;
+    }
+    if (rc < 0) {
+        log_error("%s", err);
+        return 2;
+    }
+    log_set_quiet(cfg.quiet);
+
+    struct loop l = {.cfg = &cfg};
+    char *joined = NULL;
+    if (cfg.shell) { /* the command's words, joined, are one shell command line */
+        size_t len = 1;
+        for (int i = 0; i < cfg.argc; i++)
+            len += strlen(cfg.argv[i]) + 1;
+        joined = xcalloc(len, 1);
+        for (int i = 0; i < cfg.argc; i++) {
+            if (i)
+                strcat(joined, " ");
+            strcat(joined, cfg.argv[i]);
+        }
+        words_from_string(&l.cmd, "command", joined, true, err, sizeof err);
+    } else {
+        l.cmd.argv = cfg.argv;
+    }
+    if ((cfg.prepare &&
+         words_from_string(&l.prepare, "--prepare", cfg.prepare, cfg.shell, err, sizeof err)) ||
+        (cfg.cleanup &&
+         words_from_string(&l.cleanup, "--cleanup", cfg.cleanup, cfg.shell, err, sizeof err))) {
+        log_error("%s", err);
+        words_free(&l.prepare);
+        free(joined);
+        return 2;
+    }
+
+    char *runs_dir = xasprintf("%s/runs", cfg.store);
+    if (result_mkdirs(runs_dir) < 0 || access(runs_dir, W_OK | X_OK) < 0) {
+        log_error("cannot use the result store '%s': %s (choose another with --store DIR)",
+                  runs_dir, strerror(errno));
+        free(runs_dir);
+        words_free(&l.prepare);
+        words_free(&l.cleanup);
+        free(joined);
+        return 2;
+    }
+
+    if (runner_init(err, sizeof err) < 0 || !(l.markers = markers_start(err, sizeof err))) {
+        log_error("%s", err);
+        free(runs_dir);
+        return 3;
+    }
+    progress_init(&l.progress, cfg.quiet);
+    l.env = workload_env(markers_path(l.markers), &l.socket_var);
+    l.env_helper = helper_env();
+    result_init(&l.result, &cfg);
+
+    int status = repeat(&l);
+    progress_clear(&l.progress);
+    l.result.events_outside_runs = markers_outside(l.markers);
+    l.result.stop_signal = runner_interrupted();
+    markers_stop(l.markers);
+
+    summary_compute(&l.result);
+    if (!cfg.runs && l.measured == 1 && l.measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
+        summary_warn(&l.result.summary, "single_run",
+                     "one run took over %.0f s, so only one was made: no confidence interval can be "
+                     "given; use -r N to repeat anyway", RUN_AUTO_LONG_SECONDS);
+
+    char *path = xasprintf("%s/%s.json", runs_dir, l.result.id);
+    int write_failed = 0;
+    if (result_write_file(&l.result, path, err, sizeof err) < 0) {
+        log_error("%s", err);
+        write_failed = 1;
+        free(path);
+        path = NULL;
+    }
+    if (cfg.output && result_write_file(&l.result, cfg.output, err, sizeof err) < 0) {
+        log_error("%s", err);
+        write_failed = 1;
+    }
+    if (cfg.json)
+        summary_text_print_json(stdout, &l.result, path);
+    else if (!cfg.quiet)
+        summary_text_print(stdout, &l.result, path);
+    fflush(stdout);
+
+    if (write_failed)
+        status = 3;
+    else if (l.result.stop_signal)
+        status = 128 + l.result.stop_signal;
+
+    result_free(&l.result);
+    free(path);
+    free(runs_dir);
+    free(joined);
+    free(l.socket_var);
+    free(l.env);
+    free(l.env_helper);
+    words_free(&l.prepare);
+    words_free(&l.cleanup);
+    return status;
+}

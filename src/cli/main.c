@@ -1,0 +1,45 @@
+/* main: the mlbench command line: dispatches to one cmd_<verb>.c per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/log.h"
+
+static const struct {
+    const char *verb;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"run", cmd_run, "run a command repeatedly and measure it stage by stage"},
+};
+
+static void usage(FILE *out)
+{
+    fputs("usage: mlbench COMMAND [options]\n\ncommands:\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].verb, commands[i].summary);
+    fputs("  version    print the version\n\n"
+          "mlbench COMMAND --help describes a command; docs/cli.md describes them all.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *verb = argv[1];
+    if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(verb, "version") || !strcmp(verb, "--version")) {
+        printf("mlbench %s (%s)\n", MLBENCH_VERSION, MLBENCH_GIT_COMMIT);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(verb, commands[i].verb))
+            return commands[i].run(argc - 1, argv + 1);
+    log_error("unknown command '%s' (see mlbench --help)", verb);
+    return 2;
+}

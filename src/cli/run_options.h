@@ -1,0 +1,21 @@
+/* run_options: parses the options of `mlbench run` into a run_config (docs/cli.md).
+ * Pure apart from checking that output paths can be written. */
+#ifndef MLBENCH_RUN_OPTIONS_H
+#define MLBENCH_RUN_OPTIONS_H
+
+#include <stddef.h>
+
+#include "core/run_config.h"
+
+#define RUN_OPTIONS_HELP 1 /* --help was given: print run_options_usage() */
+
+/* Parses argv[1..argc) (argv[0] is the verb "run"). The command is what follows "--", or the
+ * first argument that is not an option. Returns 0, RUN_OPTIONS_HELP, or -1 with a message in
+ * err that names the bad value and what to do (the caller exits with status 2).
+ * cfg points into argv afterwards. Not thread-safe (getopt). */
+int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen);
+
+/* The usage text of `mlbench run`. */
+const char *run_options_usage(void);
+
+#endif

@@ -1,0 +1,127 @@
+/* summary_text: terminal and JSON summaries of a result (see summary_text.h). */
+#include "cli/summary_text.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/units.h"
+
+/* "50.91 .. 51.82 ms" style interval, with its coverage when below 95 %. */
+static void interval(const struct stats_summary *s, char *buf, size_t len)
+{
+    char lo[32], hi[32];
+    if (s->n < 2) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    units_duration(s->ci_low, lo, sizeof lo);
+    units_duration(s->ci_high, hi, sizeof hi);
+    if (s->ci_level < 0.95 - 1e-9)
+        snprintf(buf, len, "%s .. %s (%.0f%%)", lo, hi, 100 * s->ci_level);
+    else
+        snprintf(buf, len, "%s .. %s", lo, hi);
+}
+
+static void row(FILE *out, const char *name, int depth, const struct stats_summary *s, double share)
+{
+    char label[64], med[32], ci[96], mn[32], mx[32], range[72], cv[16];
+    snprintf(label, sizeof label, "%*s%s", 2 * depth, "", name);
+    units_duration(s->median, med, sizeof med);
+    interval(s, ci, sizeof ci);
+    snprintf(range, sizeof range, "%s .. %s", units_duration(s->min, mn, sizeof mn),
+             units_duration(s->max, mx, sizeof mx));
+    if (s->n >= 2)
+        snprintf(cv, sizeof cv, "%.1f%%", 100 * s->cv);
+    else
+        snprintf(cv, sizeof cv, "-");
+    fprintf(out, "%-22s %10s  %-30s %6.1f%%  %-24s %6s\n", label, med, ci, 100 * share, range, cv);
+}
+
+static void command_line(FILE *out, const struct run_config *c)
+{
+    fputs("mlbench run:", out);
+    for (int i = 0; i < c->argc; i++)
+        fprintf(out, " %s", c->argv[i]);
+    if (c->label)
+        fprintf(out, "   [%s]", c->label);
+    fputc('\n', out);
+}
+
+void summary_text_print(FILE *out, const struct bench_result *r, const char *result_path)
+{
+    const struct summary *s = &r->summary;
+    char a[32], b[32], c[32];
+    size_t warmups = 0;
+    for (size_t i = 0; i < r->n_reps; i++)
+        warmups += r->reps[i].warmup;
+
+    fputc('\n', out);
+    command_line(out, r->config);
+    fprintf(out, "%zu run%s measured", s->n_measured, s->n_measured == 1 ? "" : "s");
+    if (warmups)
+        fprintf(out, " (+%zu warm-up)", warmups);
+    fprintf(out, ", %zu ok%s\n", s->n_ok, r->stop_signal ? ", interrupted" : "");
+    if (!s->valid) {
+        fputs("no run completed: nothing to summarise\n", out);
+    } else {
+        if (s->used_failed)
+            fputs("no run succeeded: the figures below describe failed runs\n", out);
+        fprintf(out, "\n%-22s %10s  %-30s %7s  %-24s %6s\n", "stage", "median", "95% CI of median",
+                "share", "min .. max", "CV");
+        for (size_t i = 0; i < s->n_stages; i++)
+            row(out, s->stages[i].name, s->stages[i].depth, &s->stages[i].active,
+                s->stages[i].share);
+        if (s->n_stages && s->outside_median_ns >= 0 && s->wall.median > 0 &&
+            s->outside_median_ns / s->wall.median >= 0.01)
+            fprintf(out, "%-22s %10s  %-30s %6.1f%%\n", "(outside stages)",
+                    units_duration(s->outside_median_ns, a, sizeof a), "",
+                    100 * s->outside_median_ns / s->wall.median);
+        row(out, "total", 0, &s->wall, 1.0);
+
+        fprintf(out, "\ncpu %.2f cores busy (user %s, sys %s)   max RSS %s\n", s->cpu_cores_median,
+                units_duration(s->user.median, a, sizeof a),
+                units_duration(s->sys.median, b, sizeof b),
+                units_bytes(s->max_rss.median, c, sizeof c));
+        if (s->n_stages)
+            fputs("stage time is wall time with the stage open on any thread (docs/markers.md)\n",
+                  out);
+        for (size_t i = 0; i < s->n_counters; i++) {
+            const struct counter_summary *k = &s->counters[i];
+            fprintf(out, "%s %-16s last %.6g", i ? "        " : "counter", k->name, k->last.median);
+            if (fabs(k->sum_median - k->last.median) > 1e-12 * fabs(k->sum_median))
+                fprintf(out, "   sum %.6g   %.4g/s", k->sum_median, k->rate_median);
+            fputc('\n', out);
+        }
+        if (s->n_meta) {
+            fputs("metadata", out);
+            for (size_t i = 0; i < s->n_meta; i++)
+                fprintf(out, " %s=%s%s", s->meta[i].key, s->meta[i].value,
+                        s->meta[i].varies ? "(varies)" : "");
+            fputc('\n', out);
+        }
+    }
+    if (s->n_warnings) {
+        fputs("\nwarnings:\n", out);
+        for (size_t i = 0; i < s->n_warnings; i++)
+            fprintf(out, "  ! %s\n", s->warnings[i].message);
+    }
+    if (result_path)
+        fprintf(out, "\nresult: %s\n", result_path);
+}
+
+void summary_text_print_json(FILE *out, const struct bench_result *r, const char *result_path)
+{
+    json_t *full = result_to_json(r);
+    if (!full)
+        return;
+    json_t *j = json_pack("{s:s, s:o, s:O, s:O, s:O}", "id", r->id,
+                          "result_file", result_path ? json_string(result_path) : json_null(),
+                          "status", json_object_get(full, "status"),
+                          "summary", json_object_get(full, "summary"),
+                          "warnings", json_object_get(full, "warnings"));
+    if (j)
+        json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    fputc('\n', out);
+    json_decref(j);
+    json_decref(full);
+}

@@ -1,0 +1,58 @@
+/* result: the model of one `mlbench run` invocation (config, every repetition, summary) and
+ * its JSON form, schema "mlbench.result/1" (docs/result-schema.md). Not thread-safe. */
+#ifndef MLBENCH_RESULT_H
+#define MLBENCH_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/event_log.h"
+#include "core/run_config.h"
+#include "core/runner.h"
+#include "core/stages.h"
+#include "core/summary.h"
+
+#define RESULT_SCHEMA "mlbench.result/1"
+#define RESULT_MAX_SPANS 100000   /* spans written per repetition; the rest are counted */
+#define RESULT_MAX_INSTANTS 10000 /* instants written per repetition */
+
+struct repetition {
+    int index;              /* 0-based, in the order run (warm-up runs first) */
+    bool warmup;
+    struct run_outcome outcome;
+    char *prepare_error;    /* the --prepare command failed: why (the run was not made) */
+    struct event_log log;   /* names; the events themselves are freed once aggregated */
+    struct stage_data stages;
+};
+
+struct bench_result {
+    char id[48];               /* "20261129T233001-4f2a9c" */
+    const struct run_config *config;
+    int64_t created_unix_ns;
+    struct repetition *reps;
+    size_t n_reps, cap_reps;
+    uint64_t events_outside_runs;
+    int stop_signal;           /* mlbench was interrupted by this signal, or 0 */
+    struct summary summary;    /* filled by summary_compute */
+};
+
+/* Sets up an empty result for config (which must outlive it) with a fresh id. */
+void result_init(struct bench_result *r, const struct run_config *config);
+/* Appends a zeroed repetition with its index set; the pointer is valid until the next call. */
+struct repetition *result_add_rep(struct bench_result *r, bool warmup);
+void result_free(struct bench_result *r);
+
+/* The whole result as JSON (new reference). */
+json_t *result_to_json(const struct bench_result *r);
+
+/* Writes the result JSON to path atomically (temporary file in the same directory, fsync,
+ * rename): there is never a partial file. Returns 0, or -1 with a message in err. */
+int result_write_file(const struct bench_result *r, const char *path, char *err, size_t errlen);
+
+/* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0 or -1 with errno. */
+int result_mkdirs(const char *dir);
+
+#endif

@@ -1,0 +1,33 @@
+/* run_config: what `mlbench run` was asked to do, after option parsing (src/cli/run_options.c).
+ * Plain data shared by the runner loop, the result writer and the summary. */
+#ifndef MLBENCH_RUN_CONFIG_H
+#define MLBENCH_RUN_CONFIG_H
+
+#include <stdbool.h>
+
+#define RUN_AUTO_MIN_RUNS 3       /* automatic mode: at least this many runs ... */
+#define RUN_AUTO_MIN_SECONDS 5.0  /* ... and this much measured time ... */
+#define RUN_AUTO_MAX_RUNS 10      /* ... and at most this many */
+#define RUN_AUTO_LONG_SECONDS 60.0 /* one run longer than this: stop after it */
+#define RUN_DEFAULT_GRACE 2.0     /* seconds between SIGTERM and SIGKILL */
+
+struct run_config {
+    char **argv;          /* the command (points into the caller's argv) */
+    int argc;
+    bool shell;           /* run argv joined by spaces through /bin/sh -c */
+    int runs;             /* 0 = automatic */
+    int warmup;
+    double timeout_s;     /* 0 = none */
+    double grace_s;
+    const char *prepare;  /* command run before each repetition, or NULL */
+    const char *cleanup;  /* command run after each repetition, or NULL */
+    const char *label;    /* NULL = none */
+    const char *output;   /* -o FILE, or NULL */
+    const char *store;    /* directory of the result store (.mlbench by default) */
+    bool quiet;
+    bool json;            /* summary as JSON on stdout */
+    bool fail_fast;
+    bool show_output;
+};
+
+#endif

@@ -1,0 +1,73 @@
+/* runner: runs one command as a supervised, measured process group.
+ *
+ * The command is spawned without a shell in its own process group, with stdin from /dev/null,
+ * stdout discarded and stderr captured (or both passed through with show_output). The runner
+ * waits for it while enforcing the timeout and reacting to SIGINT/SIGTERM, reaps the whole
+ * process tree (mlbench is a child subreaper, so orphaned descendants come back to it) and
+ * adds up their resource usage.
+ *
+ * Call runner_init() once, from the main thread, before any other thread is started: it blocks
+ * SIGINT, SIGTERM, SIGHUP and SIGCHLD, which are then received through a signalfd. */
+#ifndef MLBENCH_RUNNER_H
+#define MLBENCH_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum run_status {
+    RUN_OK,          /* exited with status 0 */
+    RUN_FAILED,      /* exited non-zero, or could not be started (exit_code 126/127) */
+    RUN_SIGNALED,    /* killed by a signal it did not get from mlbench */
+    RUN_TIMEOUT,     /* stopped by mlbench after --timeout */
+    RUN_INTERRUPTED, /* stopped by mlbench because mlbench got SIGINT/SIGTERM/SIGHUP */
+};
+
+/* "ok", "failed", "signaled", "timeout", "interrupted". */
+const char *run_status_name(enum run_status s);
+
+struct runner_spec {
+    char *const *argv;       /* argv[0] is looked up in PATH */
+    char *const *envp;       /* complete environment of the child */
+    double timeout_s;        /* 0 = none */
+    double grace_s;          /* SIGTERM to SIGKILL */
+    bool show_output;        /* inherit stdout and stderr instead of discarding/capturing */
+    /* Called about every tick_ms while the command runs (progress display); may be NULL. */
+    void (*tick)(void *arg, int64_t elapsed_ns);
+    void *tick_arg;
+    int tick_ms;
+};
+
+#define RUNNER_STDERR_TAIL 4096 /* bytes of stderr kept */
+
+struct run_outcome {
+    enum run_status status;
+    int exit_code;       /* valid for RUN_OK/RUN_FAILED; -1 otherwise */
+    int signal;          /* signal that ended the leader (0 if none) */
+    int stop_signal;     /* RUN_INTERRUPTED: the signal mlbench received */
+    char error[256];     /* why it could not start ("command not found: foo"), or "" */
+    int64_t start_ns;    /* CLOCK_MONOTONIC just before the spawn */
+    int64_t wall_ns;     /* spawn to the leader's exit */
+    int64_t start_unix_ns; /* CLOCK_REALTIME at start */
+    /* Resource usage of the leader and every descendant that was reaped. */
+    int64_t user_ns, sys_ns;
+    int64_t max_rss_bytes; /* largest of any single process of the tree */
+    int64_t minor_faults, major_faults;
+    int64_t vol_ctx_switches, invol_ctx_switches;
+    char *stderr_tail;   /* last RUNNER_STDERR_TAIL bytes of stderr (valid UTF-8), or NULL;
+                          * owned by the caller */
+};
+
+/* Blocks the signals the runner handles and becomes a child subreaper.
+ * Returns 0, or -1 with a message in err. */
+int runner_init(char *err, size_t errlen);
+
+/* Runs spec to completion and fills *out. Returns 0 when the outcome is valid (whatever the
+ * command did), -1 only on an internal error (message in out->error). */
+int runner_run(const struct runner_spec *spec, struct run_outcome *out);
+
+/* Nonzero once SIGINT/SIGTERM/SIGHUP was received: the caller should stop repeating.
+ * The value is the signal number. */
+int runner_interrupted(void);
+
+#endif

@@ -1,0 +1,18 @@
+/* xalloc: the one allocation policy of the harness. Allocation failure is not recoverable in a
+ * measuring tool (the result could not be kept anyway): these print what failed and abort.
+ * They never return NULL. Thread-safe. */
+#ifndef MLBENCH_XALLOC_H
+#define MLBENCH_XALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+/* Grows or shrinks ptr; count * size is checked for overflow. */
+void *xreallocarray(void *ptr, size_t count, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* printf into a new string owned by the caller. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

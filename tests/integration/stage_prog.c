@@ -1,0 +1,145 @@
+/* stage_prog: test workload for the integration tests. Emits stages with known sleeps through
+ * the C marker API, from one thread, two threads or two child processes, and can crash, hang,
+ * fail or send malformed datagrams, so tests can check what mlbench records.
+ * Usage: stage_prog MODE   (modes listed in main) */
+#define _GNU_SOURCE /* nanosleep, fork in C11 mode */
+#include <mlbench/marker.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void stage(const char *name, long ms)
+{
+    mlb_stage_begin(name);
+    sleep_ms(ms);
+    mlb_stage_end(name);
+}
+
+/* load 50 ms, then train 100 ms made of two nested 50 ms steps. */
+static int seq(void)
+{
+    mlb_meta("batch_size", "32");
+    mlb_meta("model", "test model");
+    stage("load", 50);
+    mlb_stage_begin("train");
+    for (int i = 0; i < 2; i++) {
+        stage("step", 50);
+        mlb_counter("images", 32);
+    }
+    mlb_stage_end("train");
+    mlb_counter("accuracy", 0.875);
+    mlb_instant("checkpoint");
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    stage("work", 50);
+    return NULL;
+}
+
+/* Two threads each hold stage "work" for 50 ms at the same time. */
+static int threads(void)
+{
+    pthread_t t[2];
+    mlb_stage_begin("main");
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    mlb_stage_end("main");
+    return 0;
+}
+
+/* Two child processes each hold stage "child" for 50 ms, one after the other. */
+static int children(void)
+{
+    mlb_stage_begin("parent");
+    for (int i = 0; i < 2; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            stage("child", 50);
+            _exit(0);
+        }
+        waitpid(p, NULL, 0);
+    }
+    mlb_stage_end("parent");
+    return 0;
+}
+
+/* Sends datagrams that bypass the API: malformed ones and an unbalanced end. */
+static int malformed(void)
+{
+    const char *path = getenv("MLBENCH_MARKER_SOCKET");
+    if (!path)
+        return 1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+        return 1;
+    char big[5000];
+    memset(big, 'x', sizeof big);
+    memcpy(big, "B 1 1 1 ", 8);
+    const char *bad[] = {"", "Z 1 2 3 name", "B notanumber 1 1 x", "B 1 1 1 ", "C 1 1 1 loss abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        send(fd, bad[i], strlen(bad[i]), 0);
+    send(fd, big, sizeof big, 0);
+    close(fd);
+    mlb_stage_end("never-begun");
+    stage("fine", 20);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "seq";
+    if (!strcmp(mode, "seq"))
+        return seq();
+    if (!strcmp(mode, "threads"))
+        return threads();
+    if (!strcmp(mode, "children"))
+        return children();
+    if (!strcmp(mode, "malformed"))
+        return malformed();
+    if (!strcmp(mode, "kill")) { /* dies by SIGKILL inside a stage */
+        stage("setup", 20);
+        mlb_stage_begin("doomed");
+        sleep_ms(30);
+        raise(SIGKILL);
+    }
+    if (!strcmp(mode, "hang")) { /* never ends its stage: for --timeout */
+        mlb_stage_begin("forever");
+        for (;;)
+            pause();
+    }
+    if (!strcmp(mode, "stubborn")) { /* ignores SIGTERM: needs SIGKILL after the grace time */
+        signal(SIGTERM, SIG_IGN);
+        mlb_stage_begin("stubborn");
+        for (;;)
+            pause();
+    }
+    if (!strcmp(mode, "fail")) { /* fails with a message on stderr */
+        stage("load", 10);
+        fprintf(stderr, "stage_prog: dataset missing\n");
+        return 3;
+    }
+    fprintf(stderr, "stage_prog: unknown mode '%s'\n", mode);
+    return 2;
+}

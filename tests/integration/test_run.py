@@ -1,0 +1,386 @@
+"""End-to-end tests of `mlbench run`: run the built binary on test workloads and check the JSON
+result it writes (fields, statuses, stage times with tolerances) and its exit status.
+
+Environment (set by ctest): MLBENCH (the binary), STAGE_PROG (tests/integration/stage_prog.c
+built), MLBENCH_SOURCE (the source tree)."""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
+STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
+SOURCE = os.environ.get("MLBENCH_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+MS = 1_000_000
+
+
+def within(value_ns, truth_ms, rel=0.10):
+    return abs(value_ns - truth_ms * MS) <= rel * truth_ms * MS
+
+
+class RunTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-test-")
+        self.store = os.path.join(self.tmp.name, "store")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def mlbench(self, *args, env=None, timeout=90):
+        """Runs mlbench run with a private store; returns (exit status, stdout, stderr)."""
+        e = dict(os.environ)
+        e["PYTHONPATH"] = os.path.join(SOURCE, "python")
+        e.update(env or {})
+        p = subprocess.run([MLBENCH, "run", "--store", self.store, *args], capture_output=True,
+                           text=True, env=e, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def result(self):
+        """The one result file in the store."""
+        files = glob.glob(os.path.join(self.store, "runs", "*.json"))
+        self.assertEqual(len(files), 1, files)
+        with open(files[0]) as f:
+            return json.load(f)
+
+    @staticmethod
+    def stage(summary_or_run, name):
+        for s in summary_or_run["stages"]:
+            if s["name"] == name:
+                return s
+        raise AssertionError(f"stage {name!r} missing from {[s['name'] for s in summary_or_run['stages']]}")
+
+    def test_seq_stages(self):
+        rc, out, err = self.mlbench("-r", "3", "--", STAGE_PROG, "seq")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertEqual(r["schema"], "mlbench.result/1")
+        self.assertEqual(len(r["runs"]), 3)
+        s = r["summary"]
+        self.assertEqual(s["runs_ok"], 3)
+        names = [x["name"] for x in s["stages"]]
+        self.assertEqual(names, ["load", "train", "step"])  # order of first begin
+        self.assertTrue(within(self.stage(s, "load")["active_ns"]["median"], 50))
+        self.assertTrue(within(self.stage(s, "train")["active_ns"]["median"], 100))
+        step = self.stage(s, "step")
+        self.assertEqual(step["depth"], 1)
+        self.assertEqual(step["count_median"], 2)
+        self.assertTrue(within(step["active_ns"]["median"], 100))
+        self.assertTrue(within(s["wall_ns"]["median"], 150, rel=0.5))
+        run = r["runs"][0]
+        self.assertEqual(run["status"], "ok")
+        self.assertEqual(run["exit_code"], 0)
+        self.assertEqual(run["metadata"], {"batch_size": "32", "model": "test model"})
+        counters = {c["name"]: c for c in run["counters"]}
+        self.assertEqual(counters["images"]["n"], 2)
+        self.assertEqual(counters["images"]["sum"], 64)
+        self.assertEqual(counters["accuracy"]["last"], 0.875)
+        self.assertEqual([i["name"] for i in run["instants"]], ["checkpoint"])
+        self.assertEqual(len(run["spans"]), 4)
+        self.assertTrue(all(sp["closed"] for sp in run["spans"]))
+        self.assertIn("load", out)
+        self.assertIn("total", out)
+
+    def test_python_stages(self):
+        rc, out, err = self.mlbench("-r", "3", "--", sys.executable, os.path.join(HERE, "stage_prog.py"), "workers")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        s = r["summary"]
+        self.assertTrue(within(self.stage(s, "load")["active_ns"]["median"], 50))
+        self.assertTrue(within(self.stage(s, "train")["active_ns"]["median"], 100))
+        decode = [sp for sp in r["runs"][0]["spans"] if sp["name"] == "decode"]
+        self.assertEqual(len(decode), 2)
+        self.assertEqual(len({sp["pid"] for sp in decode}), 2, "one span from each worker process")
+        self.assertEqual(r["runs"][0]["metadata"]["framework"], "none")
+
+    def test_threads(self):
+        rc, _, err = self.mlbench("-r", "3", "--", STAGE_PROG, "threads")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        for run in r["runs"]:
+            work = self.stage(run, "work")
+            self.assertEqual(work["count"], 2)
+            spans = [sp for sp in run["spans"] if sp["name"] == "work"]
+            self.assertEqual(len({sp["tid"] for sp in spans}), 2)
+            # busy adds the two threads up; active is the wall time with either open
+            self.assertTrue(within(work["busy_ns"], 100), work)
+            self.assertTrue(within(work["active_ns"], 50, rel=0.3), work)
+
+    def test_children(self):
+        rc, _, err = self.mlbench("-r", "3", "--", STAGE_PROG, "children")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        for run in r["runs"]:
+            spans = [sp for sp in run["spans"] if sp["name"] == "child"]
+            self.assertEqual(len(spans), 2)
+            self.assertEqual(len({sp["pid"] for sp in spans}), 2)
+            self.assertTrue(within(self.stage(run, "child")["active_ns"], 100))
+
+    def test_killed(self):
+        rc, out, err = self.mlbench("-r", "2", "--", STAGE_PROG, "kill")
+        self.assertEqual(rc, 1)
+        r = self.result()
+        for run in r["runs"]:
+            self.assertEqual(run["status"], "signaled")
+            self.assertEqual(run["signal"], "SIGKILL")
+            self.assertIsNone(run["exit_code"])
+            doomed = self.stage(run, "doomed")
+            self.assertEqual(doomed["unclosed"], 1)
+            self.assertTrue(within(self.stage(run, "setup")["active_ns"], 20, rel=0.5))
+        self.assertIn("no_successful_run", [w["code"] for w in r["warnings"]])
+        self.assertIn("SIGKILL", err)
+
+    def test_timeout(self):
+        t0 = time.monotonic()
+        rc, _, err = self.mlbench("-r", "1", "--timeout", "300ms", "--", STAGE_PROG, "hang")
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(rc, 1, err)
+        run = self.result()["runs"][0]
+        self.assertEqual(run["status"], "timeout")
+        self.assertEqual(run["signal"], "SIGTERM")
+        forever = self.stage(run, "forever")
+        self.assertEqual(forever["unclosed"], 1)
+        self.assertTrue(within(run["wall_ns"], 300, rel=0.3), run["wall_ns"])
+
+    def test_stubborn(self):
+        """A workload that ignores SIGTERM is killed after the grace period."""
+        rc, _, err = self.mlbench("-r", "1", "--timeout", "200ms", "--grace", "300ms", "--",
+                                  STAGE_PROG, "stubborn")
+        self.assertEqual(rc, 1, err)
+        run = self.result()["runs"][0]
+        self.assertEqual(run["status"], "timeout")
+        self.assertEqual(run["signal"], "SIGKILL")
+        self.assertTrue(within(run["wall_ns"], 500, rel=0.3), run["wall_ns"])
+
+    def test_interrupted(self):
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "5", "--", STAGE_PROG, "hang"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.7)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130, err)
+        r = self.result()
+        self.assertEqual(r["status"], "interrupted")
+        self.assertEqual(r["interrupted_by"], "SIGINT")
+        self.assertEqual(len(r["runs"]), 1)
+        self.assertEqual(r["runs"][0]["status"], "interrupted")
+        self.assertEqual(self.stage(r["runs"][0], "forever")["unclosed"], 1)
+
+    def test_failed_run(self):
+        rc, _, err = self.mlbench("-r", "2", "--", STAGE_PROG, "fail")
+        self.assertEqual(rc, 1)
+        r = self.result()
+        self.assertEqual([x["status"] for x in r["runs"]], ["failed", "failed"])
+        self.assertEqual(r["runs"][0]["exit_code"], 3)
+        self.assertIn("dataset missing", r["runs"][0]["stderr_tail"])
+        self.assertIn("dataset missing", err)
+        rc, _, _ = self.mlbench("-r", "3", "--fail-fast", "--", STAGE_PROG, "fail")
+        self.assertEqual(rc, 1)
+        runs = sorted(glob.glob(os.path.join(self.store, "runs", "*.json")), key=os.path.getmtime)
+        with open(runs[-1]) as f:
+            self.assertEqual(len(json.load(f)["runs"]), 1, "--fail-fast stops at the first failure")
+
+    def test_command_not_found(self):
+        rc, _, err = self.mlbench("-r", "3", "--", "no-such-command-mlbench")
+        self.assertEqual(rc, 127)
+        self.assertIn("command not found: no-such-command-mlbench", err)
+        run = self.result()["runs"]
+        self.assertEqual(len(run), 1)
+        self.assertEqual(run[0]["status"], "failed")
+        self.assertEqual(run[0]["exit_code"], 127)
+        self.assertEqual(run[0]["error"], "command not found: no-such-command-mlbench")
+
+    def test_malformed_markers(self):
+        rc, _, err = self.mlbench("-r", "1", "--", STAGE_PROG, "malformed")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        m = r["runs"][0]["markers"]
+        self.assertEqual(m["malformed"], 6)
+        self.assertEqual(m["unbalanced"], 1)
+        self.assertTrue(any("overlong" in x for x in m["malformed_examples"]))
+        codes = [w["code"] for w in r["warnings"]]
+        self.assertIn("malformed_markers", codes)
+        self.assertIn("unbalanced_markers", codes)
+        self.assertEqual(self.stage(r["runs"][0], "fine")["count"], 1)
+
+    def test_no_markers(self):
+        rc, out, err = self.mlbench("-r", "3", "--", "sleep", "0.05")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertEqual(r["summary"]["stages"], [])
+        self.assertIsNone(r["runs"][0]["outside_ns"])
+        self.assertTrue(within(r["summary"]["wall_ns"]["median"], 50, rel=0.2))
+        self.assertRegex(out, r"(?m)^total\s+5\d\.\d+ ms")
+
+    def test_shell_and_prepare(self):
+        marker = os.path.join(self.tmp.name, "prepared")
+        rc, _, err = self.mlbench("-r", "2", "--prepare", f"touch {marker}", "--cleanup", f"rm {marker}",
+                                  "--", "test", "-e", marker)
+        self.assertEqual(rc, 0, err)
+        self.assertFalse(os.path.exists(marker), "cleanup ran")
+        rc, _, err = self.mlbench("-r", "1", "--prepare", "echo $(id)", "--", "true")
+        self.assertEqual(rc, 2)
+        self.assertIn("--shell", err)
+        rc, _, err = self.mlbench("-r", "1", "--shell", "--", "exit 0 | cat")
+        self.assertEqual(rc, 0, err)
+        rc, _, err = self.mlbench("-r", "2", "--prepare", "false", "--", "true")
+        self.assertEqual(rc, 1)
+        self.assertIn("--prepare command failed", err)
+
+    def test_output_file(self):
+        out_path = os.path.join(self.tmp.name, "out.json")
+        rc, _, err = self.mlbench("-r", "1", "-l", "baseline", "-o", out_path, "--", "true")
+        self.assertEqual(rc, 0, err)
+        with open(out_path) as f:
+            r = json.load(f)
+        self.assertEqual(r["label"], "baseline")
+        self.assertEqual(r, self.result())
+        self.assertEqual([f for f in os.listdir(self.tmp.name) if ".tmp." in f], [])
+
+    def test_automatic_runs(self):
+        rc, _, err = self.mlbench("--", "sleep", "0.6")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertIsNone(r["config"]["runs"])
+        # at least 3 runs and 5 s: 9 runs of 0.6 s
+        self.assertEqual(r["summary"]["runs_measured"], 9)
+        rc, _, err = self.mlbench("--", "true")
+        files = glob.glob(os.path.join(self.store, "runs", "*.json"))
+        quick = [json.load(open(f)) for f in files]
+        self.assertIn(10, [q["summary"]["runs_measured"] for q in quick], "at most 10")
+
+    def test_warmup_kept(self):
+        rc, _, err = self.mlbench("-r", "2", "-w", "1", "--", STAGE_PROG, "seq")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertEqual([x["warmup"] for x in r["runs"]], [True, False, False])
+        self.assertEqual(r["summary"]["runs_measured"], 2)
+        self.assertEqual(self.stage(r["summary"], "load")["n"], 2)
+
+    def test_bad_input(self):
+        cases = [
+            (["--bogus", "--", "true"], "unknown option '--bogus'"),
+            (["-r", "2"], "no command"),
+            (["-r", "0", "--", "true"], "--runs '0'"),
+            (["-r", "x", "--", "true"], "--runs 'x'"),
+            (["--timeout", "-1", "--", "true"], "--timeout '-1'"),
+            (["--timeout", "abc", "--", "true"], "--timeout 'abc'"),
+            (["-o", "/nonexistent-dir/x.json", "--", "true"], "/nonexistent-dir"),
+            (["-l", "", "--", "true"], "--label is empty"),
+            (["--prepare", "", "--", "true"], "--prepare is empty"),
+            (["-r"], "needs a value"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                rc, out, err = self.mlbench(*args)
+                self.assertEqual(rc, 2, err)
+                self.assertIn(message, err)
+                self.assertEqual(out, "")
+        self.assertFalse(glob.glob(os.path.join(self.store, "runs", "*.json")), "no result for bad input")
+        p = subprocess.run([MLBENCH, "frobnicate"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'frobnicate'", p.stderr)
+        # a store that cannot be created
+        blocker = os.path.join(self.tmp.name, "file")
+        open(blocker, "w").close()
+        p = subprocess.run([MLBENCH, "run", "--store", blocker, "--", "true"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(blocker, p.stderr)
+
+    def test_json_summary(self):
+        rc, out, err = self.mlbench("-r", "2", "--json", "--", STAGE_PROG, "seq")
+        self.assertEqual(rc, 0, err)
+        j = json.loads(out)
+        self.assertEqual(j["status"], "complete")
+        self.assertTrue(os.path.exists(j["result_file"]))
+        self.assertEqual([s["name"] for s in j["summary"]["stages"]], ["load", "train", "step"])
+        # not a terminal: no control characters anywhere
+        self.assertFalse(re.search(r"[\x00-\x08\x0b-\x1f]", err))
+
+    def test_schema(self):
+        """Every field of a result is documented in docs/result-schema.md with its type, and
+        every documented field that is not optional is present."""
+        self.mlbench("-r", "2", "-w", "1", "--", STAGE_PROG, "seq")
+        self.mlbench("-r", "1", "--", STAGE_PROG, "kill")
+        self.mlbench("-r", "1", "--", "no-such-command-mlbench")
+        documented = load_schema(os.path.join(SOURCE, "docs", "result-schema.md"))
+        files = glob.glob(os.path.join(self.store, "runs", "*.json"))
+        self.assertEqual(len(files), 3)
+        for f in files:
+            with open(f) as fh:
+                r = json.load(fh)
+            seen = {}
+            walk(r, "", seen)
+            for path, types in seen.items():
+                self.assertIn(path, documented, f"{path} is not documented")
+                for t in types:
+                    self.assertIn(t, documented[path][0], f"{path}: {t} not in {documented[path][0]}")
+            for path, (_, optional) in documented.items():
+                parent = path.rsplit(".", 1)[0] if "." in path else ""
+                if (not optional and (parent == "" or parent in seen) and "*" not in path
+                        and not path.endswith("[]")):  # elements exist only in non-empty arrays
+                    self.assertIn(path, seen, f"documented field {path} missing in {f}")
+
+
+TYPES = {"integer", "number", "string", "boolean", "array", "object", "null"}
+
+
+def load_schema(md_path):
+    """Rows `| \`path\` | type[ or null][, optional] | meaning |` of the schema document.
+    A "stats object" row stands for the object and every `STATS.*` row under its path."""
+    rows = {}
+    in_table = False  # only tables headed "| path | type | meaning |"
+    with open(md_path) as f:
+        for line in f:
+            if re.match(r"^\|\s*path\s*\|\s*type\s*\|", line):
+                in_table = True
+            elif not line.startswith("|"):
+                in_table = False
+            if not in_table:
+                continue
+            m = re.match(r"^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|", line)
+            if not m:
+                continue
+            spec = m.group(2)
+            types = set(re.findall(r"[a-z]+", spec)) & TYPES
+            if "number" in types:
+                types.add("integer")  # a JSON number may be written without a fraction
+            if "stats object" in spec:
+                types.add("object")
+            rows[m.group(1)] = (types, "optional" in spec, "stats object" in spec)
+    documented = {}
+    for path, (types, optional, is_stats) in rows.items():
+        if path.startswith("STATS."):
+            continue
+        documented[path] = (types, optional)
+        if is_stats:
+            for sub, (t, o, _) in rows.items():
+                if sub.startswith("STATS."):
+                    documented[path + sub[len("STATS"):]] = (t, o)
+    return documented
+
+
+def walk(value, path, seen):
+    t = ("null" if value is None else "boolean" if isinstance(value, bool) else
+         "integer" if isinstance(value, int) else "number" if isinstance(value, float) else
+         "string" if isinstance(value, str) else "array" if isinstance(value, list) else "object")
+    if path:
+        seen.setdefault(path, set()).add(t)
+    if isinstance(value, dict):
+        wildcard = path in ("runs[].metadata",)
+        for k, v in value.items():
+            walk(v, f"{path}.*" if wildcard else (f"{path}.{k}" if path else k), seen)
+    elif isinstance(value, list):
+        for v in value:
+            walk(v, f"{path}[]", seen)
+
+
+if __name__ == "__main__":
+    unittest.main()
