@@ -1,0 +1,128 @@
+/* Unit tests of run_options_parse: defaults, every option, and the error messages of bad
+ * input (each must name the bad value). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/run_options.h"
+
+static char err[1024];
+
+/* Parses a NULL-terminated list of arguments after "run". */
+static int parse(struct run_config *cfg, char **args)
+{
+    static char *argv[64]; /* static: cfg points into it after parse returns */
+    memset(argv, 0, sizeof argv);
+    argv[0] = "run";
+    int argc = 1;
+    while (args[argc - 1])
+        argv[argc] = args[argc - 1], argc++;
+    err[0] = '\0';
+    return run_options_parse(argc, argv, cfg, err, sizeof err);
+}
+
+#define PARSE(cfg, ...) parse(cfg, (char *[]){__VA_ARGS__, NULL})
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct run_config c;
+    unsetenv("MLBENCH_STORE");
+    assert_int_equal(PARSE(&c, "--", "python", "train.py", "--lr", "0.1"), 0);
+    assert_int_equal(c.argc, 4);
+    assert_string_equal(c.argv[0], "python");
+    assert_string_equal(c.argv[2], "--lr");
+    assert_int_equal(c.runs, 0);
+    assert_int_equal(c.warmup, 0);
+    assert_true(c.timeout_s == 0);
+    assert_true(c.grace_s == RUN_DEFAULT_GRACE);
+    assert_string_equal(c.store, ".mlbench");
+    assert_false(c.shell || c.quiet || c.json || c.fail_fast || c.show_output);
+    /* without "--" the command starts at the first non-option; later options are its own */
+    assert_int_equal(PARSE(&c, "-r", "3", "sleep", "-r", "1"), 0);
+    assert_int_equal(c.runs, 3);
+    assert_int_equal(c.argc, 3);
+    setenv("MLBENCH_STORE", "/tmp/elsewhere", 1);
+    assert_int_equal(PARSE(&c, "--", "true"), 0);
+    assert_string_equal(c.store, "/tmp/elsewhere");
+    unsetenv("MLBENCH_STORE");
+}
+
+static void test_all_options(void **state)
+{
+    (void)state;
+    struct run_config c;
+    assert_int_equal(PARSE(&c, "-r", "5", "-w", "2", "--timeout", "1.5m", "--grace", "500ms",
+                           "--prepare", "sync", "--cleanup", "rm -f x", "-l", "baseline", "-o",
+                           "/tmp/out.json", "--store", "/tmp/s", "-q", "--json", "--fail-fast",
+                           "--shell", "--show-output", "--", "cmd"), 0);
+    assert_int_equal(c.runs, 5);
+    assert_int_equal(c.warmup, 2);
+    assert_true(c.timeout_s == 90);
+    assert_true(c.grace_s == 0.5);
+    assert_string_equal(c.prepare, "sync");
+    assert_string_equal(c.cleanup, "rm -f x");
+    assert_string_equal(c.label, "baseline");
+    assert_string_equal(c.output, "/tmp/out.json");
+    assert_string_equal(c.store, "/tmp/s");
+    assert_true(c.quiet && c.json && c.fail_fast && c.shell && c.show_output);
+    assert_int_equal(PARSE(&c, "--runs=7", "--warmup=0", "--", "x"), 0);
+    assert_int_equal(c.runs, 7);
+    assert_int_equal(PARSE(&c, "--help"), RUN_OPTIONS_HELP);
+    assert_non_null(strstr(run_options_usage(), "--timeout"));
+}
+
+static void expect_error(char **args, const char *needle)
+{
+    struct run_config c;
+    assert_int_equal(parse(&c, args), -1);
+    if (!strstr(err, needle))
+        fail_msg("error '%s' does not contain '%s'", err, needle);
+}
+
+#define ERROR(needle, ...) expect_error((char *[]){__VA_ARGS__, NULL}, needle)
+
+static void test_errors(void **state)
+{
+    (void)state;
+    ERROR("unknown option '--nope'", "--nope", "--", "x");
+    ERROR("unknown option '-z'", "-z", "--", "x");
+    ERROR("no command", "-r", "3");
+    ERROR("no command", "-r", "3", "--");
+    ERROR("empty string", "--", "");
+    ERROR("--runs '0' is not a whole number from 1", "-r", "0", "--", "x");
+    ERROR("--runs '-2'", "-r", "-2", "--", "x");
+    ERROR("--runs '3x'", "-r", "3x", "--", "x");
+    ERROR("--runs '99999999999'", "-r", "99999999999", "--", "x");
+    ERROR("--warmup 'many'", "-w", "many", "--", "x");
+    ERROR("--timeout '-1' is not a positive duration", "--timeout", "-1", "--", "x");
+    ERROR("--timeout 'abc'", "--timeout", "abc", "--", "x");
+    ERROR("--timeout '0'", "--timeout", "0", "--", "x");
+    ERROR("--timeout '5parsecs'", "--timeout", "5parsecs", "--", "x");
+    ERROR("--timeout 'nan'", "--timeout", "nan", "--", "x");
+    ERROR("--grace 'inf'", "--grace", "inf", "--", "x");
+    ERROR("--label is empty", "-l", "", "--", "x");
+    ERROR("--prepare is empty", "--prepare", "  ", "--", "x");
+    ERROR("--store is empty", "--store", "", "--", "x");
+    ERROR("needs a value", "-r");
+    ERROR("needs a value", "--timeout");
+    ERROR("directory '/nonexistent-mlbench' does not exist", "-o", "/nonexistent-mlbench/r.json",
+          "--", "x");
+    ERROR("is a directory", "-o", "/tmp", "--", "x");
+    ERROR("output file is empty", "-o", "", "--", "x");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_all_options),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/* Unit tests of stages_aggregate: nesting per thread, several threads and processes, union
+ * versus sum, unbalanced and unclosed stages, counters, metadata and the event log. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/event_log.h"
+#include "core/stages.h"
+
+#define MS 1000000LL
+#define T0 (1000 * MS)
+
+static void ev(struct event_log *log, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    struct marker_token t;
+    const char *why = marker_parse(buf, strlen(buf), &t);
+    assert_null(why);
+    event_log_add(log, &t);
+}
+
+static const struct stage_total *stage(const struct stage_data *d, const struct event_log *log,
+                                       const char *name)
+{
+    for (size_t i = 0; i < d->n_stages; i++)
+        if (!strcmp(event_log_str(log, d->stages[i].name), name))
+            return &d->stages[i];
+    fail_msg("stage %s missing", name);
+    return NULL;
+}
+
+static void test_nested_sequence(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 load", T0 + 10 * MS);
+    ev(&log, "E %lld 1 1 load", T0 + 60 * MS);
+    ev(&log, "B %lld 1 1 train", T0 + 60 * MS);
+    ev(&log, "B %lld 1 1 step", T0 + 70 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 80 * MS);
+    ev(&log, "B %lld 1 1 step", T0 + 90 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 100 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 160 * MS);
+    ev(&log, "B %lld 1 1 load", T0 + 160 * MS); /* the same stage again later */
+    ev(&log, "E %lld 1 1 load", T0 + 170 * MS);
+    stages_aggregate(&log, T0, 200 * MS, &d);
+
+    assert_int_equal(d.n_stages, 3);
+    assert_string_equal(event_log_str(&log, d.stages[0].name), "load");
+    assert_string_equal(event_log_str(&log, d.stages[1].name), "train");
+    assert_string_equal(event_log_str(&log, d.stages[2].name), "step");
+    const struct stage_total *load = stage(&d, &log, "load");
+    assert_int_equal(load->count, 2);
+    assert_int_equal(load->busy_ns, 60 * MS);
+    assert_int_equal(load->active_ns, 60 * MS);
+    assert_int_equal(load->first_ns, 10 * MS);
+    assert_int_equal(load->last_ns, 170 * MS);
+    const struct stage_total *step = stage(&d, &log, "step");
+    assert_int_equal(step->depth, 1);
+    assert_int_equal(step->active_ns, 20 * MS);
+    assert_int_equal(d.n_spans, 5);
+    assert_int_equal(d.unbalanced, 0);
+    assert_int_equal(d.unclosed, 0);
+    /* covered: 10..170 ms of 200 */
+    assert_int_equal(d.outside_ns, 40 * MS);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+static void test_threads_and_processes(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    /* Two threads of pid 1 overlap 0..50 and 25..75; pid 2's thread 1 does 100..150. */
+    ev(&log, "B %lld 1 10 work", T0);
+    ev(&log, "B %lld 1 11 work", T0 + 25 * MS);
+    ev(&log, "E %lld 1 10 work", T0 + 50 * MS);
+    ev(&log, "E %lld 1 11 work", T0 + 75 * MS);
+    ev(&log, "B %lld 2 10 work", T0 + 100 * MS);
+    ev(&log, "E %lld 2 10 work", T0 + 150 * MS);
+    stages_aggregate(&log, T0, 150 * MS, &d);
+    const struct stage_total *w = stage(&d, &log, "work");
+    assert_int_equal(w->count, 3);
+    assert_int_equal(w->busy_ns, 150 * MS);   /* 50 + 50 + 50 */
+    assert_int_equal(w->active_ns, 125 * MS); /* union: 0..75 and 100..150 */
+    assert_int_equal(w->last_ns - w->first_ns, 150 * MS);
+    assert_int_equal(d.unbalanced, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+static void test_unbalanced_and_unclosed(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "E %lld 1 1 ghost", T0 + 1 * MS);           /* never begun */
+    ev(&log, "B %lld 1 1 outer", T0 + 2 * MS);
+    ev(&log, "B %lld 1 1 inner", T0 + 3 * MS);
+    ev(&log, "E %lld 1 1 outer", T0 + 10 * MS);          /* closes inner too: unbalanced */
+    ev(&log, "E %lld 1 2 outer", T0 + 11 * MS);          /* another thread: unbalanced */
+    ev(&log, "B %lld 1 1 killed", T0 + 20 * MS);         /* never ends */
+    stages_aggregate(&log, T0, 50 * MS, &d);
+    assert_int_equal(d.unbalanced, 3);
+    assert_int_equal(d.unclosed, 1);
+    const struct stage_total *inner = stage(&d, &log, "inner");
+    assert_int_equal(inner->active_ns, 7 * MS);
+    const struct stage_total *killed = stage(&d, &log, "killed");
+    assert_int_equal(killed->unclosed, 1);
+    assert_int_equal(killed->active_ns, 30 * MS); /* closed at the end of the run */
+    for (size_t i = 0; i < d.n_spans; i++)
+        if (!strcmp(event_log_str(&log, d.spans[i].name), "killed"))
+            assert_false(d.spans[i].closed);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+static void test_counters_meta_instants(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "C %lld 1 1 images 32", T0 + 1);
+    ev(&log, "C %lld 1 1 loss 2.5", T0 + 2);
+    ev(&log, "C %lld 1 1 images 16", T0 + 3);
+    ev(&log, "C %lld 1 1 loss 0.5", T0 + 4);
+    ev(&log, "M %lld 1 1 precision fp32", T0 + 5);
+    ev(&log, "M %lld 1 1 precision bf16", T0 + 6);
+    ev(&log, "M %lld 1 1 model small cnn", T0 + 6);
+    ev(&log, "I %lld 1 1 epoch", T0 + 7);
+    stages_aggregate(&log, T0, 10, &d);
+    assert_int_equal(d.n_counters, 2);
+    assert_string_equal(event_log_str(&log, d.counters[0].name), "images");
+    assert_int_equal(d.counters[0].n, 2);
+    assert_true(d.counters[0].sum == 48);
+    assert_true(d.counters[0].last == 16);
+    assert_true(d.counters[0].min == 16);
+    assert_true(d.counters[0].max == 32);
+    assert_true(d.counters[1].last == 0.5);
+    assert_int_equal(d.n_meta, 2);
+    assert_string_equal(event_log_str(&log, d.meta[0].value), "bf16");
+    assert_string_equal(event_log_str(&log, d.meta[1].value), "small cnn");
+    assert_int_equal(d.n_instants, 1);
+    assert_int_equal(d.instants[0].t_ns, 7);
+    assert_int_equal(d.outside_ns, -1); /* no stage at all */
+    assert_int_equal(d.n_stages, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+static void test_event_log(void **state)
+{
+    (void)state;
+    struct event_log log;
+    event_log_init(&log);
+    uint32_t a = event_log_intern(&log, "load", 4);
+    uint32_t b = event_log_intern(&log, "train", 5);
+    assert_int_not_equal(a, b);
+    assert_int_equal(event_log_intern(&log, "loadX", 4), a);
+    char name[32];
+    for (int i = 0; i < 1000; i++) { /* forces rehashing */
+        snprintf(name, sizeof name, "s%d", i);
+        event_log_intern(&log, name, strlen(name));
+    }
+    assert_int_equal(event_log_intern(&log, "load", 4), a);
+    assert_string_equal(event_log_str(&log, b), "train");
+    assert_int_equal(event_log_intern(&log, "", 0), 0);
+    for (int i = 0; i < 20; i++)
+        event_log_add_malformed(&log, i % 2 ? "bad pid" : "overlong", "B \x01\xff", 4);
+    assert_int_equal(log.malformed, 20);
+    assert_int_equal(log.n_examples, 2); /* one per reason */
+    assert_string_equal(log.example[0], "overlong: \"B ??\"");
+    event_log_free(&log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nested_sequence),
+        cmocka_unit_test(test_threads_and_processes),
+        cmocka_unit_test(test_unbalanced_and_unclosed),
+        cmocka_unit_test(test_counters_meta_instants),
+        cmocka_unit_test(test_event_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
