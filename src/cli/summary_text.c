@@ -87,16 +87,18 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
                   out);
         for (size_t i = 0; i < s->n_counters; i++) {
             const struct counter_summary *k = &s->counters[i];
-            fprintf(out, "%s %-16s last %.6g", i ? "        " : "counter", k->name, k->last.median);
+            fprintf(out, "%-8s %-16s last %.6g", i ? "" : "counters", k->name, k->last.median);
             if (fabs(k->sum_median - k->last.median) > 1e-12 * fabs(k->sum_median))
                 fprintf(out, "   sum %.6g   %.4g/s", k->sum_median, k->rate_median);
             fputc('\n', out);
         }
         if (s->n_meta) {
             fputs("metadata", out);
-            for (size_t i = 0; i < s->n_meta; i++)
-                fprintf(out, " %s=%s%s", s->meta[i].key, s->meta[i].value,
-                        s->meta[i].varies ? "(varies)" : "");
+            for (size_t i = 0; i < s->n_meta; i++) {
+                const char *q = strpbrk(s->meta[i].value, " \t") ? "\"" : "";
+                fprintf(out, " %s=%s%s%s%s", s->meta[i].key, q, s->meta[i].value, q,
+                        s->meta[i].varies ? " (varies between runs)" : "");
+            }
             fputc('\n', out);
         }
     }
