@@ -304,6 +304,31 @@ class RunTest(unittest.TestCase):
         # not a terminal: no control characters anywhere
         self.assertFalse(re.search(r"[\x00-\x08\x0b-\x1f]", err))
 
+    def test_progress_tty(self):
+        """On a terminal, stderr carries a status line redrawn in place with the run, stage and
+        elapsed time; the summary still goes to stdout."""
+        import pty
+        master, slave = pty.openpty()
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "2", "--", STAGE_PROG, "hang"],
+                             stdout=subprocess.PIPE, stderr=slave, text=True)
+        os.close(slave)
+        time.sleep(0.8)
+        p.send_signal(signal.SIGINT)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        p.communicate(timeout=30)
+        os.close(master)
+        tty = b"".join(chunks).decode()
+        self.assertRegex(tty, r"\r\x1b\[Krun 1/2  stage forever  \d")
+        self.assertEqual(p.returncode, 130)
+
     def test_schema(self):
         """Every field of a result is documented in docs/result-schema.md with its type, and
         every documented field that is not optional is present."""
