@@ -50,7 +50,6 @@ static void command_line(FILE *out, const struct run_config *c)
 void summary_text_print(FILE *out, const struct bench_result *r, const char *result_path)
 {
     const struct summary *s = &r->summary;
-    char a[32], b[32], c[32];
     size_t warmups = 0;
     for (size_t i = 0; i < r->n_reps; i++)
         warmups += r->reps[i].warmup;
@@ -64,6 +63,7 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
     if (!s->valid) {
         fputs("no run completed: nothing to summarise\n", out);
     } else {
+        char a[32], b[32], c[32];
         if (s->used_failed)
             fputs("no run succeeded: the figures below describe failed runs\n", out);
         fprintf(out, "\n%-22s %10s  %-30s %7s  %-24s %6s\n", "stage", "median", "95% CI of median",
@@ -88,7 +88,8 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
         for (size_t i = 0; i < s->n_counters; i++) {
             const struct counter_summary *k = &s->counters[i];
             fprintf(out, "%-8s %-16s last %.6g", i ? "" : "counters", k->name, k->last.median);
-            if (fabs(k->sum_median - k->last.median) > 1e-12 * fabs(k->sum_median))
+            /* Sums and rates only mean something for counts (images), not for a loss. */
+            if (k->count && fabs(k->sum_median - k->last.median) > 1e-12 * fabs(k->sum_median))
                 fprintf(out, "   sum %.6g   %.4g/s", k->sum_median, k->rate_median);
             fputc('\n', out);
         }

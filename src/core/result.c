@@ -167,9 +167,9 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     for (size_t i = 0; i < d->n_counters; i++) {
         const struct counter_total *c = &d->counters[i];
         json_array_append_new(counters, json_pack(
-            "{s:s, s:I, s:o, s:o, s:o, s:o, s:o}", "name", event_log_str(log, c->name),
+            "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "name", event_log_str(log, c->name),
             "n", (json_int_t)c->n, "sum", jnum(c->sum), "min", jnum(c->min), "max", jnum(c->max),
-            "last", jnum(c->last), "last_ns", jint(c->last_ns)));
+            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count));
     }
     json_object_set_new(out, "counters", counters);
 
@@ -242,9 +242,9 @@ static json_t *summary_json(const struct summary *s)
     for (size_t i = 0; i < s->n_counters; i++) {
         const struct counter_summary *c = &s->counters[i];
         json_array_append_new(counters, json_pack(
-            "{s:s, s:I, s:o, s:o, s:o}", "name", c->name, "n", (json_int_t)c->n,
+            "{s:s, s:I, s:o, s:o, s:o, s:b}", "name", c->name, "n", (json_int_t)c->n,
             "last", stats_json(&c->last), "sum_median", jnum(c->sum_median),
-            "rate_per_s_median", jnum(c->rate_median)));
+            "rate_per_s_median", jnum(c->rate_median), "count", c->count));
     }
     json_object_set_new(j, "counters", counters);
 

@@ -1,6 +1,7 @@
 /* stages: aggregation of marker events into spans and totals (see stages.h). */
 #include "core/stages.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,8 +78,11 @@ static void add_counter(struct stage_data *d, const struct marker_event *e, int6
     if (!c) {
         d->counters = xreallocarray(d->counters, d->n_counters + 1, sizeof *d->counters);
         c = &d->counters[d->n_counters++];
-        *c = (struct counter_total){.name = e->name, .min = e->number, .max = e->number};
+        *c = (struct counter_total){.name = e->name, .min = e->number, .max = e->number,
+                                    .count = true};
     }
+    if (!(e->number >= 0 && e->number == floor(e->number)))
+        c->count = false;
     c->n++;
     c->sum += e->number;
     c->last = e->number;

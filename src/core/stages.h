@@ -36,6 +36,7 @@ struct counter_total {
     uint64_t n;
     double sum, min, max, last;
     int64_t last_ns;
+    bool count;        /* every sample a whole number >= 0 (images, tokens): sums are meaningful */
 };
 
 struct meta_item {

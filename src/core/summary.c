@@ -47,6 +47,7 @@ void summary_free(struct summary *s)
 struct used {
     const struct repetition **rep;
     size_t n;
+    int warmups; /* runs before the first measured one: measured run k is index warmups + k - 1 */
 };
 
 static const struct stage_total *find_stage(const struct repetition *rep, const char *name)
@@ -88,7 +89,8 @@ static void check_series(struct summary *s, const char *what, const double *x,
         n_far++;
         if (len + 40 < sizeof runs)
             len += (size_t)snprintf(runs + len, sizeof runs - len, "%s%d (%s)", len ? ", " : "",
-                                    u->rep[i]->index + 1, units_duration(x[i], a, sizeof a));
+                                    u->rep[i]->index + 1 - u->warmups,
+                                    units_duration(x[i], a, sizeof a));
     }
     free(z);
     if (n_far == 0)
@@ -104,7 +106,7 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
 {
     double *x = xmalloc(u->n * sizeof *x), *busy = xmalloc(u->n * sizeof *x);
     double *span = xmalloc(u->n * sizeof *x), *count = xmalloc(u->n * sizeof *x);
-    struct used present = {xmalloc(u->n * sizeof *present.rep), 0};
+    struct used present = {xmalloc(u->n * sizeof *present.rep), 0, u->warmups};
 
     /* Names in order of first appearance over the runs. */
     for (size_t k = 0; k < u->n; k++) {
@@ -170,7 +172,8 @@ static void summarize_counters(struct summary *s, const struct used *u)
                 j++;
             if (j == s->n_counters) {
                 s->counters = xreallocarray(s->counters, s->n_counters + 1, sizeof *s->counters);
-                s->counters[s->n_counters++] = (struct counter_summary){.name = xstrdup(name)};
+                s->counters[s->n_counters++] =
+                    (struct counter_summary){.name = xstrdup(name), .count = true};
             }
         }
     }
@@ -181,6 +184,7 @@ static void summarize_counters(struct summary *s, const struct used *u)
             const struct counter_total *c = find_counter(u->rep[k], cs->name);
             if (!c)
                 continue;
+            cs->count = cs->count && c->count;
             last[n] = c->last;
             sum[n] = c->sum;
             double wall_s = (double)u->rep[k]->outcome.wall_ns / 1e9;
@@ -315,11 +319,11 @@ void summary_compute(struct bench_result *r)
     struct summary *s = &r->summary;
     summary_free(s);
 
-    struct used u = {xmalloc((r->n_reps + 1) * sizeof *u.rep), 0};
+    struct used u = {xmalloc((r->n_reps + 1) * sizeof *u.rep), 0, r->config->warmup};
     for (size_t i = 0; i < r->n_reps; i++) {
-        if (r->reps[i].warmup || r->reps[i].prepare_error)
+        if (r->reps[i].warmup)
             continue;
-        s->n_measured++;
+        s->n_measured++; /* a run whose --prepare failed counts, as a failed run */
         if (r->reps[i].outcome.status == RUN_OK)
             u.rep[u.n++] = &r->reps[i];
     }

@@ -35,6 +35,7 @@ struct counter_summary {
     struct stats_summary last; /* the last value of each run */
     double sum_median;         /* median over runs of the sum of its samples */
     double rate_median;        /* median over runs of sum / wall seconds */
+    bool count;                /* a count in every run (see counter_total.count) */
 };
 
 struct meta_summary {
