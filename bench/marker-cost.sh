@@ -14,7 +14,8 @@ COST=$BUILD/bench/marker-cost
 MLBENCH=$BUILD/mlbench
 
 if [ ! -x "$COST" ]; then
-    echo "marker-cost.sh: $COST not found: build it first (cmake --build $BUILD --target marker-cost)" >&2
+    echo "marker-cost.sh: $COST not found: build it first" \
+         "(cmake --build $BUILD --target marker-cost)" >&2
     exit 2
 fi
 
@@ -44,13 +45,19 @@ measure_on() {
     shift
     values=""
     if [ -x "$MLBENCH" ]; then
-        values=$("$MLBENCH" run -r "$REPS" -- "$@" 2>&1 | awk -v k="$key" '$1 == k { print $2 }') || true
+        store=$(mktemp -d)
+        values=$("$MLBENCH" run -r "$REPS" --show-output --store "$store" -- "$@" 2>&1 |
+                 awk -v k="$key" '$1 == k { print $2 }') || true
+        rm -rf "$store"
         receiver="mlbench run"
     fi
     if [ "$(printf '%s\n' "$values" | grep -c .)" -lt "$REPS" ]; then
-        [ -x "$MLBENCH" ] && echo "marker-cost.sh: no $key values in the output of mlbench run: using --self-receive" >&2
+        if [ -x "$MLBENCH" ]; then
+            echo "marker-cost.sh: too few $key values from mlbench run: using --self-receive" >&2
+        fi
         values=$(i=0; while [ "$i" -lt "$REPS" ]; do
-            env -u MLBENCH_MARKER_SOCKET "$@" --self-receive | awk -v k="$key" '$1 == k { print $2 }'
+            env -u MLBENCH_MARKER_SOCKET "$@" --self-receive |
+                awk -v k="$key" '$1 == k { print $2 }'
             i=$((i + 1)); done)
         receiver="own (--self-receive)"
     fi

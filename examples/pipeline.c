@@ -4,8 +4,8 @@
  * on very different scales), writes it to a temporary file and reads it back; `preprocess`
  * standardises the features with the training split's mean and deviation; `train` fits a
  * softmax regression by mini-batch SGD; `evaluate` measures accuracy on the held-out split.
- * Deterministic for a given --seed. Counters: `samples` per epoch and for evaluation, `loss`
- * per epoch, `accuracy` at the end. This is what `make run` benchmarks.
+ * Deterministic for a given --seed. Counters: `samples` (training samples) and `loss` per
+ * epoch, `eval_samples` and `accuracy` at the end. This is what `make run` benchmarks.
  *
  * Usage: example-pipeline [--epochs N] [--seed N]
  */
@@ -264,7 +264,7 @@ static double evaluate(const struct model *m, const struct dataset *test)
         float prob[N_CLASSES];
         correct += predict(m, test->x + i * N_FEATURES, prob) == test->y[i];
     }
-    mlb_counter("samples", (double)test->n);
+    mlb_counter("eval_samples", (double)test->n);
     return (double)correct / (double)test->n;
 }
 
@@ -329,6 +329,10 @@ int main(int argc, char **argv)
     mlb_meta("dataset", "synthetic_gaussian_10x64");
     snprintf(text, sizeof text, "%d", BATCH_SIZE);
     mlb_meta("batch_size", text);
+    snprintf(text, sizeof text, "%d", N_TRAIN);
+    mlb_meta("train_samples", text);
+    snprintf(text, sizeof text, "%d", N_TEST);
+    mlb_meta("test_samples", text);
     snprintf(text, sizeof text, "%d", epochs);
     mlb_meta("epochs", text);
     snprintf(text, sizeof text, "%llu", (unsigned long long)seed);
@@ -342,7 +346,6 @@ int main(int argc, char **argv)
 
     mlb_stage_begin("load");
     load(&train, &test, seed);
-    mlb_counter("samples", N_TRAIN + N_TEST);
     mlb_stage_end("load");
 
     mlb_stage_begin("preprocess");

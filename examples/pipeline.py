@@ -4,8 +4,9 @@ Four stages: `load` generates a synthetic 4-class data set (Gaussian clusters, 8
 different scales), writes it to a temporary CSV file and parses it back; `preprocess`
 standardises the features with the training split's mean and deviation; `train` fits a softmax
 regression by mini-batch SGD; `evaluate` measures accuracy on the held-out split. Deterministic
-for a given --seed. Counters: `samples` per epoch and for evaluation, `loss` per epoch,
-`accuracy` at the end. The Python twin of pipeline.c, benchmarked by `make run`.
+for a given --seed. Counters: `samples` (training samples) and `loss` per epoch,
+`eval_samples` and `accuracy` at the end. The Python twin of pipeline.c, benchmarked by
+`make run`.
 
 Usage: python3 examples/pipeline.py [--epochs N] [--seed N]
 """
@@ -98,7 +99,6 @@ def load(seed):
         for line in f:
             fields = line.split(",")
             parsed.append(([float(v) for v in fields[:-1]], int(fields[-1])))
-    marker.counter("samples", len(parsed))
     return parsed[:N_TRAIN], parsed[N_TRAIN:]
 
 
@@ -167,7 +167,7 @@ def evaluate(model, test):
     for x, y in test:
         p = probabilities(w, b, x)
         correct += max(range(N_CLASSES), key=p.__getitem__) == y
-    marker.counter("samples", len(test))
+    marker.counter("eval_samples", len(test))
     accuracy = correct / len(test)
     marker.counter("accuracy", accuracy)
     return accuracy
@@ -179,6 +179,8 @@ def main(argv):
     marker.meta("device", "cpu")
     marker.meta("dataset", f"synthetic_gaussian_{N_CLASSES}x{N_FEATURES}")
     marker.meta("batch_size", BATCH_SIZE)
+    marker.meta("train_samples", N_TRAIN)
+    marker.meta("test_samples", N_TEST)
     marker.meta("epochs", epochs)
     marker.meta("seed", seed)
     train, test = load(seed)

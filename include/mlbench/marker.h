@@ -1,15 +1,18 @@
 /* mlbench marker API: tell a running `mlbench` which stage of a workload is executing.
  *
  * Each call sends one datagram of the marker protocol (docs/markers.md) to the Unix socket
- * named by the environment variable MLBENCH_MARKER_SOCKET. When the variable is unset (the
- * program runs outside mlbench) every call is a no-op that costs one branch.
+ * named by the environment variable MLBENCH_MARKER_SOCKET, read once, on the first call. When
+ * the variable is unset (the program runs outside mlbench) every call is a no-op that costs one
+ * branch and does not look at its arguments. When it is set but the socket cannot be reached,
+ * one line says so on stderr and every call is a no-op too.
  *
  * All functions are thread-safe and keep working in processes forked after the first call
  * (data-loader workers): the event carries the sender's current pid and thread id.
  * They return 0 on success (or when disabled) and -1 on error with errno set:
- *   EINVAL       name/key empty, containing white space or a control character, or the event
- *                would exceed MLBENCH_MARKER_MAX_EVENT bytes (the first such error per process is
- *                also reported once on stderr with the offending name);
+ *   EINVAL       name/key NULL, empty, or containing white space or a control character; a
+ *                metadata value NULL or containing a control character; or the event would
+ *                exceed MLBENCH_MARKER_MAX_EVENT bytes (the first such error per process is
+ *                also reported once on stderr with the offending value); nothing is sent;
  *   other        the send failed (harness gone): the event is lost, the workload goes on.
  * Link with -lmlbench_marker (pkg-config: mlbench-marker).
  */
@@ -27,9 +30,11 @@ extern "C" {
 int mlb_stage_begin(const char *name);
 /* End stage `name` on the calling thread (the innermost open stage of that name). */
 int mlb_stage_end(const char *name);
-/* Record a sample `value` of counter `name` (items processed, loss, accuracy...). */
+/* Record a sample `value` of counter `name` (items processed, loss, accuracy...). The value is
+ * sent as "%.17g" (it round-trips through strtod); NaN and infinities as nan, inf, -inf. */
 int mlb_counter(const char *name, double value);
-/* Record metadata `key` = `value` (batch_size, precision, device, model...); value may hold spaces. */
+/* Record metadata `key` = `value` (batch_size, precision, device, model...); value may hold
+ * spaces but no control character, may be "" (then the event ends with the key), not NULL. */
 int mlb_meta(const char *key, const char *value);
 /* Record an instant event `name` (a checkpoint saved, an epoch boundary...). */
 int mlb_instant(const char *name);

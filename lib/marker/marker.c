@@ -89,14 +89,18 @@ static void marker_init(void)
     atomic_store_explicit(&g_sock, fd, memory_order_release);
 }
 
-/* The connected socket, or SOCK_OFF. The common cases cost one load and one branch. */
+/* The connected socket, or SOCK_OFF. Disabled, this costs one relaxed load and one branch;
+ * enabled, the acquire fence makes g_pid (written before g_sock) visible. */
 static inline int marker_socket(void)
 {
     int fd = atomic_load_explicit(&g_sock, memory_order_relaxed);
+    if (LIKELY(fd == SOCK_OFF))
+        return fd;
     if (UNLIKELY(fd == SOCK_UNKNOWN)) {
         pthread_once(&g_once, marker_init);
-        fd = atomic_load_explicit(&g_sock, memory_order_acquire);
+        fd = atomic_load_explicit(&g_sock, memory_order_relaxed);
     }
+    atomic_thread_fence(memory_order_acquire);
     return fd;
 }
 
@@ -114,28 +118,31 @@ static char *put_u64(char *p, uint64_t v)
     return p;
 }
 
-/* Reports the first invalid event of the process on stderr, then sets errno and returns -1. */
+/* Reports the first invalid event of the process on stderr, then sets errno and returns -1.
+ * The offending value is quoted with control characters escaped, cut at REPORT_MAX bytes. */
 static int marker_invalid(const char *what, const char *value, const char *advice)
 {
     if (!atomic_flag_test_and_set(&g_reported)) {
-        char quoted[REPORT_MAX * 4 + 4];
-        size_t q = 0;
-        size_t i = 0;
-        if (value != NULL) {
-            for (; value[i] != '\0' && i < REPORT_MAX; i++) {
+        char quoted[REPORT_MAX * 4 + 48];
+        if (value == NULL) {
+            strcpy(quoted, "NULL");
+        } else {
+            size_t q = 0, i = 0;
+            quoted[q++] = '"';
+            for (; i < REPORT_MAX && value[i] != '\0'; i++) {
                 unsigned char c = (unsigned char)value[i];
-                if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
+                if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
                     q += (size_t)snprintf(quoted + q, sizeof quoted - q, "\\x%02x", c);
-                } else {
+                else
                     quoted[q++] = (char)c;
-                }
             }
+            quoted[q++] = '"';
+            quoted[q] = '\0';
+            if (value[i] != '\0')
+                snprintf(quoted + q, sizeof quoted - q, "... (%zu bytes)", strlen(value));
         }
-        quoted[q] = '\0';
-        fprintf(stderr, "mlbench-marker: %s \"%s\"%s: %s; the event is dropped "
-                        "(reported once per process)\n",
-                what, value == NULL ? "(null)" : quoted,
-                value != NULL && value[i] != '\0' ? "..." : "", advice);
+        fprintf(stderr, "mlbench-marker: %s %s: %s; the event is dropped (reported once per "
+                        "process)\n", what, quoted, advice);
     }
     errno = EINVAL;
     return -1;

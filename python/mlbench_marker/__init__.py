@@ -90,6 +90,7 @@ def _connect():
         try:
             # Python sockets are close-on-exec: exec'd children connect by path themselves.
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.settimeout(None)  # blocking whatever socket.setdefaulttimeout() says: no loss
             sock.connect(path)
         except (OSError, ValueError) as err:
             if sock is not None:

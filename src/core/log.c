@@ -11,6 +11,7 @@ void log_set_quiet(int q)
     quiet = q;
 }
 
+__attribute__((format(printf, 2, 0)))
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
     char line[4096];

@@ -15,6 +15,7 @@
 #define MS 1000000LL
 #define T0 (1000 * MS)
 
+__attribute__((format(printf, 2, 3)))
 static void ev(struct event_log *log, const char *fmt, ...)
 {
     char buf[256];
