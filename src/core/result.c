@@ -341,14 +341,23 @@ int result_write_file(const struct bench_result *r, const char *path, char *err,
         goto out;
     }
     fchmod(fd, 0644);
-    if (json_dumpfd(j, fd, JSON_INDENT(1) | JSON_ENSURE_ASCII) < 0 || write(fd, "\n", 1) != 1 ||
-        fsync(fd) < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+    /* Buffered: json_dumpfd would make one write() per token. */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         close(fd);
         unlink(tmp);
         goto out;
     }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
+    errno = 0;
+    if (json_dumpf(j, f, JSON_INDENT(1) | JSON_ENSURE_ASCII) < 0 || fputc('\n', f) == EOF ||
+        fflush(f) == EOF || fsync(fileno(f)) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        fclose(f);
+        unlink(tmp);
+        goto out;
+    }
+    if (fclose(f) == EOF || rename(tmp, path) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
         goto out;

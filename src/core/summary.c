@@ -268,7 +268,7 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
     }
 
     size_t by_status[RUN_INTERRUPTED + 1] = {0};
-    uint64_t malformed = 0, unbalanced = 0, unclosed = 0, dropped = 0;
+    uint64_t malformed = 0, unbalanced = 0, unclosed = 0, dropped = 0, spans_cut = 0;
     const char *example = NULL;
     for (size_t i = 0; i < r->n_reps; i++) {
         const struct repetition *rep = &r->reps[i];
@@ -277,6 +277,8 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         malformed += rep->log.malformed;
         dropped += rep->log.dropped;
         unbalanced += rep->stages.unbalanced;
+        if (rep->stages.n_spans > RESULT_MAX_SPANS)
+            spans_cut += rep->stages.n_spans - RESULT_MAX_SPANS;
         if (rep->outcome.status == RUN_OK)
             unclosed += rep->stages.unclosed;
         if (!example && rep->log.n_examples)
@@ -308,6 +310,10 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         summary_warn(s, "events_dropped",
                      "%llu marker events beyond %u per run were dropped",
                      (unsigned long long)dropped, EVENT_LOG_MAX_EVENTS);
+    if (spans_cut)
+        summary_warn(s, "spans_truncated",
+                     "%llu spans beyond %d per run were left out of the result file (stage totals "
+                     "and statistics include them)", (unsigned long long)spans_cut, RESULT_MAX_SPANS);
     if (r->events_outside_runs)
         summary_warn(s, "events_outside_runs",
                      "%llu marker events arrived while no run was in progress (leftover "

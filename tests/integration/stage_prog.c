@@ -118,6 +118,13 @@ int main(int argc, char **argv)
         return children();
     if (!strcmp(mode, "malformed"))
         return malformed();
+    if (!strcmp(mode, "many")) { /* more spans than a result file keeps */
+        for (int i = 0; i < 25000; i++) {
+            mlb_stage_begin("tick");
+            mlb_stage_end("tick");
+        }
+        return 0;
+    }
     if (!strcmp(mode, "kill")) { /* dies by SIGKILL inside a stage */
         stage("setup", 20);
         mlb_stage_begin("doomed");

@@ -210,6 +210,17 @@ class RunTest(unittest.TestCase):
         self.assertIn("unbalanced_markers", codes)
         self.assertEqual(self.stage(r["runs"][0], "fine")["count"], 1)
 
+    def test_many_spans(self):
+        rc, _, err = self.mlbench("-r", "1", "--", STAGE_PROG, "many")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        run = r["runs"][0]
+        self.assertEqual(run["markers"]["events"], 50000)
+        self.assertEqual(self.stage(run, "tick")["count"], 25000)
+        self.assertEqual(len(run["spans"]), 20000)
+        self.assertEqual(run["spans_dropped"], 5000)
+        self.assertIn("spans_truncated", [w["code"] for w in r["warnings"]])
+
     def test_no_markers(self):
         rc, out, err = self.mlbench("-r", "3", "--", "sleep", "0.05")
         self.assertEqual(rc, 0, err)
