@@ -372,10 +372,19 @@ int cmd_run(int argc, char **argv)
     char *path = xasprintf("%s/%s.json", runs_dir, l.result.id);
     int write_failed = 0;
     if (result_write_file(&l.result, path, err, sizeof err) < 0) {
+        /* The store was writable when we started (disk full since?): keep the result anyway. */
         log_error("%s", err);
         write_failed = 1;
         free(path);
-        path = NULL;
+        const char *tmp = getenv("TMPDIR");
+        path = xasprintf("%s/mlbench-%s.json", tmp && *tmp ? tmp : "/tmp", l.result.id);
+        if (result_write_file(&l.result, path, err, sizeof err) == 0) {
+            log_error("the result was written to %s instead", path);
+        } else {
+            log_error("%s", err);
+            free(path);
+            path = NULL;
+        }
     }
     if (cfg.output && result_write_file(&l.result, cfg.output, err, sizeof err) < 0) {
         log_error("%s", err);

@@ -160,18 +160,26 @@ class RunTest(unittest.TestCase):
         self.assertTrue(within(run["wall_ns"], 500, rel=0.3), run["wall_ns"])
 
     def test_interrupted(self):
-        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "5", "--", STAGE_PROG, "hang"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.7)
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
-        self.assertEqual(p.returncode, 130, err)
-        r = self.result()
-        self.assertEqual(r["status"], "interrupted")
-        self.assertEqual(r["interrupted_by"], "SIGINT")
-        self.assertEqual(len(r["runs"]), 1)
-        self.assertEqual(r["runs"][0]["status"], "interrupted")
-        self.assertEqual(self.stage(r["runs"][0], "forever")["unclosed"], 1)
+        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            with self.subTest(signal=sig.name):
+                store = os.path.join(self.tmp.name, sig.name)
+                p = subprocess.Popen([MLBENCH, "run", "--store", store, "-r", "5", "--", STAGE_PROG, "hang"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                time.sleep(0.7)
+                p.send_signal(sig)
+                out, err = p.communicate(timeout=30)
+                self.assertEqual(p.returncode, status, err)
+                files = glob.glob(os.path.join(store, "runs", "*.json"))
+                self.assertEqual(len(files), 1)
+                with open(files[0]) as f:
+                    r = json.load(f)
+                self.assertEqual(r["status"], "interrupted")
+                self.assertEqual(r["interrupted_by"], sig.name)
+                self.assertEqual(len(r["runs"]), 1)
+                self.assertEqual(r["runs"][0]["status"], "interrupted")
+                self.assertEqual(r["runs"][0]["signal"], "SIGTERM")  # what mlbench sent it
+                self.assertEqual(self.stage(r["runs"][0], "forever")["unclosed"], 1)
+                self.assertIn("interrupted", out)
 
     def test_failed_run(self):
         rc, _, err = self.mlbench("-r", "2", "--", STAGE_PROG, "fail")
@@ -254,6 +262,18 @@ class RunTest(unittest.TestCase):
         self.assertEqual(r["label"], "baseline")
         self.assertEqual(r, self.result())
         self.assertEqual([f for f in os.listdir(self.tmp.name) if ".tmp." in f], [])
+
+    def test_store_lost(self):
+        """The store vanishes during the run: the result goes to TMPDIR, exit status 3."""
+        runs = os.path.join(self.store, "runs")
+        rc, out, err = self.mlbench("-r", "1", "--shell", "--", f"rm -rf {runs} && touch {runs}",
+                                    env={"TMPDIR": self.tmp.name})
+        self.assertEqual(rc, 3, err)
+        saved = glob.glob(os.path.join(self.tmp.name, "mlbench-*.json"))
+        self.assertEqual(len(saved), 1, err)
+        self.assertIn(saved[0], err)
+        with open(saved[0]) as f:
+            self.assertEqual(json.load(f)["runs"][0]["status"], "ok")
 
     def test_automatic_runs(self):
         rc, _, err = self.mlbench("--", "sleep", "0.6")
