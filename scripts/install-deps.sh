@@ -6,7 +6,7 @@ set -eu
 
 packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev python3"
 if [ "${1:-}" = "--bench" ]; then
-    packages="$packages hyperfine"
+    packages="$packages hyperfine bc"
 elif [ -n "${1:-}" ]; then
     echo "install-deps.sh: unknown option '$1' (only --bench is known)" >&2
     exit 2

@@ -120,6 +120,23 @@ def _emit(kind, name, tail):
         pass
 
 
+def _require_name(name):
+    """Checks name unless it passed before: the common case costs one set lookup."""
+    try:
+        if name in _valid_names:
+            return
+    except TypeError:  # unhashable: _check_name says what is wrong with it
+        pass
+    _check_name(name)
+
+
+def _event(kind, name):
+    """A B, E or I event: checked name, no value."""
+    _require_name(name)
+    if _state is not False:
+        _emit(kind, name, "")
+
+
 def _after_fork_in_child():
     # The child must not share the parent's lock (it may have been held at fork time); its
     # socket is reconnected lazily, on the child's first event.
@@ -140,49 +157,23 @@ if hasattr(os, "register_at_fork"):
 
 def begin(name):
     """Begin stage `name` on the calling thread (stages nest per thread)."""
-    try:
-        known = name in _valid_names
-    except TypeError:
-        known = False
-    if not known:
-        _check_name(name)
-    if _state is not False:
-        _emit("B", name, "")
+    _event("B", name)
 
 
 def end(name):
     """End stage `name` on the calling thread (the innermost open stage of that name)."""
-    try:
-        known = name in _valid_names
-    except TypeError:
-        known = False
-    if not known:
-        _check_name(name)
-    if _state is not False:
-        _emit("E", name, "")
+    _event("E", name)
 
 
 def instant(name):
     """Record an instant event `name` (a checkpoint saved, an epoch boundary...)."""
-    try:
-        known = name in _valid_names
-    except TypeError:
-        known = False
-    if not known:
-        _check_name(name)
-    if _state is not False:
-        _emit("I", name, "")
+    _event("I", name)
 
 
 def counter(name, value):
     """Record a sample `value` (a real number: items processed, loss, accuracy...) of counter
     `name`. The value is sent as repr(float(value)), which round-trips (nan, inf, -inf too)."""
-    try:
-        known = name in _valid_names
-    except TypeError:
-        known = False
-    if not known:
-        _check_name(name)
+    _require_name(name)
     if isinstance(value, (str, bytes, bytearray)):
         raise TypeError(f"mlbench_marker: counter {name!r} value must be a number, not "
                         f"{type(value).__name__} {_show(value)}")

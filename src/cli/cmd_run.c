@@ -66,8 +66,9 @@ static void words_free(struct argv_words *w)
         wordfree(&w->we);
 }
 
-/* The environment of the workload: ours plus the marker socket (*var, owned by the caller). */
-static char **workload_env(const char *socket_path, char **var)
+/* Our environment without MLBENCH_MARKER_SOCKET, plus extra when not NULL (the workload gets
+ * the socket; --prepare/--cleanup must not, so they cannot pollute a run's events). */
+static char **child_env(char *extra)
 {
     size_t n = 0;
     while (environ[n])
@@ -77,22 +78,7 @@ static char **workload_env(const char *socket_path, char **var)
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) != 0)
             env[k++] = environ[i];
-    env[k++] = *var = xasprintf("MLBENCH_MARKER_SOCKET=%s", socket_path);
-    env[k] = NULL;
-    return env;
-}
-
-/* Environment of --prepare/--cleanup: without the marker socket, so they cannot pollute runs. */
-static char **helper_env(void)
-{
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **env = xcalloc(n + 1, sizeof *env);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) != 0)
-            env[k++] = environ[i];
+    env[k++] = extra;
     return env;
 }
 
@@ -353,8 +339,9 @@ int cmd_run(int argc, char **argv)
         return 3;
     }
     progress_init(&l.progress, cfg.quiet);
-    l.env = workload_env(markers_path(l.markers), &l.socket_var);
-    l.env_helper = helper_env();
+    l.socket_var = xasprintf("MLBENCH_MARKER_SOCKET=%s", markers_path(l.markers));
+    l.env = child_env(l.socket_var);
+    l.env_helper = child_env(NULL);
     result_init(&l.result, &cfg);
 
     int status = repeat(&l);
