@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <wordexp.h>
 
@@ -56,7 +57,8 @@ static int words_from_string(struct argv_words *w, const char *what, const char 
              rc == WRDE_CMDSUB  ? "uses command substitution: add --shell to run it through a shell"
              : rc == WRDE_BADCHAR ? "holds a shell operator (| & ; < > ( ) { }): add --shell"
              : rc == WRDE_SYNTAX ? "has a syntax error (unbalanced quotes?)"
-                                 : "is empty");
+             : rc == 0           ? "has no words: give a command"
+                                 : "could not be split into words (out of memory)");
     return -1;
 }
 
@@ -155,7 +157,7 @@ static void describe_failure(struct loop *l, const struct repetition *rep)
         snprintf(how, sizeof how, "killed by SIG%s", sigabbrev_np(o->signal) ? sigabbrev_np(o->signal) : "?");
     else
         snprintf(how, sizeof how, "%s", run_status_name(o->status));
-    progress_line(&l->progress, "  run %d: %s", rep->index + 1, how);
+    progress_line(&l->progress, "  %s: %s", l->what, how);
     if (!l->printed_failure && o->stderr_tail) {
         /* The last lines of its stderr usually say why. */
         const char *t = o->stderr_tail + strlen(o->stderr_tail);
@@ -180,6 +182,9 @@ static struct repetition *one_run(struct loop *l, bool warmup, int number, int o
     if (l->cfg->prepare) {
         rep->prepare_error = run_helper(l, &l->prepare, "--prepare");
         if (rep->prepare_error) {
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            rep->outcome.start_unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
             rep->outcome.status = RUN_FAILED;
             rep->outcome.exit_code = -1;
             return rep;

@@ -141,7 +141,7 @@ static void spawn_error(struct run_outcome *out, int rc, const char *name)
     }
 }
 
-static int64_t ms_to_ns(double s)
+static int64_t seconds_to_ns(double s)
 {
     return (int64_t)(s * 1e9);
 }
@@ -215,7 +215,7 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
         return 0;
     }
 
-    int64_t deadline = spec->timeout_s > 0 ? out->start_ns + ms_to_ns(spec->timeout_s) : 0;
+    int64_t deadline = spec->timeout_s > 0 ? out->start_ns + seconds_to_ns(spec->timeout_s) : 0;
     int64_t kill_at = 0, next_tick = out->start_ns, leader_end = 0;
     int leader_status = -1, got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */
     enum run_status forced = RUN_OK;
@@ -230,7 +230,7 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
             forced = RUN_TIMEOUT;
             killpg(pid, SIGTERM);
             stopping = 1;
-            kill_at = now + ms_to_ns(spec->grace_s);
+            kill_at = now + seconds_to_ns(spec->grace_s);
         }
         if (kill_at && now >= kill_at) {
             killpg(pid, SIGKILL);
@@ -253,7 +253,7 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
                     forced = RUN_INTERRUPTED;
                     killpg(pid, SIGTERM);
                     stopping = 1;
-                    kill_at = now_ns(CLOCK_MONOTONIC) + ms_to_ns(spec->grace_s);
+                    kill_at = now_ns(CLOCK_MONOTONIC) + seconds_to_ns(spec->grace_s);
                 } else { /* again: no more waiting */
                     forced = forced == RUN_OK ? RUN_INTERRUPTED : forced;
                     killpg(pid, SIGKILL);
