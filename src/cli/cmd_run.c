@@ -17,8 +17,10 @@
 #include "core/log.h"
 #include "core/markers.h"
 #include "core/progress.h"
+#include "core/resources.h"
 #include "core/result.h"
 #include "core/runner.h"
+#include "core/sampler.h"
 #include "core/units.h"
 #include "core/xalloc.h"
 
@@ -88,6 +90,7 @@ struct loop {
     const struct run_config *cfg;
     struct bench_result result;
     struct marker_receiver *markers;
+    struct sampler *sampler;
     struct progress progress;
     char **env, **env_helper;
     char *socket_var;      /* "MLBENCH_MARKER_SOCKET=..." in env */
@@ -114,6 +117,12 @@ static void tick(void *arg, int64_t elapsed_ns)
             eta = 0;
     }
     progress_status(&l->progress, l->what, stage, elapsed_ns, eta);
+}
+
+/* The command started: the sampler follows its process tree from now on. */
+static void started(void *arg, pid_t pid)
+{
+    sampler_set_leader(arg, pid);
 }
 
 /* Runs --prepare or --cleanup; returns NULL or an owned message saying how it failed. */
@@ -195,10 +204,18 @@ static struct repetition *one_run(struct loop *l, bool warmup, int number, int o
         .grace_s = l->cfg->grace_s, .show_output = l->cfg->show_output,
         .tick = l->progress.tty ? tick : NULL, .tick_arg = l, .tick_ms = 100,
     };
+    spec.spawned = started;
+    spec.spawned_arg = l->sampler;
     markers_begin_run(l->markers, &rep->log);
+    bool sampling = sampler_start(l->sampler, &rep->samples) == 0;
     runner_run(&spec, &rep->outcome);
+    if (sampling)
+        sampler_stop(l->sampler);
     markers_end_run(l->markers);
     stages_aggregate(&rep->log, rep->outcome.start_ns, rep->outcome.wall_ns, &rep->stages);
+    if (rep->samples.n && rep->samples.n_series)
+        rep->metrics = attrib_run(&rep->samples, rep->outcome.start_ns, rep->outcome.wall_ns,
+                                  &rep->stages);
     free(rep->log.ev); /* the aggregate and the interned names are what is kept */
     rep->log.ev = NULL;
     rep->log.n = rep->log.cap = 0;
@@ -211,6 +228,21 @@ static struct repetition *one_run(struct loop *l, bool warmup, int number, int o
         }
     }
     return rep;
+}
+
+/* Copies what the sampler measures (and what it could not) into the result. */
+static void record_sampling(struct sampling_info *info, const struct sampler *s, int64_t interval_ns)
+{
+    const char *const *names;
+    info->interval_ns = interval_ns;
+    info->n_active = sampler_active(s, &names);
+    info->active = xcalloc(info->n_active + 1, sizeof *info->active);
+    for (size_t i = 0; i < info->n_active; i++)
+        info->active[i] = xstrdup(names[i]);
+    info->n_skipped = sampler_skipped(s, &names);
+    info->skipped = xcalloc(info->n_skipped + 1, sizeof *info->skipped);
+    for (size_t i = 0; i < info->n_skipped; i++)
+        info->skipped[i] = xstrdup(names[i]);
 }
 
 /* Automatic mode: enough runs for statistics and at least RUN_AUTO_MIN_SECONDS of them. */
@@ -338,16 +370,19 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
 
+    result_init(&l.result, &cfg);
     if (runner_init(err, sizeof err) < 0 || !(l.markers = markers_start(err, sizeof err))) {
         log_error("%s", err);
         free(runs_dir);
         return 3;
     }
+    struct sampler_config scfg = {.interval_ns = cfg.interval_ns, .all_gpus = cfg.all_gpus};
+    l.sampler = sampler_open(&scfg);
+    record_sampling(&l.result.sampling, l.sampler, cfg.interval_ns);
     progress_init(&l.progress, cfg.quiet);
     l.socket_var = xasprintf("MLBENCH_MARKER_SOCKET=%s", markers_path(l.markers));
     l.env = child_env(l.socket_var);
     l.env_helper = child_env(NULL);
-    result_init(&l.result, &cfg);
 
     int status = repeat(&l);
     progress_clear(&l.progress);
@@ -355,7 +390,9 @@ int cmd_run(int argc, char **argv)
     l.result.stop_signal = runner_interrupted();
     markers_stop(l.markers);
 
+    l.result.sampling.errors = sampler_errors(l.sampler);
     summary_compute(&l.result);
+    resources_analyze(&l.result);
     if (!cfg.runs && l.measured == 1 && l.measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&l.result.summary, "single_run",
                      "one run took over %.0f s, so only one was made: no confidence interval can be "
@@ -394,6 +431,7 @@ int cmd_run(int argc, char **argv)
         status = 128 + l.result.stop_signal;
 
     result_free(&l.result);
+    sampler_close(l.sampler); /* after the result: its tables borrow the series definitions */
     free(path);
     free(runs_dir);
     free(joined);

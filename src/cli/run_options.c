@@ -9,11 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/sampler.h"
 #include "core/units.h"
 
 enum {
     OPT_TIMEOUT = 256, OPT_GRACE, OPT_PREPARE, OPT_CLEANUP, OPT_STORE, OPT_JSON, OPT_FAIL_FAST,
-    OPT_SHELL, OPT_SHOW_OUTPUT,
+    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS,
 };
 
 static const struct option options[] = {
@@ -31,6 +32,8 @@ static const struct option options[] = {
     {"fail-fast", no_argument, NULL, OPT_FAIL_FAST},
     {"shell", no_argument, NULL, OPT_SHELL},
     {"show-output", no_argument, NULL, OPT_SHOW_OUTPUT},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"all-gpus", no_argument, NULL, OPT_ALL_GPUS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -56,6 +59,8 @@ const char *run_options_usage(void)
            "      --fail-fast     stop at the first run that does not succeed\n"
            "      --shell         run COMMAND (and --prepare/--cleanup) through /bin/sh -c\n"
            "      --show-output   let the command's stdout and stderr through\n"
+           "      --interval SEC  resource sampling interval, 10ms..10s (default 100ms)\n"
+           "      --all-gpus      show every GPU, not only those the command used\n"
            "  -h, --help          this text\n"
            "\n"
            "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
@@ -139,6 +144,7 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->grace_s = RUN_DEFAULT_GRACE;
+    cfg->interval_ns = SAMPLER_DEFAULT_INTERVAL_NS;
     cfg->store = getenv("MLBENCH_STORE");
     if (!cfg->store || !*cfg->store)
         cfg->store = ".mlbench";
@@ -206,6 +212,20 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
             break;
         case OPT_SHOW_OUTPUT:
             cfg->show_output = true;
+            break;
+        case OPT_INTERVAL: {
+            double sec;
+            if (units_parse_seconds(optarg, &sec) < 0 || sec * 1e9 < SAMPLER_MIN_INTERVAL_NS - 1 ||
+                sec * 1e9 > SAMPLER_MAX_INTERVAL_NS + 1) {
+                snprintf(err, errlen, "--interval '%s' is not a duration from 10ms to 10s "
+                         "(e.g. 100ms, 0.5, 2s)", optarg);
+                return -1;
+            }
+            cfg->interval_ns = (int64_t)(sec * 1e9 + 0.5);
+            break;
+        }
+        case OPT_ALL_GPUS:
+            cfg->all_gpus = true;
             break;
         case 'h':
             return RUN_OPTIONS_HELP;

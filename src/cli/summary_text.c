@@ -47,6 +47,79 @@ static void command_line(FILE *out, const struct run_config *c)
     fputc('\n', out);
 }
 
+/* v * scale with the given decimals and suffix, or "-" when not measured. */
+static const char *fig(char *buf, size_t len, double v, double scale, int decimals,
+                       const char *suffix)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f%s", decimals, v * scale, suffix);
+    return buf;
+}
+
+/* Resource figures per stage: what each stage used of the machine. */
+static void resources_table(FILE *out, const struct bench_result *r)
+{
+    const struct summary *s = &r->summary;
+    bool gpu = r->gpus_shown != 0;
+    char c[8][32];
+    fprintf(out, "\n%-22s %6s %10s %9s %9s %7s", "resources (mean)", "cores", "peak RSS",
+            "read MB/s", "write MB/s", "iowait");
+    if (gpu)
+        fprintf(out, " %8s %10s %7s", "GPU util", "GPU mem", "GPU W");
+    fputc('\n', out);
+    for (size_t i = 0; i <= s->n_stages; i++) {
+        const struct stage_resources *f = &r->figures[i];
+        char label[64];
+        snprintf(label, sizeof label, "%*s%s", 2 * f->depth, "", f->name);
+        fprintf(out, "%-22s %6s %10s %9s %9s %7s", label,
+                fig(c[0], sizeof c[0], f->cpu_cores, 1, 2, ""),
+                isfinite(f->rss_peak_bytes) ? units_bytes(f->rss_peak_bytes, c[1], sizeof c[1]) : "-",
+                fig(c[2], sizeof c[2], f->read_bps, 1e-6, 1, ""),
+                fig(c[3], sizeof c[3], f->write_bps, 1e-6, 1, ""),
+                fig(c[4], sizeof c[4], f->iowait, 100, 0, "%"));
+        if (gpu)
+            fprintf(out, " %8s %10s %7s", fig(c[5], sizeof c[5], f->gpu_util, 100, 0, "%"),
+                    isfinite(f->gpu_mem_peak_bytes)
+                        ? units_bytes(f->gpu_mem_peak_bytes, c[6], sizeof c[6]) : "-",
+                    fig(c[7], sizeof c[7], f->gpu_power_watts, 1, 0, ""));
+        if (f->samples == 0 && i < s->n_stages)
+            fputs("  (shorter than the sampling interval)", out);
+        fputc('\n', out);
+    }
+}
+
+static void analysis_text(FILE *out, const struct bench_result *r)
+{
+    const struct analysis *a = &r->analysis;
+    char t[32];
+    fputs("\nverdicts", out);
+    if (a->bottleneck)
+        fprintf(out, " (bottleneck: %s)", a->bottleneck);
+    fputs(":\n", out);
+    for (size_t i = 0; i < a->n_verdicts; i++) {
+        const struct verdict *v = &a->verdicts[i];
+        double share = NAN;
+        for (size_t k = 0; k < r->summary.n_stages; k++)
+            if (!strcmp(r->summary.stages[k].name, v->stage))
+                share = r->summary.stages[k].share;
+        if (!strcmp(v->stage, "total"))
+            share = 1;
+        fprintf(out, "  %-16s %5.1f%%  %s: %s\n", v->stage, 100 * share, v->rule, v->evidence);
+    }
+    if (a->n_findings)
+        fputs("findings, by the time they could save:\n", out);
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct finding *f = &a->findings[i];
+        fprintf(out, "  %zu. %s [%s]: %s\n     -> %s", i + 1, f->stage, f->rule, f->evidence,
+                f->recommendation);
+        if (f->saving_ns > 0)
+            fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
+        fputc('\n', out);
+    }
+}
+
 void summary_text_print(FILE *out, const struct bench_result *r, const char *result_path)
 {
     const struct summary *s = &r->summary;
@@ -103,6 +176,12 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
             fputc('\n', out);
         }
     }
+    if (s->valid && r->figures)
+        resources_table(out, r);
+    if (s->valid && r->analyzed)
+        analysis_text(out, r);
+    for (size_t i = 0; i < r->sampling.n_skipped; i++)
+        fprintf(out, "%s %s\n", i ? "            " : "not measured:", r->sampling.skipped[i]);
     if (s->n_warnings) {
         fputs("\nwarnings:\n", out);
         for (size_t i = 0; i < s->n_warnings; i++)

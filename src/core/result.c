@@ -53,9 +53,20 @@ void result_free(struct bench_result *r)
     for (size_t i = 0; i < r->n_reps; i++) {
         free(r->reps[i].outcome.stderr_tail);
         free(r->reps[i].prepare_error);
+        attrib_free(r->reps[i].metrics, r->reps[i].stages.n_stages + 1);
+        table_free(&r->reps[i].samples);
         event_log_free(&r->reps[i].log);
         stages_free(&r->reps[i].stages);
     }
+    for (size_t i = 0; i < r->sampling.n_active; i++)
+        free(r->sampling.active[i]);
+    for (size_t i = 0; i < r->sampling.n_skipped; i++)
+        free(r->sampling.skipped[i]);
+    free(r->sampling.active);
+    free(r->sampling.skipped);
+    if (r->analyzed)
+        analysis_free(&r->analysis);
+    free(r->figures);
     free(r->reps);
     summary_free(&r->summary);
     memset(r, 0, sizeof *r);
@@ -120,6 +131,42 @@ static json_t *stats_json(const struct stats_summary *s)
                      "outliers", (json_int_t)s->n_outliers);
 }
 
+/* Attributed figures of one stage: [{metric, labels, kind, mean, min, peak, n}], counters as
+ * rates per second. Series with no sample in the stage are left out. */
+static json_t *resources_json(const struct series_def *defs, size_t n_series,
+                              const struct metric_stat *m)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; m && i < n_series; i++) {
+        if (m[i].n == 0)
+            continue;
+        json_array_append_new(a, json_pack(
+            "{s:s, s:s, s:s, s:o, s:o, s:o, s:I}", "metric", defs[i].name, "labels",
+            defs[i].labels, "kind", defs[i].kind == SERIES_COUNTER ? "rate" : "gauge",
+            "mean", jnum(m[i].mean), "min", jnum(m[i].min), "peak", jnum(m[i].peak),
+            "n", (json_int_t)m[i].n));
+    }
+    return a;
+}
+
+/* The samples of one run as columns: t_ns relative to the run's start, one array per series. */
+static json_t *samples_json(const struct sample_table *t, int64_t t0)
+{
+    json_t *times = json_array(), *series = json_array();
+    for (size_t r = 0; r < t->n; r++)
+        json_array_append_new(times, jint(t->t_ns[r] - t0));
+    for (size_t i = 0; i < t->n_series; i++) {
+        json_t *v = json_array();
+        for (size_t r = 0; r < t->n; r++)
+            json_array_append_new(v, jnum(t->v[i][r]));
+        json_array_append_new(series, json_pack(
+            "{s:s, s:s, s:s, s:s, s:o}", "metric", t->defs[i].name, "labels", t->defs[i].labels,
+            "kind", t->defs[i].kind == SERIES_COUNTER ? "counter" : "gauge",
+            "source", t->defs[i].source, "values", v));
+    }
+    return json_pack("{s:o, s:o}", "t_ns", times, "series", series);
+}
+
 static json_t *rep_markers_json(const struct repetition *rep)
 {
     json_t *examples = json_array();
@@ -142,11 +189,13 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     for (size_t i = 0; i < d->n_stages; i++) {
         const struct stage_total *t = &d->stages[i];
         json_array_append_new(stages, json_pack(
-            "{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:o}", "name", event_log_str(log, t->name),
+            "{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "name", event_log_str(log, t->name),
             "depth", (int)t->depth, "count", (json_int_t)t->count,
             "unclosed", (json_int_t)t->unclosed, "active_ns", jint(t->active_ns),
             "busy_ns", jint(t->busy_ns), "first_begin_ns", jint(t->first_ns),
-            "last_end_ns", jint(t->last_ns)));
+            "last_end_ns", jint(t->last_ns),
+            "resources", resources_json(rep->samples.defs, rep->samples.n_series,
+                                        rep->metrics ? rep->metrics[i] : NULL)));
     }
     json_object_set_new(out, "stages", stages);
     json_object_set_new(out, "outside_ns", d->outside_ns >= 0 ? jint(d->outside_ns) : json_null());
@@ -188,6 +237,10 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     }
     json_object_set_new(out, "instants", instants);
     json_object_set_new(out, "markers", rep_markers_json(rep));
+    json_object_set_new(out, "resources",
+                        resources_json(rep->samples.defs, rep->samples.n_series,
+                                       rep->metrics ? rep->metrics[d->n_stages] : NULL));
+    json_object_set_new(out, "samples", samples_json(&rep->samples, rep->outcome.start_ns));
     return out;
 }
 
@@ -226,15 +279,17 @@ static json_t *summary_json(const struct summary *s)
     json_object_set_new(j, "cpu_cores", jnum(s->cpu_cores_median));
     json_object_set_new(j, "outside_ns",
                         s->outside_median_ns >= 0 ? jnum(s->outside_median_ns) : json_null());
+    json_object_set_new(j, "resources", resources_json(s->series, s->n_series, s->total_resources));
 
     json_t *stages = json_array();
     for (size_t i = 0; i < s->n_stages; i++) {
         const struct stage_summary *st = &s->stages[i];
         json_array_append_new(stages, json_pack(
-            "{s:s, s:i, s:I, s:o, s:o, s:o, s:o, s:o}", "name", st->name, "depth", st->depth,
+            "{s:s, s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "name", st->name, "depth", st->depth,
             "n", (json_int_t)st->n, "active_ns", stats_json(&st->active),
             "busy_ns_median", jnum(st->busy_median_ns), "span_ns_median", jnum(st->span_median_ns),
-            "count_median", jnum(st->count_median), "share", jnum(st->share)));
+            "count_median", jnum(st->count_median), "share", jnum(st->share),
+            "resources", resources_json(s->series, s->n_series, st->resources)));
     }
     json_object_set_new(j, "stages", stages);
 
@@ -271,6 +326,40 @@ static json_t *environment_json(void)
     return j;
 }
 
+static json_t *sampling_json(const struct sampling_info *si)
+{
+    json_t *active = json_array(), *skipped = json_array();
+    for (size_t i = 0; i < si->n_active; i++)
+        json_array_append_new(active, json_string(si->active[i]));
+    for (size_t i = 0; i < si->n_skipped; i++)
+        json_array_append_new(skipped, jtext(si->skipped[i]));
+    return json_pack("{s:o, s:o, s:o, s:I}", "interval_ns", jint(si->interval_ns),
+                     "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors);
+}
+
+static json_t *analysis_json(const struct bench_result *r)
+{
+    if (!r->analyzed)
+        return json_null();
+    const struct analysis *a = &r->analysis;
+    json_t *verdicts = json_array(), *findings = json_array(), *gpus = json_array();
+    for (size_t i = 0; i < a->n_verdicts; i++)
+        json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s}", "stage", a->verdicts[i].stage,
+                                                  "rule", a->verdicts[i].rule,
+                                                  "evidence", a->verdicts[i].evidence));
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct finding *f = &a->findings[i];
+        json_array_append_new(findings, json_pack(
+            "{s:s, s:s, s:s, s:s, s:o}", "rule", f->rule, "stage", f->stage, "evidence",
+            f->evidence, "recommendation", f->recommendation, "saving_ns", jnum(f->saving_ns)));
+    }
+    for (int g = 0; g < 64; g++)
+        if (r->gpus_shown & (1ull << g))
+            json_array_append_new(gpus, json_integer(g));
+    return json_pack("{s:o, s:o, s:o, s:o}", "bottleneck", jstr_or_null(a->bottleneck),
+                     "gpus", gpus, "verdicts", verdicts, "findings", findings);
+}
+
 json_t *result_to_json(const struct bench_result *r)
 {
     const struct run_config *c = r->config;
@@ -285,6 +374,8 @@ json_t *result_to_json(const struct bench_result *r)
         "grace_s", json_real(c->grace_s), "prepare", jstr_or_null(c->prepare),
         "cleanup", jstr_or_null(c->cleanup), "fail_fast", c->fail_fast,
         "show_output", c->show_output);
+    json_object_set_new(config, "interval_ns", jint(c->interval_ns));
+    json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
 
     json_t *runs = json_array();
     for (size_t i = 0; i < r->n_reps; i++)
@@ -296,7 +387,8 @@ json_t *result_to_json(const struct bench_result *r)
                                                   "message", r->summary.warnings[i].message));
 
     return json_pack(
-        "{s:s, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:b}, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
+        "{s:s, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:b}, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:I,"
+        " s:o, s:o}",
         "schema", RESULT_SCHEMA, "id", r->id, "label", jstr_or_null(c->label),
         "created", jtime(r->created_unix_ns),
         "mlbench", "version", MLBENCH_VERSION, "git_commit", MLBENCH_GIT_COMMIT,
@@ -305,7 +397,8 @@ json_t *result_to_json(const struct bench_result *r)
         "status", r->stop_signal ? "interrupted" : "complete",
         "interrupted_by", jsignal(r->stop_signal),
         "runs", runs, "summary", summary_json(&r->summary), "warnings", warnings,
-        "markers_outside_runs", (json_int_t)r->events_outside_runs);
+        "markers_outside_runs", (json_int_t)r->events_outside_runs,
+        "sampling", sampling_json(&r->sampling), "analysis", analysis_json(r));
 }
 
 int result_mkdirs(const char *dir)

@@ -9,9 +9,12 @@
 
 #include <jansson.h>
 
+#include "core/analyze.h"
+#include "core/attrib.h"
 #include "core/event_log.h"
 #include "core/run_config.h"
 #include "core/runner.h"
+#include "core/sampler.h"
 #include "core/stages.h"
 #include "core/summary.h"
 
@@ -26,6 +29,19 @@ struct repetition {
     char *prepare_error;    /* the --prepare command failed: why (the run was not made) */
     struct event_log log;   /* names; the events themselves are freed once aggregated */
     struct stage_data stages;
+    struct sample_table samples;  /* resource samples (n == 0 without sampling) */
+    struct metric_stat **metrics; /* attributed samples: stages.n_stages rows, then the run;
+                                   * NULL without samples */
+};
+
+/* How resources were sampled during the invocation. */
+struct sampling_info {
+    int64_t interval_ns;
+    char **active;          /* source names */
+    size_t n_active;
+    char **skipped;         /* "source: reason" */
+    size_t n_skipped;
+    uint64_t errors;        /* read failures counted by the sources */
 };
 
 struct bench_result {
@@ -37,6 +53,12 @@ struct bench_result {
     uint64_t events_outside_runs;
     int stop_signal;           /* mlbench was interrupted by this signal, or 0 */
     struct summary summary;    /* filled by summary_compute */
+    struct sampling_info sampling;
+    struct analysis analysis;  /* filled by resources_analyze */
+    bool analyzed;
+    uint64_t gpus_shown;       /* bit i: GPU i was used by the workload (or --all-gpus) */
+    struct stage_resources *figures; /* per summary stage, then the whole run (n_stages + 1);
+                                      * names borrowed from the summary; NULL without samples */
 };
 
 /* Sets up an empty result for config (which must outlive it) with a fresh id. */

@@ -4,6 +4,7 @@
 #define MLBENCH_RUN_CONFIG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define RUN_AUTO_MIN_RUNS 3       /* automatic mode: at least this many runs ... */
 #define RUN_AUTO_MIN_SECONDS 5.0  /* ... and this much measured time ... */
@@ -28,6 +29,8 @@ struct run_config {
     bool json;            /* summary as JSON on stdout */
     bool fail_fast;
     bool show_output;
+    int64_t interval_ns;  /* resource sampling interval */
+    bool all_gpus;        /* report every GPU, not only those the workload used */
 };
 
 #endif

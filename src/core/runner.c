@@ -215,6 +215,9 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
         return 0;
     }
 
+    if (spec->spawned)
+        spec->spawned(spec->spawned_arg, pid);
+
     int64_t deadline = spec->timeout_s > 0 ? out->start_ns + seconds_to_ns(spec->timeout_s) : 0;
     int64_t kill_at = 0, next_tick = out->start_ns, leader_end = 0;
     int leader_status = -1, got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum run_status {
     RUN_OK,          /* exited with status 0 */
@@ -36,6 +37,9 @@ struct runner_spec {
     void (*tick)(void *arg, int64_t elapsed_ns);
     void *tick_arg;
     int tick_ms;
+    /* Called with the pid right after the command started (the sampler follows it); may be NULL. */
+    void (*spawned)(void *arg, pid_t pid);
+    void *spawned_arg;
 };
 
 #define RUNNER_STDERR_TAIL 4096 /* bytes of stderr kept */

@@ -24,8 +24,11 @@ void summary_warn(struct summary *s, const char *code, const char *fmt, ...)
 
 void summary_free(struct summary *s)
 {
-    for (size_t i = 0; i < s->n_stages; i++)
+    for (size_t i = 0; i < s->n_stages; i++) {
         free(s->stages[i].name);
+        free(s->stages[i].resources);
+    }
+    free(s->total_resources);
     for (size_t i = 0; i < s->n_counters; i++)
         free(s->counters[i].name);
     for (size_t i = 0; i < s->n_meta; i++) {
@@ -102,6 +105,35 @@ static void check_series(struct summary *s, const char *what, const double *x,
                  units_duration(st->median, a, sizeof a));
 }
 
+/* Combines one series' statistics of several runs: median of the means, lowest min, highest
+ * peak. rows[k] is NULL for a run without the stage. */
+static struct metric_stat *combine_metrics(const struct metric_stat *const *rows, size_t n_rows,
+                                           size_t n_series)
+{
+    struct metric_stat *out = xcalloc(n_series ? n_series : 1, sizeof *out);
+    double *means = xmalloc((n_rows + 1) * sizeof *means);
+    for (size_t j = 0; j < n_series; j++) {
+        struct metric_stat *o = &out[j];
+        *o = (struct metric_stat){NAN, NAN, NAN, 0};
+        size_t n = 0;
+        for (size_t k = 0; k < n_rows; k++) {
+            const struct metric_stat *m = rows[k] ? &rows[k][j] : NULL;
+            if (!m || m->n == 0)
+                continue;
+            means[n++] = m->mean;
+            if (!(o->min <= m->min))
+                o->min = m->min;
+            if (!(o->peak >= m->peak))
+                o->peak = m->peak;
+            o->n += m->n;
+        }
+        if (n)
+            o->mean = stats_median(means, n);
+    }
+    free(means);
+    return out;
+}
+
 static void summarize_stages(struct summary *s, const struct used *u, double wall_median)
 {
     double *x = xmalloc(u->n * sizeof *x), *busy = xmalloc(u->n * sizeof *x);
@@ -141,6 +173,17 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
             n++;
         }
         ss->n = n;
+        if (s->n_series) {
+            const struct metric_stat **rows = xcalloc(present.n + 1, sizeof *rows);
+            for (size_t k = 0; k < present.n; k++) {
+                const struct repetition *rep = present.rep[k];
+                const struct stage_total *t = find_stage(rep, ss->name);
+                if (rep->metrics && t)
+                    rows[k] = rep->metrics[t - rep->stages.stages];
+            }
+            ss->resources = combine_metrics(rows, present.n, s->n_series);
+            free(rows);
+        }
         stats_summarize(x, n, &ss->active);
         ss->busy_median_ns = stats_median(busy, n);
         ss->span_median_ns = stats_median(span, n);
@@ -367,6 +410,20 @@ void summary_compute(struct bench_result *r)
         if (n_outside)
             s->outside_median_ns = stats_median(outside, n_outside);
         check_series(s, "total", wall, &u, &s->wall);
+        for (size_t k = 0; k < u.n && !s->series; k++) {
+            if (u.rep[k]->metrics) {
+                s->series = u.rep[k]->samples.defs;
+                s->n_series = u.rep[k]->samples.n_series;
+            }
+        }
+        if (s->n_series) {
+            const struct metric_stat **rows = xcalloc(u.n + 1, sizeof *rows);
+            for (size_t k = 0; k < u.n; k++)
+                if (u.rep[k]->metrics)
+                    rows[k] = u.rep[k]->metrics[u.rep[k]->stages.n_stages];
+            s->total_resources = combine_metrics(rows, u.n, s->n_series);
+            free(rows);
+        }
         summarize_stages(s, &u, s->wall.median);
         summarize_counters(s, &u);
         summarize_meta(s, &u);

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/attrib.h"
+#include "core/sampler.h"
 #include "core/stats.h"
 
 struct bench_result;
@@ -27,6 +29,8 @@ struct stage_summary {
     double span_median_ns;     /* median over runs of first begin to last end */
     double count_median;       /* median spans per run */
     double share;              /* active median / median wall time of the run */
+    struct metric_stat *resources; /* per series: median of the runs' means, lowest min, highest
+                                    * peak, total n; NULL without samples */
 };
 
 struct counter_summary {
@@ -65,6 +69,11 @@ struct summary {
     size_t n_meta;
     struct warning *warnings;
     size_t n_warnings;
+    /* Resource samples attributed to the whole run (as stage_summary.resources), or NULL. */
+    struct metric_stat *total_resources;
+    const struct series_def *series; /* their definitions (owned by the sampler's registry copy
+                                      * in the first used run's table) */
+    size_t n_series;
 };
 
 /* Computes r->summary from r's repetitions (replacing any previous one). */

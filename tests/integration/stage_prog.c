@@ -83,6 +83,55 @@ static int children(void)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Keeps one core busy for the given seconds. */
+static void *burn(void *arg)
+{
+    double until = now_s() + *(const double *)arg;
+    volatile double x = 1;
+    while (now_s() < until)
+        for (int i = 0; i < 10000; i++)
+            x = x * 1.0000001 + 1e-9;
+    return NULL;
+}
+
+/* Stage "compute": n threads each burning a core for 1 s. */
+static int burners(int n)
+{
+    pthread_t t[8];
+    double seconds = 1.0;
+    mlb_stage_begin("compute");
+    for (int i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, burn, &seconds);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    mlb_stage_end("compute");
+    return 0;
+}
+
+/* Stage "workers": 20 short-lived processes, one after another, each burning 50 ms. */
+static int forkers(void)
+{
+    double seconds = 0.05;
+    mlb_stage_begin("workers");
+    for (int i = 0; i < 20; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            burn(&seconds);
+            _exit(0);
+        }
+        waitpid(p, NULL, 0);
+    }
+    mlb_stage_end("workers");
+    return 0;
+}
+
 /* Sends datagrams that bypass the API: malformed ones and an unbalanced end. */
 static int malformed(void)
 {
@@ -118,6 +167,16 @@ int main(int argc, char **argv)
         return children();
     if (!strcmp(mode, "malformed"))
         return malformed();
+    if (!strcmp(mode, "burn1"))
+        return burners(1);
+    if (!strcmp(mode, "burn2"))
+        return burners(2);
+    if (!strcmp(mode, "forkers"))
+        return forkers();
+    if (!strcmp(mode, "sleeper")) { /* waits on nothing measurable */
+        stage("wait", 1000);
+        return 0;
+    }
     if (!strcmp(mode, "many")) { /* more spans than a result file keeps */
         for (int i = 0; i < 25000; i++) {
             mlb_stage_begin("tick");

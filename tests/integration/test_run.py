@@ -360,6 +360,81 @@ class RunTest(unittest.TestCase):
         self.assertRegex(tty, r"\r\x1b\[Krun 1/2  stage forever  \d")
         self.assertEqual(p.returncode, 130)
 
+    def verdict(self, r, stage):
+        for v in r["analysis"]["verdicts"]:
+            if v["stage"] == stage:
+                return v
+        raise AssertionError(f"no verdict for {stage}: {r['analysis']}")
+
+    def resource(self, entry, metric):
+        for m in entry["resources"]:
+            if m["metric"] == metric:
+                return m
+        raise AssertionError(f"{metric} missing")
+
+    def test_cpu_bound_parallel(self):
+        if os.cpu_count() < 2:
+            self.skipTest("needs 2 CPUs to tell parallel from single-thread work")
+        rc, out, err = self.mlbench("-r", "1", "--interval", "50ms", "--", STAGE_PROG, "burn2")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        compute = self.stage(r["summary"], "compute")
+        cores = self.resource(compute, "process_cpu_seconds_total")["mean"]
+        self.assertGreater(cores, 1.5, cores)
+        self.assertEqual(self.verdict(r, "compute")["rule"], "cpu-bound-parallel")
+        self.assertIn("cpu-bound-parallel", out)
+
+    def test_cpu_bound_single_thread(self):
+        if os.cpu_count() < 2:
+            self.skipTest("single-thread is only a bottleneck on a multi-core machine")
+        rc, out, err = self.mlbench("-r", "1", "--interval", "50ms", "--", STAGE_PROG, "burn1")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        cores = self.resource(self.stage(r["summary"], "compute"), "process_cpu_seconds_total")["mean"]
+        self.assertTrue(0.8 <= cores <= 1.2, cores)
+        self.assertEqual(self.verdict(r, "compute")["rule"], "cpu-bound-single-thread")
+        finding = [f for f in r["analysis"]["findings"] if f["rule"] == "cpu-bound-single-thread"]
+        self.assertEqual(len(finding), 1)
+        self.assertIn("parallel", finding[0]["recommendation"])
+        self.assertGreater(finding[0]["saving_ns"], 0)
+        self.assertEqual(r["analysis"]["bottleneck"], "compute")
+
+    def test_idle(self):
+        rc, out, err = self.mlbench("-r", "1", "--interval", "50ms", "--", STAGE_PROG, "sleeper")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertEqual(self.verdict(r, "wait")["rule"], "idle")
+        samples = r["runs"][0]["samples"]
+        self.assertGreaterEqual(len(samples["t_ns"]), 15)  # 1 s at 50 ms
+        names = {s["metric"] for s in samples["series"]}
+        self.assertIn("process_resident_bytes", names)
+        self.assertIn("system_cpu_busy_ratio", names)
+
+    def test_short_lived_workers(self):
+        """20 processes of 50 ms each: their CPU time is all counted, by rusage and by the sampler."""
+        rc, out, err = self.mlbench("-r", "1", "--interval", "20ms", "--", STAGE_PROG, "forkers")
+        self.assertEqual(rc, 0, err)
+        run = self.result()["runs"][0]
+        cpu_s = (run["user_ns"] + run["sys_ns"]) / 1e9
+        self.assertGreater(cpu_s, 0.8, cpu_s)  # 20 x 50 ms = 1 s
+        series = {s["metric"]: s for s in run["samples"]["series"]}
+        values = [v for v in series["process_cpu_seconds_total"]["values"] if v is not None]
+        self.assertGreater(max(values) - min(values), 0.8)
+
+    def test_gpu_claim_without_gpu(self):
+        """A run labelled for the GPU that used none is called out."""
+        rc, out, err = self.mlbench("-r", "1", "-l", "resnet-gpu", "--", STAGE_PROG, "seq")
+        self.assertEqual(rc, 0, err)
+        codes = [w["code"] for w in self.result()["warnings"]]
+        self.assertTrue({"gpu_not_used", "gpu_unverified"} & set(codes), codes)
+
+    def test_bad_interval(self):
+        for value in ("5ms", "11s", "abc", "-1", "0"):
+            with self.subTest(value=value):
+                rc, out, err = self.mlbench("--interval", value, "--", "true")
+                self.assertEqual(rc, 2)
+                self.assertIn(f"--interval '{value}'", err)
+
     def test_schema(self):
         """Every field of a result is documented in docs/result-schema.md with its type, and
         every documented field that is not optional is present."""
@@ -390,7 +465,8 @@ TYPES = {"integer", "number", "string", "boolean", "array", "object", "null"}
 
 def load_schema(md_path):
     """Rows `| \`path\` | type[ or null][, optional] | meaning |` of the schema document.
-    A "stats object" row stands for the object and every `STATS.*` row under its path."""
+    A "stats object" row stands for the object and every `STATS.*` row under its path; a
+    "resource object" row likewise with the `RESOURCE.*` rows."""
     rows = {}
     in_table = False  # only tables headed "| path | type | meaning |"
     with open(md_path) as f:
@@ -408,18 +484,19 @@ def load_schema(md_path):
             types = set(re.findall(r"[a-z]+", spec)) & TYPES
             if "number" in types:
                 types.add("integer")  # a JSON number may be written without a fraction
-            if "stats object" in spec:
+            kind = "STATS" if "stats object" in spec else "RESOURCE" if "resource object" in spec else None
+            if kind:
                 types.add("object")
-            rows[m.group(1)] = (types, "optional" in spec, "stats object" in spec)
+            rows[m.group(1)] = (types, "optional" in spec, kind)
     documented = {}
-    for path, (types, optional, is_stats) in rows.items():
-        if path.startswith("STATS."):
+    for path, (types, optional, kind) in rows.items():
+        if path.startswith(("STATS.", "RESOURCE.")):
             continue
         documented[path] = (types, optional)
-        if is_stats:
+        if kind:
             for sub, (t, o, _) in rows.items():
-                if sub.startswith("STATS."):
-                    documented[path + sub[len("STATS"):]] = (t, o)
+                if sub.startswith(kind + "."):
+                    documented[path + sub[len(kind):]] = (t, o)
     return documented
 
 

@@ -1,0 +1,91 @@
+/* analyze: bottleneck analysis. Classifies each stage from its resource figures (what it is
+ * bound by), and lists findings with evidence and a recommendation, ordered by the time they
+ * could save. Pure functions over plain data; the rules, their thresholds and their saving
+ * estimates are documented in docs/analysis.md. Thread-safe on distinct data. */
+#ifndef MLBENCH_ANALYZE_H
+#define MLBENCH_ANALYZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Resource figures of one stage (or of the whole run), medians over the measured runs of the
+ * per-run means (peaks: the largest peak). NAN when not measured (source skipped, stage
+ * shorter than the sampling interval). Ratios are 0..1. */
+struct stage_resources {
+    const char *name;        /* stage name, "total" for the whole run */
+    int depth;               /* nesting depth, 0 for top level and total */
+    double time_ns;          /* median active time */
+    double share;            /* of the run's median wall time, 0..1 */
+    size_t samples;          /* samples that fell in the stage (all runs) */
+
+    /* workload process tree */
+    double cpu_cores;        /* mean CPU cores busy (1.0 = one core all the time) */
+    double cpu_cores_peak;
+    double rss_peak_bytes;
+    double read_bps, write_bps;   /* bytes/s read and written by the tree (storage layer) */
+    double threads_peak;
+
+    /* whole machine */
+    double sys_cpu_busy;     /* mean fraction of all cores busy */
+    double other_cores;      /* mean cores busy with other processes than the workload */
+    double iowait;           /* mean fraction of CPU time in iowait */
+    double psi_cpu_some, psi_io_some, psi_io_full, psi_mem_some, psi_mem_full; /* ratios */
+    double disk_read_bps, disk_write_bps;
+    double swap_in_bps, swap_out_bps;
+    double mem_available_min_bytes;
+
+    /* GPUs the workload used (averaged over them; peaks over them) */
+    int gpus;                /* GPUs in the figures; 0 = none used or none measured */
+    double gpu_util;         /* mean SM utilisation */
+    double gpu_util_peak;
+    double gpu_mem_util;     /* mean memory-controller utilisation */
+    double gpu_mem_peak_bytes;    /* largest memory used on one GPU */
+    double gpu_mem_total_bytes;   /* that GPU's memory */
+    double gpu_power_watts;
+};
+
+/* Context that sharpens the advice: from the machine and the workload's metadata markers. */
+struct analysis_context {
+    int ncpu;                /* CPUs online; 0 or less: unknown */
+    bool gpu_measured;       /* NVML worked: GPU figures are real (else GPU rules stay silent) */
+    bool gpu_tensor_cores;   /* the GPU has tensor cores (compute capability >= 7.0) */
+    const char *gpu_name;    /* or NULL */
+    long batch_size;         /* metadata batch_size, -1 (any value <= 0) when not given */
+    const char *precision;   /* metadata precision (fp32, tf32, fp16, bf16...), or NULL */
+    const char *device;      /* metadata device (cpu, cuda...), or NULL */
+};
+
+/* One conclusion about one stage. */
+struct finding {
+    char *rule;              /* rule id, e.g. "cpu-bound-single-thread" (docs/analysis.md) */
+    char *stage;
+    char *evidence;          /* the numbers it rests on, for people */
+    char *recommendation;    /* what to try */
+    double saving_ns;        /* estimated time per run it could save in its stage (findings of
+                              * nested stages overlap: do not add them); 0 when it cannot be said */
+};
+
+/* The verdict of one stage: the rule that classifies it ("idle" and so on). */
+struct verdict {
+    char *stage;
+    char *rule;
+    char *evidence;
+};
+
+struct analysis {
+    struct verdict *verdicts;   /* one per stage analysed, in input order, then total */
+    size_t n_verdicts;
+    struct finding *findings;   /* ordered by saving_ns, largest first */
+    size_t n_findings;
+    char *bottleneck;           /* stage holding the pipeline back (largest top-level share; the
+                                 * first on ties), or NULL when there is no top-level stage */
+};
+
+/* Analyses stages[0..n) (leaf and parent stages alike) and total (NULL: none; then the run-wide
+ * checks look at the top-level stages). Neither input is kept. *out is overwritten, not freed;
+ * its strings are owned by it: free it with analysis_free (which zeroes it). */
+void analyze(const struct analysis_context *ctx, const struct stage_resources *stages, size_t n,
+             const struct stage_resources *total, struct analysis *out);
+void analysis_free(struct analysis *a);
+
+#endif
