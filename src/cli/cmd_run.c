@@ -391,6 +391,9 @@ int cmd_run(int argc, char **argv)
     markers_stop(l.markers);
 
     l.result.sampling.errors = sampler_errors(l.sampler);
+    l.result.sampling.cpu_ns = sampler_cpu_ns(l.sampler);
+    for (size_t i = 0; i < l.result.n_reps; i++)
+        l.result.sampling.sampled_ns += l.result.reps[i].outcome.wall_ns;
     summary_compute(&l.result);
     resources_analyze(&l.result);
     if (!cfg.runs && l.measured == 1 && l.measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)

@@ -64,7 +64,7 @@ static void resources_table(FILE *out, const struct bench_result *r)
     const struct summary *s = &r->summary;
     bool gpu = r->gpus_shown != 0;
     char c[8][32];
-    fprintf(out, "\n%-22s %6s %10s %9s %9s %7s", "resources (mean)", "cores", "peak RSS",
+    fprintf(out, "\n%-22s %6s %10s %9s %9s %7s", "resources (mean)", "cores", "peak mem",
             "read MB/s", "write MB/s", "iowait");
     if (gpu)
         fprintf(out, " %8s %10s %7s", "GPU util", "GPU mem", "GPU W");

@@ -333,8 +333,11 @@ static json_t *sampling_json(const struct sampling_info *si)
         json_array_append_new(active, json_string(si->active[i]));
     for (size_t i = 0; i < si->n_skipped; i++)
         json_array_append_new(skipped, jtext(si->skipped[i]));
-    return json_pack("{s:o, s:o, s:o, s:I}", "interval_ns", jint(si->interval_ns),
-                     "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors);
+    return json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "interval_ns", jint(si->interval_ns),
+                     "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
+                     "cpu_ns", jint(si->cpu_ns),
+                     "cpu_ratio", si->sampled_ns > 0 ? jnum((double)si->cpu_ns / (double)si->sampled_ns)
+                                                     : json_null());
 }
 
 static json_t *analysis_json(const struct bench_result *r)

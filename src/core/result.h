@@ -42,6 +42,8 @@ struct sampling_info {
     char **skipped;         /* "source: reason" */
     size_t n_skipped;
     uint64_t errors;        /* read failures counted by the sources */
+    int64_t cpu_ns;         /* CPU time the sampling thread used over all runs */
+    int64_t sampled_ns;     /* wall time sampled: the runs' wall times added up */
 };
 
 struct bench_result {

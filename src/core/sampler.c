@@ -93,6 +93,7 @@ struct sampler {
     pid_t leader;              /* guarded by mu */
     struct sample_table *tab;  /* written by the thread while running */
     uint64_t errors;           /* guarded by mu */
+    int64_t cpu_ns;            /* CPU time the sampling thread used, all runs; guarded by mu */
 };
 
 static int64_t mono_ns(void)
@@ -150,6 +151,11 @@ uint64_t sampler_errors(const struct sampler *s)
     return s->errors;
 }
 
+int64_t sampler_cpu_ns(const struct sampler *s)
+{
+    return s->cpu_ns;
+}
+
 /* One tick: a new row, every source in table order. Called on the sampler thread. */
 static void sample_once(struct sampler *s)
 {
@@ -166,10 +172,17 @@ static void sample_once(struct sampler *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *sampler_main(void *arg)
 {
     struct sampler *s = arg;
-    int64_t next = mono_ns();
+    int64_t next = mono_ns(), cpu0 = thread_cpu_ns();
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         pthread_mutex_unlock(&s->mu);
@@ -190,6 +203,9 @@ static void *sampler_main(void *arg)
     }
     pthread_mutex_unlock(&s->mu);
     sample_once(s); /* the state at the end of the run */
+    pthread_mutex_lock(&s->mu);
+    s->cpu_ns += thread_cpu_ns() - cpu0;
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 

@@ -104,6 +104,8 @@ size_t sampler_skipped(const struct sampler *s, const char *const **reasons);
 size_t sampler_active(const struct sampler *s, const char *const **names);
 /* Read failures counted by the sources so far (unreadable files, vanished processes, NVML errors). */
 uint64_t sampler_errors(const struct sampler *s);
+/* CPU time the sampling thread has used so far (its own cost), ns. Call between runs. */
+int64_t sampler_cpu_ns(const struct sampler *s);
 /* Starts sampling into tab (initialised here) on a new thread; takes a first sample at once. */
 int sampler_start(struct sampler *s, struct sample_table *tab);
 /* The workload's leader, once spawned (called from the controlling thread). */

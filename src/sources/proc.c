@@ -142,7 +142,7 @@ static ssize_t read_member_file(struct proc_state *st, pid_t pid, const char *fi
 {
     if (*fd >= 0) {
         ssize_t n = pread_all(*fd, st->buf, sizeof st->buf);
-        if (n > 0)
+        if (n > 0 || (n < 0 && errno == EACCES))
             return n;
         close_kept(st, fd);
     }
@@ -236,7 +236,13 @@ static int cmp_member(const void *a, const void *b)
 static struct member *member_find(struct member *m, size_t n, pid_t pid)
 {
     struct member key = {.pid = pid};
-    return bsearch(&key, m, n, sizeof *m, cmp_member);
+    return n ? bsearch(&key, m, n, sizeof *m, cmp_member) : NULL;
+}
+
+static struct entry *entry_find(struct entry *e, size_t n, pid_t pid)
+{
+    struct entry key = {.pid = pid};
+    return n ? bsearch(&key, e, n, sizeof *e, cmp_entry) : NULL;
 }
 
 /* Lists the pid directories of <proc_root> into st->now, sorted by pid. */
@@ -272,7 +278,7 @@ static void read_candidates(struct proc_state *st)
     st->n_all = 0;
     for (size_t i = 0; i < st->n_now; i++) {
         const struct entry *e = &st->now[i];
-        const struct entry *seen = bsearch(e, st->seen, st->n_seen, sizeof *e, cmp_entry);
+        const struct entry *seen = entry_find(st->seen, st->n_seen, e->pid);
         if (seen && seen->ino == e->ino && !seen->member)
             continue;
         struct member *was = member_find(st->prev, st->n_prev, e->pid);
@@ -367,18 +373,18 @@ static void read_io(struct proc_state *st, struct member *m, uint64_t *errors)
  * is read at most every PSS_REFRESH_NS, and no more than 1 % of the time; in between, the PSS
  * read last moves with the RSS. */
 static double member_resident(struct proc_state *st, struct member *m, double rss_bytes,
-                              int64_t now_ns)
+                              int64_t tick_ns)
 {
-    if (now_ns >= m->pss_due_ns) {
+    if (tick_ns >= m->pss_due_ns) {
         char path[48];
         snprintf(path, sizeof path, "%d/smaps_rollup", (int)m->pid);
         int unused = -1;
+        int64_t t0 = mono_ns();
         long long kb = read_path(st, path, &unused, false) > 0 ? field_value(st->buf, "Pss:") : -1;
-        int64_t cost = mono_ns() - now_ns;
+        int64_t wait = (mono_ns() - t0) * PSS_COST_FACTOR;
         m->pss_bytes = kb < 0 ? -1 : (double)kb * 1024;
         m->pss_rss_bytes = rss_bytes;
-        m->pss_due_ns = now_ns + (cost * PSS_COST_FACTOR > PSS_REFRESH_NS ? cost * PSS_COST_FACTOR
-                                                                          : PSS_REFRESH_NS);
+        m->pss_due_ns = tick_ns + (wait > PSS_REFRESH_NS ? wait : PSS_REFRESH_NS);
     }
     if (m->pss_bytes < 0)
         return rss_bytes;
@@ -502,8 +508,7 @@ static void end_tick(struct proc_state *st)
     st->n_cur = 0;
 
     for (size_t i = 0; i < st->n_prev; i++) {
-        struct entry key = {.pid = st->prev[i].pid};
-        struct entry *e = bsearch(&key, st->now, st->n_now, sizeof key, cmp_entry);
+        struct entry *e = entry_find(st->now, st->n_now, st->prev[i].pid);
         if (e)
             e->member = true;
     }

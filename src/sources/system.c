@@ -276,18 +276,20 @@ static bool has_prefix(const char *s, const char *prefix)
 }
 
 /* Whether name is a partition of another device of this diskstats snapshot: "sda1" of "sda",
- * "nvme0n1p2" of "nvme0n1", "mmcblk0p1" of "mmcblk0". Used when /sys/block is unreadable. */
+ * "nvme0n1p2" of "nvme0n1", "mmcblk0p1" of "mmcblk0" (the kernel puts a 'p' between a name
+ * ending in a digit and the partition number, so "nvme0n10" is no partition of "nvme0n1").
+ * Used when /sys/block cannot be read. */
 static bool looks_like_partition(const struct system_state *st, const char *name)
 {
     for (size_t i = 0; i < st->n_lines; i++) {
         const char *base = st->lines[i].name;
         size_t len = strlen(base);
-        if (!strcmp(base, name) || strncmp(name, base, len))
+        if (len == 0 || strncmp(name, base, len))
             continue;
         const char *rest = name + len;
-        if (*rest == 'p' && rest[1])
-            rest++;
-        if (!*rest)
+        if (base[len - 1] >= '0' && base[len - 1] <= '9' && *rest++ != 'p')
+            continue;
+        if (*rest < '0' || *rest > '9')
             continue;
         while (*rest >= '0' && *rest <= '9')
             rest++;
@@ -480,16 +482,14 @@ static void sample_cpu(struct system_state *st, struct sample_table *tab, size_t
             st->cores[i].prev.valid = false;
 }
 
-/* Stores value * scale into series, or counts an error when value < 0 (not found). */
-static void set_or_error(struct sample_table *tab, size_t series, size_t row, double value,
-                         double scale, uint64_t *errors)
+/* Stores value * scale into series when value >= 0 (found). Returns false when it was not. */
+static bool set_found(struct sample_table *tab, size_t series, size_t row, double value,
+                      double scale)
 {
-    if (series == NO_SERIES)
-        return;
-    if (value < 0)
-        (*errors)++;
-    else
-        table_set(tab, series, row, value * scale);
+    if (series == NO_SERIES || value < 0)
+        return series == NO_SERIES;
+    table_set(tab, series, row, value * scale);
+    return true;
 }
 
 static void system_sample(void *state, struct sample_ctx *ctx, struct sample_table *tab,
@@ -499,18 +499,18 @@ static void system_sample(void *state, struct sample_ctx *ctx, struct sample_tab
     struct system_state *st = state;
     sample_cpu(st, tab, row, errors);
 
-    if (st->s_mem_avail != NO_SERIES) {
-        double kb = sys_file_read(&st->meminfo) < 0 ? -1 : keyed_line(st->meminfo.buf, "MemAvailable:");
-        set_or_error(tab, st->s_mem_avail, row, kb, 1024, errors);
-    }
+    /* Each file that cannot be read, or lacks a value it had at open, is one error. */
+    if (st->s_mem_avail != NO_SERIES &&
+        (sys_file_read(&st->meminfo) < 0 ||
+         !set_found(tab, st->s_mem_avail, row, keyed_line(st->meminfo.buf, "MemAvailable:"), 1024)))
+        (*errors)++;
     if (st->s_swap_in != NO_SERIES) {
-        bool ok = sys_file_read(&st->vmstat) >= 0;
         double page = (double)st->page_size;
-        set_or_error(tab, st->s_swap_in, row, ok ? keyed_line(st->vmstat.buf, "pswpin") : -1,
-                     page, errors);
-        if (ok)
-            set_or_error(tab, st->s_swap_out, row, keyed_line(st->vmstat.buf, "pswpout"), page,
-                         errors);
+        bool ok = sys_file_read(&st->vmstat) >= 0;
+        ok = ok && set_found(tab, st->s_swap_in, row, keyed_line(st->vmstat.buf, "pswpin"), page);
+        ok = ok && set_found(tab, st->s_swap_out, row, keyed_line(st->vmstat.buf, "pswpout"), page);
+        if (!ok)
+            (*errors)++;
     }
     if (st->s_disk_read != NO_SERIES) {
         if (sys_file_read(&st->diskstats) < 0 || !parse_diskstats(st, st->diskstats.buf)) {
@@ -539,13 +539,12 @@ static void system_sample(void *state, struct sample_ctx *ctx, struct sample_tab
     for (int r = 0; r < N_PSI; r++) {
         if (st->s_psi[r][0] == NO_SERIES && st->s_psi[r][1] == NO_SERIES)
             continue;
-        if (sys_file_read(&st->psi[r]) < 0) {
-            (*errors)++;
-            continue;
-        }
+        bool ok = sys_file_read(&st->psi[r]) >= 0;
         for (int k = 0; k < 2; k++)
-            set_or_error(tab, st->s_psi[r][k], row, psi_total(st->psi[r].buf, psi_kinds[k]), 1e-6,
-                         errors);
+            ok = ok && set_found(tab, st->s_psi[r][k], row,
+                                 psi_total(st->psi[r].buf, psi_kinds[k]), 1e-6);
+        if (!ok)
+            (*errors)++;
     }
 }
 

@@ -19,7 +19,8 @@
  *   QUERY G STEP...            the answers of QUERY on G, one per call, the last repeated
  * QUERY: util (STEP gpu%/mem%, e.g. 80/30), mem_used (bytes; free = total - used), power (mW),
  * sm_clock, mem_clock (MHz), temp (C), pcie_rx, pcie_tx (KB/s), throttle (mask), procs (STEP:
- * PID:BYTES[,PID:BYTES...] or - for none; PID SELF is the caller's pid, BYTES NA is
+ * PID:BYTES[,PID:BYTES...] or - for none; PID SELF is the caller's pid, CHILD its child process
+ * at the time of the call (the workload mlbench is running: integration tests), BYTES NA is
  * NVML_VALUE_NOT_AVAILABLE). Any STEP may be ERR_<NAME> (ERR_UNKNOWN, ERR_NOT_SUPPORTED, ...:
  * that error, once) or LOST (NVML_ERROR_GPU_IS_LOST, and every later call on that GPU too).
  * A query with no script answers NVML_ERROR_NOT_SUPPORTED. Every call takes the next step,
@@ -29,6 +30,7 @@
  *
  * fake_nvml_calls(NAME) tells how often the NVML function NAME was called since the script was
  * last read. Not thread-safe: one test thread at a time. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -61,6 +63,7 @@ static const char *const seq_keys[N_SEQ] = {
 };
 
 struct proc {
+    bool child;               /* CHILD: the caller's child, looked up at each call */
     unsigned int pid;
     unsigned long long bytes;
 };
@@ -221,6 +224,8 @@ static bool parse_procs(char *tok, struct step *st)
         unsigned long long pid;
         if (!strcmp(e, "SELF"))
             p->pid = (unsigned int)getpid();
+        else if (!strcmp(e, "CHILD"))
+            p->child = true;
         else if (parse_ull(e, &pid))
             p->pid = (unsigned int)pid;
         else
@@ -651,6 +656,34 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
     return take_reasons(device, reasons);
 }
 
+/* A child process of the caller (the first found in /proc), or 0. */
+static unsigned int first_child(void)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    unsigned int found = 0;
+    while (d && !found && (e = readdir(d))) {
+        char path[300], buf[512];
+        unsigned long long pid;
+        if (!parse_ull(e->d_name, &pid))
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(buf, sizeof buf, f)) {
+            const char *close = strrchr(buf, ')');
+            int ppid;
+            if (close && sscanf(close + 2, "%*c %d", &ppid) == 1 && ppid == getpid())
+                found = (unsigned int)pid;
+        }
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* Copies the current process list into infos (v1: legacy layout) when count is enough. */
 static nvmlReturn_t take_procs(nvmlDevice_t device, unsigned int *count, void *infos, bool v1)
 {
@@ -666,12 +699,12 @@ static nvmlReturn_t take_procs(nvmlDevice_t device, unsigned int *count, void *i
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     for (unsigned int i = 0; i < st->n_procs; i++) {
+        unsigned int pid = st->procs[i].child ? first_child() : st->procs[i].pid;
         if (v1)
-            ((nvmlProcessInfo_v1_t *)infos)[i] =
-                (nvmlProcessInfo_v1_t){st->procs[i].pid, st->procs[i].bytes};
+            ((nvmlProcessInfo_v1_t *)infos)[i] = (nvmlProcessInfo_v1_t){pid, st->procs[i].bytes};
         else
-            ((nvmlProcessInfo_v2_t *)infos)[i] = (nvmlProcessInfo_v2_t){
-                st->procs[i].pid, st->procs[i].bytes, 0xFFFFFFFFu, 0xFFFFFFFFu};
+            ((nvmlProcessInfo_v2_t *)infos)[i] =
+                (nvmlProcessInfo_v2_t){pid, st->procs[i].bytes, 0xFFFFFFFFu, 0xFFFFFFFFu};
     }
     *count = st->n_procs;
     advance(device, SEQ_PROCS);

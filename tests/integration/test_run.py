@@ -428,6 +428,53 @@ class RunTest(unittest.TestCase):
         codes = [w["code"] for w in self.result()["warnings"]]
         self.assertTrue({"gpu_not_used", "gpu_unverified"} & set(codes), codes)
 
+    def fake_gpu(self, script, *args):
+        """Runs mlbench with the fake NVML library replaying script (tests/fakes/fake_nvml.c)."""
+        path = os.path.join(self.tmp.name, "nvml.script")
+        with open(path, "w") as f:
+            f.write(script)
+        return self.mlbench(*args, env={"MLBENCH_NVML_LIBRARY": os.environ["FAKE_NVML"],
+                                        "FAKE_NVML_SCRIPT": path})
+
+    GPU = """devices 2
+name 0 NVIDIA H200
+cc 0 9 0
+mem_total 0 150000000000
+mem_used 0 20000000000
+util 0 95/60
+power 0 500000
+throttle 0 0
+procs 0 CHILD:20000000000
+util 1 0/0
+procs 1 -
+"""
+
+    def test_fake_gpu_bound(self):
+        """A GPU busy at 95 % while the CPU sleeps: gpu-bound, only the GPU the workload used
+        counts, memory headroom noticed, and a GPU label is not questioned."""
+        rc, out, err = self.fake_gpu(self.GPU, "-r", "1", "-l", "gpu-run", "--interval", "50ms",
+                                     "--", STAGE_PROG, "sleeper")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertEqual(r["sampling"]["sources"], ["proc", "system", "nvml"])
+        self.assertEqual(r["analysis"]["gpus"], [0])
+        self.assertEqual(self.verdict(r, "wait")["rule"], "gpu-bound")
+        rules = [f["rule"] for f in r["analysis"]["findings"]]
+        self.assertIn("gpu-memory-headroom", rules)
+        util = self.resource(self.stage(r["summary"], "wait"), "gpu_utilization_ratio")
+        self.assertAlmostEqual(util["mean"], 0.95)
+        codes = [w["code"] for w in r["warnings"]]
+        self.assertNotIn("gpu_not_used", codes)
+        self.assertNotIn("gpu_throttling", codes)
+        self.assertIn("GPU util", out)
+
+    def test_fake_gpu_throttled(self):
+        script = self.GPU.replace("throttle 0 0", "throttle 0 0 0x40")
+        rc, out, err = self.fake_gpu(script, "-r", "1", "--interval", "50ms", "--", STAGE_PROG, "sleeper")
+        self.assertEqual(rc, 0, err)
+        codes = [w["code"] for w in self.result()["warnings"]]
+        self.assertIn("gpu_throttling", codes)
+
     def test_bad_interval(self):
         for value in ("5ms", "11s", "abc", "-1", "0"):
             with self.subTest(value=value):

@@ -261,6 +261,83 @@ static void test_tree_and_values(void **state)
     assert_int_equal(fx->errors, 1); /* 103/io */
 }
 
+/* Processes that appear later are found: a new grandchild, and a pid that belonged to an
+ * unrelated process at the first tick and now names a child of the leader (procfs gives the
+ * reused pid a new directory). The unrelated process 200 stays out. */
+static void test_new_processes_found(void **state)
+{
+    struct fixture *fx = *state;
+    const struct fake_proc leader = {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10};
+    const struct fake_proc child = {101, "child", 100, 100, 20, 0, 0, 0, 1, 1010, 10};
+    const struct fake_proc other = {200, "other", 1, 200, 500, 0, 0, 0, 1, 900, 10};
+    const struct fake_proc old = {201, "old", 1, 201, 700, 0, 0, 0, 1, 901, 10};
+    write_proc(fx->root, &leader);
+    write_proc(fx->root, &child);
+    write_proc(fx->root, &other);
+    write_proc(fx->root, &old);
+    fixture_open(fx);
+    fx->ctx.leader = 100;
+    size_t row = tick(fx);
+    assert_value(fx, "process_count", row, 2);
+    assert_value(fx, "process_cpu_seconds_total", row, 0.30);
+
+    const struct fake_proc grandchild = {150, "grandchild", 101, 100, 5, 0, 0, 0, 1, 1100, 10};
+    const struct fake_proc reused = {201, "reused", 100, 100, 3, 0, 0, 0, 1, 1200, 10};
+    write_proc(fx->root, &grandchild);
+    fake_write(fx->root, "new/stat", "%s", "");
+    fake_remove(fx->root, "201");
+    fake_rename(fx->root, "new", "201");
+    write_proc(fx->root, &reused);
+    row = tick(fx);
+    assert_value(fx, "process_count", row, 4);
+    assert_true(in_tree(&fx->ctx, 150));
+    assert_true(in_tree(&fx->ctx, 201));
+    assert_false(in_tree(&fx->ctx, 200));
+    assert_value(fx, "process_cpu_seconds_total", row, 0.38);
+}
+
+/* A descendant that leaves the leader's group and loses its parent (re-parented to mlbench) is
+ * still the workload's: members stay in the tree while they live. */
+static void test_members_stay(void **state)
+{
+    struct fixture *fx = *state;
+    const struct fake_proc leader = {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10};
+    const struct fake_proc middle = {101, "sh", 100, 100, 1, 0, 0, 0, 1, 1010, 10};
+    struct fake_proc daemon = {102, "server", 101, 102, 40, 0, 0, 0, 4, 1020, 10};
+    write_proc(fx->root, &leader);
+    write_proc(fx->root, &middle);
+    write_proc(fx->root, &daemon);
+    fixture_open(fx);
+    fx->ctx.leader = 100;
+    size_t row = tick(fx);
+    assert_value(fx, "process_count", row, 3);
+    fake_remove(fx->root, "101");
+    daemon.ppid = 50;
+    write_proc(fx->root, &daemon);
+    row = tick(fx);
+    assert_value(fx, "process_count", row, 2);
+    assert_true(in_tree(&fx->ctx, 102));
+    assert_value(fx, "process_threads", row, 5);
+}
+
+/* PSS is read once, then follows the RSS until the next read (at most once a second). */
+static void test_pss_between_reads(void **state)
+{
+    struct fixture *fx = *state;
+    struct fake_proc leader = {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 1000};
+    write_proc(fx->root, &leader);
+    write_pss(fx->root, 100, 2000);
+    fixture_open(fx);
+    fx->ctx.leader = 100;
+    size_t row = tick(fx);
+    assert_value(fx, "process_resident_bytes", row, 2000.0 * 1024);
+    leader.rss_pages = 1100;
+    write_proc(fx->root, &leader);
+    write_pss(fx->root, 100, 9999);
+    row = tick(fx);
+    assert_value(fx, "process_resident_bytes", row, 2000.0 * 1024 + 100 * 4096);
+}
+
 /* A process whose io cannot be read at all: its counters are NAN, not 0. An io path that is a
  * directory fails with EISDIR even for root, and counts an error at each tick. */
 static void test_unreadable_io_is_nan(void **state)
@@ -404,16 +481,18 @@ static void test_malformed_stat(void **state)
     assert_value(fx, "process_cpu_seconds_total", row, 1.0);
 }
 
-static void burn_cpu(double seconds)
+/* Spins for `seconds` of CPU time; returns a sum the compiler cannot drop. */
+static double burn_cpu(double seconds)
 {
     struct timespec t0, t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-    volatile double x = 0;
+    double x = 0;
     do {
         for (int i = 0; i < 100000; i++)
             x += i * 0.5;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < seconds);
+    return x;
 }
 
 /* The real /proc, this test program as the leader, with 50 children blocked on a pipe. */
@@ -422,7 +501,7 @@ static void test_real_proc(void **state)
     struct fixture *fx = *state;
     fake_root_free(fx->root);
     fx->root = NULL;
-    burn_cpu(0.05); /* a few clock ticks of CPU time */
+    assert_true(burn_cpu(0.05) > 0); /* a few clock ticks of CPU time */
     fixture_open(fx);
     fx->ctx.leader = getpid();
     size_t row = tick(fx);
@@ -479,6 +558,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_fails_without_procfs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_leader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tree_and_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_processes_found, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_members_stay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pss_between_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_io_is_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),

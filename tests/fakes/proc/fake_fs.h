@@ -97,6 +97,18 @@ static inline void fake_remove(const char *root, const char *rel)
     FAKE_CHECK(nftw(path, fake_remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
 }
 
+/* Renames root/from to root/to (replacing an empty directory or a file). A pid directory for a
+ * reused pid is written under another name and renamed into place after the old one is removed:
+ * then it has a new inode, as in procfs (ext4 would give a directory created after the removal
+ * the old inode number again). */
+static inline void fake_rename(const char *root, const char *from, const char *to)
+{
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/%s", root, from);
+    snprintf(b, sizeof b, "%s/%s", root, to);
+    FAKE_CHECK(rename(a, b) == 0);
+}
+
 /* Removes the whole tree and frees root. */
 static inline void fake_root_free(char *root)
 {
