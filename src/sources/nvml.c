@@ -4,7 +4,7 @@
  * of the tests). Every GPU NVML lists is sampled, whatever --all-gpus says: which GPUs the
  * workload used is for the report to decide (gpu_process_memory_bytes tells).
  *
- * Per GPU i, series labelled gpu="i" (docs/metrics-gpu.md): utilisation, memory, power, clocks,
+ * Per GPU i, series labelled gpu="i" (docs/metrics.md): utilisation, memory, power, clocks,
  * temperature, PCIe throughput, throttle reasons and the GPU memory of the workload's processes.
  *
  * Failures: a function the library lacks, or one NVML says the GPU does not support, leaves its

@@ -4,16 +4,16 @@
  * in ctx->tree for the sources that run after it, and sums CPU time, memory, storage I/O and
  * threads over it. docs/metrics.md describes each series.
  *
- * Cost (measured, see the report in docs/metrics.md): a tick reads the directory of <proc_root>,
- * the stat and io files of the tree's members through descriptors kept open, and the stat file
- * of processes it has not seen before; processes known to be outside the tree are not read
- * again. smaps_rollup (PSS) costs about 9 us per MB of resident memory and holds the process's
- * mmap lock meanwhile, so it is read at most once a second per process (see member_resident). */
+ * Cost: a tick reads the directory of <proc_root>, the stat and io files of the tree's members
+ * through descriptors kept open, and the stat file of processes not seen before; processes
+ * known to be outside the tree are not read again. smaps_rollup (PSS) is read rarely (see
+ * member_resident). docs/metrics.md has the measured cost. */
 #include "core/sampler.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,15 +26,16 @@
 #include "core/xalloc.h"
 
 #define KEPT_FDS_MAX 512             /* descriptors kept open for members (stat and io) */
-#define PSS_REFRESH_NS 1000000000LL  /* read smaps_rollup at most this often per process */
-#define PSS_COST_FACTOR 100          /* ... and at most 1 % of the time its reads take */
+#define PSS_REFRESH_NS 1000000000LL  /* read smaps_rollup at most once a second per process */
+#define PSS_COST_FACTOR 1000         /* ... and its reads take at most 0.1 % of the time */
+#define PSS_TICK_BUDGET_NS 2000000LL /* smaps_rollup reads of one tick stop after 2 ms */
 
 /* A pid directory of <proc_root> at the last tick. d_ino identifies the directory: procfs gives
  * a reused pid a new inode, so a pid seen before with the same inode is the same process. */
 struct entry {
     pid_t pid;
     ino_t ino;
-    bool member; /* in the tree at that tick */
+    bool read_again; /* a member at that tick, or its stat could not be read */
 };
 
 enum { C_CPU, C_READ, C_WRITE, N_COUNTERS };
@@ -55,10 +56,11 @@ struct member {
 struct proc_stat {
     pid_t pid, ppid, pgrp;
     unsigned long long start_ticks;
-    unsigned long long cpu_ticks; /* utime + stime + cutime + cstime */
+    double cpu_ticks; /* utime + stime + cutime + cstime */
     long long threads;
     long long rss_pages;
     struct member *was; /* the same process among the last tick's members, or NULL */
+    size_t entry;       /* its index in st->now */
     bool in_tree;
 };
 
@@ -94,7 +96,7 @@ static int64_t mono_ns(void)
 }
 
 /* One read() of fd from offset 0 into buf (NUL-terminated). Returns the length or -1 (errno). */
-static ssize_t pread_all(int fd, char *buf, size_t cap)
+static ssize_t pread_once(int fd, char *buf, size_t cap)
 {
     ssize_t n;
     do
@@ -113,7 +115,7 @@ static ssize_t read_path(struct proc_state *st, const char *path, int *fd, bool 
     int f = openat(st->dir_fd, path, O_RDONLY | O_CLOEXEC);
     if (f < 0)
         return -1;
-    ssize_t n = pread_all(f, st->buf, sizeof st->buf);
+    ssize_t n = pread_once(f, st->buf, sizeof st->buf);
     int saved = errno;
     if (keep && st->kept_fds < KEPT_FDS_MAX) {
         *fd = f;
@@ -141,7 +143,7 @@ static ssize_t read_member_file(struct proc_state *st, pid_t pid, const char *fi
                                 bool keep)
 {
     if (*fd >= 0) {
-        ssize_t n = pread_all(*fd, st->buf, sizeof st->buf);
+        ssize_t n = pread_once(*fd, st->buf, sizeof st->buf);
         if (n > 0 || (n < 0 && errno == EACCES))
             return n;
         close_kept(st, fd);
@@ -151,7 +153,8 @@ static ssize_t read_member_file(struct proc_state *st, pid_t pid, const char *fi
     return read_path(st, path, fd, keep);
 }
 
-/* Parses a decimal integer (optional '-') after spaces. Returns the end, or NULL. */
+/* Parses a decimal integer (optional '-') after spaces; too large a number saturates. Returns the
+ * end, or NULL. */
 static const char *parse_ll(const char *p, long long *out)
 {
     while (*p == ' ')
@@ -161,10 +164,12 @@ static const char *parse_ll(const char *p, long long *out)
         p++;
     if (*p < '0' || *p > '9')
         return NULL;
-    unsigned long long v = 0;
-    while (*p >= '0' && *p <= '9')
-        v = v * 10 + (unsigned long long)(*p++ - '0');
-    *out = neg ? -(long long)v : (long long)v;
+    long long v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        int digit = *p - '0';
+        v = v > (LLONG_MAX - digit) / 10 ? LLONG_MAX : v * 10 + digit;
+    }
+    *out = neg ? -v : v;
     return p;
 }
 
@@ -190,8 +195,8 @@ static int parse_stat(const char *buf, size_t len, struct proc_stat *ps)
     ps->pgrp = (pid_t)f[1];
     /* utime 14, stime 15, cutime 16, cstime 17: cutime/cstime hold the children that exited
      * and were waited for, so short-lived workers are counted. */
-    long long ticks = f[10] + f[11] + f[12] + f[13];
-    ps->cpu_ticks = ticks > 0 ? (unsigned long long)ticks : 0;
+    double ticks = (double)f[10] + (double)f[11] + (double)f[12] + (double)f[13];
+    ps->cpu_ticks = ticks > 0 ? ticks : 0;
     ps->threads = f[16];
     ps->start_ticks = (unsigned long long)f[18];
     ps->rss_pages = f[20];
@@ -266,21 +271,24 @@ static void list_pids(struct proc_state *st, uint64_t *errors)
     }
     if (errno)
         (*errors)++;
-    qsort(st->now, st->n_now, sizeof *st->now, cmp_entry);
+    if (st->n_now > 1)
+        qsort(st->now, st->n_now, sizeof *st->now, cmp_entry);
 }
 
 /* Reads the stat file of every process that may be in the tree into st->all: the members of the
- * last tick and the pids not seen before. A pid seen outside the tree with the same directory
- * inode is the same process, still outside (a process does not become a descendant later), and
- * is skipped. Processes that vanish meanwhile are skipped: they are gone. */
+ * last tick, the pids not seen before and those whose stat could not be read last time. A pid
+ * seen outside the tree with the same directory inode is the same process, still outside (a
+ * process does not become a descendant later; one that joins the leader's group with setpgid
+ * is not noticed), and is skipped. Processes that vanish meanwhile are skipped: they are gone. */
 static void read_candidates(struct proc_state *st)
 {
     st->n_all = 0;
     for (size_t i = 0; i < st->n_now; i++) {
-        const struct entry *e = &st->now[i];
+        struct entry *e = &st->now[i];
         const struct entry *seen = entry_find(st->seen, st->n_seen, e->pid);
-        if (seen && seen->ino == e->ino && !seen->member)
+        if (seen && seen->ino == e->ino && !seen->read_again)
             continue;
+        e->read_again = true; /* until it is read and found outside the tree */
         struct member *was = member_find(st->prev, st->n_prev, e->pid);
         int unused = -1;
         ssize_t n = was ? read_member_file(st, e->pid, "stat", &was->stat_fd, true)
@@ -296,6 +304,8 @@ static void read_candidates(struct proc_state *st)
             continue;
         if (was && was->start_ticks == ps->start_ticks)
             ps->was = was;
+        ps->entry = i;
+        e->read_again = false;
         st->n_all++;
     }
 }
@@ -311,6 +321,7 @@ static void tree_push(struct proc_state *st, struct sample_ctx *ctx, size_t at)
         st->tree_at = xreallocarray(st->tree_at, st->cap_tree_at, sizeof *st->tree_at);
     }
     st->all[at].in_tree = true;
+    st->now[st->all[at].entry].read_again = true;
     st->tree_at[ctx->n_tree] = at;
     ctx->tree[ctx->n_tree++] = st->all[at].pid;
 }
@@ -320,7 +331,8 @@ static void tree_push(struct proc_state *st, struct sample_ctx *ctx, size_t at)
  * descendants, breadth-first. */
 static void find_tree(struct proc_state *st, struct sample_ctx *ctx)
 {
-    qsort(st->all, st->n_all, sizeof *st->all, cmp_by_ppid);
+    if (st->n_all > 1)
+        qsort(st->all, st->n_all, sizeof *st->all, cmp_by_ppid);
     for (size_t i = 0; i < st->n_all; i++)
         if (st->all[i].pid == ctx->leader) {
             tree_push(st, ctx, i);
@@ -369,22 +381,30 @@ static void read_io(struct proc_state *st, struct member *m, uint64_t *errors)
 /* Resident bytes of a member: PSS (shared pages divided among the processes sharing them, so
  * forked workers are not counted many times) from <pid>/smaps_rollup, else RSS from stat
  * (smaps_rollup unreadable: kernel before 4.14, another user's process, a zombie).
- * smaps_rollup walks the page tables under the mmap lock (about 9 us per MB resident), so it
- * is read at most every PSS_REFRESH_NS, and no more than 1 % of the time; in between, the PSS
- * read last moves with the RSS. */
+ * smaps_rollup walks the page tables holding the process's mmap lock (measured: about 10 us
+ * per MB resident, 20 ms for 2 GB), which would stall the workload's mmap and munmap. So it is
+ * read when a process is first seen, then at most once a second and no more than 0.1 % of the
+ * time (a 2 GB process: every 20 s), spread by pid so that the members are not all read at the
+ * same tick; once a tick has spent PSS_TICK_BUDGET_NS on them, the reads due wait for the next
+ * ticks. In between, the PSS read last moves with the RSS; before the first read, RSS is used.
+ * *spent_ns adds up this tick's smaps_rollup time. */
 static double member_resident(struct proc_state *st, struct member *m, double rss_bytes,
-                              int64_t tick_ns)
+                              int64_t tick_ns, int64_t *spent_ns)
 {
-    if (tick_ns >= m->pss_due_ns) {
+    if (tick_ns >= m->pss_due_ns && *spent_ns < PSS_TICK_BUDGET_NS) {
         char path[48];
         snprintf(path, sizeof path, "%d/smaps_rollup", (int)m->pid);
         int unused = -1;
         int64_t t0 = mono_ns();
         long long kb = read_path(st, path, &unused, false) > 0 ? field_value(st->buf, "Pss:") : -1;
-        int64_t wait = (mono_ns() - t0) * PSS_COST_FACTOR;
+        int64_t cost = mono_ns() - t0;
+        *spent_ns += cost;
+        int64_t wait = cost * PSS_COST_FACTOR;
+        if (wait < PSS_REFRESH_NS)
+            wait = PSS_REFRESH_NS;
         m->pss_bytes = kb < 0 ? -1 : (double)kb * 1024;
         m->pss_rss_bytes = rss_bytes;
-        m->pss_due_ns = tick_ns + (wait > PSS_REFRESH_NS ? wait : PSS_REFRESH_NS);
+        m->pss_due_ns = tick_ns + wait + wait / 32 * (m->pid % 16);
     }
     if (m->pss_bytes < 0)
         return rss_bytes;
@@ -465,12 +485,12 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
         st->cur = xreallocarray(st->cur, st->cap_cur, sizeof *st->cur);
     }
     st->n_cur = ctx->n_tree;
-    int64_t now_ns = mono_ns();
+    int64_t now_ns = mono_ns(), pss_spent_ns = 0;
     *resident = *threads = 0;
     for (size_t i = 0; i < ctx->n_tree; i++) {
         const struct proc_stat *ps = &st->all[st->tree_at[i]];
         struct member *m = &st->cur[i];
-        *m = (struct member){ps->pid, ps->ppid, ps->start_ticks, {(double)ps->cpu_ticks, NAN, NAN},
+        *m = (struct member){ps->pid, ps->ppid, ps->start_ticks, {ps->cpu_ticks, NAN, NAN},
                              false, -1, -1, -1, 0, 0};
         if (ps->was) {
             struct member *was = ps->was;
@@ -485,10 +505,12 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
             was->stat_fd = was->io_fd = -1;
         }
         read_io(st, m, errors);
-        *resident += member_resident(st, m, (double)ps->rss_pages * (double)ctx->page_size, now_ns);
+        *resident += member_resident(st, m, (double)ps->rss_pages * (double)ctx->page_size, now_ns,
+                                     &pss_spent_ns);
         *threads += (double)ps->threads;
     }
-    qsort(st->cur, st->n_cur, sizeof *st->cur, cmp_member);
+    if (st->n_cur > 1)
+        qsort(st->cur, st->n_cur, sizeof *st->cur, cmp_member);
 }
 
 /* Closes the files of the last tick's members that are gone, then makes this tick the last. */
@@ -507,11 +529,6 @@ static void end_tick(struct proc_state *st)
     st->n_prev = st->n_cur;
     st->n_cur = 0;
 
-    for (size_t i = 0; i < st->n_prev; i++) {
-        struct entry *e = entry_find(st->now, st->n_now, st->prev[i].pid);
-        if (e)
-            e->member = true;
-    }
     struct entry *e = st->seen;
     st->seen = st->now;
     st->now = e;

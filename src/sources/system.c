@@ -60,6 +60,7 @@ struct keyed_value {
 struct keyed_total {
     struct keyed_value *keys;
     size_t n, cap;
+    size_t next; /* where the next name is looked for first: files list devices in one order */
     double total[2];
 };
 
@@ -226,6 +227,7 @@ static void keyed_begin(struct keyed_total *kt)
 {
     for (size_t i = 0; i < kt->n; i++)
         kt->keys[i].seen = false;
+    kt->next = 0;
 }
 
 /* Adds this tick's values of one device. The total grows by each device's increase; a device
@@ -234,6 +236,8 @@ static void keyed_begin(struct keyed_total *kt)
 static void keyed_add(struct keyed_total *kt, const char *name, const double v[2])
 {
     struct keyed_value *k = NULL;
+    if (kt->next < kt->n && !strcmp(kt->keys[kt->next].name, name))
+        k = &kt->keys[kt->next];
     for (size_t i = 0; i < kt->n && !k; i++)
         if (!strcmp(kt->keys[i].name, name))
             k = &kt->keys[i];
@@ -246,6 +250,7 @@ static void keyed_add(struct keyed_total *kt, const char *name, const double v[2
         snprintf(k->name, sizeof k->name, "%s", name);
         k->v[0] = k->v[1] = 0;
     }
+    kt->next = (size_t)(k - kt->keys) + 1;
     for (int j = 0; j < 2; j++) {
         kt->total[j] += v[j] >= k->v[j] ? v[j] - k->v[j] : v[j];
         k->v[j] = v[j];
@@ -264,7 +269,7 @@ static void keyed_end(struct keyed_total *kt)
 
 static void keyed_reset(struct keyed_total *kt)
 {
-    kt->n = 0;
+    kt->n = kt->next = 0;
     kt->total[0] = kt->total[1] = 0;
 }
 
@@ -320,14 +325,34 @@ static bool has_slaves(int block_fd, const char *sysname)
     return any;
 }
 
+/* Whether name is "nvme<N>c<N>n<N>": one path of a multipathed NVMe namespace, whose I/O the
+ * namespace's own device nvme<N>n<N> counts too. */
+static bool is_nvme_path(const char *name)
+{
+    if (!has_prefix(name, "nvme"))
+        return false;
+    const char *p = name + 4;
+    for (const char *sep = "cn"; *sep; sep++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (*p++ != *sep)
+            return false;
+    }
+    return *p >= '0' && *p <= '9';
+}
+
 /* Counted: whole devices at the bottom of the block stack, so that each byte that reaches a disk
  * is counted once. Partitions are left out (their disk counts them), as are device-mapper and md
- * devices stacked on other devices (LVM, dm-crypt, RAID: their disks count them), loop devices
- * (their backing file's disk counts them) and RAM-backed ram and zram devices (swap to zram
- * shows in the swap series). */
+ * devices stacked on other devices (LVM, dm-crypt, RAID: their disks count them; a RAID 1 write
+ * counts once per disk), loop devices (their backing file's disk counts them), NVMe multipath
+ * paths (the namespace counts them) and RAM-backed ram and zram devices (swap to zram shows in
+ * the swap series). */
 static bool disk_counted(const struct system_state *st, const char *name)
 {
-    if (has_prefix(name, "loop") || has_prefix(name, "ram") || has_prefix(name, "zram"))
+    if (has_prefix(name, "loop") || has_prefix(name, "ram") || has_prefix(name, "zram") ||
+        is_nvme_path(name))
         return false;
     if (st->block_fd < 0)
         return !has_prefix(name, "dm-") && !has_prefix(name, "md") &&
@@ -342,11 +367,14 @@ static bool disk_counted(const struct system_state *st, const char *name)
     return !has_slaves(st->block_fd, sysname);
 }
 
-static bool disk_class_get(struct system_state *st, const char *name)
+/* Whether the device of diskstats line i, name, is counted; decided once per name. */
+static bool disk_class_get(struct system_state *st, size_t i, const char *name)
 {
-    for (size_t i = 0; i < st->n_classes; i++)
-        if (!strcmp(st->classes[i].name, name))
-            return st->classes[i].counted;
+    if (i < st->n_classes && !strcmp(st->classes[i].name, name))
+        return st->classes[i].counted; /* devices keep their order in diskstats */
+    for (size_t j = 0; j < st->n_classes; j++)
+        if (!strcmp(st->classes[j].name, name))
+            return st->classes[j].counted;
     st->classes = xreallocarray(st->classes, st->n_classes + 1, sizeof *st->classes);
     struct disk_class *c = &st->classes[st->n_classes++];
     snprintf(c->name, sizeof c->name, "%s", name);
@@ -467,7 +495,8 @@ static void sample_cpu(struct system_state *st, struct sample_table *tab, size_t
         char *end;
         long n = strtol(p + 3, &end, 10);
         struct core key = {.cpu = n};
-        struct core *c = bsearch(&key, st->cores, st->n_cores, sizeof key, cmp_core);
+        struct core *c =
+            st->n_cores ? bsearch(&key, st->cores, st->n_cores, sizeof key, cmp_core) : NULL;
         if (end == p + 3 || !c || !parse_cpu_fields(end, &t))
             continue; /* a CPU brought online after open: not registered */
         c->seen = true;
@@ -518,7 +547,7 @@ static void system_sample(void *state, struct sample_ctx *ctx, struct sample_tab
         } else {
             keyed_begin(&st->disk);
             for (size_t i = 0; i < st->n_lines; i++)
-                if (disk_class_get(st, st->lines[i].name))
+                if (disk_class_get(st, i, st->lines[i].name))
                     keyed_add(&st->disk, st->lines[i].name, st->lines[i].sectors);
             keyed_end(&st->disk);
             table_set(tab, st->s_disk_read, row, st->disk.total[0] * 512);
@@ -595,7 +624,8 @@ static void register_cores(struct system_state *st, struct series_registry *reg)
             n, series_register(reg, "system", "system_cpu_core_busy_ratio", labels, SERIES_GAUGE),
             {{{0}}, false}, false};
     }
-    qsort(st->cores, st->n_cores, sizeof *st->cores, cmp_core);
+    if (st->n_cores > 1)
+        qsort(st->cores, st->n_cores, sizeof *st->cores, cmp_core);
 }
 
 /* Fails only when <proc_root>/stat cannot be read. Every other file is optional: its series are

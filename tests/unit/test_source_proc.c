@@ -164,6 +164,17 @@ static bool in_tree(const struct sample_ctx *ctx, pid_t pid)
     return false;
 }
 
+/* Writes the processes' stat files, opens the source with the first one as the leader and takes
+ * the first sample. Returns its row. */
+static size_t start_with(struct fixture *fx, const struct fake_proc *procs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        write_proc(fx->root, &procs[i]);
+    fixture_open(fx);
+    fx->ctx.leader = procs[0].pid;
+    return tick(fx);
+}
+
 static void test_registers_series(void **state)
 {
     struct fixture *fx = *state;
@@ -267,17 +278,13 @@ static void test_tree_and_values(void **state)
 static void test_new_processes_found(void **state)
 {
     struct fixture *fx = *state;
-    const struct fake_proc leader = {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10};
-    const struct fake_proc child = {101, "child", 100, 100, 20, 0, 0, 0, 1, 1010, 10};
-    const struct fake_proc other = {200, "other", 1, 200, 500, 0, 0, 0, 1, 900, 10};
-    const struct fake_proc old = {201, "old", 1, 201, 700, 0, 0, 0, 1, 901, 10};
-    write_proc(fx->root, &leader);
-    write_proc(fx->root, &child);
-    write_proc(fx->root, &other);
-    write_proc(fx->root, &old);
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    const struct fake_proc procs[] = {
+        {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10},
+        {101, "child", 100, 100, 20, 0, 0, 0, 1, 1010, 10},
+        {200, "other", 1, 200, 500, 0, 0, 0, 1, 900, 10},
+        {201, "old", 1, 201, 700, 0, 0, 0, 1, 901, 10},
+    };
+    size_t row = start_with(fx, procs, 4);
     assert_value(fx, "process_count", row, 2);
     assert_value(fx, "process_cpu_seconds_total", row, 0.30);
 
@@ -301,23 +308,38 @@ static void test_new_processes_found(void **state)
 static void test_members_stay(void **state)
 {
     struct fixture *fx = *state;
-    const struct fake_proc leader = {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10};
-    const struct fake_proc middle = {101, "sh", 100, 100, 1, 0, 0, 0, 1, 1010, 10};
-    struct fake_proc daemon = {102, "server", 101, 102, 40, 0, 0, 0, 4, 1020, 10};
-    write_proc(fx->root, &leader);
-    write_proc(fx->root, &middle);
-    write_proc(fx->root, &daemon);
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    struct fake_proc procs[] = {
+        {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10},
+        {101, "sh", 100, 100, 1, 0, 0, 0, 1, 1010, 10},
+        {102, "server", 101, 102, 40, 0, 0, 0, 4, 1020, 10},
+    };
+    size_t row = start_with(fx, procs, 3);
     assert_value(fx, "process_count", row, 3);
     fake_remove(fx->root, "101");
-    daemon.ppid = 50;
-    write_proc(fx->root, &daemon);
+    procs[2].ppid = 50;
+    write_proc(fx->root, &procs[2]);
     row = tick(fx);
     assert_value(fx, "process_count", row, 2);
     assert_true(in_tree(&fx->ctx, 102));
     assert_value(fx, "process_threads", row, 5);
+}
+
+/* A member whose stat cannot be read at one tick is looked at again at the next. */
+static void test_unreadable_stat_retried(void **state)
+{
+    struct fixture *fx = *state;
+    const struct fake_proc procs[] = {
+        {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 10},
+        {101, "child", 100, 100, 20, 0, 0, 0, 1, 1010, 10},
+    };
+    size_t row = start_with(fx, procs, 2);
+    assert_value(fx, "process_count", row, 2);
+    fake_write(fx->root, "101/stat", "%s", "101 (child");
+    row = tick(fx);
+    assert_value(fx, "process_count", row, 1);
+    write_proc(fx->root, &procs[1]);
+    row = tick(fx);
+    assert_value(fx, "process_count", row, 2);
 }
 
 /* PSS is read once, then follows the RSS until the next read (at most once a second). */
@@ -325,11 +347,8 @@ static void test_pss_between_reads(void **state)
 {
     struct fixture *fx = *state;
     struct fake_proc leader = {100, "leader", 50, 100, 10, 0, 0, 0, 1, 1000, 1000};
-    write_proc(fx->root, &leader);
     write_pss(fx->root, 100, 2000);
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    size_t row = start_with(fx, &leader, 1);
     assert_value(fx, "process_resident_bytes", row, 2000.0 * 1024);
     leader.rss_pages = 1100;
     write_proc(fx->root, &leader);
@@ -344,11 +363,8 @@ static void test_unreadable_io_is_nan(void **state)
 {
     struct fixture *fx = *state;
     const struct fake_proc leader = {100, "solo", 50, 100, 10, 10, 0, 0, 1, 1000, 10};
-    write_proc(fx->root, &leader);
     fake_mkdir(fx->root, "100/io");
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    size_t row = start_with(fx, &leader, 1);
     assert_true(isnan(value(fx, "process_read_bytes_total", row)));
     assert_true(isnan(value(fx, "process_written_bytes_total", row)));
     assert_value(fx, "process_cpu_seconds_total", row, 0.2);
@@ -371,21 +387,18 @@ static void test_unreadable_io_is_nan(void **state)
 static void test_counters_monotonic(void **state)
 {
     struct fixture *fx = *state;
-    struct fake_proc leader = {100, "python train.py", 50, 100, 60, 40, 0, 0, 8, 1000, 1000};
-    const struct fake_proc child = {101, "loader", 100, 100, 40, 10, 0, 0, 1, 1010, 100};
-    struct fake_proc child2 = {102, "loader 2", 100, 100, 15, 5, 0, 0, 1, 1011, 100};
-    const struct fake_proc orphan = {104, "orphan", 50, 100, 20, 10, 0, 0, 1, 1012, 100};
-    write_proc(fx->root, &leader);
-    write_proc(fx->root, &child);
-    write_proc(fx->root, &child2);
-    write_proc(fx->root, &orphan);
+    struct fake_proc procs[] = {
+        {100, "python train.py", 50, 100, 60, 40, 0, 0, 8, 1000, 1000},
+        {101, "loader", 100, 100, 40, 10, 0, 0, 1, 1010, 100},
+        {102, "loader 2", 100, 100, 15, 5, 0, 0, 1, 1011, 100},
+        {104, "orphan", 50, 100, 20, 10, 0, 0, 1, 1012, 100},
+    };
+    struct fake_proc *leader = &procs[0], *child2 = &procs[2];
     write_io(fx->root, 100, 1000, 100);
     write_io(fx->root, 101, 500, 50);
     write_io(fx->root, 102, 200, 20);
     write_io(fx->root, 104, 300, 30);
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    size_t row = start_with(fx, procs, 4);
     assert_value(fx, "process_cpu_seconds_total", row, 2.00);
     assert_value(fx, "process_read_bytes_total", row, 2000);
     assert_value(fx, "process_written_bytes_total", row, 200);
@@ -393,10 +406,10 @@ static void test_counters_monotonic(void **state)
 
     fake_remove(fx->root, "101");
     fake_remove(fx->root, "104");
-    leader.cutime = 60;
-    child2.utime = 20;
-    write_proc(fx->root, &leader);
-    write_proc(fx->root, &child2);
+    leader->cutime = 60;
+    child2->utime = 20;
+    write_proc(fx->root, leader);
+    write_proc(fx->root, child2);
     write_io(fx->root, 100, 1600, 160);
     row = tick(fx);
     assert_value(fx, "process_cpu_seconds_total", row, 2.15);
@@ -409,8 +422,8 @@ static void test_counters_monotonic(void **state)
     assert_value(fx, "process_cpu_seconds_total", row, 2.15);
     assert_value(fx, "process_read_bytes_total", row, 2100);
 
-    leader.utime = 70;
-    write_proc(fx->root, &leader);
+    leader->utime = 70;
+    write_proc(fx->root, leader);
     row = tick(fx);
     assert_value(fx, "process_cpu_seconds_total", row, 2.25);
     assert_int_equal(fx->errors, 0);
@@ -427,19 +440,17 @@ static void test_counters_monotonic(void **state)
 static void test_pid_reuse(void **state)
 {
     struct fixture *fx = *state;
-    struct fake_proc leader = {100, "leader", 50, 100, 100, 0, 0, 0, 1, 1000, 10};
-    struct fake_proc child = {101, "first", 100, 100, 50, 0, 0, 0, 1, 1010, 10};
-    write_proc(fx->root, &leader);
-    write_proc(fx->root, &child);
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    struct fake_proc procs[] = {
+        {100, "leader", 50, 100, 100, 0, 0, 0, 1, 1000, 10},
+        {101, "first", 100, 100, 50, 0, 0, 0, 1, 1010, 10},
+    };
+    size_t row = start_with(fx, procs, 2);
     assert_value(fx, "process_cpu_seconds_total", row, 1.50);
     /* 101 exited after 50 ticks and was reaped by 100; a new 101 ran for 5 ticks. */
-    leader.cutime = 50;
-    child = (struct fake_proc){101, "second", 100, 100, 5, 0, 0, 0, 1, 2000, 10};
-    write_proc(fx->root, &leader);
-    write_proc(fx->root, &child);
+    procs[0].cutime = 50;
+    procs[1] = (struct fake_proc){101, "second", 100, 100, 5, 0, 0, 0, 1, 2000, 10};
+    write_proc(fx->root, &procs[0]);
+    write_proc(fx->root, &procs[1]);
     row = tick(fx);
     assert_value(fx, "process_cpu_seconds_total", row, 1.55);
 }
@@ -449,11 +460,8 @@ static void test_empty_tree(void **state)
 {
     struct fixture *fx = *state;
     const struct fake_proc leader = {100, "leader", 50, 100, 100, 0, 0, 0, 1, 1000, 10};
-    write_proc(fx->root, &leader);
     write_io(fx->root, 100, 10, 10);
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    tick(fx);
+    start_with(fx, &leader, 1);
     fake_remove(fx->root, "100");
     size_t row = tick(fx);
     assert_int_equal(fx->ctx.n_tree, 0);
@@ -465,18 +473,19 @@ static void test_empty_tree(void **state)
     assert_int_equal(fx->errors, 0);
 }
 
-/* Malformed stat lines are skipped, not trusted. */
+/* Malformed stat lines are skipped, not trusted; numbers too large saturate (300, outside). */
 static void test_malformed_stat(void **state)
 {
     struct fixture *fx = *state;
     const struct fake_proc leader = {100, "leader", 50, 100, 100, 0, 0, 0, 1, 1000, 10};
-    write_proc(fx->root, &leader);
     fake_write(fx->root, "101/stat", "101 (truncated) S 100 100 1");
     fake_write(fx->root, "102/stat", "102 no parentheses S 100 100 1 2 3 4 5 6 7 8 9 0");
     fake_write(fx->root, "103/stat", "%s", "");
-    fixture_open(fx);
-    fx->ctx.leader = 100;
-    size_t row = tick(fx);
+    fake_write(fx->root, "300/stat", "%s",
+               "300 (huge) S 1 300 300 0 -1 0 0 0 0 0 99999999999999999999999 "
+               "-99999999999999999999999 99999999999999999999999 99999999999999999999999 20 0 1 "
+               "0 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n");
+    size_t row = start_with(fx, &leader, 1);
     assert_value(fx, "process_count", row, 1);
     assert_value(fx, "process_cpu_seconds_total", row, 1.0);
 }
@@ -560,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tree_and_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_processes_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_members_stay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_stat_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pss_between_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_io_is_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters_monotonic, setup, teardown),

@@ -54,7 +54,8 @@ static const char vmstat_fmt[] =
 
 /* major minor name reads merged sectors_read ms writes merged sectors_written ... (17 fields).
  * Counted: vda, sda, nvme0n1 (whole disks at the bottom of the stack). Not: vda1, sda2,
- * nvme0n1p1 (partitions), dm-0 (stacked on sda2), md0 (RAID on vda1), loop0, ram0, zram0.
+ * nvme0n1p1 (partitions), dm-0 (stacked on sda2), md0 (RAID on vda1), loop0, ram0, zram0,
+ * nvme0c0n1 (a multipath path of nvme0n1).
  * tick 1: read sectors 1000 + 100 + 400 = 1500, written 2000 + 200 + 800 = 3000. */
 static const char diskstats_1[] =
     " 253       0 vda 100 0 1000 50 50 0 2000 60 0 100 110 0 0 0 0 0 0\n"
@@ -67,7 +68,8 @@ static const char diskstats_1[] =
     "   1       0 ram0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     " 252       0 zram0 40 0 320 1 30 0 240 1 0 2 2 0 0 0 0 0 0\n"
     " 259       0 nvme0n1 30 0 400 10 20 0 800 10 0 20 20 0 0 0 0 0 0\n"
-    " 259       1 nvme0n1p1 29 0 390 10 19 0 790 10 0 20 20 0 0 0 0 0 0\n";
+    " 259       1 nvme0n1p1 29 0 390 10 19 0 790 10 0 20 20 0 0 0 0 0 0\n"
+    " 259       2 nvme0c0n1 30 0 400 10 20 0 800 10 0 20 20 0 0 0 0 0 0\n";
 /* tick 2: vda read +500 written +500, sda unchanged, nvme0n1 removed (adds nothing more),
  * everything else changes but is not counted: read 2000 sectors, written 3500. */
 static const char diskstats_2[] =
@@ -123,7 +125,8 @@ static void write_snapshot(const char *root, int which)
 /* /sys/block as the kernel has it: whole disks only, with slaves/ for stacked devices. */
 static void write_sys_block(const char *sys)
 {
-    const char *disks[] = {"vda", "sda", "nvme0n1", "loop0", "ram0", "zram0", "dm-0", "md0"};
+    const char *disks[] = {"vda",  "sda",  "nvme0n1", "nvme0c0n1", "loop0",
+                           "ram0", "zram0", "dm-0",   "md0"};
     for (size_t i = 0; i < sizeof disks / sizeof *disks; i++) {
         char rel[64];
         snprintf(rel, sizeof rel, "block/%s/slaves", disks[i]);
