@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/units.h"
 
@@ -64,7 +65,9 @@ static void resources_table(FILE *out, const struct bench_result *r)
     const struct summary *s = &r->summary;
     bool gpu = r->gpus_shown != 0;
     char c[8][32];
-    fprintf(out, "\n%-22s %6s %10s %9s %9s %7s", "resources (mean)", "cores", "peak mem",
+    char cores[16];
+    snprintf(cores, sizeof cores, "cores/%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    fprintf(out, "\n%-22s %8s %10s %9s %9s %7s", "resources (mean)", cores, "peak mem",
             "read MB/s", "write MB/s", "iowait");
     if (gpu)
         fprintf(out, " %8s %10s %7s", "GPU util", "GPU mem", "GPU W");
@@ -73,7 +76,7 @@ static void resources_table(FILE *out, const struct bench_result *r)
         const struct stage_resources *f = &r->figures[i];
         char label[64];
         snprintf(label, sizeof label, "%*s%s", 2 * f->depth, "", f->name);
-        fprintf(out, "%-22s %6s %10s %9s %9s %7s", label,
+        fprintf(out, "%-22s %8s %10s %9s %9s %7s", label,
                 fig(c[0], sizeof c[0], f->cpu_cores, 1, 2, ""),
                 isfinite(f->rss_peak_bytes) ? units_bytes(f->rss_peak_bytes, c[1], sizeof c[1]) : "-",
                 fig(c[2], sizeof c[2], f->read_bps, 1e-6, 1, ""),

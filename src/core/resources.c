@@ -302,12 +302,13 @@ void resources_analyze(struct bench_result *r)
                      "other processes kept %.1f CPU cores busy during the runs (the workload %.1f "
                      "of %d): its timings may be disturbed; benchmark on a quiet machine",
                      total->other_cores, total->cpu_cores, ncpu);
-    if (total->swap_in_bps + total->swap_out_bps >= SWAP_BYTES_PER_S)
+    double swap_in = isfinite(total->swap_in_bps) ? total->swap_in_bps : 0;
+    double swap_out = isfinite(total->swap_out_bps) ? total->swap_out_bps : 0;
+    if (swap_in + swap_out >= SWAP_BYTES_PER_S)
         summary_warn(s, "swapping",
                      "the machine swapped during the runs (in %s/s, out %s/s): memory is short "
                      "and timings include disk waits; reduce memory use or batch size",
-                     units_bytes(total->swap_in_bps, a, sizeof a),
-                     units_bytes(total->swap_out_bps, b, sizeof b));
+                     units_bytes(swap_in, a, sizeof a), units_bytes(swap_out, b, sizeof b));
     check_throttling(r);
     if (meant_for_gpu(r)) {
         if (!ctx.gpu_measured)

@@ -1,0 +1,197 @@
+/* Unit tests of resources_analyze: from attributed samples to figures, GPU choice and the
+ * measurement-quality warnings (other load, swapping, a GPU run that used no GPU, governor). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/resources.h"
+
+#define MS 1000000LL
+#define T0 (1000 * MS)
+
+enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, N_SERIES };
+
+static struct series_registry reg;
+static struct run_config cfg;
+static struct bench_result res;
+
+/* Values per second (counters) or levels (gauges) held for a 1 s run sampled every 100 ms. */
+struct levels {
+    double cores, sys_busy, swap_bps, gpu0_util, gpu0_mem, gpu1_util, gpu1_mem;
+};
+
+static void setup_run(const struct levels *lv, const char *label, const char *device)
+{
+    memset(&reg, 0, sizeof reg);
+    series_register(&reg, "proc", "process_cpu_seconds_total", "", SERIES_COUNTER);
+    series_register(&reg, "system", "system_cpu_busy_ratio", "", SERIES_GAUGE);
+    series_register(&reg, "system", "system_swap_in_bytes_total", "", SERIES_COUNTER);
+    series_register(&reg, "nvml", "gpu_utilization_ratio", "gpu=\"0\"", SERIES_GAUGE);
+    series_register(&reg, "nvml", "gpu_process_memory_bytes", "gpu=\"0\"", SERIES_GAUGE);
+    series_register(&reg, "nvml", "gpu_utilization_ratio", "gpu=\"1\"", SERIES_GAUGE);
+    series_register(&reg, "nvml", "gpu_process_memory_bytes", "gpu=\"1\"", SERIES_GAUGE);
+    memset(&cfg, 0, sizeof cfg);
+    static char *argv[] = {"python3", "train.py", NULL};
+    cfg.argv = argv;
+    cfg.argc = 2;
+    cfg.label = label;
+    result_init(&res, &cfg);
+    res.sampling.active = calloc(3, sizeof *res.sampling.active);
+    res.sampling.active[0] = strdup("proc");
+    res.sampling.active[1] = strdup("system");
+    res.sampling.active[2] = strdup("nvml");
+    res.sampling.n_active = 3;
+
+    struct repetition *rep = result_add_rep(&res, false);
+    rep->outcome.status = RUN_OK;
+    rep->outcome.start_ns = T0;
+    rep->outcome.wall_ns = 1000 * MS;
+    if (device) {
+        char buf[64];
+        struct marker_token t;
+        snprintf(buf, sizeof buf, "M %lld 1 1 device %s", T0 + 1, device);
+        assert_null(marker_parse(buf, strlen(buf), &t));
+        event_log_add(&rep->log, &t);
+    }
+    stages_aggregate(&rep->log, T0, rep->outcome.wall_ns, &rep->stages);
+    table_init(&rep->samples, &reg);
+    for (int i = 0; i <= 10; i++) {
+        size_t row = table_add_row(&rep->samples, T0 + i * 100 * MS);
+        double t = i * 0.1;
+        table_set(&rep->samples, CPU, row, lv->cores * t);
+        table_set(&rep->samples, SYS_BUSY, row, lv->sys_busy);
+        table_set(&rep->samples, SWAP_IN, row, lv->swap_bps * t);
+        table_set(&rep->samples, GPU0_UTIL, row, lv->gpu0_util);
+        table_set(&rep->samples, GPU0_PROC, row, lv->gpu0_mem);
+        table_set(&rep->samples, GPU1_UTIL, row, lv->gpu1_util);
+        table_set(&rep->samples, GPU1_PROC, row, lv->gpu1_mem);
+    }
+    rep->metrics = attrib_run(&rep->samples, T0, rep->outcome.wall_ns, &rep->stages);
+    summary_compute(&res);
+    resources_analyze(&res);
+}
+
+static void teardown_run(void)
+{
+    result_free(&res);
+    series_registry_free(&reg);
+}
+
+static int has_warning(const char *code)
+{
+    for (size_t i = 0; i < res.summary.n_warnings; i++)
+        if (!strcmp(res.summary.warnings[i].code, code))
+            return 1;
+    return 0;
+}
+
+static void test_figures_and_gpu_choice(void **state)
+{
+    (void)state;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* the workload holds memory on GPU 1 only; GPU 0 is busy with someone else */
+    struct levels lv = {.cores = 1.0, .sys_busy = 1.0 / (double)ncpu, .gpu0_util = 0.9,
+                        .gpu0_mem = 0, .gpu1_util = 0.4, .gpu1_mem = 1e9};
+    setup_run(&lv, NULL, NULL);
+    assert_true(res.analyzed);
+    assert_true(res.gpus_shown == 2); /* GPU 1 */
+    const struct stage_resources *total = &res.figures[res.summary.n_stages];
+    assert_true(fabs(total->cpu_cores - 1.0) < 1e-9);
+    assert_true(fabs(total->gpu_util - 0.4) < 1e-9);
+    assert_int_equal(total->gpus, 1);
+    assert_true(total->other_cores < 1e-9);
+    assert_false(has_warning("other_load"));
+    assert_false(has_warning("swapping"));
+    assert_false(has_warning("gpu_not_used"));
+    teardown_run();
+}
+
+static void test_other_load_and_swapping(void **state)
+{
+    (void)state;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    struct levels lv = {.cores = 0.5, .sys_busy = 1.0, .swap_bps = 1 << 20};
+    setup_run(&lv, NULL, NULL);
+    if (ncpu >= 1)
+        assert_true(has_warning("other_load")); /* ncpu busy, the workload half a core */
+    assert_true(has_warning("swapping"));
+    teardown_run();
+}
+
+static void test_gpu_claims(void **state)
+{
+    (void)state;
+    struct levels idle = {.cores = 1.0, .sys_busy = 0.0};
+    setup_run(&idle, NULL, "cuda");
+    assert_true(has_warning("gpu_not_used"));
+    teardown_run();
+    setup_run(&idle, "resnet-gpu", NULL);
+    assert_true(has_warning("gpu_not_used"));
+    teardown_run();
+    setup_run(&idle, "resnet-gpu", "cpu"); /* device metadata decides over the label */
+    assert_false(has_warning("gpu_not_used"));
+    teardown_run();
+    struct levels used = {.cores = 1.0, .gpu0_util = 0.5, .gpu0_mem = 1e9};
+    setup_run(&used, NULL, "cuda");
+    assert_false(has_warning("gpu_not_used"));
+    teardown_run();
+}
+
+static void test_governor(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mlbench-sys-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    for (int cpu = 0; cpu < 2; cpu++) {
+        snprintf(path, sizeof path, "%s/devices", dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/devices/system", dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/devices/system/cpu", dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d", dir, cpu);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/cpufreq", dir, cpu);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/cpufreq/scaling_governor", dir, cpu);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(cpu ? "powersave\n" : "performance\n", f);
+        fclose(f);
+    }
+    setenv("MLBENCH_SYS_ROOT", dir, 1);
+    struct levels lv = {.cores = 1.0};
+    setup_run(&lv, NULL, NULL);
+    assert_true(has_warning("cpu_governor"));
+    int named = 0;
+    for (size_t i = 0; i < res.summary.n_warnings; i++)
+        named |= strstr(res.summary.warnings[i].message, "'powersave' on 1 of 2 CPUs") != NULL;
+    assert_true(named);
+    teardown_run();
+    unsetenv("MLBENCH_SYS_ROOT");
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    unsetenv("MLBENCH_SYS_ROOT");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_figures_and_gpu_choice),
+        cmocka_unit_test(test_other_load_and_swapping),
+        cmocka_unit_test(test_gpu_claims),
+        cmocka_unit_test(test_governor),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
