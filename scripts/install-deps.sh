@@ -1,16 +1,22 @@
 #!/bin/sh
 # Installs the Debian packages mlbench needs to build and test (idempotent).
-# Usage: scripts/install-deps.sh [--bench]   (--bench adds the peers the benchmarks compare with)
+# Usage: scripts/install-deps.sh [--bench] [--browser]
+#   --bench    adds the peers the benchmarks compare with (hyperfine, bc)
+#   --browser  adds Chromium, for the test that renders an HTML report headless
 # Uses sudo only when not run as root; installs nothing that is already there.
 set -eu
 
-packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev python3"
-if [ "${1:-}" = "--bench" ]; then
-    packages="$packages hyperfine bc"
-elif [ -n "${1:-}" ]; then
-    echo "install-deps.sh: unknown option '$1' (only --bench is known)" >&2
-    exit 2
-fi
+packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev python3"
+for opt in "$@"; do
+    case "$opt" in
+    --bench) packages="$packages hyperfine bc" ;;
+    --browser) packages="$packages chromium" ;;
+    *)
+        echo "install-deps.sh: unknown option '$opt' (known: --bench, --browser)" >&2
+        exit 2
+        ;;
+    esac
+done
 
 missing=""
 for p in $packages; do

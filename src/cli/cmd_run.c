@@ -23,6 +23,7 @@
 #include "core/sampler.h"
 #include "core/units.h"
 #include "core/xalloc.h"
+#include "store/store.h"
 
 extern char **environ;
 
@@ -360,9 +361,13 @@ int cmd_run(int argc, char **argv)
     }
 
     char *runs_dir = xasprintf("%s/runs", cfg.store);
-    if (result_mkdirs(runs_dir) < 0 || access(runs_dir, W_OK | X_OK) < 0) {
-        log_error("cannot use the result store '%s': %s (choose another with --store DIR)",
-                  runs_dir, strerror(errno));
+    int store_ok = result_mkdirs(runs_dir) == 0 && access(runs_dir, W_OK | X_OK) == 0;
+    if (!store_ok)
+        snprintf(err, sizeof err, "cannot use the result store '%s': %s (choose another with "
+                 "--store DIR)", runs_dir, strerror(errno));
+    /* A store whose index is not ours (or is newer) is refused before anything runs. */
+    if (!store_ok || store_check(cfg.store, err, sizeof err) < 0) {
+        log_error("%s", err);
         free(runs_dir);
         words_free(&l.prepare);
         words_free(&l.cleanup);
@@ -401,16 +406,26 @@ int cmd_run(int argc, char **argv)
                      "one run took over %.0f s, so only one was made: no confidence interval can be "
                      "given; use -r N to repeat anyway", RUN_AUTO_LONG_SECONDS);
 
+    /* One document for every copy: the environment is captured once. */
+    json_t *doc = result_to_json(&l.result);
     char *path = xasprintf("%s/%s.json", runs_dir, l.result.id);
     int write_failed = 0;
-    if (result_write_file(&l.result, path, err, sizeof err) < 0) {
+    if (!doc) {
+        log_error("cannot build the JSON of result %s (a string is not UTF-8?)", l.result.id);
+        write_failed = 1;
+        free(path);
+        path = NULL;
+    } else if (result_write_json(doc, path, err, sizeof err) == 0) {
+        if (store_record(cfg.store, path, doc, err, sizeof err) < 0)
+            log_warn("%s (the result is in %s; the next mlbench history indexes it)", err, path);
+    } else {
         /* The store was writable when we started (disk full since?): keep the result anyway. */
         log_error("%s", err);
         write_failed = 1;
         free(path);
         const char *tmp = getenv("TMPDIR");
         path = xasprintf("%s/mlbench-%s.json", tmp && *tmp ? tmp : "/tmp", l.result.id);
-        if (result_write_file(&l.result, path, err, sizeof err) == 0) {
+        if (result_write_json(doc, path, err, sizeof err) == 0) {
             log_error("the result was written to %s instead", path);
         } else {
             log_error("%s", err);
@@ -418,15 +433,16 @@ int cmd_run(int argc, char **argv)
             path = NULL;
         }
     }
-    if (cfg.output && result_write_file(&l.result, cfg.output, err, sizeof err) < 0) {
+    if (doc && cfg.output && result_write_json(doc, cfg.output, err, sizeof err) < 0) {
         log_error("%s", err);
         write_failed = 1;
     }
-    if (cfg.json)
-        summary_text_print_json(stdout, &l.result, path);
+    if (cfg.json && doc)
+        summary_text_print_json(stdout, doc, path);
     else if (!cfg.quiet)
         summary_text_print(stdout, &l.result, path);
     fflush(stdout);
+    json_decref(doc);
 
     if (write_failed)
         status = 3;

@@ -4,5 +4,11 @@
 #define MLBENCH_COMMANDS_H
 
 int cmd_run(int argc, char **argv);
+int cmd_env(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

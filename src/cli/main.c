@@ -11,6 +11,12 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", cmd_run, "run a command repeatedly and measure it stage by stage"},
+    {"compare", cmd_compare, "compare results stage by stage, with significance"},
+    {"history", cmd_history, "list stored results, trends and regressions"},
+    {"show", cmd_show, "print a stored result"},
+    {"report", cmd_report, "write a report: markdown, html, trace, csv"},
+    {"rm", cmd_rm, "remove stored results"},
+    {"env", cmd_env, "describe this machine and environment"},
 };
 
 static void usage(FILE *out)

@@ -194,19 +194,15 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
         fprintf(out, "\nresult: %s\n", result_path);
 }
 
-void summary_text_print_json(FILE *out, const struct bench_result *r, const char *result_path)
+void summary_text_print_json(FILE *out, json_t *doc, const char *result_path)
 {
-    json_t *full = result_to_json(r);
-    if (!full)
-        return;
-    json_t *j = json_pack("{s:s, s:o, s:O, s:O, s:O}", "id", r->id,
+    json_t *j = json_pack("{s:O, s:o, s:O, s:O, s:O}", "id", json_object_get(doc, "id"),
                           "result_file", result_path ? json_string(result_path) : json_null(),
-                          "status", json_object_get(full, "status"),
-                          "summary", json_object_get(full, "summary"),
-                          "warnings", json_object_get(full, "warnings"));
+                          "status", json_object_get(doc, "status"),
+                          "summary", json_object_get(doc, "summary"),
+                          "warnings", json_object_get(doc, "warnings"));
     if (j)
         json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
     fputc('\n', out);
     json_decref(j);
-    json_decref(full);
 }

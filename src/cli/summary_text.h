@@ -9,7 +9,8 @@
 
 /* Prints the summary table, counters, metadata and warnings of r. result_path may be NULL. */
 void summary_text_print(FILE *out, const struct bench_result *r, const char *result_path);
-/* Prints {"id", "result_file", "status", "summary", "warnings"} as one JSON document. */
-void summary_text_print_json(FILE *out, const struct bench_result *r, const char *result_path);
+/* Prints {"id", "result_file", "status", "summary", "warnings"} of the result document doc
+ * (from result_to_json) as one JSON document. */
+void summary_text_print_json(FILE *out, json_t *doc, const char *result_path);
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/envinfo.h"
 #include "core/units.h"
 #include "core/xalloc.h"
 
@@ -314,16 +315,7 @@ static json_t *summary_json(const struct summary *s)
 
 static json_t *environment_json(void)
 {
-    struct utsname u;
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    json_t *j = json_pack("{s:o, s:I}", "hostname", jtext(host),
-                          "cpus_online", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN));
-    if (uname(&u) == 0) {
-        json_object_set_new(j, "kernel", json_sprintf("%s %s", u.sysname, u.release));
-        json_object_set_new(j, "machine", json_string(u.machine));
-    }
-    return j;
+    return envinfo_capture(NULL); /* the sampler is open: GPU facts come from its nvml source */
 }
 
 static json_t *sampling_json(const struct sampling_info *si)
@@ -422,13 +414,8 @@ int result_mkdirs(const char *dir)
     return rc;
 }
 
-int result_write_file(const struct bench_result *r, const char *path, char *err, size_t errlen)
+int result_write_json(json_t *j, const char *path, char *err, size_t errlen)
 {
-    json_t *j = result_to_json(r);
-    if (!j) {
-        snprintf(err, errlen, "cannot build the JSON of result %s (a string is not UTF-8?)", r->id);
-        return -1;
-    }
     char *tmp = xasprintf("%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     int rc = -1;
@@ -461,6 +448,5 @@ int result_write_file(const struct bench_result *r, const char *path, char *err,
     rc = 0;
 out:
     free(tmp);
-    json_decref(j);
     return rc;
 }

@@ -72,9 +72,10 @@ void result_free(struct bench_result *r);
 /* The whole result as JSON (new reference). */
 json_t *result_to_json(const struct bench_result *r);
 
-/* Writes the result JSON to path atomically (temporary file in the same directory, fsync,
- * rename): there is never a partial file. Returns 0, or -1 with a message in err. */
-int result_write_file(const struct bench_result *r, const char *path, char *err, size_t errlen);
+/* Writes a result document (from result_to_json) to path atomically (temporary file in the
+ * same directory, fsync, rename): there is never a partial file. j is not consumed.
+ * Returns 0, or -1 with a message in err. */
+int result_write_json(json_t *j, const char *path, char *err, size_t errlen);
 
 /* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0 or -1 with errno. */
 int result_mkdirs(const char *dir);

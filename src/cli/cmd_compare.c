@@ -1,0 +1,631 @@
+/* cmd_compare: `mlbench compare A B [C...]`: resolves the references, loads the results,
+ * compares every one after the first with the first (core/compare.c), prints a text table or the
+ * JSON comparison document, and applies the CI gates. docs/compare.md describes it all.
+ * Exit status: 0, 1 when a gate fails, 2 for bad options or a result that cannot be loaded. */
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/compare.h"
+#include "core/log.h"
+#include "core/result_load.h"
+#include "core/units.h"
+#include "core/xalloc.h"
+#include "export/export.h"
+#include "store/store.h"
+
+enum {
+    OPT_ALPHA = 256, OPT_MIN_EFFECT, OPT_FAIL_IF_SLOWER, OPT_STAGE, OPT_MAX_ACCURACY_DROP,
+    OPT_JSON, OPT_FORMAT, OPT_RESAMPLES, OPT_SEED, OPT_STORE,
+};
+
+static const struct option options[] = {
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+    {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
+    {"stage", required_argument, NULL, OPT_STAGE},
+    {"max-accuracy-drop", required_argument, NULL, OPT_MAX_ACCURACY_DROP},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"resamples", required_argument, NULL, OPT_RESAMPLES},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage[] =
+    "usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
+    "\n"
+    "Compares each CANDIDATE with BASELINE, stage by stage and in total: medians, change,\n"
+    "speedup, a bootstrap interval of the ratio of medians, a Mann-Whitney test and a verdict;\n"
+    "then counters, metadata, resources and differences of environment.\n"
+    "A result is a file (a path with '/' or ending in .json), or in the store: an id, a unique\n"
+    "id prefix, a label (its newest result) or 'latest'.\n"
+    "\n"
+    "      --alpha A               significance level, 0 < A < 1 (default 0.05)\n"
+    "      --min-effect PCT        smallest change that counts, in percent (default 2)\n"
+    "      --fail-if-slower PCT    exit 1 when the total (or --stage) is significantly slower\n"
+    "                              by more than PCT percent\n"
+    "      --stage NAME            the stage --fail-if-slower checks instead of the total\n"
+    "      --max-accuracy-drop P   exit 1 when counter 'accuracy' drops by more than P\n"
+    "                              percentage points (values in 0..1 are fractions)\n"
+    "      --json                  print the comparison as JSON (mlbench.comparison/1)\n"
+    "      --format FMT            text (default), json, or md/html (a comparison report)\n"
+    "      --resamples N           bootstrap resamples (default 10000)\n"
+    "      --seed N                bootstrap seed (default fixed: the same results always give\n"
+    "                              the same intervals)\n"
+    "      --store DIR             result store (default .mlbench, or $MLBENCH_STORE)\n"
+    "  -h, --help                  this text\n"
+    "\n"
+    "Exit status: 0; 1 when a gate fails (the reason is printed); 2 for bad options or a\n"
+    "result that cannot be found or read. Method and examples: docs/compare.md.\n";
+
+struct compare_cli {
+    struct compare_options opt;
+    struct compare_gates gates;
+    int json;
+    const struct exporter *exporter; /* --format md|html */
+    const char *store;
+    char **refs;
+    size_t n_refs;
+};
+
+/* A finite number in [min, max] (in (min, max) when open), maybe followed by '%' when pct;
+ * otherwise a message that names the option, the value and what was expected. */
+static int parse_number(const char *opt, const char *s, double min, double max, int open,
+                        int pct, const char *expected, double *out, char *err, size_t errlen)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (pct && end != s && *end == '%')
+        end++;
+    int inside = open ? v > min && v < max : v >= min && v <= max;
+    if (end == s || *end || !isfinite(v) || !inside) {
+        snprintf(err, errlen, "%s '%s' is not %s", opt, s, expected);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+#define PCT_EXPECTED "a percentage >= 0 (e.g. 5 or 5%)"
+
+static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    compare_options_default(&c->opt);
+    c->gates.fail_if_slower_pct = -1;
+    c->gates.max_accuracy_drop = -1;
+    c->store = store_default_dir();
+
+    optind = 0; /* full reset: getopt may have been used before */
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        const char *opt = argv[optind - 1];
+        switch (ch) {
+        case OPT_ALPHA:
+            if (parse_number("--alpha", optarg, 0, 1, 1, 0, "a number between 0 and 1 "
+                             "(exclusive), e.g. 0.05", &c->opt.alpha, err, errlen))
+                return -1;
+            break;
+        case OPT_MIN_EFFECT:
+            if (parse_number("--min-effect", optarg, 0, INFINITY, 0, 1, PCT_EXPECTED,
+                             &c->opt.min_effect_pct, err, errlen))
+                return -1;
+            break;
+        case OPT_FAIL_IF_SLOWER:
+            if (parse_number("--fail-if-slower", optarg, 0, INFINITY, 0, 1, PCT_EXPECTED,
+                             &c->gates.fail_if_slower_pct, err, errlen))
+                return -1;
+            break;
+        case OPT_MAX_ACCURACY_DROP:
+            if (parse_number("--max-accuracy-drop", optarg, 0, 100, 0, 0, "a number of "
+                             "percentage points from 0 to 100 (e.g. 0.5)",
+                             &c->gates.max_accuracy_drop, err, errlen))
+                return -1;
+            break;
+        case OPT_STAGE:
+            if (!*optarg) {
+                snprintf(err, errlen, "--stage is empty: give a stage name");
+                return -1;
+            }
+            c->gates.stage = optarg;
+            break;
+        case OPT_JSON:
+            c->json = 1;
+            break;
+        case OPT_FORMAT:
+            c->exporter = NULL;
+            if (!strcmp(optarg, "json")) {
+                c->json = 1;
+            } else if (!strcmp(optarg, "text")) {
+                c->json = 0;
+            } else if ((!strcmp(optarg, "md") || !strcmp(optarg, "html")) &&
+                       (c->exporter = export_find(optarg)) != NULL) {
+                c->json = 0; /* the report's comparison sections: as mlbench report A B */
+            } else {
+                snprintf(err, errlen, "--format '%s' is not text, json, md or html", optarg);
+                return -1;
+            }
+            break;
+        case OPT_RESAMPLES: {
+            long n;
+            if (units_parse_long(optarg, 100, 10000000, &n)) {
+                snprintf(err, errlen, "--resamples '%s' is not a whole number from 100 to "
+                         "10000000", optarg);
+                return -1;
+            }
+            c->opt.resamples = (unsigned)n;
+            break;
+        }
+        case OPT_SEED: {
+            char *end;
+            unsigned long long s = strtoull(optarg, &end, 0);
+            if (end == optarg || *end || optarg[0] == '-' || s > INT64_MAX) {
+                snprintf(err, errlen, "--seed '%s' is not a whole number from 0 to 2^63 - 1",
+                         optarg);
+                return -1;
+            }
+            c->opt.seed = (uint64_t)s;
+            break;
+        }
+        case OPT_STORE:
+            if (!*optarg) {
+                snprintf(err, errlen, "--store is empty: give a directory");
+                return -1;
+            }
+            c->store = optarg;
+            break;
+        case 'h':
+            return 1;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value (see mlbench compare --help)", opt);
+            return -1;
+        default:
+            if (optopt && optopt < 256)
+                snprintf(err, errlen, "unknown option '-%c' (see mlbench compare --help)", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s' (see mlbench compare --help)", opt);
+            return -1;
+        }
+    }
+    c->refs = argv + optind;
+    c->n_refs = (size_t)(argc - optind);
+    if (c->n_refs < 2) {
+        snprintf(err, errlen, "at least two results are needed, a baseline and a candidate "
+                 "(got %zu%s%s%s), e.g. mlbench compare base.json new.json", c->n_refs,
+                 c->n_refs ? ": '" : "", c->n_refs ? c->refs[0] : "", c->n_refs ? "'" : "");
+        return -1;
+    }
+    if (c->gates.stage && c->gates.fail_if_slower_pct < 0) {
+        snprintf(err, errlen, "--stage '%s' only chooses what --fail-if-slower checks: give "
+                 "--fail-if-slower PCT too", c->gates.stage);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- text output ---- */
+
+/* Columns on the terminal taken by UTF-8 text s (one per code point). */
+static int text_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+static void put_cell(const char *s, int width, int right)
+{
+    int pad = width - text_width(s);
+    if (right)
+        printf("%*s%s", pad > 0 ? pad : 0, "", s);
+    else
+        printf("%s%*s", s, pad > 0 ? pad : 0, "");
+}
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+#define DASH "\u2014"
+
+static void fmt_duration(double ns, char *buf, size_t len)
+{
+    if (isfinite(ns))
+        units_duration(ns, buf, len);
+    else
+        snprintf(buf, len, DASH);
+}
+
+static void fmt_change(double pct, char *buf, size_t len)
+{
+    if (!isfinite(pct))
+        snprintf(buf, len, DASH);
+    else if (pct < 0)
+        snprintf(buf, len, "\u2212%.1f %%", -pct); /* U+2212 minus sign */
+    else
+        snprintf(buf, len, "+%.1f %%", pct);
+}
+
+enum { COL_STAGE, COL_BASE, COL_ARROW, COL_CAND, COL_CHANGE, COL_SPEEDUP, COL_CI, COL_P,
+       COL_VERDICT, COL_RUNS, N_COLS };
+static const int col_right[N_COLS] = {0, 1, 0, 1, 1, 1, 0, 0, 0, 1};
+
+struct cells {
+    char c[N_COLS][96];
+};
+
+static void stage_cells(const json_t *row, struct cells *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->c[COL_STAGE], sizeof out->c[0], "%s", str(row, "name"));
+    fmt_duration(num(row, "baseline_median_ns"), out->c[COL_BASE], sizeof out->c[0]);
+    snprintf(out->c[COL_ARROW], sizeof out->c[0], "\u2192");
+    fmt_duration(num(row, "candidate_median_ns"), out->c[COL_CAND], sizeof out->c[0]);
+    fmt_change(num(row, "change_pct"), out->c[COL_CHANGE], sizeof out->c[0]);
+    double s = num(row, "speedup"), lo = num(row, "ratio_ci_low"), hi = num(row, "ratio_ci_high");
+    double p = num(row, "p_value");
+    snprintf(out->c[COL_SPEEDUP], sizeof out->c[0], isfinite(s) ? "%.2f\u00d7" : DASH, s);
+    if (isfinite(lo) && isfinite(hi))
+        snprintf(out->c[COL_CI], sizeof out->c[0], "[%.3f, %.3f]", lo, hi);
+    if (isfinite(p))
+        snprintf(out->c[COL_P], sizeof out->c[0], p < 0.001 ? "p<0.001" : "p=%.3f", p);
+    snprintf(out->c[COL_VERDICT], sizeof out->c[0], "%s", str(row, "verdict"));
+    snprintf(out->c[COL_RUNS], sizeof out->c[0], "%lld/%lld",
+             (long long)json_integer_value(json_object_get(row, "n_baseline")),
+             (long long)json_integer_value(json_object_get(row, "n_candidate")));
+}
+
+static void print_stage_table(const json_t *stages, double ci_level)
+{
+    size_t n = json_array_size(stages);
+    struct cells *rows = xcalloc(n + 1, sizeof *rows);
+    const char *head[N_COLS] = {"stage", "baseline", "", "candidate", "change", "speedup", NULL,
+                                "p", "verdict", "runs"};
+    char ci_head[64];
+    snprintf(ci_head, sizeof ci_head, "ratio %g %% CI", ci_level * 100);
+    head[COL_CI] = ci_head;
+    for (int k = 0; k < N_COLS; k++)
+        snprintf(rows[0].c[k], sizeof rows[0].c[k], "%s", head[k]);
+    for (size_t i = 0; i < n; i++)
+        stage_cells(json_array_get(stages, i), &rows[i + 1]);
+    int width[N_COLS] = {0};
+    for (size_t i = 0; i <= n; i++)
+        for (int k = 0; k < N_COLS; k++)
+            if (text_width(rows[i].c[k]) > width[k])
+                width[k] = text_width(rows[i].c[k]);
+    for (size_t i = 0; i <= n; i++) {
+        fputs("  ", stdout);
+        for (int k = 0; k < N_COLS; k++) {
+            put_cell(rows[i].c[k], width[k], col_right[k] && i > 0);
+            if (k + 1 < N_COLS)
+                fputs(k == COL_BASE || k == COL_ARROW ? " " : "  ", stdout);
+        }
+        putchar('\n');
+    }
+    free(rows);
+}
+
+/* A JSON scalar as text ("—" for absent/null). */
+static void fmt_scalar(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v))
+        snprintf(buf, len, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, len, "%.6g", json_real_value(v));
+    else if (json_is_boolean(v))
+        snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+    else
+        snprintf(buf, len, DASH);
+}
+
+static void fmt_resource(const char *metric, double v, char *buf, size_t len)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, DASH);
+    else if (!strncmp(metric, "process_cpu_seconds_total", 25))
+        snprintf(buf, len, "%.2f cores", v);
+    else if (strstr(metric, "_ratio"))
+        snprintf(buf, len, "%.0f %%", v * 100);
+    else if (strstr(metric, "_bytes"))
+        units_bytes(v, buf, len);
+    else
+        snprintf(buf, len, "%.4g", v);
+}
+
+static const char *resource_title(const char *metric)
+{
+    if (!strncmp(metric, "process_cpu_seconds_total", 25))
+        return "cores busy (mean)";
+    if (!strncmp(metric, "process_resident_bytes", 22))
+        return "memory (peak)";
+    if (!strncmp(metric, "gpu_utilization_ratio", 21))
+        return "GPU busy (mean)";
+    if (!strncmp(metric, "gpu_memory_used_bytes", 21))
+        return "GPU memory (peak)";
+    return metric;
+}
+
+/* Rows "  name   a → b" with the name column as wide as the widest name. */
+static void print_pairs(const char *title, const json_t *rows, const char *name_key,
+                        const char *value_kind)
+{
+    if (!json_array_size(rows))
+        return;
+    int w = 0;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r) {
+        const char *name = str(r, name_key);
+        if (name && text_width(name) > w)
+            w = text_width(name);
+    }
+    printf("\n%s\n", title);
+    json_array_foreach(rows, i, r) {
+        char b[256], c[256];
+        const json_t *vb = json_object_get(r, "baseline"), *vc = json_object_get(r, "candidate");
+        fmt_scalar(vb, b, sizeof b);
+        fmt_scalar(vc, c, sizeof c);
+        fputs("  ", stdout);
+        put_cell(str(r, name_key) ? str(r, name_key) : "?", w, 0);
+        int same = json_equal((json_t *)vb, (json_t *)vc);
+        printf("  %s \u2192 %s%s\n", b, c,
+               !strcmp(value_kind, "env") ? (json_is_true(json_object_get(r, "matters"))
+                                                 ? "   (matters)" : "")
+               : same                     ? ""
+                                          : "   (differs)");
+    }
+}
+
+static void print_resources(const json_t *rows)
+{
+    if (!json_array_size(rows))
+        return;
+    int ws = 0, wm = 0;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r) {
+        const char *s = str(r, "stage"), *m = str(r, "metric");
+        if (s && text_width(s) > ws)
+            ws = text_width(s);
+        if (m && text_width(resource_title(m)) > wm)
+            wm = text_width(resource_title(m));
+    }
+    printf("\nresources\n");
+    const char *last_stage = "";
+    json_array_foreach(rows, i, r) {
+        const char *s = str(r, "stage"), *m = str(r, "metric");
+        if (!s || !m)
+            continue;
+        char b[64], c[64];
+        fmt_resource(m, num(r, "baseline"), b, sizeof b);
+        fmt_resource(m, num(r, "candidate"), c, sizeof c);
+        fputs("  ", stdout);
+        put_cell(strcmp(s, last_stage) ? s : "", ws, 0);
+        fputs("  ", stdout);
+        put_cell(resource_title(m), wm, 0);
+        const char *labels = strchr(m, '{');
+        printf("  %s \u2192 %s%s%s\n", b, c, labels ? "   " : "", labels ? labels : "");
+        last_stage = s;
+    }
+}
+
+static const char *display_name(const json_t *who)
+{
+    const char *s = str(who, "label");
+    return s ? s : str(who, "id") ? str(who, "id") : "?";
+}
+
+static void print_who(const char *role, const json_t *who)
+{
+    printf("%s %s", role, display_name(who));
+    if (str(who, "label") && str(who, "id"))
+        printf(" (%s)", str(who, "id"));
+    if (str(who, "path"))
+        printf("  %s", str(who, "path"));
+    putchar('\n');
+}
+
+/* Says when the stage rows cannot be compared: no stage in common, or one side without any. */
+static void print_stage_note(const json_t *c)
+{
+    if (json_integer_value(json_object_get(c, "common_stages")) > 0)
+        return;
+    size_t only_base = 0, only_cand = 0, i;
+    const json_t *row;
+    json_array_foreach(json_object_get(c, "stages"), i, row) {
+        const char *v = str(row, "verdict");
+        only_base += v && !strcmp(v, "missing in candidate");
+        only_cand += v && !strcmp(v, "missing in baseline");
+    }
+    if (only_base && only_cand)
+        printf("note: the results have no stage in common: only the totals can be compared\n");
+    else if (only_base || only_cand)
+        printf("note: the %s has no stages (no markers?): only the totals can be compared\n",
+               only_base ? "candidate" : "baseline");
+}
+
+static void print_text(const json_t *doc)
+{
+    const json_t *base = json_object_get(doc, "baseline");
+    double level = num(doc, "ci_level");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(doc, "candidates"), i, c) {
+        if (i)
+            fputs("\n\n", stdout);
+        print_who("baseline: ", base);
+        print_who("candidate:", c);
+        if (!json_is_true(json_object_get(c, "like_for_like"))) {
+            printf("warning: not like for like: ");
+            size_t k, shown = 0;
+            const json_t *d;
+            json_array_foreach(json_object_get(c, "environment_differences"), k, d)
+                if (json_is_true(json_object_get(d, "matters")))
+                    printf("%s%s", shown++ ? ", " : "", str(d, "key"));
+            printf(" differ%s: differences may come from the machine, not the change\n",
+                   shown == 1 ? "s" : "");
+        }
+        print_stage_note(c);
+        putchar('\n');
+        print_stage_table(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
+        print_pairs("counters (median of the last value of each run)",
+                    json_object_get(c, "counters"), "name", "value");
+        print_pairs("metadata", json_object_get(c, "metadata"), "key", "value");
+        print_resources(json_object_get(c, "resources"));
+        print_pairs("environment differences", json_object_get(c, "environment_differences"),
+                    "key", "env");
+    }
+    size_t n = json_array_size(json_object_get(doc, "candidates"));
+    if (n > 1) {
+        printf("\n\ntotal against %s:\n", display_name(base));
+        int w = 0;
+        json_array_foreach(json_object_get(doc, "candidates"), i, c)
+            if (text_width(display_name(c)) > w)
+                w = text_width(display_name(c));
+        json_array_foreach(json_object_get(doc, "candidates"), i, c) {
+            const json_t *stages = json_object_get(c, "stages");
+            const json_t *total = json_array_get(stages, json_array_size(stages) - 1);
+            char ch[64], dur[64];
+            fmt_change(num(total, "change_pct"), ch, sizeof ch);
+            fmt_duration(num(total, "candidate_median_ns"), dur, sizeof dur);
+            fputs("  ", stdout);
+            put_cell(display_name(c), w, 0);
+            fputs("  ", stdout);
+            put_cell(dur, 10, 1);
+            fputs("  ", stdout);
+            put_cell(ch, 9, 1);
+            printf("  %s\n", str(total, "verdict"));
+        }
+    }
+    printf("\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1 "
+           "(docs/compare.md)\n", num(doc, "alpha"), num(doc, "min_effect_pct"));
+}
+
+/* ---- the command ---- */
+
+static int is_file_ref(const char *ref)
+{
+    size_t len = strlen(ref);
+    return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
+}
+
+/* Nonzero when some candidate has a stage row named name (present in either result). */
+static int stage_known(const json_t *doc, const char *name)
+{
+    size_t i, k;
+    const json_t *c, *row;
+    if (!strcmp(name, "total"))
+        return 1;
+    json_array_foreach(json_object_get(doc, "candidates"), i, c)
+        json_array_foreach(json_object_get(c, "stages"), k, row)
+            if (str(row, "name") && !strcmp(str(row, "name"), name))
+                return 1;
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct compare_cli cli;
+    char err[1024];
+    int rc = parse_args(argc, argv, &cli, err, sizeof err);
+    if (rc == 1) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (rc < 0) {
+        log_error("compare: %s", err);
+        return 2;
+    }
+
+    json_t **results = xcalloc(cli.n_refs, sizeof *results);
+    char **paths = xcalloc(cli.n_refs, sizeof *paths);
+    int status = 0;
+    for (size_t i = 0; i < cli.n_refs && !status; i++) {
+        const char *ref = cli.refs[i];
+        if (is_file_ref(ref)) {
+            paths[i] = xstrdup(ref);
+        } else if (store_resolve(cli.store, ref, &paths[i], err, sizeof err) != 0) {
+            log_error("compare: %s", err);
+            status = 2;
+            break;
+        }
+        results[i] = result_load_file(paths[i], err, sizeof err);
+        if (!results[i]) {
+            log_error("compare: %s", err);
+            status = 2;
+        }
+    }
+
+    json_t *doc = NULL;
+    if (!status) {
+        doc = compare_results(results, (const char *const *)paths, cli.n_refs, &cli.opt);
+        if (!doc) { /* options were checked: cannot happen */
+            log_error("compare: could not compare (bad options)");
+            status = 2;
+        }
+    }
+    if (!status && cli.gates.stage && !stage_known(doc, cli.gates.stage)) {
+        log_error("compare: --stage '%s': no such stage in any of the results (see the stage "
+                  "names in mlbench compare without --stage)", cli.gates.stage);
+        status = 2;
+    }
+    if (!status) {
+        if (cli.exporter) {
+            struct export_request req = {.results = results, .paths = (const char *const *)paths,
+                                         .n = cli.n_refs, .comparison = doc, .run = -1};
+            if (cli.exporter->write(stdout, &req, err, sizeof err) != EXPORT_OK) {
+                log_error("compare: %s", err);
+                status = 3;
+            }
+        } else if (cli.json) {
+            /* 15 digits: 0.05 stays 0.05, and no figure here means more */
+            char *text = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII |
+                                             JSON_REAL_PRECISION(15));
+            puts(text);
+            free(text);
+        } else {
+            print_text(doc);
+        }
+        fflush(stdout);
+        char msg[4096];
+        if (compare_check_gates(doc, &cli.gates, msg, sizeof msg) == COMPARE_GATE_FAIL)
+            status = 1;
+        if (*msg) {
+            /* one line per reason, each prefixed like every other message */
+            for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n")) {
+                if (!strncmp(line, "note: ", 6))
+                    log_warn("compare: %s", line + 6);
+                else
+                    log_error("compare: gate failed: %s", line);
+            }
+        }
+    }
+
+    json_decref(doc);
+    for (size_t i = 0; i < cli.n_refs; i++) {
+        json_decref(results[i]);
+        free(paths[i]);
+    }
+    free(results);
+    free(paths);
+    return status;
+}

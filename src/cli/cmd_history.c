@@ -1,0 +1,555 @@
+/* cmd_history: `mlbench history`: the stored results as a table (newest last) with a trend line
+ * per stage, step changes found by detect.c (--detect), or all of it as JSON (docs/store.md). */
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/commands.h"
+#include "core/detect.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "core/xalloc.h"
+#include "store/store.h"
+
+#define HISTORY_SCHEMA "mlbench.history/1"
+#define MAX_FIGURES 7         /* total and 6 stages in the table and the trends; for more,
+                               * --stage NAME or --json */
+#define MAX_SPARK 60          /* points in a trend line: the newest */
+#define SPARK_MIN_SPAN 0.05   /* a trend line spans at least 5 % of its largest value, so
+                               * noise of a few tenths of a percent stays flat */
+#define TOTAL "total"
+
+static const char usage_text[] =
+    "usage: mlbench history [options]\n"
+    "\n"
+    "Lists the stored results, oldest first, with a trend line per stage.\n"
+    "\n"
+    "  -l, --label NAME     only results with this label\n"
+    "  -s, --stage NAME     only this stage (\"total\" is the whole run)\n"
+    "  -n, --last N         only the newest N results\n"
+    "      --detect         find step changes per label (or command) and stage\n"
+    "      --min-effect PCT smallest change --detect reports (default 2)\n"
+    "      --json           print a JSON document instead of the table\n"
+    "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "docs/store.md describes the store and how changes are detected.\n";
+
+struct history_options {
+    const char *label, *stage, *store;
+    size_t last;
+    bool json, detect;
+    struct detect_options det;
+};
+
+static int parse(int argc, char **argv, struct history_options *o)
+{
+    enum { OPT_DETECT = 256, OPT_JSON, OPT_STORE, OPT_MIN_EFFECT };
+    static const struct option longopts[] = {
+        {"label", required_argument, NULL, 'l'},
+        {"stage", required_argument, NULL, 's'},
+        {"last", required_argument, NULL, 'n'},
+        {"detect", no_argument, NULL, OPT_DETECT},
+        {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"store", required_argument, NULL, OPT_STORE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->store = store_default_dir();
+    detect_options_default(&o->det);
+    optind = 0;
+    opterr = 0;
+    int c;
+    long v;
+    while ((c = getopt_long(argc, argv, ":l:s:n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            o->label = optarg;
+            break;
+        case 's':
+            o->stage = optarg;
+            break;
+        case 'n':
+            if (units_parse_long(optarg, 1, 100000000, &v) < 0) {
+                log_error("history: --last '%s' is not a number of results (1 or more)", optarg);
+                return -1;
+            }
+            o->last = (size_t)v;
+            break;
+        case OPT_DETECT:
+            o->detect = true;
+            break;
+        case OPT_MIN_EFFECT: {
+            char *end;
+            double pct = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(pct) || pct < 0 || pct > 1000) {
+                log_error("history: --min-effect '%s' is not a percentage (0 to 1000)", optarg);
+                return -1;
+            }
+            o->det.min_effect_pct = pct;
+            break;
+        }
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case OPT_STORE:
+            if (!*optarg) {
+                log_error("history: --store is empty: give a directory");
+                return -1;
+            }
+            o->store = optarg;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 1;
+        case ':':
+            log_error("history: option '%s' needs a value (see mlbench history --help)",
+                      argv[optind - 1]);
+            return -1;
+        default:
+            log_error("history: unknown option '%s' (see mlbench history --help)",
+                      argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        log_error("history: unexpected argument '%s' (see mlbench history --help)", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ what is shown */
+
+/* A figure of an entry: the whole run for "total", else the stage (NULL when absent). */
+static const struct store_stats *figure(const struct store_entry *e, const char *stage)
+{
+    if (!strcmp(stage, TOTAL))
+        return &e->wall;
+    for (size_t k = 0; k < e->n_stages; k++)
+        if (!strcmp(e->stages[k].name, stage))
+            return &e->stages[k].t;
+    return NULL;
+}
+
+/* A figure usable in a trend: measured by runs that succeeded. */
+static const struct store_stats *trend_figure(const struct store_entry *e, const char *stage)
+{
+    const struct store_stats *t = figure(e, stage);
+    if (!t || e->runs_ok == 0 || !isfinite(t->median_ns) || t->median_ns <= 0)
+        return NULL;
+    return t;
+}
+
+/* The stage names to show: "total" first, then the stages in order of first appearance (only
+ * --stage when given). */
+static size_t stage_names(const struct store_entry *e, size_t n, const char *only,
+                          const char ***out)
+{
+    size_t cap = 8, k = 0;
+    const char **names = xcalloc(cap, sizeof *names);
+    if (only) {
+        names[k++] = only;
+        *out = names;
+        return k;
+    }
+    names[k++] = TOTAL;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < e[i].n_stages; j++) {
+            const char *name = e[i].stages[j].name;
+            bool seen = false;
+            for (size_t m = 0; m < k && !seen; m++)
+                seen = !strcmp(names[m], name);
+            if (seen)
+                continue;
+            if (k == cap) {
+                cap *= 2;
+                names = xreallocarray(names, cap, sizeof *names);
+            }
+            names[k++] = name;
+        }
+    *out = names;
+    return k;
+}
+
+/* Results are grouped into series of the same benchmark: the same label, or the same command
+ * when there is no label. Returns the series of each entry in group[] and their count. */
+static size_t series_of(const struct store_entry *e, size_t n, size_t *group)
+{
+    size_t groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        group[i] = groups;
+        for (size_t j = 0; j < i; j++) {
+            bool same = e[i].label ? e[j].label && !strcmp(e[i].label, e[j].label)
+                                   : !e[j].label && !strcmp(e[i].command, e[j].command);
+            if (same) {
+                group[i] = group[j];
+                break;
+            }
+        }
+        if (group[i] == groups)
+            groups++;
+    }
+    return groups;
+}
+
+static void series_name(const struct store_entry *first, char *buf, size_t len)
+{
+    if (first->label)
+        snprintf(buf, len, "%s", first->label);
+    else
+        snprintf(buf, len, "command %.60s%s", first->command,
+                 strlen(first->command) > 60 ? "..." : "");
+}
+
+/* ------------------------------------------------------------------ detection */
+
+struct change {
+    size_t series;          /* group */
+    const char *stage;
+    const struct store_entry *entry;  /* first result after the change */
+    struct detect_change d;
+};
+
+struct changes {
+    struct change *v;
+    size_t n, cap;
+};
+
+/* Runs detect.c on every series and stage. */
+static void detect_all(const struct store_entry *e, size_t n, const size_t *group, size_t groups,
+                       const char **stages, size_t n_stages, const struct detect_options *opt,
+                       struct changes *out)
+{
+    struct detect_point *p = xcalloc(n + 1, sizeof *p);
+    const struct store_entry **who = xcalloc(n + 1, sizeof *who);
+    for (size_t g = 0; g < groups; g++)
+        for (size_t s = 0; s < n_stages; s++) {
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++) {
+                const struct store_stats *t = group[i] == g ? trend_figure(&e[i], stages[s]) : NULL;
+                if (!t)
+                    continue;
+                p[m] = (struct detect_point){t->median_ns, t->ci_low_ns, t->ci_high_ns,
+                                             t->ci_level, t->mad_ns, t->n};
+                who[m++] = &e[i];
+            }
+            struct detect_change *c;
+            size_t k = detect_changes(p, m, opt, &c);
+            for (size_t j = 0; j < k; j++) {
+                if (out->n == out->cap) {
+                    out->cap = out->cap ? 2 * out->cap : 8;
+                    out->v = xreallocarray(out->v, out->cap, sizeof *out->v);
+                }
+                out->v[out->n++] = (struct change){g, stages[s], who[c[j].index], c[j]};
+            }
+            free(c);
+        }
+    free(p);
+    free(who);
+}
+
+/* ------------------------------------------------------------------ text */
+
+static bool utf8_locale(void)
+{
+    setlocale(LC_CTYPE, "");
+    const char *cs = nl_langinfo(CODESET);
+    return cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
+}
+
+/* A trend line of figure `stage` over the entries of one series (the newest MAX_SPARK). */
+static void sparkline(FILE *out, const struct store_entry *e, size_t n, const size_t *group,
+                      size_t g, const char *stage, bool utf8)
+{
+    static const char *const bars[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
+                                        "\u2585", "\u2586", "\u2587", "\u2588"};
+    static const char ascii[] = "_.-:=+*#";
+    size_t total = 0, skip;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        total += group[i] == g;
+    skip = total > MAX_SPARK ? total - MAX_SPARK : 0;
+    for (size_t i = 0, seen = 0; i < n; i++) {
+        if (group[i] != g || seen++ < skip)
+            continue;
+        const struct store_stats *t = trend_figure(&e[i], stage);
+        if (t) {
+            lo = fmin(lo, t->median_ns);
+            hi = fmax(hi, t->median_ns);
+        }
+    }
+    if (!isfinite(lo))
+        return;
+    char name[40], a[32], b[32];
+    snprintf(name, sizeof name, "%.30s", stage);
+    fprintf(out, "  %-16s ", name);
+    for (size_t i = 0, seen = 0; i < n; i++) {
+        if (group[i] != g || seen++ < skip)
+            continue;
+        const struct store_stats *t = trend_figure(&e[i], stage);
+        if (!t) {
+            fputc(' ', out);
+            continue;
+        }
+        double span = fmax(hi - lo, SPARK_MIN_SPAN * hi);
+        int level = span > 0 ? (int)lround(7 * (t->median_ns - lo) / span) : 0;
+        if (utf8)
+            fputs(bars[level], out);
+        else
+            fputc(ascii[level], out);
+    }
+    fprintf(out, "  %s .. %s\n", units_duration(lo, a, sizeof a), units_duration(hi, b, sizeof b));
+}
+
+static size_t figures_shown(size_t n_figures)
+{
+    return n_figures < MAX_FIGURES ? n_figures : MAX_FIGURES;
+}
+
+static const char *status_word(const struct store_entry *e, char *buf, size_t len)
+{
+    if (e->status && !strcmp(e->status, "interrupted"))
+        return "interrupted";
+    if (e->runs_measured == 0)
+        return "no runs";
+    if (e->runs_ok == e->runs_measured)
+        return "ok";
+    if (e->runs_ok == 0)
+        return "failed";
+    snprintf(buf, len, "%ld failed", e->runs_measured - e->runs_ok);
+    return buf;
+}
+
+static void print_table(FILE *out, const struct store_entry *e, size_t n, const char **stages,
+                        size_t n_stages)
+{
+    int label_w = 5;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].label && (int)strlen(e[i].label) > label_w)
+            label_w = strlen(e[i].label) > 24 ? 24 : (int)strlen(e[i].label);
+    size_t shown = figures_shown(n_stages);
+    fprintf(out, "%-22s  %-19s  %-*s  %-11s %4s", "id", "created (UTC)", label_w, "label",
+            "status", "runs");
+    for (size_t s = 0; s < shown; s++)
+        fprintf(out, "  %10.10s", stages[s]);
+    fputc('\n', out);
+    for (size_t i = 0; i < n; i++) {
+        char created[20] = "", st[32], v[32];
+        if (e[i].created) {
+            snprintf(created, sizeof created, "%s", e[i].created);
+            char *t = strchr(created, 'T');
+            if (t)
+                *t = ' ';
+        }
+        fprintf(out, "%-22s  %-19s  %-*.*s  %-11s %4ld", e[i].id, created, label_w, label_w,
+                e[i].label ? e[i].label : "-", status_word(&e[i], st, sizeof st),
+                e[i].runs_measured);
+        for (size_t s = 0; s < shown; s++) {
+            const struct store_stats *t = figure(&e[i], stages[s]);
+            fprintf(out, "  %10s", t && isfinite(t->median_ns)
+                                       ? units_duration(t->median_ns, v, sizeof v) : "-");
+        }
+        fputc('\n', out);
+    }
+    if (shown < n_stages)
+        fprintf(out, "(%zu more stages not shown: --stage NAME shows one, --json all)\n",
+                n_stages - shown);
+}
+
+static void print_text(FILE *out, const struct history_options *o, const struct store_entry *e,
+                       size_t n, const char **stages, size_t n_stages, const size_t *group,
+                       size_t groups, const struct changes *ch)
+{
+    if (!n) {
+        fprintf(out, "no results%s%s%s%s%s%s in %s\n", o->label ? " with label '" : "",
+                o->label ? o->label : "", o->label ? "'" : "",
+                o->stage ? (o->label ? " and stage '" : " with a stage '") : "",
+                o->stage ? o->stage : "", o->stage ? "'" : "", o->store);
+        return;
+    }
+    print_table(out, e, n, stages, n_stages);
+    bool utf8 = utf8_locale(), header = false;
+    for (size_t g = 0; g < groups; g++) {
+        size_t members = 0, first = n;
+        for (size_t i = 0; i < n; i++)
+            if (group[i] == g) {
+                members++;
+                if (first == n)
+                    first = i;
+            }
+        if (members < 2)
+            continue;
+        if (!header)
+            fputs("\ntrends, oldest to newest (median of each result; min .. max):\n", out);
+        header = true;
+        char name[96];
+        series_name(&e[first], name, sizeof name);
+        fprintf(out, "%s: %zu results", name, members);
+        if (members > MAX_SPARK)
+            fprintf(out, " (the newest %d shown)", MAX_SPARK);
+        fputc('\n', out);
+        size_t shown = figures_shown(n_stages);
+        for (size_t s = 0; s < shown; s++)
+            sparkline(out, e, n, group, g, stages[s], utf8);
+    }
+    if (!o->detect)
+        return;
+    fputs("\nchanges (docs/store.md):\n", out);
+    if (!ch->n)
+        fprintf(out, "  none: no step of %g %% or more stands out of the noise\n",
+                o->det.min_effect_pct);
+    for (size_t i = 0; i < ch->n; i++) {
+        const struct change *c = &ch->v[i];
+        char name[96], a[32], b[32];
+        size_t first = 0;
+        while (group[first] != c->series)
+            first++;
+        series_name(&e[first], name, sizeof name);
+        fprintf(out, "  %-16s %-12s %+6.1f%% %-7s from %s  (%s -> %s, strength %.1f)\n", name,
+                c->stage, c->d.change_pct, c->d.change_pct > 0 ? "slower" : "faster",
+                c->entry->id, units_duration(c->d.before, a, sizeof a),
+                units_duration(c->d.after, b, sizeof b), c->d.z);
+    }
+}
+
+/* The text, composed in memory, printed without control characters. */
+static int print_clean(const struct history_options *o, const struct store_entry *e, size_t n,
+                       const char **stages, size_t n_stages, const size_t *group, size_t groups,
+                       const struct changes *ch)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        log_error("history: out of memory");
+        return 3;
+    }
+    print_text(mem, o, e, n, stages, n_stages, group, groups, ch);
+    fclose(mem);
+    int rc = store_print_clean(stdout, buf, len) < 0 ? 3 : 0;
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *str(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *stats_json(const struct store_stats *t)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t)t->n, "median",
+                     num(t->median_ns), "ci_low", num(t->ci_low_ns), "ci_high",
+                     num(t->ci_high_ns), "ci_level", num(t->ci_level), "mad", num(t->mad_ns));
+}
+
+static json_t *entry_json(const struct store_entry *e)
+{
+    json_t *stages = json_array();
+    for (size_t k = 0; k < e->n_stages; k++) {
+        json_t *s = json_pack("{s:s, s:i}", "name", e->stages[k].name, "depth",
+                              e->stages[k].depth);
+        json_object_update_new(s, stats_json(&e->stages[k].t));
+        json_array_append_new(stages, s);
+    }
+    return json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o}",
+                     "id", e->id, "path", e->path, "label", str(e->label), "command",
+                     e->command ? e->command : "", "host", str(e->host), "mlbench_commit",
+                     str(e->mlbench_commit), "workdir_commit", str(e->workdir_commit),
+                     "created", str(e->created), "status", str(e->status), "runs_measured",
+                     (json_int_t)e->runs_measured, "runs_ok", (json_int_t)e->runs_ok,
+                     "wall_ns", stats_json(&e->wall), "stages", stages);
+}
+
+static void print_json(FILE *out, const struct history_options *o, const struct store_entry *e,
+                       size_t n, const size_t *group, const struct changes *ch)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string(HISTORY_SCHEMA));
+    json_object_set_new(doc, "store", json_string(o->store));
+    json_t *results = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(results, entry_json(&e[i]));
+    json_object_set_new(doc, "results", results);
+    if (o->detect) {
+        json_object_set_new(doc, "detect",
+                            json_pack("{s:f, s:f}", "min_effect_pct", o->det.min_effect_pct,
+                                      "z", o->det.z));
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ch->n; i++) {
+            const struct change *c = &ch->v[i];
+            size_t first = 0;
+            while (group[first] != c->series)
+                first++;
+            json_array_append_new(
+                arr, json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o}", "label",
+                               str(e[first].label), "command", e[first].command, "stage",
+                               c->stage, "id", c->entry->id, "created", str(c->entry->created),
+                               "before_ns", num(c->d.before), "after_ns", num(c->d.after),
+                               "change_pct", num(c->d.change_pct), "direction",
+                               c->d.change_pct > 0 ? "slower" : "faster", "z", num(c->d.z)));
+        }
+        json_object_set_new(doc, "changes", arr);
+    }
+    json_dumpf(doc, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    fputc('\n', out);
+    json_decref(doc);
+}
+
+int cmd_history(int argc, char **argv)
+{
+    struct history_options o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    char err[1024];
+    struct store *s = store_open(o.store, err, sizeof err);
+    if (!s) {
+        log_error("%s", err);
+        return 2;
+    }
+    struct store_query q = {.label = o.label, .last = o.last, .with_stages = true,
+                            .stage = o.stage && strcmp(o.stage, TOTAL) != 0 ? o.stage : NULL};
+    struct store_entry *e;
+    size_t n;
+    if (store_list(s, &q, &e, &n, err, sizeof err) < 0) {
+        log_error("%s", err);
+        store_close(s);
+        return 2;
+    }
+    store_close(s);
+    const char **stages;
+    size_t n_stages = stage_names(e, n, o.stage, &stages);
+    size_t *group = xcalloc(n + 1, sizeof *group);
+    size_t groups = series_of(e, n, group);
+    struct changes ch = {0};
+    if (o.detect)
+        detect_all(e, n, group, groups, stages, n_stages, &o.det, &ch);
+    if (o.json)
+        print_json(stdout, &o, e, n, group, &ch);
+    else
+        rc = print_clean(&o, e, n, stages, n_stages, group, groups, &ch);
+    fflush(stdout);
+    free(ch.v);
+    free(group);
+    free(stages);
+    store_entries_free(e, n);
+    return rc == 0 && ferror(stdout) ? 3 : rc;
+}

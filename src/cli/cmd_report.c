@@ -1,0 +1,324 @@
+/* cmd_report: `mlbench report RUN [RUN...]`: resolves the references (files or the store),
+ * loads the results, compares them when there are several (core/compare.c), and writes a report
+ * in one of the formats of src/export/ to stdout or, atomically, to -o FILE (docs/reports.md).
+ * Exit status: 0; 2 for bad options, a result that cannot be found or read, or an output path
+ * that cannot be written; 3 when writing the report failed midway. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "core/compare.h"
+#include "core/log.h"
+#include "core/result_load.h"
+#include "core/units.h"
+#include "core/xalloc.h"
+#include "export/export.h"
+#include "store/store.h"
+
+enum { OPT_RUN = 256, OPT_TABLE, OPT_STORE, OPT_ALPHA, OPT_MIN_EFFECT };
+
+static const struct option options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"run", required_argument, NULL, OPT_RUN},
+    {"table", required_argument, NULL, OPT_TABLE},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+    fputs("usage: mlbench report [options] RUN [RUN...]\n"
+          "\n"
+          "Writes a report of a result, or with several a comparison of the others against the\n"
+          "first. RUN is a file (a path with '/' or ending in .json), or in the store: an id, a\n"
+          "unique id prefix, a label (its newest result) or 'latest'.\n"
+          "\n"
+          "  -f, --format FMT     the format (default: from the extension of -o, else md):\n", out);
+    for (size_t i = 0; export_at(i); i++)
+        fprintf(out, "                         %-6s %s\n", export_at(i)->name,
+                export_at(i)->description);
+    fputs("  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
+          "      --run N          html: draw the timelines of run N (default: the median run);\n"
+          "                       trace, csv --table samples: only run N (0-based, warm-up\n"
+          "                       runs first)\n"
+          "      --table T        csv: stages (default), runs, samples or comparison\n"
+          "      --alpha A        comparison: significance level (default 0.05)\n"
+          "      --min-effect PCT comparison: smallest change that counts (default 2)\n"
+          "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Exit status: 0; 2 for bad options, a result that cannot be found or read, or an\n"
+          "output that cannot be created; 3 when writing failed. See docs/reports.md.\n", out);
+}
+
+struct report_cli {
+    const struct exporter *exporter;
+    const char *output;  /* NULL or "-": stdout */
+    int run;
+    const char *table;
+    const char *store;
+    struct compare_options cmp;
+    char **refs;
+    size_t n_refs;
+};
+
+static int parse_args(int argc, char **argv, struct report_cli *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->run = -1;
+    c->store = store_default_dir();
+    compare_options_default(&c->cmp);
+    const char *format = NULL;
+
+    optind = 0; /* full reset: getopt may have been used before */
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":f:o:h", options, NULL)) != -1) {
+        const char *opt = argv[optind - 1];
+        switch (ch) {
+        case 'f':
+            format = optarg;
+            break;
+        case 'o':
+            if (!*optarg) {
+                snprintf(err, errlen, "-o is empty: give a file name, or - for stdout");
+                return -1;
+            }
+            c->output = optarg;
+            break;
+        case OPT_RUN: {
+            long n;
+            if (units_parse_long(optarg, 0, 1000000, &n)) {
+                snprintf(err, errlen, "--run '%s' is not a run index (0, 1, ...; warm-up runs "
+                         "come first)", optarg);
+                return -1;
+            }
+            c->run = (int)n;
+            break;
+        }
+        case OPT_TABLE:
+            c->table = optarg;
+            break;
+        case OPT_STORE:
+            if (!*optarg) {
+                snprintf(err, errlen, "--store is empty: give a directory");
+                return -1;
+            }
+            c->store = optarg;
+            break;
+        case OPT_ALPHA: {
+            char *end;
+            double a = strtod(optarg, &end);
+            if (end == optarg || *end || !(a > 0 && a < 1)) {
+                snprintf(err, errlen, "--alpha '%s' is not a number between 0 and 1 "
+                         "(exclusive), e.g. 0.05", optarg);
+                return -1;
+            }
+            c->cmp.alpha = a;
+            break;
+        }
+        case OPT_MIN_EFFECT: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end != optarg && *end == '%')
+                end++;
+            if (end == optarg || *end || !isfinite(v) || v < 0) {
+                snprintf(err, errlen, "--min-effect '%s' is not a percentage >= 0 (e.g. 5)",
+                         optarg);
+                return -1;
+            }
+            c->cmp.min_effect_pct = v;
+            break;
+        }
+        case 'h':
+            return 1;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value (see mlbench report --help)", opt);
+            return -1;
+        default:
+            if (optopt && optopt < 256)
+                snprintf(err, errlen, "unknown option '-%c' (see mlbench report --help)", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s' (see mlbench report --help)", opt);
+            return -1;
+        }
+    }
+    c->refs = argv + optind;
+    c->n_refs = (size_t)(argc - optind);
+    if (c->n_refs == 0) {
+        snprintf(err, errlen, "report needs a result: a file, an id, a label or 'latest' "
+                 "(e.g. mlbench report latest)");
+        return -1;
+    }
+
+    if (format) {
+        c->exporter = export_find(format);
+        if (!c->exporter) {
+            snprintf(err, errlen, "--format '%s' is not a format: md, html, trace or csv",
+                     format);
+            return -1;
+        }
+    } else {
+        c->exporter = c->output ? export_for_path(c->output) : NULL;
+        if (!c->exporter)
+            c->exporter = export_find("md");
+    }
+    if (c->table && !(c->exporter->uses & EXPORT_USES_TABLE)) {
+        snprintf(err, errlen, "--table applies to --format csv, not %s", c->exporter->name);
+        return -1;
+    }
+    if (c->run >= 0 && !(c->exporter->uses & EXPORT_USES_RUN)) {
+        snprintf(err, errlen, "--run applies to --format html, trace and csv, not %s",
+                 c->exporter->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* An open output: stdout, or a temporary file beside the destination that is renamed over it
+ * once complete, so a reader never sees half a report. */
+struct output {
+    FILE *f;
+    char *tmp;          /* NULL for stdout */
+    const char *path;
+};
+
+static int output_open(struct output *o, const char *path, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    o->path = path;
+    const char *slash = strrchr(path, '/');
+    if (slash)
+        o->tmp = xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+    else
+        o->tmp = xasprintf(".%s.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        free(o->tmp);
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Completes (ok) or abandons the output. Returns 0, or -1 with err when it could not be
+ * completed. */
+static int output_close(struct output *o, int ok, char *err, size_t errlen)
+{
+    if (!o->tmp) {
+        if (fflush(stdout) != 0 && ok) {
+            snprintf(err, errlen, "cannot write to stdout: %s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    int rc = 0;
+    if (ok && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0)) {
+        snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (fclose(o->f) != 0 && ok && rc == 0) {
+        snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (ok && rc == 0 && rename(o->tmp, o->path) != 0) {
+        snprintf(err, errlen, "cannot replace %s: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (!ok || rc != 0)
+        unlink(o->tmp);
+    free(o->tmp);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    char err[1024];
+    struct report_cli c;
+    int rc = parse_args(argc, argv, &c, err, sizeof err);
+    if (rc == 1) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc != 0) {
+        log_error("report: %s", err);
+        return 2;
+    }
+
+    json_t **results = xcalloc(c.n_refs, sizeof *results);
+    char **paths = xcalloc(c.n_refs, sizeof *paths);
+    json_t *comparison = NULL;
+    int status = 0;
+    for (size_t i = 0; i < c.n_refs && status == 0; i++) {
+        if (store_resolve(c.store, c.refs[i], &paths[i], err, sizeof err) != 0) {
+            log_error("report: %s", err);
+            status = 2;
+        } else if (!(results[i] = result_load_file(paths[i], err, sizeof err))) {
+            log_error("report: %s", err);
+            status = 2;
+        }
+    }
+    if (status == 0 && c.n_refs >= 2) {
+        comparison = compare_results(results, (const char *const *)paths, c.n_refs, &c.cmp);
+        if (!comparison) {
+            log_error("report: the results could not be compared (--alpha or --min-effect out "
+                      "of range)");
+            status = 2;
+        }
+    }
+    struct output out;
+    if (status == 0 && output_open(&out, c.output, err, sizeof err) != 0) {
+        log_error("report: %s", err);
+        status = 2;
+    }
+    if (status == 0) {
+        struct export_request req = {
+            .results = results,
+            .paths = (const char *const *)paths,
+            .n = c.n_refs,
+            .comparison = comparison,
+            .run = c.run,
+            .table = c.table,
+        };
+        rc = c.exporter->write(out.f, &req, err, sizeof err);
+        if (rc != EXPORT_OK) {
+            log_error("report: %s", err);
+            status = rc == EXPORT_EREQUEST ? 2 : 3;
+        }
+        if (output_close(&out, rc == EXPORT_OK, err, sizeof err) != 0) {
+            log_error("report: %s", err);
+            status = 3;
+        }
+    }
+    json_decref(comparison);
+    for (size_t i = 0; i < c.n_refs; i++) {
+        json_decref(results[i]);
+        free(paths[i]);
+    }
+    free(results);
+    free(paths);
+    return status;
+}

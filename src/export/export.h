@@ -1,0 +1,153 @@
+/* export: the report formats of `mlbench report` (docs/reports.md). One exporter = one file =
+ * one `struct exporter` (markdown.c, html.c, trace.c, csv.c), listed in the one table of
+ * export.c. Exporters read result documents ("mlbench.result/1", docs/result-schema.md) and,
+ * for several results, the comparison document of compare_results ("mlbench.comparison/1").
+ *
+ * The second half of this header is for the exporters themselves: JSON accessors, the table
+ * model and the document outline that the Markdown and HTML reports share, so that both say
+ * the same things in the same order and only their markup differs. Not thread-safe. */
+#ifndef MLBENCH_EXPORT_H
+#define MLBENCH_EXPORT_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* What to render. results[0] is the baseline when there are several. */
+struct export_request {
+    json_t *const *results;    /* n result documents (borrowed) */
+    const char *const *paths;  /* the file each was read from, for the reader; may be NULL */
+    size_t n;
+    json_t *comparison;        /* "mlbench.comparison/1" when n >= 2, else NULL (borrowed) */
+    int run;                   /* --run: index in runs[] to show, or -1 for the default */
+    const char *table;         /* csv --table: stages (default, NULL), runs, samples, comparison */
+};
+
+/* Return values of exporter write functions. */
+#define EXPORT_OK 0
+#define EXPORT_EIO (-1)        /* the output could not be written */
+#define EXPORT_EREQUEST (-2)   /* the request cannot be met (bad --table, --run out of range) */
+
+/* Options an exporter reads, so the command can refuse the others. */
+#define EXPORT_USES_RUN 1u     /* --run N */
+#define EXPORT_USES_TABLE 2u   /* --table NAME */
+
+struct exporter {
+    const char *name;          /* --format value */
+    const char *alias;         /* another accepted value, or NULL */
+    const char *extension;     /* usual file name extension, without the dot */
+    const char *description;   /* one line for --help */
+    unsigned uses;             /* EXPORT_USES_* */
+    /* Writes the report to out. Returns EXPORT_OK, or EXPORT_EIO / EXPORT_EREQUEST with a
+     * message in err. Writes nothing useful on error: callers write to a temporary file. */
+    int (*write)(FILE *out, const struct export_request *req, char *err, size_t errlen);
+};
+
+extern const struct exporter export_markdown;
+extern const struct exporter export_html;
+extern const struct exporter export_trace;
+extern const struct exporter export_csv;
+
+/* The exporter whose name or alias is name, or NULL. */
+const struct exporter *export_find(const char *name);
+/* The exporter whose extension ends path (".html", ".md", ...), or NULL. */
+const struct exporter *export_for_path(const char *path);
+/* The i-th exporter of the table (NULL past the end): for listing them in help texts. */
+const struct exporter *export_at(size_t i);
+
+/* ---- for the exporters ---------------------------------------------------------------- */
+
+/* The end of every write function: flushes out and reports a write error on it as
+ * EXPORT_EIO ("cannot write <what>: <reason>"); EXPORT_OK otherwise. */
+int export_finish(FILE *out, const char *what, char *err, size_t errlen);
+
+/* JSON accessors that tolerate missing members and nulls (o may be NULL). */
+const char *export_get_str(const json_t *o, const char *key);  /* NULL unless a string */
+double export_get_num(const json_t *o, const char *key);       /* NAN unless a number */
+long long export_get_int(const json_t *o, const char *key, long long fallback);
+/* The value of a JSON number, or NAN for anything else (null included). */
+double export_num(const json_t *v);
+
+/* The result's label, or its id when it has none (never NULL). */
+const char *export_result_name(const json_t *result);
+/* The representative run: among measured runs with status ok (else measured runs, else all
+ * runs) the one with the median wall time (the lower one for an even count). Returns its
+ * index in runs[], or -1 when there is no run. */
+int export_median_run(const json_t *result);
+/* req->run when it is not -1, else export_median_run(result). */
+int export_chosen_run(const struct export_request *req, const json_t *result);
+/* Checks that req->run, when given, names a run of every result. Returns 0, or
+ * EXPORT_EREQUEST with a message. */
+int export_check_run(const struct export_request *req, char *err, size_t errlen);
+
+/* The shell command that makes the measurement again: "mlbench run" with the options kept
+ * in the result's config and label, then "--" and the command, each word shell-quoted.
+ * New string owned by the caller. */
+char *export_reproduce_command(const json_t *result);
+/* s quoted for a POSIX shell when it needs it ('it'\''s'). New string owned by the caller. */
+char *export_shell_quote(const char *s);
+
+/* Formatting into buf (returned): "-" for a value that is NAN (not measured). */
+char *export_fmt_duration(double ns, char *buf, size_t len);  /* "50.11 ms" */
+char *export_fmt_bytes(double bytes, char *buf, size_t len);  /* "2.4 MiB" */
+char *export_fmt_num(double v, const char *fmt, double scale, char *buf, size_t len);
+/* Any JSON value as text: strings as they are, numbers with %.6g, null as "-", containers
+ * as compact JSON. */
+char *export_fmt_value(const json_t *v, char *buf, size_t len);
+/* A number with enough digits to read back the same double (CSV, trace arguments). */
+char *export_fmt_exact(double v, char *buf, size_t len);
+
+/* The colour index of a stage: its position among the stage names of all results
+ * (summary.stages order, baseline first), so a stage keeps its colour in every chart. */
+size_t export_stage_colour(const struct export_request *req, const char *name);
+
+/* A sampled series of a run: samples.series[] with this metric and labels (NULL labels: the
+ * first series of the metric). NULL when absent. */
+json_t *export_series_find(const json_t *run, const char *metric, const char *labels);
+
+/* A table of text cells, filled by the outline and rendered by each format. */
+struct export_table {
+    size_t ncols, nrows, cap;
+    char **header;     /* ncols strings */
+    char **cells;      /* nrows * ncols, row-major, never NULL ("" when empty) */
+    int *indent;       /* per row: nesting depth of the first cell (stage names) */
+    unsigned numeric;  /* bit c: column c holds figures (right-aligned) */
+};
+
+/* Starts a table with ncols columns named by the NULL-terminated list that follows. */
+void export_table_init(struct export_table *t, size_t ncols, ...);
+/* Appends a row of empty cells; returns its index. */
+size_t export_table_row(struct export_table *t, int indent);
+/* Sets cell (row, col), printf-style. */
+void export_table_set(struct export_table *t, size_t row, size_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+const char *export_table_cell(const struct export_table *t, size_t row, size_t col);
+void export_table_free(struct export_table *t);
+
+/* Figures a format may draw where the outline places them (the Markdown report has none). */
+enum export_figure {
+    EXPORT_FIGURE_BREAKDOWN, /* stage breakdown of every result: stacked bars */
+    EXPORT_FIGURE_TIMELINES, /* resource timelines of one result's representative run */
+};
+
+/* The primitives a document format provides to export_outline. text is plain UTF-8: the
+ * format escapes it. */
+struct export_outline_ops {
+    void (*heading)(void *ctx, int level, const char *text);
+    void (*paragraph)(void *ctx, const char *text);
+    void (*list)(void *ctx, const char *const *items, size_t n);
+    void (*table)(void *ctx, const struct export_table *t);
+    void (*code)(void *ctx, const char *text);   /* a shell command, shown as is */
+    /* Optional (NULL: figures are left out). result: index in req->results. */
+    void (*figure)(void *ctx, enum export_figure fig, const struct export_request *req,
+                   size_t result);
+};
+
+/* Walks the report in reading order (title, comparison when several results, then for each
+ * result: summary, environment, workload and configuration, methodology, results, resource use,
+ * analysis, warnings, runs, how to reproduce) calling ops. */
+void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
+                    void *ctx);
+
+#endif

@@ -1,0 +1,631 @@
+/* store: the result store's logic above its index backends (see store.h): what a reference
+ * means, keeping the index in step with the result files (the truth), and the table of
+ * backends. The rows themselves are kept by a backend (sqlite.c). */
+#include "store/store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/result_load.h"
+#include "core/xalloc.h"
+#include "store/store_ops.h"
+
+/* The index backends; the first is the default. A server database would be listed here and
+ * chosen by an option naming it. */
+static const struct store_ops *const backends[] = {
+    &store_sqlite_ops,
+};
+
+struct store {
+    const struct store_ops *ops;
+    void *handle;
+    char *dir;      /* as given: used in the paths shown to the user */
+    char *real;     /* canonical: to tell whether a file lies inside the store */
+};
+
+const char *store_default_dir(void)
+{
+    const char *env = getenv("MLBENCH_STORE");
+    return env && *env ? env : STORE_DEFAULT_DIR;
+}
+
+/* ------------------------------------------------------------------ entries from results */
+
+static char *json_strdup(const json_t *obj, const char *key)
+{
+    const char *v = json_string_value(json_object_get(obj, key));
+    return v ? xstrdup(v) : NULL;
+}
+
+static double json_num(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void stats_from_json(const json_t *o, struct store_stats *t)
+{
+    double n = json_num(o, "n");
+    t->n = isfinite(n) && n > 0 ? (long)n : 0;
+    t->median_ns = json_num(o, "median");
+    t->ci_low_ns = json_num(o, "ci_low");
+    t->ci_high_ns = json_num(o, "ci_high");
+    t->ci_level = json_num(o, "ci_level");
+    t->mad_ns = json_num(o, "mad");
+}
+
+/* The git commit of the working directory the result was measured in, where the environment
+ * records one (its shape may grow: the places it has been put are all read). */
+static char *workdir_commit(const json_t *env)
+{
+    const json_t *git = json_object_get(env, "git");
+    const char *c = json_string_value(json_object_get(git, "commit"));
+    if (!c)
+        c = json_string_value(json_object_get(env, "git_commit"));
+    if (!c)
+        c = json_string_value(json_object_get(json_object_get(env, "workdir"), "git_commit"));
+    return c ? xstrdup(c) : NULL;
+}
+
+int store_entry_from_json(json_t *result, const char *path, struct store_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->file_mtime_ns = e->file_size = -1;
+    const char *id = json_string_value(json_object_get(result, "id"));
+    if (!id)
+        return -1;
+    e->id = xstrdup(id);
+    e->path = xstrdup(path);
+    e->label = json_strdup(result, "label");
+    e->created = json_strdup(result, "created");
+    e->status = json_strdup(result, "status");
+    e->mlbench_commit = json_strdup(json_object_get(result, "mlbench"), "git_commit");
+    const json_t *env = json_object_get(result, "environment");
+    e->host = json_strdup(env, "hostname");
+    e->workdir_commit = workdir_commit(env);
+
+    const json_t *argv = json_object_get(json_object_get(result, "command"), "argv");
+    size_t len = 1, i;
+    const json_t *a;
+    for (i = 0; (a = json_array_get(argv, i)); i++)
+        if (json_is_string(a))
+            len += json_string_length(a) + 1;
+    e->command = xcalloc(len, 1);
+    char *p = e->command;
+    for (i = 0; (a = json_array_get(argv, i)); i++) {
+        if (!json_is_string(a))
+            continue;
+        if (p != e->command)
+            *p++ = ' ';
+        memcpy(p, json_string_value(a), json_string_length(a));
+        p += json_string_length(a);
+    }
+
+    const json_t *sum = json_object_get(result, "summary");
+    double measured = json_num(sum, "runs_measured"), ok = json_num(sum, "runs_ok");
+    e->runs_measured = isfinite(measured) ? (long)measured : 0;
+    e->runs_ok = isfinite(ok) ? (long)ok : 0;
+    stats_from_json(json_object_get(sum, "wall_ns"), &e->wall);
+    const json_t *stages = json_object_get(sum, "stages");
+    e->stages = xcalloc(json_array_size(stages) + 1, sizeof *e->stages);
+    for (i = 0; (a = json_array_get(stages, i)); i++) {
+        const char *name = json_string_value(json_object_get(a, "name"));
+        if (!name)
+            continue;
+        struct store_stage *s = &e->stages[e->n_stages++];
+        s->name = xstrdup(name);
+        double depth = json_num(a, "depth");
+        s->depth = isfinite(depth) && depth >= 0 && depth < 1000 ? (int)depth : 0;
+        stats_from_json(json_object_get(a, "active_ns"), &s->t);
+    }
+    return 0;
+}
+
+void store_entry_clear(struct store_entry *e)
+{
+    free(e->id);
+    free(e->path);
+    free(e->label);
+    free(e->command);
+    free(e->host);
+    free(e->mlbench_commit);
+    free(e->workdir_commit);
+    free(e->created);
+    free(e->status);
+    for (size_t k = 0; k < e->n_stages; k++)
+        free(e->stages[k].name);
+    free(e->stages);
+    memset(e, 0, sizeof *e);
+}
+
+void store_entries_free(struct store_entry *e, size_t n)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < n; i++)
+        store_entry_clear(&e[i]);
+    free(e);
+}
+
+/* ------------------------------------------------------------------ paths */
+
+/* How a result file's path is kept in the index: relative to the store when inside it (so the
+ * store can be moved), else canonical. Owned by the caller. */
+static char *kept_path(const struct store *s, const char *path)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        return xstrdup(path);
+    size_t n = strlen(s->real);
+    if (!strncmp(real, s->real, n) && real[n] == '/')
+        return xstrdup(real + n + 1);
+    return xstrdup(real);
+}
+
+/* A kept path as a path to open. Owned by the caller. */
+static char *usable_path(const struct store *s, const char *kept)
+{
+    return kept[0] == '/' ? xstrdup(kept) : xasprintf("%s/%s", s->dir, kept);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ------------------------------------------------------------------ keeping in step */
+
+struct name_list {
+    char **v;
+    size_t n, cap;
+};
+
+static void names_add(struct name_list *l, char *s)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+    }
+    l->v[l->n++] = s;
+}
+
+static void names_free(struct name_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+/* The result files in <dir>/runs, as kept paths ("runs/<name>.json"), sorted. A missing runs/
+ * is an empty store. */
+static int list_files(const struct store *s, struct name_list *files, char *err, size_t errlen)
+{
+    char *runs = xasprintf("%s/%s", s->dir, STORE_RUNS_DIR);
+    DIR *d = opendir(runs);
+    if (!d) {
+        int e = errno;
+        free(runs);
+        if (e == ENOENT)
+            return 0;
+        snprintf(err, errlen, "cannot read the result store '%s/%s': %s", s->dir,
+                 STORE_RUNS_DIR, strerror(e));
+        return -1;
+    }
+    const struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        /* Temporary files of an atomic write end in .tmp.XXXXXX: not results yet. */
+        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        names_add(files, xasprintf("%s/%s", STORE_RUNS_DIR, de->d_name));
+    }
+    closedir(d);
+    free(runs);
+    if (files->n)
+        qsort(files->v, files->n, sizeof *files->v, cmp_str);
+    return 0;
+}
+
+/* The file's modification time and size as the index keeps them (-1 when it cannot be read). */
+static void file_stamp(const char *real_path, int64_t *mtime_ns, int64_t *size)
+{
+    struct stat st;
+    *mtime_ns = *size = -1;
+    if (stat(real_path, &st) == 0) {
+        *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        *size = (int64_t)st.st_size;
+    }
+}
+
+/* Indexes result files that have no row, indexes again those changed since (a file that no
+ * longer reads is dropped, with a warning) and drops rows whose file is gone: the files are
+ * the truth. */
+static int store_sync(struct store *s, char *err, size_t errlen)
+{
+    struct store_query q = {0};
+    struct store_entry *rows = NULL;
+    size_t n_rows = 0;
+    if (s->ops->list(s->handle, &q, &rows, &n_rows, err, errlen) < 0)
+        return -1;
+    struct name_list files = {0};
+    int rc = list_files(s, &files, err, errlen);
+    /* kept: paths of all rows; ids: ids of the rows that stay, then of the files added */
+    char **kept = xcalloc(n_rows + 1, sizeof *kept);
+    char **ids = xcalloc(n_rows + files.n + 1, sizeof *ids);
+    const char **gone = xcalloc(n_rows + 1, sizeof *gone);
+    size_t n_gone = 0, n_ids = 0;
+    size_t n_kept = 0;
+    for (size_t i = 0; i < n_rows; i++) {
+        char *path = usable_path(s, rows[i].path);
+        int64_t mtime, size;
+        file_stamp(path, &mtime, &size);
+        if (access(path, F_OK) < 0 && errno == ENOENT) {
+            gone[n_gone++] = rows[i].id;
+        } else if (mtime != rows[i].file_mtime_ns || size != rows[i].file_size) {
+            gone[n_gone++] = rows[i].id; /* changed: indexed again below, from the file */
+        } else {
+            kept[n_kept++] = rows[i].path;
+            ids[n_ids++] = rows[i].id;
+        }
+        free(path);
+    }
+    qsort(kept, n_kept, sizeof *kept, cmp_str);
+    qsort(ids, n_ids, sizeof *ids, cmp_str);
+    size_t n_sorted = n_ids;
+
+    struct store_entry *add = xcalloc(files.n + 1, sizeof *add);
+    size_t n_add = 0;
+    for (size_t i = 0; rc == 0 && i < files.n; i++) {
+        if (bsearch(&files.v[i], kept, n_kept, sizeof *kept, cmp_str))
+            continue;
+        char *path = usable_path(s, files.v[i]), msg[1024];
+        json_t *j = result_load_file(path, msg, sizeof msg);
+        if (!j) {
+            log_warn("%s (left out of the store index)", msg);
+        } else if (store_entry_from_json(j, files.v[i], &add[n_add]) == 0) {
+            file_stamp(path, &add[n_add].file_mtime_ns, &add[n_add].file_size);
+            /* Two files with one id (a copy under another name) would replace each other's
+             * row at every sync: the first keeps it. */
+            char *id = add[n_add].id;
+            bool dup = bsearch(&id, ids, n_sorted, sizeof *ids, cmp_str) != NULL;
+            for (size_t k = n_sorted; k < n_ids && !dup; k++)
+                dup = !strcmp(ids[k], id);
+            if (dup) {
+                log_warn("%s: has the id %s of another stored result (a copy?): left out of the "
+                         "store index", path, id);
+                store_entry_clear(&add[n_add]);
+            } else {
+                ids[n_ids++] = id;
+                n_add++;
+            }
+        }
+        json_decref(j);
+        free(path);
+    }
+    if (rc == 0 && n_gone)
+        rc = s->ops->remove(s->handle, gone, n_gone, NULL, NULL, err, errlen);
+    if (rc == 0 && n_add)
+        rc = s->ops->put(s->handle, add, n_add, err, errlen);
+    store_entries_free(add, n_add);
+    free(gone);
+    free(kept);
+    free(ids);
+    names_free(&files);
+    store_entries_free(rows, n_rows);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ opening */
+
+/* Opens the store; with sync_always the index is brought in step with the files, otherwise
+ * only when it is new (first use, or rebuilt after an older version). */
+static struct store *open_store(const char *dir, bool sync_always, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0) {
+        if (errno == ENOENT)
+            snprintf(err, errlen, "no result store at '%s' (mlbench run makes one; choose another "
+                     "with --store DIR or MLBENCH_STORE)", dir);
+        else
+            snprintf(err, errlen, "cannot use the result store '%s': %s", dir, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "the result store '%s' is not a directory (choose another with "
+                 "--store DIR or MLBENCH_STORE)", dir);
+        return NULL;
+    }
+    char real[PATH_MAX];
+    if (!realpath(dir, real)) {
+        snprintf(err, errlen, "cannot use the result store '%s': %s", dir, strerror(errno));
+        return NULL;
+    }
+    struct store *s = xcalloc(1, sizeof *s);
+    s->ops = backends[0];
+    s->dir = xstrdup(dir);
+    s->real = xstrdup(real);
+    bool fresh = false;
+    if (s->ops->open(dir, &s->handle, &fresh, err, errlen) < 0 ||
+        ((fresh || sync_always) && store_sync(s, err, errlen) < 0)) {
+        store_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+struct store *store_open(const char *dir, char *err, size_t errlen)
+{
+    return open_store(dir, true, err, errlen);
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    if (s->handle)
+        s->ops->close(s->handle);
+    free(s->dir);
+    free(s->real);
+    free(s);
+}
+
+/* ------------------------------------------------------------------ rows */
+
+int store_put(struct store *s, const char *path, json_t *result, char *err, size_t errlen)
+{
+    struct store_entry e;
+    char *kept = kept_path(s, path);
+    int rc = store_entry_from_json(result, kept, &e);
+    free(kept);
+    char *real = usable_path(s, e.path ? e.path : path);
+    file_stamp(real, &e.file_mtime_ns, &e.file_size);
+    free(real);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: a result without an id cannot be indexed", path);
+        return -1;
+    }
+    rc = s->ops->put(s->handle, &e, 1, err, errlen);
+    store_entry_clear(&e);
+    return rc;
+}
+
+int store_list(struct store *s, const struct store_query *q, struct store_entry **out, size_t *n,
+               char *err, size_t errlen)
+{
+    if (s->ops->list(s->handle, q, out, n, err, errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < *n; i++) {
+        char *p = usable_path(s, (*out)[i].path);
+        free((*out)[i].path);
+        (*out)[i].path = p;
+    }
+    return 0;
+}
+
+/* The one entry matching q (its id and path moved to the caller), or 0 when none: returns the
+ * number of matches (2 or more: the first two ids are in ids[0..1], owned by the caller), or -1
+ * with err. */
+static int match(struct store *s, const struct store_query *q, char **id, char **path,
+                 char *ids[2], size_t *n_out, char *err, size_t errlen)
+{
+    struct store_entry *e;
+    size_t n;
+    if (store_list(s, q, &e, &n, err, errlen) < 0)
+        return -1;
+    if (n == 1) {
+        *id = e[0].id;
+        *path = e[0].path;
+        e[0].id = e[0].path = NULL;
+    } else if (n >= 2 && ids) {
+        ids[0] = xstrdup(e[0].id);
+        ids[1] = xstrdup(e[1].id);
+    }
+    *n_out = n;
+    store_entries_free(e, n);
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+static bool is_path(const char *ref)
+{
+    size_t len = strlen(ref);
+    return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
+}
+
+int store_find(struct store *s, const char *ref, char **path_out, char **id_out, char *err,
+               size_t errlen)
+{
+    char *id = NULL, *path = NULL, *two[2] = {NULL, NULL};
+    size_t n = 0;
+    int rc;
+    *path_out = NULL;
+    if (id_out)
+        *id_out = NULL;
+    if (is_path(ref)) {
+        *path_out = xstrdup(ref);
+        return 0;
+    }
+    if (!*ref) {
+        snprintf(err, errlen, "an empty reference: give an id, a label, latest or a file");
+        return -1;
+    }
+    if (!strcmp(ref, "latest")) {
+        struct store_query q = {.last = 1};
+        if ((rc = match(s, &q, &id, &path, NULL, &n, err, errlen)) < 0)
+            return -1;
+        if (rc == 0) {
+            snprintf(err, errlen, "no results in the store '%s' yet (mlbench run records them)",
+                     s->dir);
+            return -1;
+        }
+        goto found;
+    }
+    struct store_query by_id = {.id = ref};
+    if ((rc = match(s, &by_id, &id, &path, NULL, &n, err, errlen)) < 0)
+        return -1;
+    if (rc == 1)
+        goto found;
+    /* A result file the index left out (unreadable) is still named by its id, so that show
+     * can say what is wrong with it and rm can remove it. */
+    path = xasprintf("%s/%s/%s.json", s->dir, STORE_RUNS_DIR, ref);
+    if (access(path, F_OK) == 0) {
+        id = xstrdup(ref);
+        goto found;
+    }
+    free(path);
+    path = NULL;
+    struct store_query by_label = {.label = ref, .last = 1};
+    if ((rc = match(s, &by_label, &id, &path, NULL, &n, err, errlen)) < 0)
+        return -1;
+    if (rc == 1)
+        goto found;
+    struct store_query by_prefix = {.id_prefix = ref};
+    if ((rc = match(s, &by_prefix, &id, &path, two, &n, err, errlen)) < 0)
+        return -1;
+    if (rc == 1)
+        goto found;
+    if (rc == 0)
+        snprintf(err, errlen, "unknown run '%s' (see mlbench history)", ref);
+    else if (n == 2)
+        snprintf(err, errlen, "ambiguous prefix '%s' matches %s and %s", ref, two[0], two[1]);
+    else
+        snprintf(err, errlen, "ambiguous prefix '%s' matches %s, %s and %zu more", ref, two[0],
+                 two[1], n - 2);
+    free(two[0]);
+    free(two[1]);
+    return -1;
+found:
+    *path_out = path;
+    if (id_out)
+        *id_out = id;
+    else
+        free(id);
+    return 0;
+}
+
+struct unlink_arg {
+    const char *path; /* NULL: a file outside the store, which rm leaves alone */
+};
+
+static int unlink_inside(void *arg, char *err, size_t errlen)
+{
+    const struct unlink_arg *u = arg;
+    if (u->path && unlink(u->path) < 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot remove %s: %s", u->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int store_remove(struct store *s, const char *id, char *err, size_t errlen)
+{
+    struct store_query q = {.id = id};
+    struct store_entry *e;
+    size_t n;
+    if (s->ops->list(s->handle, &q, &e, &n, err, errlen) < 0)
+        return -1;
+    char *path;
+    if (n == 1 && e[0].path[0] == '/')
+        path = NULL; /* indexed from outside the store: only the row goes */
+    else if (n == 1)
+        path = usable_path(s, e[0].path);
+    else
+        path = xasprintf("%s/%s/%s.json", s->dir, STORE_RUNS_DIR, id);
+    store_entries_free(e, n);
+    if (n == 0 && access(path, F_OK) < 0) {
+        snprintf(err, errlen, "unknown run '%s' (see mlbench history)", id);
+        free(path);
+        return -1;
+    }
+    struct unlink_arg u = {path};
+    int rc = s->ops->remove(s->handle, &id, 1, unlink_inside, &u, err, errlen);
+    free(path);
+    return rc;
+}
+
+int store_find_stored(struct store *s, const char *ref, char **id_out, char *err, size_t errlen)
+{
+    char *path = NULL, *id = NULL;
+    *id_out = NULL;
+    if (store_find(s, ref, &path, &id, err, errlen) < 0)
+        return -1;
+    if (id) {
+        free(path);
+        *id_out = id;
+        return 0;
+    }
+    /* A file path: only a result file of this store's runs/ may go. */
+    char real[PATH_MAX], runs[PATH_MAX + 8];
+    snprintf(runs, sizeof runs, "%s/%s/", s->real, STORE_RUNS_DIR);
+    if (!realpath(path, real)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        free(path);
+        return -1;
+    }
+    size_t n = strlen(runs), len = strlen(real);
+    if (strncmp(real, runs, n) != 0 || strchr(real + n, '/') || len < n + 6 ||
+        strcmp(real + len - 5, ".json") != 0) {
+        snprintf(err, errlen, "%s is not a result file of the store '%s' (refused: rm only "
+                 "removes results in %s/%s/)", path, s->dir, s->dir, STORE_RUNS_DIR);
+        free(path);
+        return -1;
+    }
+    free(path);
+    *id_out = xstrndup(real + n, len - n - 5);
+    return 0;
+}
+
+int store_print_clean(FILE *out, const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (putc((c < 0x20 && c != '\n') || c == 0x7f ? '?' : c, out) == EOF)
+            return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ one-call helpers */
+
+int store_record(const char *store_dir, const char *result_path, json_t *result, char *err,
+                 size_t errlen)
+{
+    json_t *loaded = NULL;
+    if (!result && !(result = loaded = result_load_file(result_path, err, errlen)))
+        return -1;
+    struct store *s = open_store(store_dir, false, err, errlen);
+    int rc = s ? store_put(s, result_path, result, err, errlen) : -1;
+    store_close(s);
+    json_decref(loaded);
+    return rc;
+}
+
+int store_check(const char *store_dir, char *err, size_t errlen)
+{
+    struct store *s = open_store(store_dir, false, err, errlen);
+    store_close(s);
+    return s ? 0 : -1;
+}
+
+int store_resolve(const char *store_dir, const char *ref, char **path_out, char *err,
+                  size_t errlen)
+{
+    *path_out = NULL;
+    if (is_path(ref)) {
+        *path_out = xstrdup(ref);
+        return 0;
+    }
+    struct store *s = store_open(store_dir, err, errlen);
+    if (!s)
+        return -1;
+    int rc = store_find(s, ref, path_out, NULL, err, errlen);
+    store_close(s);
+    return rc;
+}

@@ -1,0 +1,142 @@
+/* store: the history of results. The JSON files in <store>/runs/<id>.json are the truth; an
+ * index (SQLite at <store>/results.db, one backend behind struct store_ops, see store_ops.h)
+ * lists every result with its label, command, host, commits, status, wall median and per-stage
+ * medians, so `mlbench history`, `show`, `rm` and references such as `latest` or a label are
+ * answered without reading every file. A missing or outdated index is rebuilt from the files.
+ * Layout, references and options: docs/store.md. Not thread-safe per handle; any number of
+ * processes may use one store at a time. */
+#ifndef MLBENCH_STORE_H
+#define MLBENCH_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define STORE_DEFAULT_DIR ".mlbench"
+#define STORE_INDEX_FILE "results.db" /* in the store directory */
+#define STORE_RUNS_DIR "runs"         /* in the store directory */
+
+/* Statistics of one figure of a result, as its JSON summary gives them; NAN where null. */
+struct store_stats {
+    long n;              /* runs the figure is over (0: unknown) */
+    double median_ns;
+    double ci_low_ns, ci_high_ns; /* interval of the median */
+    double ci_level;     /* coverage of that interval, 0..1 */
+    double mad_ns;       /* raw median absolute deviation */
+};
+
+struct store_stage {
+    char *name;
+    int depth;           /* nesting depth, 0 = outermost */
+    struct store_stats t;
+};
+
+/* One indexed result. Strings are owned by the entry; optional ones are NULL when absent. */
+struct store_entry {
+    char *id;
+    char *path;              /* result file: relative to the store directory when inside it */
+    char *label;             /* optional */
+    char *command;           /* argv joined by spaces */
+    char *host;              /* optional: environment.hostname */
+    char *mlbench_commit;    /* optional: mlbench.git_commit */
+    char *workdir_commit;    /* optional: git commit of the working directory (environment) */
+    char *created;           /* ISO 8601 UTC, sorts as time */
+    char *status;            /* "complete" or "interrupted" */
+    long runs_measured, runs_ok;
+    struct store_stats wall; /* the whole run ("total") */
+    struct store_stage *stages; /* summary stages in their order */
+    size_t n_stages;
+    /* The file as it was indexed: a file changed since (edited, truncated) is indexed again at
+     * the next sync. -1 when unknown. */
+    int64_t file_mtime_ns, file_size;
+};
+
+/* What store_list returns. Every filter that is NULL (or 0) is off. */
+struct store_query {
+    const char *id;          /* exactly this id */
+    const char *id_prefix;   /* ids starting with this */
+    const char *label;       /* this label */
+    const char *stage;       /* that have a stage of this name */
+    size_t last;             /* only the newest `last` of the matches */
+    bool with_stages;        /* fill entries' stages (otherwise n_stages is 0) */
+};
+
+struct store;
+
+/* The store directory to use when none is given: $MLBENCH_STORE when set and not empty, else
+ * STORE_DEFAULT_DIR. The string is static or the environment's. */
+const char *store_default_dir(void);
+
+/* Opens the store in directory dir, which must exist, creating its index when missing and
+ * bringing it up to date with the result files (files without rows are indexed, rows without
+ * files dropped; unreadable files are skipped with a warning on stderr). An index of an older
+ * version is rebuilt from the files; one of a newer version, or a file that is not an mlbench
+ * index, is refused untouched. Returns a handle for store_close, or NULL with a message in err
+ * ("'D/results.db' is not an mlbench store: ..."). */
+struct store *store_open(const char *dir, char *err, size_t errlen);
+void store_close(struct store *s);
+
+/* Indexes result (a document as result_load_file returns it; borrowed), written at path, in
+ * one transaction; a result with the same id is replaced. Returns 0 or -1 with err. */
+int store_put(struct store *s, const char *path, json_t *result, char *err, size_t errlen);
+
+/* Entries matching q, oldest first (by created time, then id), in *out (free with
+ * store_entries_free) and their count in *n. Returns 0 or -1 with err. */
+int store_list(struct store *s, const struct store_query *q, struct store_entry **out, size_t *n,
+               char *err, size_t errlen);
+void store_entries_free(struct store_entry *e, size_t n);
+
+/* Resolves ref as store_resolve does, with an open store. On success *path_out (owned by the
+ * caller) is the result file: a path as given, or one inside the store; *id_out (owned, may be
+ * NULL when not wanted) is the id of a stored result, or NULL for a file given by path. */
+int store_find(struct store *s, const char *ref, char **path_out, char **id_out, char *err,
+               size_t errlen);
+
+/* Resolves ref to the id of a result of this store, for removing it: as store_find, except
+ * that a file path must name a result file in the store's runs/ directory (anything else is
+ * refused with a message). *id_out is owned by the caller. Returns 0 or -1 with err. */
+int store_find_stored(struct store *s, const char *ref, char **id_out, char *err, size_t errlen);
+
+/* Removes the stored result id: its index rows and its file, in one transaction (the rows go
+ * only when the file could be removed; a file indexed from outside the store is left alone, only
+ * its rows go). A result file the index left out (unreadable) is removed too. Returns 0, or -1
+ * with err ("unknown run 'x' ..." when there is no such result). */
+int store_remove(struct store *s, const char *id, char *err, size_t errlen);
+
+/* Fills e from a result document (borrowed; missing fields give NULL, 0 or NAN) and path
+ * (copied). Returns 0, or -1 when result has no string id (e is then empty). Release with
+ * store_entry_clear. */
+int store_entry_from_json(json_t *result, const char *path, struct store_entry *e);
+/* Frees what e owns and zeroes it (e itself is the caller's). */
+void store_entry_clear(struct store_entry *e);
+
+/* Indexes a result just written to result_path in the store at store_dir (what `mlbench run`
+ * calls after writing the file). result is the document (borrowed), or NULL to read it from
+ * result_path. Opens and closes the index; creates it (and indexes older files) when missing.
+ * Returns 0, or -1 with a message in err. Safe to call from several processes at once: each
+ * result lands. */
+int store_record(const char *store_dir, const char *result_path, json_t *result, char *err,
+                 size_t errlen);
+
+/* Checks that the store at store_dir (which must exist) can index results: opens its index,
+ * creating it when missing, and closes it. For `mlbench run` to refuse a store whose index is
+ * not ours, or is newer, before running anything. Returns 0, or -1 with a message in err. */
+int store_check(const char *store_dir, char *err, size_t errlen);
+
+/* Writes text[0..len) to out with every control character but newline (and DEL) replaced by
+ * '?': what show and history print comes from result files that may have been shared, and
+ * must not drive the terminal. Returns 0, or -1 when out fails. */
+int store_print_clean(FILE *out, const char *text, size_t len);
+
+/* Resolves a reference to a result file. ref is: a file path (contains '/' or ends in ".json":
+ * returned as is, the store is not opened), `latest`, an id, a label (the newest result with
+ * it), or a unique id prefix, tried in that order. *path_out is owned by the caller. Returns 0,
+ * or -1 with a message in err: "unknown run 'x' (see mlbench history)", "ambiguous prefix 'ab'
+ * matches ID1 and ID2", or why the store cannot be read. */
+int store_resolve(const char *store_dir, const char *ref, char **path_out, char *err,
+                  size_t errlen);
+
+#endif

@@ -1,0 +1,258 @@
+"""End-to-end tests of `mlbench compare`: measure workloads of known, different speed with the
+built binary, compare the result files (and stored results by label), and check verdicts, the
+JSON document, the CI gates' exit statuses and the refusal of bad input.
+
+Environment (set by ctest): MLBENCH (the binary), STAGE_PROG (tests/integration/stage_prog.c
+built), MLBENCH_SOURCE (the source tree)."""
+import copy
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
+STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
+
+STAGE_KEYS = {"name", "baseline_median_ns", "candidate_median_ns", "change_pct", "speedup",
+              "ratio_ci_low", "ratio_ci_high", "p_value", "n_baseline", "n_candidate", "verdict"}
+
+
+class CompareTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        """Measures once for all tests: sleep 0.05 and sleep 0.1 (5 runs each, labelled in a
+        private store and copied to files), and the staged workload (3 runs)."""
+        cls.tmp = tempfile.TemporaryDirectory(prefix="mlbench-compare-")
+        cls.store = os.path.join(cls.tmp.name, "store")
+        cls.fast = cls.measure("fast", "-r", "5", "--", "sleep", "0.05")
+        cls.slow = cls.measure("slow", "-r", "5", "--", "sleep", "0.1")
+        cls.staged = cls.measure("staged", "-r", "3", "--", STAGE_PROG, "seq")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def measure(cls, label, *args):
+        path = os.path.join(cls.tmp.name, label + ".json")
+        p = subprocess.run([MLBENCH, "run", "-q", "--store", cls.store, "-l", label, "-o", path,
+                            *args], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError(f"mlbench run {args} failed: {p.stderr}")
+        return path
+
+    def compare(self, *args):
+        """Runs mlbench compare with the private store; returns (exit status, stdout, stderr)."""
+        p = subprocess.run([MLBENCH, "compare", "--store", self.store, *args],
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+    def compare_json(self, *args):
+        rc, out, err = self.compare("--json", *args)
+        self.assertEqual(rc, 0, err)
+        return json.loads(out)
+
+    def edited(self, path, name, edit):
+        """A copy of result file path, changed by edit(result), written as name."""
+        with open(path) as f:
+            r = json.load(f)
+        r = copy.deepcopy(r)
+        edit(r)
+        out = os.path.join(self.tmp.name, name)
+        with open(out, "w") as f:
+            json.dump(r, f)
+        return out
+
+    @staticmethod
+    def row(candidate, name):
+        for s in candidate["stages"]:
+            if s["name"] == name:
+                return s
+        raise AssertionError(f"no stage {name!r} in {[s['name'] for s in candidate['stages']]}")
+
+    def test_slower(self):
+        rc, out, err = self.compare(self.fast, self.slow)
+        self.assertEqual(rc, 0, err)
+        total = [line for line in out.splitlines()
+                 if line.strip().startswith("total") and "runs" not in line and "p=" in line]
+        self.assertEqual(len(total), 1, out)
+        self.assertIn("slower", total[0])
+        self.assertIn("p=0.008", total[0])  # 5 against 5, no overlap: exact p = 2/252
+        self.assertIn("\u2192", total[0])
+        self.assertIn("+", total[0])
+        doc = self.compare_json(self.fast, self.slow)
+        t = doc["candidates"][0]["stages"][-1]
+        self.assertEqual(t["name"], "total")
+        self.assertEqual(t["verdict"], "slower")
+        self.assertEqual((t["n_baseline"], t["n_candidate"]), (5, 5))
+        self.assertAlmostEqual(t["p_value"], 2 / 252, places=12)
+        self.assertGreater(t["ratio_ci_low"], 1.5)      # sleep 0.1 against sleep 0.05: ~2x
+        self.assertLess(t["ratio_ci_high"], 2.5)
+        self.assertGreater(t["change_pct"], 50)
+        self.assertAlmostEqual(t["speedup"], t["baseline_median_ns"] / t["candidate_median_ns"])
+        # and the other way round
+        doc = self.compare_json(self.slow, self.fast)
+        self.assertEqual(doc["candidates"][0]["stages"][-1]["verdict"], "faster")
+
+    def test_same_result_no_change(self):
+        doc = self.compare_json(self.staged, self.staged)
+        c = doc["candidates"][0]
+        self.assertEqual([s["name"] for s in c["stages"]], ["load", "train", "step", "total"])
+        for s in c["stages"]:
+            self.assertEqual(s["verdict"], "no significant change", s)
+            self.assertEqual(s["change_pct"], 0)
+        self.assertTrue(c["like_for_like"])
+        self.assertEqual(c["environment_differences"], [])
+        self.assertEqual({m["key"]: (m["baseline"], m["candidate"]) for m in c["metadata"]},
+                         {"batch_size": ("32", "32"), "model": ("test model", "test model")})
+        acc = [x for x in c["counters"] if x["name"] == "accuracy"][0]
+        self.assertEqual((acc["baseline"], acc["candidate"]), (0.875, 0.875))
+
+    def test_json_shape(self):
+        doc = self.compare_json(self.staged, self.fast)
+        self.assertEqual(doc["schema"], "mlbench.comparison/1")
+        self.assertEqual(doc["alpha"], 0.05)
+        self.assertEqual(doc["min_effect_pct"], 2.0)
+        self.assertLessEqual({"id", "label", "path"}, set(doc["baseline"]))
+        self.assertEqual(doc["baseline"]["label"], "staged")
+        self.assertEqual(doc["baseline"]["path"], self.staged)
+        self.assertEqual(len(doc["candidates"]), 1)
+        c = doc["candidates"][0]
+        self.assertLessEqual({"id", "label", "path", "like_for_like", "stages", "counters",
+                              "metadata", "resources", "environment_differences"}, set(c))
+        for s in c["stages"]:
+            self.assertLessEqual(STAGE_KEYS, set(s))
+        self.assertEqual(c["stages"][-1]["name"], "total")
+        # the fast workload sends no markers: its stages are missing, the totals compare
+        self.assertEqual(self.row(c, "load")["verdict"], "missing in candidate")
+        self.assertIsNone(self.row(c, "load")["candidate_median_ns"])
+        self.assertEqual(c["stages"][-1]["verdict"], "faster")
+        for x in c["counters"]:
+            self.assertEqual(set(x) >= {"name", "baseline", "candidate"}, True)
+        for x in c["metadata"]:
+            self.assertEqual(set(x) >= {"key", "baseline", "candidate"}, True)
+        for x in c["resources"]:
+            self.assertEqual(set(x) >= {"stage", "metric", "baseline", "candidate"}, True)
+        for x in c["environment_differences"]:
+            self.assertEqual(set(x) >= {"key", "baseline", "candidate", "matters"}, True)
+        rc, out, err = self.compare(self.staged, self.fast)
+        self.assertIn("the candidate has no stages", out)
+        # --format json is --json
+        rc, out2, err = self.compare("--format", "json", self.staged, self.fast)
+        self.assertEqual(json.loads(out2)["schema"], "mlbench.comparison/1")
+
+    def test_fail_if_slower(self):
+        rc, _, err = self.compare("--fail-if-slower", "10", self.fast, self.slow)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("total is", err)
+        self.assertIn("--fail-if-slower", err)
+        rc, _, err = self.compare("--fail-if-slower", "500%", self.fast, self.slow)
+        self.assertEqual(rc, 0, err)
+        rc, _, err = self.compare("--fail-if-slower", "0", self.slow, self.fast)  # faster
+        self.assertEqual(rc, 0, err)
+        # a stage: unchanged
+        rc, _, err = self.compare("--fail-if-slower", "1", "--stage", "train", self.staged,
+                                  self.staged)
+        self.assertEqual(rc, 0, err)
+        # a stage the candidate lacks cannot be checked: the gate fails and says why
+        rc, _, err = self.compare("--fail-if-slower", "1", "--stage", "train", self.staged,
+                                  self.fast)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("missing in candidate", err)
+
+    def test_max_accuracy_drop(self):
+        def lower(r):
+            for c in r["summary"]["counters"]:
+                if c["name"] == "accuracy":
+                    c["last"]["median"] = 0.80
+        worse = self.edited(self.staged, "worse.json", lower)
+        rc, _, err = self.compare("--max-accuracy-drop", "1", self.staged, worse)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("accuracy dropped by 7.50 points", err)
+        rc, _, err = self.compare("--max-accuracy-drop", "10", self.staged, worse)
+        self.assertEqual(rc, 0, err)
+        rc, _, err = self.compare("--max-accuracy-drop", "1", self.staged, self.staged)
+        self.assertEqual(rc, 0, err)
+        # no accuracy counter: the gate cannot pass
+        rc, _, err = self.compare("--max-accuracy-drop", "1", self.fast, self.slow)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("accuracy", err)
+
+    def test_environment_differences(self):
+        def other_machine(r):
+            r["environment"]["hostname"] = "elsewhere"
+            r["environment"]["cpus_online"] = r["environment"]["cpus_online"] + 8
+        moved = self.edited(self.fast, "moved.json", other_machine)
+        doc = self.compare_json(self.fast, moved)
+        c = doc["candidates"][0]
+        self.assertFalse(c["like_for_like"])
+        d = {x["key"]: x for x in c["environment_differences"]}
+        self.assertTrue(d["cpus_online"]["matters"])
+        self.assertFalse(d["hostname"]["matters"])
+        self.assertEqual(d["hostname"]["candidate"], "elsewhere")
+        rc, out, _ = self.compare(self.fast, moved)
+        self.assertIn("not like for like", out)
+
+        def renamed(r):
+            r["environment"]["hostname"] = "elsewhere"
+        host_only = self.edited(self.fast, "host.json", renamed)
+        self.assertTrue(self.compare_json(self.fast, host_only)["candidates"][0]["like_for_like"])
+
+    def test_three_results(self):
+        doc = self.compare_json(self.fast, self.slow, self.staged)
+        self.assertEqual(doc["baseline"]["label"], "fast")
+        self.assertEqual([c["label"] for c in doc["candidates"]], ["slow", "staged"])
+        rc, out, err = self.compare(self.fast, self.slow, self.staged)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("total against fast", out)
+
+    def test_store_references(self):
+        doc = self.compare_json("fast", "slow")  # labels in the store
+        self.assertEqual(doc["baseline"]["label"], "fast")
+        self.assertEqual(doc["candidates"][0]["stages"][-1]["verdict"], "slower")
+        doc = self.compare_json("fast", "latest")  # the newest: staged
+        self.assertEqual(doc["candidates"][0]["label"], "staged")
+        rc, out, err = self.compare("fast", "no-such-run")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("no-such-run", err)
+        self.assertEqual(out, "")
+
+    def test_bad_input(self):
+        corrupt = os.path.join(self.tmp.name, "corrupt.json")
+        with open(corrupt, "w") as f:
+            f.write('{"schema": "mlbench.result/1", "id": ')
+        missing = os.path.join(self.tmp.name, "missing.json")
+        cases = [
+            (["--bogus", self.fast, self.slow], "unknown option '--bogus'"),
+            (["--alpha", "1.5", self.fast, self.slow], "--alpha '1.5'"),
+            (["--alpha", "0", self.fast, self.slow], "--alpha '0'"),
+            (["--alpha", "x", self.fast, self.slow], "--alpha 'x'"),
+            (["--min-effect", "-1", self.fast, self.slow], "--min-effect '-1'"),
+            (["--fail-if-slower", "abc", self.fast, self.slow], "--fail-if-slower 'abc'"),
+            (["--max-accuracy-drop", "-2", self.fast, self.slow], "--max-accuracy-drop '-2'"),
+            (["--format", "xml", self.fast, self.slow], "--format 'xml'"),
+            (["--stage", "train", self.fast, self.slow], "--stage 'train'"),
+            (["--fail-if-slower", "5", "--stage", "nope", self.staged, self.staged],
+             "--stage 'nope'"),
+            ([self.fast], "at least two results are needed"),
+            ([], "at least two results are needed"),
+            (["--alpha"], "needs a value"),
+            ([self.fast, missing], "missing.json"),
+            ([self.fast, corrupt], "line 1"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                rc, out, err = self.compare(*args)
+                self.assertEqual(rc, 2, err)
+                self.assertIn(message, err)
+                self.assertEqual(out, "")
+
+    def test_help(self):
+        rc, out, _ = self.compare("--help")
+        self.assertEqual(rc, 0)
+        self.assertIn("usage: mlbench compare", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,326 @@
+"""End-to-end tests of `mlbench report`: measure the test workload with `mlbench run`, then
+render the result in every format and check what a reader would: the Markdown report has every
+section, the HTML page parses, holds SVG charts and loads nothing (and, when Chromium is
+installed, renders without a console message), the trace loads as JSON with every stage span as
+a complete event of the right duration, the CSV tables parse; comparisons; errors.
+
+Environment (set by ctest): MLBENCH (the binary), STAGE_PROG (tests/integration/stage_prog.c
+built), MLBENCH_SOURCE (the source tree)."""
+import csv
+import glob
+import html.parser
+import io
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
+STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
+SOURCE = os.environ.get("MLBENCH_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+SECTIONS = ["Summary", "Environment", "Workload and configuration", "Methodology", "Results",
+            "Resource use per stage", "Analysis", "Warnings", "Runs", "Reproduce"]
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+class Page(html.parser.HTMLParser):
+    """Collects what the checks need: tags, attributes, text, and nesting errors."""
+
+    VOID = {"meta", "br", "img", "input", "link", "hr", "rect", "line", "polyline", "circle",
+            "path"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.tags, self.attrs, self.text, self.errors = [], [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+class ReportTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="mlbench-report-")
+        cls.store = os.path.join(cls.tmp.name, "store")
+        cls.seq = os.path.join(cls.tmp.name, "seq.json")
+        cls.threads = os.path.join(cls.tmp.name, "threads.json")
+        for out, mode, extra in ((cls.seq, "seq", ["-w", "1"]),
+                                 (cls.threads, "threads", ["-l", "threads"])):
+            p = subprocess.run([MLBENCH, "run", "-q", "--store", cls.store, "-r", "3", *extra,
+                                "--interval", "20ms", "-o", out, "--", STAGE_PROG, mode],
+                               capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                raise RuntimeError(f"mlbench run {mode} failed: {p.stderr}")
+        with open(cls.seq) as f:
+            cls.result = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def report(self, *args, ok=True):
+        """Runs mlbench report; returns (exit status, stdout, stderr). Output is decoded as
+        UTF-8 with line ends kept as written."""
+        p = subprocess.run([MLBENCH, "report", "--store", self.store, *args],
+                           capture_output=True, timeout=60)
+        out, err = p.stdout.decode("utf-8"), p.stderr.decode("utf-8")
+        if ok:
+            self.assertEqual(p.returncode, 0, err)
+            self.assertEqual(err, "")
+        return p.returncode, out, err
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    # ---- Markdown ----
+
+    def test_markdown_sections(self):
+        _, md, _ = self.report(self.seq)
+        self.assertTrue(md.startswith("# mlbench report: " + self.result["id"]))
+        at = 0
+        for s in SECTIONS:
+            i = md.find(f"\n## {s}\n", at)
+            self.assertGreater(i, 0, f"section {s} missing or out of order")
+            at = i
+        for stage in ("load", "train", "step", "total"):
+            self.assertRegex(md, rf"\n\| (&nbsp;)*{stage} \| \d")
+        self.assertIn("(75 %)", md)  # 3 runs: the interval's real coverage is said
+        self.assertIn("| hostname | " + self.result["environment"]["hostname"] + " |", md)
+        self.assertIn("| images | 32 | 64 |", md)
+        self.assertIn(f"```sh\nmlbench run -r 3 -w 1 --interval 20ms -- {STAGE_PROG} seq\n```", md)
+        for w in self.result["warnings"]:
+            self.assertIn(w["code"], md)
+
+    def test_markdown_to_file(self):
+        out = self.path("r.md")
+        _, stdout, _ = self.report(self.seq, "-o", out)
+        self.assertEqual(stdout, "")
+        _, md, _ = self.report(self.seq)
+        with open(out) as f:
+            self.assertEqual(f.read(), md)
+        self.assertEqual(glob.glob(self.path(".r.md.*")), [], "temporary file left behind")
+
+    # ---- HTML ----
+
+    def html(self, *refs):
+        out = self.path("r.html")
+        self.report(*refs, "-o", out)  # format from the extension
+        with open(out) as f:
+            text = f.read()
+        page = Page()
+        page.feed(text)
+        page.close()
+        return out, text, page
+
+    def test_html(self):
+        out, text, page = self.html(self.seq)
+        self.assertEqual(page.errors, [])
+        self.assertEqual(page.stack, [])
+        self.assertTrue(text.startswith("<!DOCTYPE html>"))
+        # the breakdown and the memory timeline at least (a sleeping workload's CPU is zero:
+        # that chart is then a line of text)
+        self.assertGreaterEqual(page.tags.count("svg"), 2)
+        self.assertEqual(text.count("<svg"), text.count("</svg>"))
+        self.assertNotIn("script", page.tags)
+        self.assertNotIn("link", page.tags)
+        for name, value in page.attrs:
+            self.assertNotIn(name, ("src", "href"), "a self-contained page loads nothing")
+            if value and name != "xmlns":
+                self.assertNotIn("http", value)
+        body = "".join(page.text)
+        for s in SECTIONS:
+            self.assertIn(s, body)
+        self.assertIn("Stage breakdown", body)
+        self.assertIn("Memory of the process tree", body)
+        self.assertIn("the run with the median wall time", body)
+
+    def test_html_escapes_label(self):
+        label = "<b>x & 'y'</b>"
+        out = self.path("esc.json")
+        p = subprocess.run([MLBENCH, "run", "-q", "--store", self.store, "-r", "1", "-l", label,
+                            "-o", out, "--", STAGE_PROG, "seq"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        _, text, page = self.html(out)
+        self.assertNotIn("<b>", text)
+        self.assertIn("&lt;b&gt;x &amp; &#39;y&#39;&lt;/b&gt;", text)
+        self.assertIn(label, "".join(page.text))
+
+    def test_html_in_chromium(self):
+        browser = chromium()
+        if not browser:
+            self.skipTest("chromium is not installed (apt-get install chromium)")
+        out, text, _ = self.html(self.seq, self.threads)
+        shot = self.path("shot.png")
+        profile = tempfile.mkdtemp(dir=self.tmp.name)
+        flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+                 f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                 "--window-size=1000,2000"]
+        p = subprocess.run([*flags, f"--screenshot={shot}", "file://" + os.path.abspath(out)],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(shot, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(shot), 10000)
+        # a page without script has nothing to say on the console: any line is a fault
+        # (an error, or a load that the Content-Security-Policy refused)
+        for line in p.stderr.splitlines():
+            self.assertNotIn(":CONSOLE", line)
+            self.assertNotIn("Uncaught", line)
+        d = subprocess.run([*flags, "--dump-dom", "file://" + os.path.abspath(out)],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(d.returncode, 0, d.stderr)
+        # every chart is still there once loaded: breakdown, then each result's timelines
+        self.assertEqual(d.stdout.count("<svg"), text.count("<svg"))
+        self.assertGreaterEqual(d.stdout.count("<svg"), 3)
+        self.assertIn("<polyline", d.stdout)
+
+    # ---- trace ----
+
+    def test_trace(self):
+        _, text, _ = self.report(self.seq, "--format", "trace")
+        doc = json.loads(text)
+        events = doc["traceEvents"]
+        stages = [e for e in events if e["ph"] == "X" and e["cat"] == "stage"]
+        runs = [e for e in events if e["ph"] == "X" and e["cat"] == "run"]
+        spans = [sp for run in self.result["runs"] for sp in run["spans"]]
+        self.assertEqual(len(runs), len(self.result["runs"]))
+        self.assertEqual(len(stages), len(spans))
+        # in order of runs and of begin: each span is a complete event of its duration in us
+        for ev, sp in zip(stages, spans):
+            self.assertEqual(ev["name"], sp["name"])
+            self.assertAlmostEqual(ev["dur"], (sp["end_ns"] - sp["start_ns"]) / 1000, places=3)
+        # runs never overlap, and each run's spans lie within it
+        runs.sort(key=lambda e: e["ts"])
+        for a, b in zip(runs, runs[1:]):
+            self.assertLess(a["ts"] + a["dur"], b["ts"])
+        for run_ev, run in zip(runs, self.result["runs"]):
+            self.assertAlmostEqual(run_ev["dur"], run["wall_ns"] / 1000, places=3)
+            mine = [e for e in stages if run_ev["ts"] <= e["ts"] <= run_ev["ts"] + run_ev["dur"]]
+            self.assertEqual(len(mine), len(run["spans"]))
+            for e, sp in zip(mine, run["spans"]):
+                self.assertAlmostEqual(e["ts"] - run_ev["ts"], sp["start_ns"] / 1000, places=3)
+        # processes and threads named; counters and instants present
+        pids = {e["pid"] for e in events if e["ph"] != "M"}
+        named = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+        self.assertEqual(pids, named)
+        self.assertTrue(any(e["ph"] == "C" for e in events))
+        self.assertEqual(sum(e["ph"] == "i" for e in events), len(self.result["runs"]))
+
+    def test_trace_one_run(self):
+        _, text, _ = self.report(self.seq, "--format", "trace", "--run", "2")
+        events = json.loads(text)["traceEvents"]
+        stages = [e for e in events if e["ph"] == "X" and e["cat"] == "stage"]
+        self.assertEqual(len(stages), len(self.result["runs"][2]["spans"]))
+
+    # ---- CSV ----
+
+    def test_csv(self):
+        _, text, _ = self.report(self.seq, "--format", "csv")
+        self.assertIn("\r\n", text)  # RFC 4180 line ends
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        self.assertEqual([r["stage"] for r in rows], ["load", "train", "step", "total"])
+        by_name = {s["name"]: s for s in self.result["summary"]["stages"]}
+        for r in rows[:3]:
+            self.assertEqual(float(r["median_ns"]), by_name[r["stage"]]["active_ns"]["median"])
+            self.assertEqual(r["scope"], "stage")
+        self.assertEqual(rows[3]["scope"], "run")
+        self.assertEqual(float(rows[3]["median_ns"]), self.result["summary"]["wall_ns"]["median"])
+
+        _, text, _ = self.report(self.seq, "--format", "csv", "--table", "samples")
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        expect = sum(len(r["samples"]["t_ns"]) * len(r["samples"]["series"])
+                     for r in self.result["runs"])
+        self.assertEqual(len(rows), expect)
+        self.assertEqual(set(rows[0]), {"result", "run", "t_ns", "metric", "labels", "value"})
+
+        _, text, _ = self.report(self.seq, "--format", "csv", "--table", "runs")
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        self.assertEqual([r["warmup"] for r in rows], ["true", "false", "false", "false"])
+
+    # ---- comparison, store ----
+
+    def test_comparison(self):
+        _, md, _ = self.report(self.seq, self.threads)
+        self.assertIn("\n## Comparison\n", md)
+        self.assertIn("\n### threads against " + self.result["id"] + "\n", md)
+        self.assertIn("\n## Baseline: " + self.result["id"] + "\n", md)
+        self.assertIn("\n## Candidate: threads\n", md)
+        self.assertIn("missing in candidate", md)
+        _, text, page = self.html(self.seq, self.threads)
+        self.assertEqual(page.errors, [])
+        self.assertIn("threads against", "".join(page.text))
+        _, text, _ = self.report(self.seq, self.threads, "--format", "csv", "--table",
+                                 "comparison")
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        self.assertIn("total", [r["stage"] for r in rows])
+
+    def test_store_references(self):
+        _, md, _ = self.report("threads")  # a label in the store: its newest result
+        self.assertIn("# mlbench report: threads", md)
+        _, md, _ = self.report(self.result["id"])
+        self.assertIn("# mlbench report: " + self.result["id"], md)
+
+    # ---- errors ----
+
+    def test_errors(self):
+        cases = [
+            (["--format", "pdf", self.seq], "'pdf' is not a format"),
+            (["--bogus", self.seq], "unknown option '--bogus'"),
+            ([], "report needs a result"),
+            ([self.path("missing.json")], "missing.json"),
+            (["--table", "runs", self.seq], "--table applies to --format csv"),
+            (["--format", "trace", "--run", "99", self.seq], "--run 99"),
+            (["--format", "csv", "--table", "nope", self.seq], "'nope'"),
+            (["-o", self.path("no/such/dir/r.md"), self.seq], "cannot write"),
+            (["no-such-label"], "no-such-label"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                rc, out, err = self.report(*args, ok=False)
+                self.assertEqual(rc, 2, err)
+                self.assertIn(message, err)
+                self.assertEqual(out, "")
+
+    def test_corrupt_result(self):
+        bad = self.path("bad.json")
+        with open(self.seq) as f, open(bad, "w") as g:
+            g.write(f.read()[:300])
+        rc, out, err = self.report(bad, ok=False)
+        self.assertEqual(rc, 2)
+        self.assertRegex(err, r"bad\.json: line \d+, column \d+")
+        self.assertEqual(out, "")
+
+
+if __name__ == "__main__":
+    unittest.main()

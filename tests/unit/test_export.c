@@ -1,0 +1,595 @@
+/* Unit tests of the report exporters (src/export/) on small hand-made results: the Markdown
+ * report has every section and escapes text; CSV follows RFC 4180; the trace's events are
+ * complete, in microseconds, with runs apart; the HTML page escapes text, holds SVG charts and
+ * loads nothing; the helpers pick the median run and quote commands for a shell. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+
+/* JSON written with ' for " and ` for \" (a quote inside a string), to keep literals legible. */
+static json_t *json_from(const char *text)
+{
+    char *s = malloc(2 * strlen(text) + 1), *w = s;
+    assert_non_null(s);
+    for (const char *p = text; *p; p++) {
+        if (*p == '\'') {
+            *w++ = '"';
+        } else if (*p == '`') {
+            *w++ = '\\';
+            *w++ = '"';
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = '\0';
+    json_error_t e;
+    json_t *j = json_loads(s, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON at line %d column %d: %s\n%s", e.line, e.column, e.text, s);
+    free(s);
+    return j;
+}
+
+#define STATS(median) \
+    "{'n':3,'median':" #median ",'mean':" #median ",'stddev':1000,'mad':500,'min':" #median \
+    ",'max':" #median ",'ci_low':" #median ",'ci_high':" #median ",'ci_level':0.75,'cv':0.01," \
+    "'outliers':0}"
+
+/* One run: real pid 100 in every run, so the trace must keep the runs apart itself. */
+static json_t *make_run(int index, int warmup, long long wall_ns)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+        "{'index':%d,'warmup':%s,'status':'ok','exit_code':0,'signal':null,'error':null,"
+        "'start':'2026-01-01T00:00:00.000Z','wall_ns':%lld,'user_ns':500000000,'sys_ns':0,"
+        "'max_rss_bytes':2097152,'minor_faults':1,'major_faults':0,"
+        "'voluntary_context_switches':1,'involuntary_context_switches':1,'stderr_tail':null,"
+        "'prepare_error':null,'outside_ns':1000,"
+        "'stages':[{'name':'a,b','depth':0,'count':1,'unclosed':0,'active_ns':2000000,"
+        "'busy_ns':2000000,'first_begin_ns':1000000,'last_end_ns':3000000,'resources':[]}],"
+        "'spans':[{'name':'a,b','pid':100,'tid':100,'start_ns':1000000,'end_ns':3000000,"
+        "'depth':0,'closed':true},"
+        "{'name':'<script>x</script>','pid':100,'tid':101,'start_ns':1500000,"
+        "'end_ns':2500000,'depth':1,'closed':false}],'spans_dropped':0,"
+        "'counters':[],'metadata':{},"
+        "'instants':[{'name':'ckpt','t_ns':3500000,'pid':100,'tid':100}],"
+        "'markers':{'events':5,'malformed':0,'malformed_examples':[],'unbalanced':0,"
+        "'unclosed':0,'dropped':0},'resources':[],"
+        "'samples':{'t_ns':[-500,500000000,1000000000],'series':["
+        "{'metric':'process_cpu_seconds_total','labels':'','kind':'counter','source':'proc',"
+        "'values':[0,0.5,1.0]},"
+        "{'metric':'process_resident_bytes','labels':'','kind':'gauge','source':'proc',"
+        "'values':[null,1048576,2097152]},"
+        "{'metric':'gpu_utilization_ratio','labels':'gpu=`0`','kind':'gauge','source':'nvml',"
+        "'values':[0.5,0.9,null]}]}}",
+        index, warmup ? "true" : "false", wall_ns);
+    return json_from(text);
+}
+
+static json_t *make_result(const char *id, const char *label, long long median_ns)
+{
+    char text[8192];
+    snprintf(text, sizeof text,
+        "{'schema':'mlbench.result/1','id':'%s','label':%s,"
+        "'created':'2026-01-01T00:00:00.000Z','mlbench':{'version':'0.1.0','git_commit':'abc'},"
+        "'command':{'argv':['prog','a b'],'shell':false},"
+        "'config':{'runs':3,'warmup':1,'timeout_s':null,'grace_s':2.0,'prepare':null,"
+        "'cleanup':null,'fail_fast':false,'show_output':false,'interval_ns':50000000,"
+        "'all_gpus':false},"
+        "'environment':{'hostname':'box','cpus_online':8,'kernel':'Linux 6.1',"
+        "'cpu':{'model':'Test CPU'},'memory':{'total_bytes':17179869184},"
+        "'gpus':[{'index':0,'name':'Fake GPU'}]},"
+        "'status':'complete','interrupted_by':null,'runs':[],"
+        "'summary':{'runs_measured':3,'runs_ok':3,'runs_used':3,'used_failed_runs':false,"
+        "'wall_ns':" STATS(1000000000) ",'user_ns':" STATS(500000000) ",'sys_ns':" STATS(0) ","
+        "'max_rss_bytes':" STATS(2097152) ",'cpu_cores':0.5,'outside_ns':1000,"
+        "'resources':[{'metric':'process_cpu_seconds_total','labels':'','kind':'rate',"
+        "'mean':1.0,'min':1.0,'peak':1.0,'n':2}],"
+        "'stages':[{'name':'a,b','depth':0,'n':3,'active_ns':" STATS(2000000) ","
+        "'busy_ns_median':2000000,'span_ns_median':2000000,'count_median':1,'share':0.5,"
+        "'resources':[{'metric':'gpu_utilization_ratio','labels':'gpu=`0`','kind':'gauge',"
+        "'mean':0.9,'min':0.9,'peak':0.9,'n':1}]},"
+        "{'name':'<script>x</script>','depth':1,'n':3,'active_ns':" STATS(1000000) ","
+        "'busy_ns_median':1000000,'span_ns_median':1000000,'count_median':1,'share':0.25,"
+        "'resources':[]}],"
+        "'counters':[{'name':'images','n':3,'last':" STATS(32) ",'sum_median':64,"
+        "'rate_per_s_median':100,'count':true}],"
+        "'metadata':[{'key':'batch_size','value':'32','varies':false}]},"
+        "'warnings':[{'code':'low_ci_coverage','message':'3 runs cover 75 %%'}],"
+        "'markers_outside_runs':0,"
+        "'sampling':{'interval_ns':50000000,'sources':['proc','nvml'],'not_measured':[],"
+        "'errors':0,'cpu_ns':1000,'cpu_ratio':0.001},"
+        "'analysis':{'bottleneck':'a,b','gpus':[0],"
+        "'verdicts':[{'stage':'a,b','rule':'gpu-bound','evidence':'GPU 90 %%'},"
+        "{'stage':'total','rule':'gpu-bound','evidence':'GPU 90 %%'}],"
+        "'findings':[{'rule':'gpu-bound','stage':'a,b','evidence':'GPU 90 %%',"
+        "'recommendation':'use a larger batch','saving_ns':1000000.0}]}}",
+        id, label);
+    json_t *r = json_from(text);
+    json_t *wall = json_object_get(json_object_get(r, "summary"), "wall_ns");
+    json_object_set_new(wall, "median", json_integer(median_ns));
+    json_t *runs = json_object_get(r, "runs");
+    json_array_append_new(runs, make_run(0, 1, 5000000000LL)); /* warm-up: slow, not counted */
+    json_array_append_new(runs, make_run(1, 0, 1000000300LL));
+    json_array_append_new(runs, make_run(2, 0, 1000000100LL));
+    json_array_append_new(runs, make_run(3, 0, 1000000200LL));
+    return r;
+}
+
+static json_t *base;  /* label with a comma, quotes, a bar and markup */
+static json_t *cand;
+
+static int setup(void **state)
+{
+    (void)state;
+    base = make_result("20260101T000000-aaaaaa", "'base|line, `q` <b>'", 1000000200LL);
+    cand = make_result("20260101T000100-bbbbbb", "'cand'", 900000000LL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    json_decref(base);
+    json_decref(cand);
+    return 0;
+}
+
+static json_t *comparison(void)
+{
+    return json_from(
+        "{'schema':'mlbench.comparison/1','alpha':0.05,'min_effect_pct':2,"
+        "'baseline':{'id':'20260101T000000-aaaaaa','label':'base','path':'b.json'},"
+        "'candidates':[{'id':'20260101T000100-bbbbbb','label':'cand','path':'c.json',"
+        "'like_for_like':false,"
+        "'stages':[{'name':'total','baseline_median_ns':1000000000,"
+        "'candidate_median_ns':900000000,'change_pct':-10.0,'speedup':1.111,"
+        "'ratio_ci_low':0.89,'ratio_ci_high':0.91,'p_value':0.0004,'n_baseline':3,"
+        "'n_candidate':3,'verdict':'faster'}],"
+        "'counters':[{'name':'images','baseline':64,'candidate':64}],"
+        "'metadata':[{'key':'batch_size','baseline':'32','candidate':'64'}],"
+        "'resources':[{'stage':'total','metric':'process_resident_bytes','baseline':1048576,"
+        "'candidate':2097152}],"
+        "'environment_differences':[{'key':'cpu.model','baseline':'A','candidate':'B',"
+        "'matters':true}]}]}");
+}
+
+/* Fails with the whole document when needle is not in it. Returns where it is. */
+static const char *find_in(const char *doc, const char *needle)
+{
+    const char *p = strstr(doc, needle);
+    if (!p)
+        fail_msg("not found: %s\n---- in:\n%s", needle, doc);
+    return p;
+}
+
+/* Runs exporter `name` on the request into a new string. Returns its status in *rc. */
+static char *render(const char *name, const struct export_request *req, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    const struct exporter *e = export_find(name);
+    assert_non_null(e);
+    char err[256] = "";
+    *rc = e->write(f, req, err, sizeof err);
+    fclose(f);
+    if (*rc != EXPORT_OK) {
+        free(buf);
+        return strdup(err);
+    }
+    return buf;
+}
+
+static char *render_one(const char *name, json_t *r)
+{
+    json_t *results[] = {r};
+    struct export_request req = {results, NULL, 1, NULL, -1, NULL};
+    int rc;
+    char *out = render(name, &req, &rc);
+    if (rc != EXPORT_OK)
+        fail_msg("%s: %s", name, out);
+    return out;
+}
+
+static void test_find(void **state)
+{
+    (void)state;
+    assert_ptr_equal(export_find("md"), &export_markdown);
+    assert_ptr_equal(export_find("markdown"), &export_markdown);
+    assert_ptr_equal(export_find("html"), &export_html);
+    assert_ptr_equal(export_find("trace"), &export_trace);
+    assert_ptr_equal(export_find("csv"), &export_csv);
+    assert_null(export_find("xml"));
+    assert_ptr_equal(export_for_path("out/r.html"), &export_html);
+    assert_ptr_equal(export_for_path("r.trace.json"), &export_trace);
+    assert_ptr_equal(export_for_path("t.csv"), &export_csv);
+    assert_null(export_for_path("noext"));
+    assert_null(export_for_path("dir.d/file"));
+    size_t n = 0;
+    while (export_at(n))
+        n++;
+    assert_int_equal(n, 4);
+}
+
+static void test_markdown_sections(void **state)
+{
+    (void)state;
+    char *md = render_one("md", base);
+    static const char *const sections[] = {
+        "# mlbench report: ", "\n## Summary\n", "\n## Environment\n",
+        "\n## Workload and configuration\n", "\n## Methodology\n", "\n## Results\n",
+        "\n## Resource use per stage\n", "\n## Analysis\n", "\n## Warnings\n", "\n## Runs\n",
+        "\n## Reproduce\n"};
+    const char *at = md;
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        const char *p = strstr(at, sections[i]);
+        if (!p)
+            fail_msg("section %s missing or out of order in:\n%s", sections[i], md);
+        at = p;
+    }
+    /* text escaped: the bar would end a table cell, the tag would be HTML */
+    find_in(md, "# mlbench report: base\\|line, \"q\" \\<b\\>");
+    find_in(md, "\\<script\\>x\\</script\\>");
+    assert_null(strstr(md, "<script>"));
+    /* CPU, GPU and memory before the rest of the environment */
+    assert_true(find_in(md, "cpu.model") < find_in(md, "gpus.0"));
+    assert_true(find_in(md, "gpus.0") < find_in(md, "memory.total_bytes"));
+    assert_true(find_in(md, "memory.total_bytes") < find_in(md, "hostname"));
+    find_in(md, "| 16.00 GiB |");
+    /* results with the interval and its real coverage; nested stage indented */
+    find_in(md, "| a,b | 2.000 ms | 2.000 ms .. 2.000 ms (75 %) | 50.0 % |");
+    find_in(md, "&nbsp;&nbsp;&nbsp;\\<script\\>");
+    /* GPU columns because the analysis shows GPU 0 */
+    find_in(md, "GPU util");
+    find_in(md, "| 90 % |");
+    find_in(md, "use a larger batch");
+    find_in(md, "low_ci_coverage: 3 runs cover 75 %");
+    find_in(md, "```sh\nmlbench run -r 3 -w 1 --interval 50ms -l "
+                               "'base|line, \"q\" <b>' -- prog 'a b'\n```");
+    free(md);
+}
+
+static void test_markdown_comparison(void **state)
+{
+    (void)state;
+    json_t *results[] = {base, cand};
+    json_t *cmp = comparison();
+    struct export_request req = {results, NULL, 2, cmp, -1, NULL};
+    int rc;
+    char *md = render("md", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    find_in(md, "# mlbench comparison: cand against base");
+    find_in(md, "\n## Comparison\n");
+    find_in(md, "\n### cand against base\n");
+    find_in(md, "Not like for like");
+    find_in(md, "| total | 1.000 s | 900.0 ms | -10.0 % | 1.111x | 0.890 .. 0.910 "
+                               "| \\< 0.001 | 3 / 3 | faster |");
+    find_in(md, "| total | process_resident_bytes | 1.000 MiB | 2.000 MiB |");
+    find_in(md, "| cpu.model | A | B | yes |");
+    /* then each result in full, one level down */
+    find_in(md, "\n## Baseline: ");
+    find_in(md, "\n## Candidate: cand\n");
+    find_in(md, "\n### Reproduce\n");
+    free(md);
+    json_decref(cmp);
+}
+
+/* The fields of one CSV record starting at *p (RFC 4180), advancing *p past its CRLF. */
+static size_t csv_record(const char **p, char fields[][128], size_t max)
+{
+    size_t n = 0;
+    const char *s = *p;
+    for (;;) {
+        char *w = fields[n];
+        if (*s == '"') {
+            for (s++; !(*s == '"' && s[1] != '"'); s++) {
+                assert_true(*s != '\0');
+                if (*s == '"')
+                    s++;
+                *w++ = *s;
+            }
+            s++;
+        } else {
+            while (*s && *s != ',' && *s != '\r' && *s != '\n')
+                *w++ = *s++;
+        }
+        *w = '\0';
+        n++;
+        assert_true(n <= max);
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        assert_true(s[0] == '\r' && s[1] == '\n');
+        *p = s + 2;
+        return n;
+    }
+}
+
+static void test_csv_quoting(void **state)
+{
+    (void)state;
+    char f[32][128];
+    char *csv = render_one("csv", base);
+    const char *p = csv;
+    size_t ncols = csv_record(&p, f, 32);
+    assert_string_equal(f[0], "result");
+    assert_string_equal(f[3], "stage");
+    assert_string_equal(f[6], "median_ns");
+    assert_int_equal(csv_record(&p, f, 32), ncols);
+    assert_string_equal(f[1], "base|line, \"q\" <b>");
+    assert_string_equal(f[3], "a,b");
+    assert_string_equal(f[6], "2000000");
+    find_in(csv, "\"base|line, \"\"q\"\" <b>\",stage,\"a,b\",0,3,2000000,");
+    assert_int_equal(csv_record(&p, f, 32), ncols);
+    assert_string_equal(f[3], "<script>x</script>");
+    assert_int_equal(csv_record(&p, f, 32), ncols);
+    assert_string_equal(f[2], "run");
+    assert_string_equal(f[3], "total");
+    assert_string_equal(f[6], "1000000200");
+    assert_string_equal(f[17], "");  /* busy_ns_median: not defined for the whole run */
+    assert_int_equal(*p, '\0');
+    free(csv);
+
+    json_t *results[] = {base};
+    struct export_request req = {results, NULL, 1, NULL, 2, "samples"};
+    int rc;
+    csv = render("csv", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    p = csv;
+    assert_int_equal(csv_record(&p, f, 32), 6);
+    assert_string_equal(f[5], "value");
+    size_t rows = 0, nulls = 0;
+    while (*p) {
+        assert_int_equal(csv_record(&p, f, 32), 6);
+        assert_string_equal(f[1], "2");  /* only --run 2 */
+        nulls += f[5][0] == '\0';
+        if (!strcmp(f[3], "gpu_utilization_ratio"))
+            assert_string_equal(f[4], "gpu=\"0\"");
+        rows++;
+    }
+    assert_int_equal(rows, 9);   /* 3 series x 3 samples */
+    assert_int_equal(nulls, 2);  /* not measured: empty, never 0 */
+    find_in(csv, ",\"gpu=\"\"0\"\"\",0.9\r\n");
+    free(csv);
+
+    req.run = -1;
+    req.table = "runs";
+    csv = render("csv", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    find_in(csv, "\r\n20260101T000000-aaaaaa,0,true,ok,0,,5000000000,");
+    free(csv);
+}
+
+static void test_trace_events(void **state)
+{
+    (void)state;
+    char *text = render_one("trace", base);
+    json_error_t e;
+    json_t *doc = json_loads(text, 0, &e);
+    if (!doc)
+        fail_msg("trace is not JSON: line %d: %s", e.line, e.text);
+    json_t *events = json_object_get(doc, "traceEvents");
+    assert_true(json_is_array(events));
+    double run_end = -1;
+    json_int_t prev_pid = -1;
+    size_t stages = 0, runs = 0, instants = 0, named = 0, counters = 0;
+    for (size_t i = 0; i < json_array_size(events); i++) {
+        json_t *ev = json_array_get(events, i);
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        assert_non_null(ph);
+        assert_non_null(name);
+        assert_true(json_is_integer(json_object_get(ev, "pid")));
+        assert_true(json_is_integer(json_object_get(ev, "tid")));
+        if (!strcmp(ph, "M")) {
+            named += !strcmp(name, "process_name");
+            continue;
+        }
+        double ts = json_number_value(json_object_get(ev, "ts"));
+        assert_true(ts >= 0);
+        if (!strcmp(ph, "X") && !strcmp(cat, "run")) {
+            /* runs one after another, never overlapping */
+            assert_true(ts > run_end);
+            run_end = ts + json_number_value(json_object_get(ev, "dur"));
+            assert_true(json_number_value(json_object_get(ev, "dur")) > 999999.0);
+            runs++;
+        } else if (!strcmp(ph, "X")) {
+            assert_string_equal(cat, "stage");
+            double dur = json_number_value(json_object_get(ev, "dur"));
+            json_int_t pid = json_integer_value(json_object_get(ev, "pid"));
+            if (!strcmp(name, "a,b")) {
+                /* 1 ms .. 3 ms in ns: 2000 us, starting 1000 us into the run; the run's first
+                 * sample at -500 ns puts the run 0.5 us after its offset */
+                assert_true(fabs(dur - 2000.0) < 1e-6);
+                assert_true(pid != prev_pid); /* same real pid, another run: another process */
+                prev_pid = pid;
+            } else {
+                assert_string_equal(name, "<script>x</script>");
+                assert_true(fabs(dur - 1000.0) < 1e-6);
+                assert_true(json_is_false(json_object_get(json_object_get(ev, "args"),
+                                                          "closed")));
+            }
+            stages++;
+        } else if (!strcmp(ph, "i")) {
+            instants++;
+        } else {
+            assert_string_equal(ph, "C");
+            counters++;
+            if (!strcmp(name, "process_cpu_seconds_total (rate /s)"))
+                assert_true(fabs(json_number_value(json_object_get(json_object_get(ev, "args"),
+                                                                   "value")) - 1.0) < 1e-5);
+        }
+    }
+    assert_int_equal(runs, 4);
+    assert_int_equal(stages, 8);
+    assert_int_equal(instants, 4);
+    assert_int_equal(named, 8);    /* per run: the run's process and the workload's */
+    assert_int_equal(counters, 4 * (2 + 2 + 2)); /* rates: 2; gauges: 2 values each */
+    /* the first run starts at its offset: a,b at 1 ms + 0.5 us */
+    json_t *first_stage = NULL;
+    for (size_t i = 0; i < json_array_size(events) && !first_stage; i++) {
+        const char *cat = json_string_value(json_object_get(json_array_get(events, i), "cat"));
+        if (cat && !strcmp(cat, "stage"))
+            first_stage = json_array_get(events, i);
+    }
+    assert_true(fabs(json_number_value(json_object_get(first_stage, "ts")) - 1000.5) < 1e-6);
+    json_decref(doc);
+    free(text);
+
+    /* --run 1: one run only */
+    json_t *results[] = {base};
+    struct export_request req = {results, NULL, 1, NULL, 1, NULL};
+    int rc;
+    text = render("trace", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    doc = json_loads(text, 0, &e);
+    assert_non_null(doc);
+    size_t x = 0;
+    events = json_object_get(doc, "traceEvents");
+    for (size_t i = 0; i < json_array_size(events); i++)
+        x += !strcmp(json_string_value(json_object_get(json_array_get(events, i), "ph")), "X");
+    assert_int_equal(x, 3);
+    json_decref(doc);
+    free(text);
+}
+
+static void test_html_escapes_and_svg(void **state)
+{
+    (void)state;
+    char *html = render_one("html", base);
+    assert_true(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+    assert_null(strstr(html, "<script"));      /* neither ours nor the stage name's */
+    assert_null(strstr(html, "<b>"));
+    assert_null(strstr(html, "src="));
+    assert_null(strstr(html, "<link"));
+    assert_null(strstr(html, "@import"));
+    find_in(html, "&lt;script&gt;x&lt;/script&gt;");
+    find_in(html, "base|line, &quot;q&quot; &lt;b&gt;");
+    find_in(html, "Content-Security-Policy");
+    size_t open = 0, close = 0;
+    for (const char *p = html; (p = strstr(p, "<svg")); p++)
+        open++;
+    for (const char *p = html; (p = strstr(p, "</svg>")); p++)
+        close++;
+    assert_int_equal(open, close);
+    assert_int_equal(open, 4); /* breakdown, CPU, memory, GPU (no I/O series) */
+    find_in(html, "Stage breakdown");
+    find_in(html, "CPU cores busy");
+    find_in(html, "Memory of the process tree");
+    find_in(html, "GPU utilisation");
+    /* the median of the measured runs (walls 300, 100, 200 ns over 1 s): run 3 */
+    find_in(html, "Timelines of run 3 (the run with the median wall time");
+    find_in(html, "</html>\n");
+    free(html);
+}
+
+static void test_requests_refused(void **state)
+{
+    (void)state;
+    json_t *results[] = {base};
+    struct export_request req = {results, NULL, 1, NULL, -1, "nope"};
+    int rc;
+    char *msg = render("csv", &req, &rc);
+    assert_int_equal(rc, EXPORT_EREQUEST);
+    assert_non_null(strstr(msg, "'nope'"));
+    free(msg);
+    req.table = "comparison";
+    msg = render("csv", &req, &rc);
+    assert_int_equal(rc, EXPORT_EREQUEST);
+    free(msg);
+    req.table = NULL;
+    req.run = 4;
+    msg = render("trace", &req, &rc);
+    assert_int_equal(rc, EXPORT_EREQUEST);
+    assert_non_null(strstr(msg, "runs 0 to 3"));
+    free(msg);
+    msg = render("html", &req, &rc);
+    assert_int_equal(rc, EXPORT_EREQUEST);
+    free(msg);
+}
+
+static void test_median_run_and_quoting(void **state)
+{
+    (void)state;
+    assert_int_equal(export_median_run(base), 3);
+    json_t *r = json_from("{'runs':[{'warmup':false,'status':'failed','wall_ns':1},"
+                          "{'warmup':false,'status':'ok','wall_ns':9},"
+                          "{'warmup':false,'status':'ok','wall_ns':7}]}");
+    assert_int_equal(export_median_run(r), 2); /* ok runs 9 and 7: the lower middle */
+    json_decref(r);
+    r = json_from("{'runs':[{'warmup':true,'status':'failed','wall_ns':1}]}");
+    assert_int_equal(export_median_run(r), 0);
+    json_decref(r);
+    r = json_from("{'runs':[]}");
+    assert_int_equal(export_median_run(r), -1);
+    json_decref(r);
+
+    static const char *const cases[][2] = {
+        {"abc", "abc"}, {"a/b.c-d_e=f:g,h@i%j+k", "a/b.c-d_e=f:g,h@i%j+k"}, {"a b", "'a b'"},
+        {"it's", "'it'\\''s'"}, {"", "''"}, {"$HOME", "'$HOME'"}, {"a\nb", "'a\nb'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *q = export_shell_quote(cases[i][0]);
+        assert_string_equal(q, cases[i][1]);
+        free(q);
+    }
+    r = json_from("{'label':null,'command':{'argv':['python3','train.py','--lr','1e-3'],"
+                  "'shell':true},'config':{'runs':null,'warmup':0,'timeout_s':90,'grace_s':5,"
+                  "'prepare':'rm -rf /tmp/x','cleanup':null,'fail_fast':true,"
+                  "'show_output':false,'interval_ns':250000,'all_gpus':true}}");
+    char *cmd = export_reproduce_command(r);
+    assert_string_equal(cmd, "mlbench run --timeout 90s --grace 5s --interval 0.00025s "
+                             "--prepare 'rm -rf /tmp/x' --fail-fast --all-gpus --shell -- "
+                             "python3 train.py --lr 1e-3");
+    free(cmd);
+    json_decref(r);
+}
+
+static void test_tables(void **state)
+{
+    (void)state;
+    struct export_table t;
+    export_table_init(&t, 2, "a", "b");
+    size_t r = export_table_row(&t, 1);
+    export_table_set(&t, r, 1, "%d %s", 7, "x");
+    assert_string_equal(export_table_cell(&t, r, 0), "");
+    assert_string_equal(export_table_cell(&t, r, 1), "7 x");
+    for (int i = 0; i < 40; i++)
+        export_table_row(&t, 0);
+    assert_int_equal(t.nrows, 41);
+    assert_int_equal(t.indent[0], 1);
+    export_table_free(&t);
+    char buf[32];
+    assert_string_equal(export_fmt_duration(NAN, buf, sizeof buf), "-");
+    assert_string_equal(export_fmt_exact(0.1, buf, sizeof buf), "0.1");
+    assert_string_equal(export_fmt_exact(1.0 / 3, buf, sizeof buf), "0.33333333333333331");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_find),
+        cmocka_unit_test(test_markdown_sections),
+        cmocka_unit_test(test_markdown_comparison),
+        cmocka_unit_test(test_csv_quoting),
+        cmocka_unit_test(test_trace_events),
+        cmocka_unit_test(test_html_escapes_and_svg),
+        cmocka_unit_test(test_requests_refused),
+        cmocka_unit_test(test_median_run_and_quoting),
+        cmocka_unit_test(test_tables),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
