@@ -296,7 +296,6 @@ void resources_analyze(struct bench_result *r)
     analyze(&ctx, sr, s->n_stages, total, &r->analysis);
     r->analyzed = true;
 
-    char a[32], b[32];
     if (total->other_cores >= OTHER_LOAD_CORES)
         summary_warn(s, "other_load",
                      "other processes kept %.1f CPU cores busy during the runs (the workload %.1f "
@@ -304,11 +303,13 @@ void resources_analyze(struct bench_result *r)
                      total->other_cores, total->cpu_cores, ncpu);
     double swap_in = isfinite(total->swap_in_bps) ? total->swap_in_bps : 0;
     double swap_out = isfinite(total->swap_out_bps) ? total->swap_out_bps : 0;
-    if (swap_in + swap_out >= SWAP_BYTES_PER_S)
+    if (swap_in + swap_out >= SWAP_BYTES_PER_S) {
+        char a[32], b[32];
         summary_warn(s, "swapping",
                      "the machine swapped during the runs (in %s/s, out %s/s): memory is short "
                      "and timings include disk waits; reduce memory use or batch size",
                      units_bytes(swap_in, a, sizeof a), units_bytes(swap_out, b, sizeof b));
+    }
     check_throttling(r);
     if (meant_for_gpu(r)) {
         if (!ctx.gpu_measured)
