@@ -71,20 +71,56 @@ static void words_free(struct argv_words *w)
         wordfree(&w->we);
 }
 
-/* Our environment without MLBENCH_MARKER_SOCKET, plus extra when not NULL (the workload gets
- * the socket; --prepare/--cleanup must not, so they cannot pollute a run's events). */
-static char **child_env(char *extra)
+/* Our environment without MLBENCH_MARKER_SOCKET, plus the NULL-terminated extra variables
+ * (the workload gets the socket; --prepare/--cleanup must not, so they cannot pollute a run's
+ * events). A variable in extra replaces ours of the same name. */
+static char **child_env(char *const *extra)
 {
-    size_t n = 0;
+    size_t n = 0, n_extra = 0;
     while (environ[n])
         n++;
-    char **env = xcalloc(n + 2, sizeof *env);
+    while (extra[n_extra])
+        n_extra++;
+    char **env = xcalloc(n + n_extra + 1, sizeof *env);
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) != 0)
+    for (size_t i = 0; i < n; i++) {
+        bool replaced = strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) == 0;
+        for (size_t j = 0; j < n_extra && !replaced; j++) {
+            size_t len = strcspn(extra[j], "=") + 1;
+            replaced = strncmp(environ[i], extra[j], len) == 0;
+        }
+        if (!replaced)
             env[k++] = environ[i];
-    env[k++] = extra;
+    }
+    for (size_t j = 0; j < n_extra; j++)
+        env[k++] = extra[j];
     return env;
+}
+
+/* The NVTX injection library: $MLBENCH_NVTX_LIBRARY, else beside this binary in the build tree
+ * (lib/nvtx/) or installed (../lib/). Returns an owned path, or NULL. */
+static char *nvtx_library(void)
+{
+    const char *env = getenv("MLBENCH_NVTX_LIBRARY");
+    if (env && *env)
+        return access(env, R_OK) == 0 ? xstrdup(env) : NULL;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    const char *rel[] = {"lib/nvtx/libmlbench_nvtx.so", "../lib/libmlbench_nvtx.so"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char *path = xasprintf("%s/%s", exe, rel[i]);
+        if (access(path, R_OK) == 0)
+            return path;
+        free(path);
+    }
+    return NULL;
 }
 
 struct loop {
@@ -95,6 +131,7 @@ struct loop {
     struct progress progress;
     char **env, **env_helper;
     char *socket_var;      /* "MLBENCH_MARKER_SOCKET=..." in env */
+    char *nvtx_var;        /* "NVTX_INJECTION64_PATH=..." in env, or NULL */
     struct argv_words cmd, prepare, cleanup;
     int planned;           /* total runs expected, warm-up included (estimate in auto mode) */
     int done;              /* runs finished */
@@ -375,6 +412,20 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
 
+    if (cfg.nvtx) {
+        char *lib = nvtx_library();
+        if (!lib) {
+            log_error("--nvtx: cannot find libmlbench_nvtx.so beside mlbench (build it, or set "
+                      "MLBENCH_NVTX_LIBRARY to its path)");
+            free(runs_dir);
+            words_free(&l.prepare);
+            words_free(&l.cleanup);
+            free(joined);
+            return 2;
+        }
+        l.nvtx_var = xasprintf("NVTX_INJECTION64_PATH=%s", lib);
+        free(lib);
+    }
     result_init(&l.result, &cfg);
     if (runner_init(err, sizeof err) < 0 || !(l.markers = markers_start(err, sizeof err))) {
         log_error("%s", err);
@@ -386,8 +437,10 @@ int cmd_run(int argc, char **argv)
     record_sampling(&l.result.sampling, l.sampler, cfg.interval_ns);
     progress_init(&l.progress, cfg.quiet);
     l.socket_var = xasprintf("MLBENCH_MARKER_SOCKET=%s", markers_path(l.markers));
-    l.env = child_env(l.socket_var);
-    l.env_helper = child_env(NULL);
+    char *workload_vars[] = {l.socket_var, l.nvtx_var, NULL};
+    char *no_vars[] = {NULL};
+    l.env = child_env(workload_vars);
+    l.env_helper = child_env(no_vars);
 
     int status = repeat(&l);
     progress_clear(&l.progress);
@@ -455,6 +508,7 @@ int cmd_run(int argc, char **argv)
     free(runs_dir);
     free(joined);
     free(l.socket_var);
+    free(l.nvtx_var);
     free(l.env);
     free(l.env_helper);
     words_free(&l.prepare);

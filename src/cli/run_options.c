@@ -14,7 +14,7 @@
 
 enum {
     OPT_TIMEOUT = 256, OPT_GRACE, OPT_PREPARE, OPT_CLEANUP, OPT_STORE, OPT_JSON, OPT_FAIL_FAST,
-    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS,
+    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS, OPT_NVTX,
 };
 
 static const struct option options[] = {
@@ -34,6 +34,7 @@ static const struct option options[] = {
     {"show-output", no_argument, NULL, OPT_SHOW_OUTPUT},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"all-gpus", no_argument, NULL, OPT_ALL_GPUS},
+    {"nvtx", no_argument, NULL, OPT_NVTX},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -61,6 +62,7 @@ const char *run_options_usage(void)
            "      --show-output   let the command's stdout and stderr through\n"
            "      --interval SEC  resource sampling interval, 10ms..10s (default 100ms)\n"
            "      --all-gpus      show every GPU, not only those the command used\n"
+           "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
            "  -h, --help          this text\n"
            "\n"
            "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
@@ -226,6 +228,9 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
         }
         case OPT_ALL_GPUS:
             cfg->all_gpus = true;
+            break;
+        case OPT_NVTX:
+            cfg->nvtx = true;
             break;
         case 'h':
             return RUN_OPTIONS_HELP;

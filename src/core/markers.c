@@ -34,6 +34,8 @@ struct marker_receiver {
     uint64_t outside;
     uint64_t fences_seen;
     char current[128];
+    marker_listener listener;
+    void *listener_arg;
 };
 
 /* Stores one datagram; r->mu is held. */
@@ -42,6 +44,8 @@ static void handle_locked(struct marker_receiver *r, const char *buf, size_t len
     struct marker_token tok;
     const char *why = marker_parse(buf, len, &tok);
 
+    if (!why && r->listener)
+        r->listener(r->listener_arg, &tok);
     if (!r->log) {
         r->outside++;
     } else if (why) {
@@ -208,6 +212,14 @@ void markers_end_run(struct marker_receiver *r)
         pthread_cond_wait(&r->cv, &r->mu);
     r->log = NULL;
     r->current[0] = '\0';
+    pthread_mutex_unlock(&r->mu);
+}
+
+void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *arg)
+{
+    pthread_mutex_lock(&r->mu);
+    r->listener = fn;
+    r->listener_arg = arg;
     pthread_mutex_unlock(&r->mu);
 }
 

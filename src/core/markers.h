@@ -11,6 +11,11 @@
 
 struct marker_receiver;
 
+/* Called on the receiver thread for every well-formed event, during runs and between them, with
+ * the receiver's lock held: it must be quick and must not call markers_* functions. The
+ * token's strings point into the datagram (not NUL-terminated). */
+typedef void (*marker_listener)(void *arg, const struct marker_token *tok);
+
 /* Creates the socket and starts the thread. Returns NULL with a message in err on failure. */
 struct marker_receiver *markers_start(char *err, size_t errlen);
 /* Path to put in MLBENCH_MARKER_SOCKET; owned by the receiver. */
@@ -24,6 +29,8 @@ void markers_end_run(struct marker_receiver *r);
 void markers_current_stage(struct marker_receiver *r, char *buf, size_t len);
 /* Events received while no repetition was running. */
 uint64_t markers_outside(struct marker_receiver *r);
+/* Sets (fn != NULL) or removes the listener; from the controlling thread. */
+void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *arg);
 /* Stops the thread, removes the socket and its directory, frees r. NULL is allowed. */
 void markers_stop(struct marker_receiver *r);
 

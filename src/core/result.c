@@ -371,6 +371,7 @@ json_t *result_to_json(const struct bench_result *r)
         "show_output", c->show_output);
     json_object_set_new(config, "interval_ns", jint(c->interval_ns));
     json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
+    json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
 
     json_t *runs = json_array();
     for (size_t i = 0; i < r->n_reps; i++)

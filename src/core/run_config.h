@@ -31,6 +31,7 @@ struct run_config {
     bool show_output;
     int64_t interval_ns;  /* resource sampling interval */
     bool all_gpus;        /* report every GPU, not only those the workload used */
+    bool nvtx;            /* load the NVTX injection library into the workload */
 };
 
 #endif

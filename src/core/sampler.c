@@ -94,6 +94,9 @@ struct sampler {
     struct sample_table *tab;  /* written by the thread while running */
     uint64_t errors;           /* guarded by mu */
     int64_t cpu_ns;            /* CPU time the sampling thread used, all runs; guarded by mu */
+    sampler_listener listener;
+    void *listener_arg;
+    size_t keep_rows;          /* 0: all */
 };
 
 static int64_t mono_ns(void)
@@ -151,6 +154,17 @@ uint64_t sampler_errors(const struct sampler *s)
     return s->errors;
 }
 
+void sampler_set_listener(struct sampler *s, sampler_listener fn, void *arg)
+{
+    s->listener = fn;
+    s->listener_arg = arg;
+}
+
+void sampler_keep_rows(struct sampler *s, size_t n)
+{
+    s->keep_rows = n;
+}
+
 int64_t sampler_cpu_ns(const struct sampler *s)
 {
     return s->cpu_ns;
@@ -164,9 +178,19 @@ static void sample_once(struct sampler *s)
     pthread_mutex_unlock(&s->mu);
     s->ctx.n_tree = 0;
     uint64_t errors = 0;
-    size_t row = table_add_row(s->tab, mono_ns());
+    struct sample_table *tab = s->tab;
+    if (s->keep_rows && tab->n >= 2 * s->keep_rows) { /* drop the oldest half: bounded memory */
+        size_t drop = tab->n - s->keep_rows;
+        memmove(tab->t_ns, tab->t_ns + drop, s->keep_rows * sizeof *tab->t_ns);
+        for (size_t i = 0; i < tab->n_series; i++)
+            memmove(tab->v[i], tab->v[i] + drop, s->keep_rows * sizeof **tab->v);
+        tab->n = s->keep_rows;
+    }
+    size_t row = table_add_row(tab, mono_ns());
     for (size_t i = 0; i < s->n_src; i++)
-        s->src[i].ops->sample(s->src[i].state, &s->ctx, s->tab, row, &errors);
+        s->src[i].ops->sample(s->src[i].state, &s->ctx, tab, row, &errors);
+    if (s->listener)
+        s->listener(s->listener_arg, tab, row);
     pthread_mutex_lock(&s->mu);
     s->errors += errors;
     pthread_mutex_unlock(&s->mu);

@@ -106,6 +106,15 @@ size_t sampler_active(const struct sampler *s, const char *const **names);
 uint64_t sampler_errors(const struct sampler *s);
 /* CPU time the sampling thread has used so far (its own cost), ns. Call between runs. */
 int64_t sampler_cpu_ns(const struct sampler *s);
+/* Called on the sampler thread after each row is complete (for live exporters); must be quick.
+ * tab is the table being filled; rows below `row` may be dropped later (sampler_keep_rows). */
+typedef void (*sampler_listener)(void *arg, const struct sample_table *tab, size_t row);
+/* Sets (fn != NULL) or removes the listener; call while not sampling. */
+void sampler_set_listener(struct sampler *s, sampler_listener fn, void *arg);
+/* Bounds the table for long monitoring: once it holds 2n rows, the oldest n are dropped, so
+ * it keeps between n and 2n recent rows. 0 (the default) keeps every row. Call while not
+ * sampling. */
+void sampler_keep_rows(struct sampler *s, size_t n);
 /* Starts sampling into tab (initialised here) on a new thread; takes a first sample at once. */
 int sampler_start(struct sampler *s, struct sample_table *tab);
 /* The workload's leader, once spawned (called from the controlling thread). */

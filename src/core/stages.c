@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/units.h"
 #include "core/xalloc.h"
 
 /* Open stages of one thread. */
@@ -12,6 +13,13 @@ struct thread_stack {
     int32_t pid, tid;
     size_t *open; /* indices into the span array */
     size_t n, cap;
+    int32_t base; /* depth of its outermost stage: > 0 in a process adopted by a launcher */
+};
+
+/* "M ... mlbench.adopt CHILD": the child's stages nest under the stage open on the sender's
+ * thread (a workflow driver, a launcher). */
+struct adoption {
+    int32_t child, pid, tid;
 };
 
 struct threads {
@@ -179,9 +187,45 @@ static int64_t uncovered(struct span *by_start, size_t n, int64_t wall_ns)
     return covered >= wall_ns ? 0 : wall_ns - covered;
 }
 
+/* Depth at which a thread of process pid starts its stages: one below the stage open on the
+ * adopting thread now (recursively, for launchers that were adopted themselves). */
+static int32_t adopted_depth(struct threads *th, const struct adoption *a, size_t n, int32_t pid,
+                             int hops)
+{
+    for (size_t i = 0; i < n && hops < 16; i++) {
+        if (a[i].child != pid)
+            continue;
+        struct thread_stack *p = thread_get(th, a[i].pid, a[i].tid);
+        int32_t open = (int32_t)p->n, base = p->base; /* p may move in the call below */
+        return (open ? base : adopted_depth(th, a, n, a[i].pid, hops + 1)) + open;
+    }
+    return 0;
+}
+
+/* The adoptions of the run, read before the events so that a child's first stage may arrive
+ * before its launcher's message. */
+static struct adoption *adoptions(const struct event_log *log, size_t *n_out)
+{
+    struct adoption *a = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < log->n; i++) {
+        const struct marker_event *e = &log->ev[i];
+        long child;
+        if (e->kind != MARKER_META || strcmp(event_log_str(log, e->name), "mlbench.adopt") != 0 ||
+            units_parse_long(event_log_str(log, e->value), 1, INT32_MAX, &child) < 0)
+            continue;
+        a = xreallocarray(a, n + 1, sizeof *a);
+        a[n++] = (struct adoption){(int32_t)child, e->pid, e->tid};
+    }
+    *n_out = n;
+    return a;
+}
+
 void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_ns,
                       struct stage_data *d)
 {
+    size_t n_adopt;
+    struct adoption *adopt = adoptions(log, &n_adopt);
     struct threads th = {.n_slot = 16};
     size_t span_cap = 0;
 
@@ -199,8 +243,13 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
         switch (e->kind) {
         case MARKER_BEGIN: {
             struct thread_stack *s = thread_get(&th, e->pid, e->tid);
+            if (s->n == 0) {
+                int32_t base = adopted_depth(&th, adopt, n_adopt, e->pid, 0);
+                s = thread_get(&th, e->pid, e->tid); /* the table may have grown */
+                s->base = base;
+            }
             struct span sp = {.name = e->name, .pid = e->pid, .tid = e->tid, .start_ns = t,
-                              .end_ns = -1, .depth = (int32_t)s->n};
+                              .end_ns = -1, .depth = s->base + (int32_t)s->n};
             push_span(d, &span_cap, &sp);
             if (s->n == s->cap) {
                 s->cap = s->cap ? s->cap * 2 : 8;
@@ -232,7 +281,9 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
             add_counter(d, e, t);
             break;
         case MARKER_META:
-            add_meta(d, e);
+            /* keys "mlbench.*" belong to the protocol (adoption), not to the workload */
+            if (strncmp(event_log_str(log, e->name), "mlbench.", 8) != 0)
+                add_meta(d, e);
             break;
         case MARKER_INSTANT:
             d->instants = xreallocarray(d->instants, d->n_instants + 1, sizeof *d->instants);
@@ -254,6 +305,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     }
     free(th.t);
     free(th.slot);
+    free(adopt);
 
     if (d->n_spans == 0) {
         d->outside_ns = -1;

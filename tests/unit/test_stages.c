@@ -164,6 +164,37 @@ static void test_counters_meta_instants(void **state)
     event_log_free(&log);
 }
 
+/* A launcher (pid 1) adopts its child (pid 2): the child's stages nest under the launcher's
+ * stage, even when the child's first event arrives before the adoption; the protocol key is
+ * not workload metadata. */
+static void test_adoption(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 train", T0);
+    ev(&log, "B %lld 2 2 epoch", T0 + 1 * MS); /* arrives before the adoption */
+    ev(&log, "M %lld 1 1 mlbench.adopt 2", T0 + 1 * MS);
+    ev(&log, "B %lld 2 2 step", T0 + 2 * MS);
+    ev(&log, "E %lld 2 2 step", T0 + 3 * MS);
+    ev(&log, "E %lld 2 2 epoch", T0 + 4 * MS);
+    ev(&log, "B %lld 2 3 loader", T0 + 2 * MS); /* another thread of the child */
+    ev(&log, "E %lld 2 3 loader", T0 + 3 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 5 * MS);
+    ev(&log, "B %lld 9 9 other", T0 + 6 * MS); /* not adopted */
+    ev(&log, "E %lld 9 9 other", T0 + 7 * MS);
+    stages_aggregate(&log, T0, 10 * MS, &d);
+    assert_int_equal(stage(&d, &log, "train")->depth, 0);
+    assert_int_equal(stage(&d, &log, "epoch")->depth, 1);
+    assert_int_equal(stage(&d, &log, "step")->depth, 2);
+    assert_int_equal(stage(&d, &log, "loader")->depth, 1);
+    assert_int_equal(stage(&d, &log, "other")->depth, 0);
+    assert_int_equal(d.n_meta, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
 static void test_event_log(void **state)
 {
     (void)state;
@@ -196,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_threads_and_processes),
         cmocka_unit_test(test_unbalanced_and_unclosed),
         cmocka_unit_test(test_counters_meta_instants),
+        cmocka_unit_test(test_adoption),
         cmocka_unit_test(test_event_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
