@@ -36,6 +36,8 @@ bench: build
 	scripts/install-deps.sh --bench
 	bench/overhead.sh
 	bench/marker-cost.sh
+	bench/sampler-cost.sh
+	bench/nvtx-cost.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

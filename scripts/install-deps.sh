@@ -6,10 +6,10 @@
 # Uses sudo only when not run as root; installs nothing that is already there.
 set -eu
 
-packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev python3"
+packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev prometheus python3"
 for opt in "$@"; do
     case "$opt" in
-    --bench) packages="$packages hyperfine bc" ;;
+    --bench) packages="$packages hyperfine bc wrk" ;;
     --browser) packages="$packages chromium" ;;
     *)
         echo "install-deps.sh: unknown option '$opt' (known: --bench, --browser)" >&2

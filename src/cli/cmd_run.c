@@ -22,6 +22,7 @@
 #include "core/runner.h"
 #include "core/sampler.h"
 #include "core/units.h"
+#include "core/workflow.h"
 #include "core/xalloc.h"
 #include "store/store.h"
 
@@ -98,7 +99,8 @@ static char **child_env(char *const *extra)
 }
 
 /* The NVTX injection library: $MLBENCH_NVTX_LIBRARY, else beside this binary in the build tree
- * (lib/nvtx/) or installed (../lib/). Returns an owned path, or NULL. */
+ * (lib/nvtx/), else installed (the configured libdir, or ../lib/). Returns an owned path, or
+ * NULL. */
 static char *nvtx_library(void)
 {
     const char *env = getenv("MLBENCH_NVTX_LIBRARY");
@@ -120,6 +122,12 @@ static char *nvtx_library(void)
             return path;
         free(path);
     }
+#ifdef MLBENCH_LIBDIR
+    char *installed = xasprintf("%s/libmlbench_nvtx.so", MLBENCH_LIBDIR);
+    if (access(installed, R_OK) == 0)
+        return installed;
+    free(installed);
+#endif
     return NULL;
 }
 
@@ -356,21 +364,10 @@ static int repeat(struct loop *l)
     return any_bad ? 1 : 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* Everything after option parsing: repeat, summarise, write, print. Returns the exit status. */
+static int measure(struct run_config cfg)
 {
-    struct run_config cfg;
     char err[1024];
-    int rc = run_options_parse(argc, argv, &cfg, err, sizeof err);
-    if (rc == RUN_OPTIONS_HELP) {
-        fputs(run_options_usage(), stdout);
-        return 0;
-    }
-    if (rc < 0) {
-        log_error("%s", err);
-        return 2;
-    }
-    log_set_quiet(cfg.quiet);
-
     struct loop l = {.cfg = &cfg};
     char *joined = NULL;
     if (cfg.shell) { /* the command's words, joined, are one shell command line */
@@ -423,6 +420,10 @@ int cmd_run(int argc, char **argv)
             free(joined);
             return 2;
         }
+        const char *other = getenv("NVTX_INJECTION64_PATH");
+        if (other && *other && strcmp(other, lib) != 0)
+            log_warn("--nvtx replaces NVTX_INJECTION64_PATH=%s (another tool, e.g. nsys?) with "
+                     "%s for the command", other, lib);
         l.nvtx_var = xasprintf("NVTX_INJECTION64_PATH=%s", lib);
         free(lib);
     }
@@ -513,5 +514,69 @@ int cmd_run(int argc, char **argv)
     free(l.env_helper);
     words_free(&l.prepare);
     words_free(&l.cleanup);
+    return status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_config cfg;
+    char err[1024];
+    int rc = run_options_parse(argc, argv, &cfg, err, sizeof err);
+    if (rc == RUN_OPTIONS_HELP) {
+        fputs(run_options_usage(), stdout);
+        free(cfg.params);
+        return 0;
+    }
+    if (rc < 0) {
+        log_error("%s", err);
+        free(cfg.params);
+        return 2;
+    }
+    log_set_quiet(cfg.quiet);
+
+    /* A workflow file: checked now (a bad file runs nothing), then measured as
+     * `mlbench workflow-exec FILE`, which marks each step as a stage. */
+    char **wf_argv = NULL;
+    if (cfg.argc == 1 && workflow_is_file(cfg.argv[0])) {
+        if (cfg.shell) {
+            log_error("--shell does not apply to a workflow file (set 'shell: true' on a stage)");
+            free(cfg.params);
+            return 2;
+        }
+        struct workflow *wf = workflow_load(cfg.argv[0], err, sizeof err);
+        for (int i = 0; wf && i < cfg.n_params; i++)
+            if (workflow_set_param(wf, cfg.params[i], err, sizeof err) < 0) {
+                workflow_free(wf);
+                wf = NULL;
+            }
+        if (!wf) {
+            log_error("%s", err);
+            free(cfg.params);
+            return 2;
+        }
+        workflow_free(wf);
+        char *self = realpath("/proc/self/exe", NULL);
+        wf_argv = xcalloc(3 + 2 * (size_t)cfg.n_params + 1, sizeof *wf_argv);
+        int n = 0;
+        wf_argv[n++] = self ? self : xstrdup("/proc/self/exe");
+        wf_argv[n++] = "workflow-exec";
+        wf_argv[n++] = cfg.argv[0];
+        for (int i = 0; i < cfg.n_params; i++) {
+            wf_argv[n++] = "--param";
+            wf_argv[n++] = cfg.params[i];
+        }
+        cfg.argv = wf_argv;
+        cfg.argc = n;
+    } else if (cfg.n_params) {
+        log_error("--param sets a parameter of a workflow file: give a .yaml file as the command");
+        free(cfg.params);
+        return 2;
+    }
+
+    int status = measure(cfg);
+    if (wf_argv)
+        free(wf_argv[0]);
+    free(wf_argv);
+    free(cfg.params);
     return status;
 }

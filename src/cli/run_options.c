@@ -11,10 +11,11 @@
 
 #include "core/sampler.h"
 #include "core/units.h"
+#include "core/xalloc.h"
 
 enum {
     OPT_TIMEOUT = 256, OPT_GRACE, OPT_PREPARE, OPT_CLEANUP, OPT_STORE, OPT_JSON, OPT_FAIL_FAST,
-    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS, OPT_NVTX,
+    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS, OPT_NVTX, OPT_PARAM,
 };
 
 static const struct option options[] = {
@@ -35,6 +36,7 @@ static const struct option options[] = {
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"all-gpus", no_argument, NULL, OPT_ALL_GPUS},
     {"nvtx", no_argument, NULL, OPT_NVTX},
+    {"param", required_argument, NULL, OPT_PARAM},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -42,6 +44,7 @@ static const struct option options[] = {
 const char *run_options_usage(void)
 {
     return "usage: mlbench run [options] -- COMMAND [ARGS...]\n"
+           "       mlbench run [options] WORKFLOW.yaml   (a pipeline of commands: docs/workflow.md)\n"
            "\n"
            "Runs COMMAND repeatedly and measures it, stage by stage when it sends markers.\n"
            "\n"
@@ -63,6 +66,7 @@ const char *run_options_usage(void)
            "      --interval SEC  resource sampling interval, 10ms..10s (default 100ms)\n"
            "      --all-gpus      show every GPU, not only those the command used\n"
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
+           "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
            "  -h, --help          this text\n"
            "\n"
            "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
@@ -231,6 +235,15 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
             break;
         case OPT_NVTX:
             cfg->nvtx = true;
+            break;
+        case OPT_PARAM:
+            if (!strchr(optarg, '=') || optarg[0] == '=') {
+                snprintf(err, errlen, "--param '%s' is not NAME=VALUE", optarg);
+                return -1;
+            }
+            if (!cfg->params)
+                cfg->params = xcalloc((size_t)argc, sizeof *cfg->params);
+            cfg->params[cfg->n_params++] = optarg;
             break;
         case 'h':
             return RUN_OPTIONS_HELP;

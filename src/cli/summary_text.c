@@ -7,6 +7,23 @@
 
 #include "core/units.h"
 
+#define NAME_MAX_SHOWN 40 /* stage names longer than this are cut in tables (JSON keeps them) */
+
+/* name indented by depth and cut to NAME_MAX_SHOWN characters with "..." (UTF-8 safe). */
+static const char *shown_name(char *buf, size_t len, int depth, const char *name)
+{
+    size_t n = strlen(name);
+    if (n <= NAME_MAX_SHOWN) {
+        snprintf(buf, len, "%*s%s", 2 * depth, "", name);
+        return buf;
+    }
+    size_t cut = NAME_MAX_SHOWN - 3;
+    while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80) /* not inside a character */
+        cut--;
+    snprintf(buf, len, "%*s%.*s...", 2 * depth, "", (int)cut, name);
+    return buf;
+}
+
 /* "50.91 .. 51.82 ms" style interval, with its coverage when below 95 %. */
 static void interval(const struct stats_summary *s, char *buf, size_t len)
 {
@@ -26,7 +43,7 @@ static void interval(const struct stats_summary *s, char *buf, size_t len)
 static void row(FILE *out, const char *name, int depth, const struct stats_summary *s, double share)
 {
     char label[64], med[32], ci[96], mn[32], mx[32], range[72], cv[16];
-    snprintf(label, sizeof label, "%*s%s", 2 * depth, "", name);
+    shown_name(label, sizeof label, depth, name);
     units_duration(s->median, med, sizeof med);
     interval(s, ci, sizeof ci);
     snprintf(range, sizeof range, "%s .. %s", units_duration(s->min, mn, sizeof mn),
@@ -75,7 +92,7 @@ static void resources_table(FILE *out, const struct bench_result *r)
     for (size_t i = 0; i <= s->n_stages; i++) {
         const struct stage_resources *f = &r->figures[i];
         char label[64];
-        snprintf(label, sizeof label, "%*s%s", 2 * f->depth, "", f->name);
+        shown_name(label, sizeof label, f->depth, f->name);
         fprintf(out, "%-22s %8s %10s %9s %9s %7s", label,
                 fig(c[0], sizeof c[0], f->cpu_cores, 1, 2, ""),
                 isfinite(f->rss_peak_bytes) ? units_bytes(f->rss_peak_bytes, c[1], sizeof c[1]) : "-",
@@ -109,13 +126,17 @@ static void analysis_text(FILE *out, const struct bench_result *r)
                 share = r->summary.stages[k].share;
         if (!strcmp(v->stage, "total"))
             share = 1;
-        fprintf(out, "  %-16s %5.1f%%  %s: %s\n", v->stage, 100 * share, v->rule, v->evidence);
+        char name[64];
+        fprintf(out, "  %-16s %5.1f%%  %s: %s\n", shown_name(name, sizeof name, 0, v->stage),
+                100 * share, v->rule, v->evidence);
     }
     if (a->n_findings)
         fputs("findings, by the time they could save:\n", out);
     for (size_t i = 0; i < a->n_findings; i++) {
         const struct finding *f = &a->findings[i];
-        fprintf(out, "  %zu. %s [%s]: %s\n     -> %s", i + 1, f->stage, f->rule, f->evidence,
+        char name[64];
+        fprintf(out, "  %zu. %s [%s]: %s\n     -> %s", i + 1,
+                shown_name(name, sizeof name, 0, f->stage), f->rule, f->evidence,
                 f->recommendation);
         if (f->saving_ns > 0)
             fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));

@@ -69,13 +69,13 @@ int runner_init(char *err, size_t errlen)
     return 0;
 }
 
-static void drain_signals(int *got_stop);
+static void drain_signals(int *got_stop, int *got_hup);
 
 int runner_interrupted(void)
 {
     int got = 0;
     if (sig_fd >= 0)
-        drain_signals(&got); /* a signal that came between runs */
+        drain_signals(&got, NULL); /* a signal that came between runs */
     if (got && !interrupted)
         interrupted = got;
     return interrupted;
@@ -163,11 +163,15 @@ static void reap(pid_t leader, struct run_outcome *out, int *leader_status, int6
     }
 }
 
-static void drain_signals(int *got_stop)
+/* Reads the pending signals: SIGCHLD only wakes us; SIGHUP sets *got_hup when got_hup is
+ * not NULL, else it stops like the others. */
+static void drain_signals(int *got_stop, int *got_hup)
 {
     struct signalfd_siginfo si;
     while (read(sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
-        if (si.ssi_signo != SIGCHLD)
+        if (si.ssi_signo == SIGHUP && got_hup)
+            *got_hup = 1;
+        else if (si.ssi_signo != SIGCHLD)
             *got_stop = (int)si.ssi_signo;
     }
 }
@@ -248,7 +252,10 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
 
         struct pollfd pfd = {.fd = sig_fd, .events = POLLIN};
         if (poll(&pfd, 1, timeout_ms) > 0) {
-            drain_signals(&got_stop);
+            int got_hup = 0;
+            drain_signals(&got_stop, spec->hangup ? &got_hup : NULL);
+            if (got_hup)
+                spec->hangup(spec->hangup_arg);
             if (got_stop) {
                 if (!interrupted)
                     interrupted = got_stop;
@@ -277,8 +284,10 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
         nanosleep(&ms, NULL);
     }
     reap(pid, out, &leader_status, &leader_end);
-    int dummy_stop = 0;
-    drain_signals(&dummy_stop); /* SIGCHLDs already handled */
+    int dummy_stop = 0, late_hup = 0;
+    drain_signals(&dummy_stop, spec->hangup ? &late_hup : NULL); /* SIGCHLDs already handled */
+    if (late_hup)
+        spec->hangup(spec->hangup_arg);
     if (dummy_stop && !interrupted)
         interrupted = dummy_stop;
 

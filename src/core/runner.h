@@ -40,6 +40,10 @@ struct runner_spec {
     /* Called with the pid right after the command started (the sampler follows it); may be NULL. */
     void (*spawned)(void *arg, pid_t pid);
     void *spawned_arg;
+    /* Called on SIGHUP instead of stopping the command (a service reopening its log, `mlbench
+     * monitor`); NULL: SIGHUP stops the command like SIGINT. */
+    void (*hangup)(void *arg);
+    void *hangup_arg;
 };
 
 #define RUNNER_STDERR_TAIL 4096 /* bytes of stderr kept */
