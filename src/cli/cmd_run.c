@@ -14,6 +14,8 @@
 #include "cli/commands.h"
 #include "cli/run_options.h"
 #include "cli/summary_text.h"
+#include "core/http_server.h"
+#include "core/live.h"
 #include "core/log.h"
 #include "core/markers.h"
 #include "core/progress.h"
@@ -136,6 +138,8 @@ struct loop {
     struct bench_result result;
     struct marker_receiver *markers;
     struct sampler *sampler;
+    struct live_metrics *live;     /* --serve */
+    struct http_server *server;
     struct progress progress;
     char **env, **env_helper;
     char *socket_var;      /* "MLBENCH_MARKER_SOCKET=..." in env */
@@ -436,6 +440,25 @@ static int measure(struct run_config cfg)
     struct sampler_config scfg = {.interval_ns = cfg.interval_ns, .all_gpus = cfg.all_gpus};
     l.sampler = sampler_open(&scfg);
     record_sampling(&l.result.sampling, l.sampler, cfg.interval_ns);
+    if (cfg.serve) { /* after runner_init: the server's threads leave the signals to us */
+        l.live = live_new();
+        live_expect_markers(l.live);
+        if (!(l.server = http_server_start(cfg.serve, l.live, err, sizeof err))) {
+            log_error("--serve: %s", err);
+            sampler_close(l.sampler);
+            markers_stop(l.markers);
+            live_free(l.live);
+            result_free(&l.result);
+            free(runs_dir);
+            words_free(&l.prepare);
+            words_free(&l.cleanup);
+            free(joined);
+            return 2;
+        }
+        markers_set_listener(l.markers, live_on_marker, l.live);
+        sampler_set_listener(l.sampler, live_on_sample, l.live);
+        log_info("serving Prometheus metrics at http://%s/metrics", http_server_address(l.server));
+    }
     progress_init(&l.progress, cfg.quiet);
     l.socket_var = xasprintf("MLBENCH_MARKER_SOCKET=%s", markers_path(l.markers));
     char *workload_vars[] = {l.socket_var, l.nvtx_var, NULL};
@@ -447,6 +470,12 @@ static int measure(struct run_config cfg)
     progress_clear(&l.progress);
     l.result.events_outside_runs = markers_outside(l.markers);
     l.result.stop_signal = runner_interrupted();
+    if (l.server) { /* the scrapes end before what they read goes away */
+        http_server_stop(l.server);
+        markers_set_listener(l.markers, NULL, NULL);
+        sampler_set_listener(l.sampler, NULL, NULL);
+        live_free(l.live);
+    }
     markers_stop(l.markers);
 
     l.result.sampling.errors = sampler_errors(l.sampler);

@@ -9,13 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/http_server.h"
 #include "core/sampler.h"
 #include "core/units.h"
 #include "core/xalloc.h"
 
 enum {
     OPT_TIMEOUT = 256, OPT_GRACE, OPT_PREPARE, OPT_CLEANUP, OPT_STORE, OPT_JSON, OPT_FAIL_FAST,
-    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS, OPT_NVTX, OPT_PARAM,
+    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS, OPT_NVTX, OPT_PARAM, OPT_SERVE,
 };
 
 static const struct option options[] = {
@@ -37,6 +38,7 @@ static const struct option options[] = {
     {"all-gpus", no_argument, NULL, OPT_ALL_GPUS},
     {"nvtx", no_argument, NULL, OPT_NVTX},
     {"param", required_argument, NULL, OPT_PARAM},
+    {"serve", required_argument, NULL, OPT_SERVE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -67,6 +69,7 @@ const char *run_options_usage(void)
            "      --all-gpus      show every GPU, not only those the command used\n"
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
            "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
+           "      --serve ADDR    serve Prometheus /metrics at ADDR while running (e.g. :9464)\n"
            "  -h, --help          this text\n"
            "\n"
            "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
@@ -236,6 +239,14 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
         case OPT_NVTX:
             cfg->nvtx = true;
             break;
+        case OPT_SERVE: {
+            struct sockaddr_storage addr;
+            socklen_t len;
+            if (http_parse_listen(optarg, &addr, &len, err, errlen) < 0)
+                return -1;
+            cfg->serve = optarg;
+            break;
+        }
         case OPT_PARAM:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
                 snprintf(err, errlen, "--param '%s' is not NAME=VALUE", optarg);

@@ -32,6 +32,7 @@ struct run_config {
     int64_t interval_ns;  /* resource sampling interval */
     bool all_gpus;        /* report every GPU, not only those the workload used */
     bool nvtx;            /* load the NVTX injection library into the workload */
+    const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */
     char **params;        /* --param NAME=VALUE of a workflow file (point into argv); owned */
     int n_params;
 };

@@ -485,6 +485,37 @@ procs 1 -
         codes = [w["code"] for w in self.result()["warnings"]]
         self.assertIn("gpu_throttling", codes)
 
+    def test_serve(self):
+        """run --serve exposes the running benchmark to Prometheus; a port in use is refused."""
+        import socket
+        import urllib.request
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "1", "--interval", "50ms",
+                              "--serve", f"127.0.0.1:{port}", "--", STAGE_PROG, "sleeper"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            text, deadline = "", time.monotonic() + 10
+            wanted = ('mlbench_stage_active{stage="wait"} 1',
+                      "# TYPE mlbench_process_cpu_seconds_total counter")
+            while not all(w in text for w in wanted) and time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                        text = r.read().decode()
+                except OSError:
+                    pass
+                time.sleep(0.05)
+            self.assertIn('mlbench_stage_active{stage="wait"} 1', text)
+            self.assertIn("# TYPE mlbench_process_cpu_seconds_total counter", text)
+            # the port is taken while it runs
+            rc, _, err = self.mlbench("-r", "1", "--serve", f"127.0.0.1:{port}", "--", "true")
+            self.assertEqual(rc, 2)
+            self.assertIn(str(port), err)
+        finally:
+            out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+
     def test_bad_interval(self):
         for value in ("5ms", "11s", "abc", "-1", "0"):
             with self.subTest(value=value):
