@@ -70,7 +70,6 @@ struct monitor {
     struct marker_receiver *markers; /* with a command */
     bool pidfile_written;
     bool with_command;
-    int64_t last_prune_ns;
 };
 
 /* "TERM" for SIGTERM. */
@@ -78,13 +77,6 @@ static const char *sig_name(int sig)
 {
     const char *n = sigabbrev_np(sig);
     return n ? n : "?";
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* One log line. With --log: a timestamped line in the file (errors also on stderr, where the
@@ -147,7 +139,8 @@ static int parse(int argc, char **argv, struct monitor_options *o, char *err, si
             break;
         }
         case OPT_INTERVAL:
-            if (units_parse_seconds(optarg, &sec) < 0 || sec * 1e9 < SAMPLER_MIN_INTERVAL_NS - 0.5 ||
+            if (units_parse_seconds(optarg, &sec) < 0 ||
+                sec * 1e9 < SAMPLER_MIN_INTERVAL_NS - 0.5 ||
                 sec * 1e9 > SAMPLER_MAX_INTERVAL_NS + 0.5) {
                 snprintf(err, errlen, "--interval '%s' is not a duration from 10ms to 10s "
                          "(e.g. 1s, 250ms)", optarg);
@@ -310,11 +303,8 @@ static void housekeeping(struct monitor *m)
     live_set_sampler_errors(m->live, sampler_errors(m->sampler));
     if (m->markers) /* the receiver is never in a run: whatever was not an event was malformed */
         live_set_marker_datagrams(m->live, markers_outside(m->markers));
-    int64_t now = mono_ns();
-    if (m->with_command && now - m->last_prune_ns >= 5 * (int64_t)HOUSEKEEPING_MS * 1000000) {
-        live_prune_dead(m->live); /* workers killed inside a stage */
-        m->last_prune_ns = now;
-    }
+    if (m->with_command)
+        live_prune_dead(m->live); /* threads and workers that ended inside a stage */
 }
 
 static void tick(void *arg, int64_t elapsed_ns)

@@ -18,7 +18,12 @@ const double live_stage_bounds[LIVE_STAGE_BUCKETS] = {
 };
 
 #define NAME_SLOTS 2048   /* hash slots per name table: a power of two >= 2 * LIVE_MAX_NAMES */
-#define THREAD_SLOTS 8192 /* hash slots of the thread table: a power of two >= 2 * LIVE_MAX_THREADS */
+#define THREAD_SLOTS 8192 /* hash slots of the thread table: a power of 2 >= 2 * LIVE_MAX_THREADS */
+#define SPAN_CAP 4        /* open spans a thread's first array holds */
+/* Such arrays are kept for reuse, as many as threads may hold (at most 256 KiB): threads that
+ * come and go (a loader thread per batch) then allocate nothing in the steady state, so the
+ * heap does not fragment over weeks. */
+#define SPARE_MAX LIVE_MAX_THREADS
 
 enum drop_reason {
     DROP_STAGE_LIMIT,
@@ -65,7 +70,7 @@ struct open_span {
 struct thread_slot {
     int32_t pid, tid;
     uint32_t depth, cap;
-    bool foreign; /* not visible when first seen: another PID namespace, never pruned */
+    bool foreign; /* process not visible when first seen: another PID namespace, not pruned */
     uint64_t last_use; /* event sequence number: the least recently used is evicted */
     struct open_span *open;
 };
@@ -90,10 +95,12 @@ struct live_metrics {
     struct stage_data *stages;
     struct counter_data *counters;
     uint64_t *instants;
-    char **meta_values;
+    char **meta_values; /* LIVE_MAX_VALUE_BYTES + 1 each, allocated with the key */
     size_t data_cap; /* of each of the four arrays above */
     struct thread_slot *threads; /* THREAD_SLOTS */
     size_t n_threads;
+    struct open_span *spare[SPARE_MAX]; /* arrays of SPAN_CAP spans, free for reuse */
+    size_t n_spare;
 
     /* samples */
     const struct series_def *defs_seen; /* the definitions the series below were built from */
@@ -200,6 +207,17 @@ static struct thread_slot *thread_find(struct live_metrics *m, int32_t pid, int3
     }
 }
 
+/* Keeps a thread's span array for the next thread, or frees it (one that grew). */
+static void span_array_put(struct live_metrics *m, struct thread_slot *t)
+{
+    if (t->open && t->cap == SPAN_CAP && m->n_spare < SPARE_MAX)
+        m->spare[m->n_spare++] = t->open;
+    else
+        free(t->open);
+    t->open = NULL;
+    t->cap = 0;
+}
+
 /* Forgets the open spans of slot i and empties it (backward-shift deletion keeps every other
  * entry reachable from its home slot). */
 static void thread_remove(struct live_metrics *m, size_t i)
@@ -207,7 +225,7 @@ static void thread_remove(struct live_metrics *m, size_t i)
     struct thread_slot *t = &m->threads[i];
     for (uint32_t k = 0; k < t->depth; k++)
         m->stages[t->open[k].stage].active--;
-    free(t->open);
+    span_array_put(m, t);
     memset(t, 0, sizeof *t);
     m->n_threads--;
     size_t mask = THREAD_SLOTS - 1;
@@ -244,9 +262,11 @@ static struct thread_slot *thread_add(struct live_metrics *m, int32_t pid, int32
     struct thread_slot *t = &m->threads[i];
     t->pid = pid;
     t->tid = tid;
-    /* The sender has just sent this event, so it exists, unless its ids are those of another
-     * PID namespace (a container given the socket): live_prune_dead must leave it alone. */
-    t->foreign = tgkill(pid, tid, 0) < 0 && errno == ESRCH;
+    /* The sender's process has just sent this event, so it exists, unless its ids are those
+     * of another PID namespace (a container given the socket): live_prune_dead must leave
+     * those alone. The process, not the thread: a short thread may be gone by the time its
+     * events are read. */
+    t->foreign = kill(pid, 0) < 0 && errno == ESRCH;
     m->n_threads++;
     return t;
 }
@@ -284,8 +304,11 @@ static void on_begin(struct live_metrics *m, const struct marker_token *tok)
         m->dropped[DROP_DEPTH_LIMIT]++;
         return;
     }
-    if (t->depth == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 4;
+    if (!t->open) {
+        t->open = m->n_spare ? m->spare[--m->n_spare] : xcalloc(SPAN_CAP, sizeof *t->open);
+        t->cap = SPAN_CAP;
+    } else if (t->depth == t->cap) {
+        t->cap *= 2;
         t->open = xreallocarray(t->open, t->cap, sizeof *t->open);
     }
     t->open[t->depth++] = (struct open_span){(uint32_t)st, tok->t_ns};
@@ -364,12 +387,11 @@ static void on_meta(struct live_metrics *m, const struct marker_token *tok)
     if (i < 0)
         return;
     size_t len = tok->value_len < LIVE_MAX_VALUE_BYTES ? tok->value_len : LIVE_MAX_VALUE_BYTES;
-    char *old = added ? NULL : m->meta_values[i];
-    if (old && strlen(old) == len && !memcmp(old, tok->value, len))
-        return; /* unchanged: the usual case, no allocation */
-    free(old);
+    if (added) /* one buffer per key for good: values that change allocate nothing */
+        m->meta_values[i] = xmalloc(LIVE_MAX_VALUE_BYTES + 1);
     /* A value cut inside a UTF-8 sequence gets '?' for its tail when escaped. */
-    m->meta_values[i] = xstrndup(tok->value ? tok->value : "", len);
+    memcpy(m->meta_values[i], tok->value ? tok->value : "", len);
+    m->meta_values[i][len] = '\0';
 }
 
 void live_on_marker(void *arg, const struct marker_token *tok)
@@ -407,32 +429,47 @@ static const struct {
 static const struct {
     const char *name, *help;
 } series_help[] = {
-    {"process_cpu_seconds_total", "CPU time (user + system) of the workload's process tree, "
-                                  "exited children included; its rate is the cores kept busy."},
-    {"process_resident_bytes", "Memory of the workload's process tree: sum of PSS (RSS where "
-                               "PSS cannot be read)."},
-    {"process_read_bytes_total", "Bytes the workload's process tree caused to be read from storage."},
-    {"process_written_bytes_total", "Bytes the workload's process tree caused to be written to storage."},
+    {"process_cpu_seconds_total",
+     "CPU time (user + system) of the workload's process tree, exited children included; its "
+     "rate is the cores kept busy."},
+    {"process_resident_bytes",
+     "Memory of the workload's process tree: sum of PSS (RSS where PSS cannot be read)."},
+    {"process_read_bytes_total",
+     "Bytes the workload's process tree caused to be read from storage."},
+    {"process_written_bytes_total",
+     "Bytes the workload's process tree caused to be written to storage."},
     {"process_threads", "Threads in the workload's process tree."},
     {"process_count", "Processes in the workload's process tree."},
     {"system_cpu_busy_ratio", "Fraction of all CPUs' time busy over the last sampling interval."},
-    {"system_cpu_core_busy_ratio", "Fraction of one CPU's time busy over the last sampling interval."},
-    {"system_cpu_iowait_ratio", "Fraction of CPU time idle with I/O pending over the last sampling interval."},
-    {"system_memory_available_bytes", "Memory available for new allocations without swapping (MemAvailable)."},
+    {"system_cpu_core_busy_ratio",
+     "Fraction of one CPU's time busy over the last sampling interval."},
+    {"system_cpu_iowait_ratio",
+     "Fraction of CPU time idle with I/O pending over the last sampling interval."},
+    {"system_memory_available_bytes",
+     "Memory available for new allocations without swapping (MemAvailable)."},
     {"system_swap_in_bytes_total", "Bytes swapped in."},
     {"system_swap_out_bytes_total", "Bytes swapped out."},
-    {"system_disk_read_bytes_total", "Bytes read from the machine's disks (whole disks, counted once)."},
-    {"system_disk_written_bytes_total", "Bytes written to the machine's disks (whole disks, counted once)."},
+    {"system_disk_read_bytes_total",
+     "Bytes read from the machine's disks (whole disks, counted once)."},
+    {"system_disk_written_bytes_total",
+     "Bytes written to the machine's disks (whole disks, counted once)."},
     {"system_network_receive_bytes_total", "Bytes received on every network interface but lo."},
     {"system_network_transmit_bytes_total", "Bytes sent on every network interface but lo."},
-    {"system_pressure_cpu_some_seconds_total", "Time at least one runnable task waited for a CPU (PSI)."},
-    {"system_pressure_cpu_full_seconds_total", "Time all non-idle tasks waited for a CPU at once (PSI)."},
+    {"system_pressure_cpu_some_seconds_total",
+     "Time at least one runnable task waited for a CPU (PSI)."},
+    {"system_pressure_cpu_full_seconds_total",
+     "Time all non-idle tasks waited for a CPU at once (PSI)."},
     {"system_pressure_io_some_seconds_total", "Time at least one task was stalled on I/O (PSI)."},
-    {"system_pressure_io_full_seconds_total", "Time all non-idle tasks were stalled on I/O at once (PSI)."},
-    {"system_pressure_memory_some_seconds_total", "Time at least one task was stalled on memory (PSI)."},
-    {"system_pressure_memory_full_seconds_total", "Time all non-idle tasks were stalled on memory at once (PSI)."},
-    {"gpu_utilization_ratio", "Fraction of the driver's sample period in which a kernel ran on the GPU (NVML)."},
-    {"gpu_memory_utilization_ratio", "Fraction of the driver's sample period in which GPU memory was read or written (NVML)."},
+    {"system_pressure_io_full_seconds_total",
+     "Time all non-idle tasks were stalled on I/O at once (PSI)."},
+    {"system_pressure_memory_some_seconds_total",
+     "Time at least one task was stalled on memory (PSI)."},
+    {"system_pressure_memory_full_seconds_total",
+     "Time all non-idle tasks were stalled on memory at once (PSI)."},
+    {"gpu_utilization_ratio",
+     "Fraction of the driver's sample period in which a kernel ran on the GPU (NVML)."},
+    {"gpu_memory_utilization_ratio",
+     "Fraction of the driver's sample period in which GPU memory was read or written (NVML)."},
     {"gpu_memory_used_bytes", "GPU memory in use by all processes (NVML)."},
     {"gpu_memory_total_bytes", "GPU memory size (NVML)."},
     {"gpu_power_watts", "GPU board power (NVML)."},
@@ -546,6 +583,8 @@ void live_free(struct live_metrics *m)
         return;
     for (size_t i = 0; i < THREAD_SLOTS; i++)
         free(m->threads[i].open);
+    for (size_t i = 0; i < m->n_spare; i++)
+        free(m->spare[i]);
     free(m->threads);
     for (size_t i = 0; i < m->meta_keys.n; i++)
         free(m->meta_values[i]);
@@ -597,7 +636,7 @@ void live_close_spans(struct live_metrics *m)
 {
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < THREAD_SLOTS; i++)
-        free(m->threads[i].open);
+        span_array_put(m, &m->threads[i]);
     memset(m->threads, 0, THREAD_SLOTS * sizeof *m->threads);
     m->n_threads = 0;
     for (size_t i = 0; i < m->stage_names.n; i++)
@@ -647,8 +686,8 @@ void live_usage(struct live_metrics *m, struct live_usage *u)
     }
     u->bytes += m->data_cap * (sizeof *m->stages + sizeof *m->counters + sizeof *m->instants +
                                sizeof *m->meta_values);
-    for (size_t i = 0; i < m->meta_keys.n; i++)
-        u->bytes += m->meta_values[i] ? strlen(m->meta_values[i]) + 1 : 0;
+    u->bytes += m->meta_keys.n * (LIVE_MAX_VALUE_BYTES + 1) +
+                m->n_spare * SPAN_CAP * sizeof(struct open_span);
     for (size_t i = 0; i < THREAD_SLOTS; i++) {
         u->open_spans += m->threads[i].depth;
         u->bytes += m->threads[i].cap * sizeof(struct open_span);
@@ -748,7 +787,7 @@ static void render_markers(const struct live_metrics *m, struct prom_buf *b, str
         for (size_t i = 0; i < m->meta_keys.n; i++) {
             prom_buf_reset(lb);
             prom_labels_add(lb, "key", m->meta_keys.names[i]);
-            prom_labels_add(lb, "value", m->meta_values[i] ? m->meta_values[i] : "");
+            prom_labels_add(lb, "value", m->meta_values[i]);
             prom_sample(b, "mlbench_metadata_info", lb->p, 1);
         }
     }

@@ -65,8 +65,8 @@ void live_set_sampler_errors(struct live_metrics *live, uint64_t total);
 void live_close_spans(struct live_metrics *live);
 /* Forgets the open spans of threads that no longer exist (tgkill(pid, tid, 0) fails with
  * ESRCH): a worker killed inside a stage, a thread that ended without ending its stage.
- * Threads that did not exist in mlbench's PID namespace when their first stage began (a
- * container's) are never pruned. Returns the number of threads forgotten. */
+ * Threads whose process did not exist in mlbench's PID namespace when their first stage
+ * began (a container's) are never pruned. Returns the number of threads forgotten. */
 size_t live_prune_dead(struct live_metrics *live);
 
 /* The current exposition (text format 0.0.4), NUL-terminated, owned by the caller (free()).

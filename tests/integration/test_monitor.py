@@ -372,7 +372,7 @@ procs 1 -
             f.write(f"{dead.pid}\n")
         p, base = self.start("--pidfile", pidfile, "--log", log)
         self.wait_up(p, base)
-        self.assertEqual(self.wait_file(pidfile), f"{p.pid}\n")
+        self.assertEqual(self.wait_file(pidfile, f"{p.pid}\n"), f"{p.pid}\n")
         self.scrape_until(base, lambda m: m.get("mlbench_samples_total", 0) >= 2)
         rc, _, err = self.stop(p)
         self.assertEqual(rc, 0, err)

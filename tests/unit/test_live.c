@@ -373,7 +373,9 @@ static void test_prune_dead(void **state)
     ev(live, 'B', 0, (int32_t)getpid(), (int32_t)w.tid, "ended");
     ev(live, 'B', 0, (int32_t)getpid(), (int32_t)gettid(), "alive");
     ev(live, 'B', 0, 1 << 30, 1 << 30, "container"); /* no such pid here */
-    assert_int_equal(live_prune_dead(live), 0);      /* all there still */
+    /* a thread already gone when its first event is read, of a process that is there */
+    ev(live, 'B', 0, (int32_t)getpid(), 1 << 30, "late");
+    assert_int_equal(live_prune_dead(live), 1);      /* "late"; the others are all there */
 
     close(child_pipe[1]);
     assert_int_equal(waitpid(child, NULL, 0), child);
@@ -387,6 +389,7 @@ static void test_prune_dead(void **state)
     assert_int_equal(value_of(x, "mlbench_stage_active{stage=\"ended\"}"), 0);
     assert_int_equal(value_of(x, "mlbench_stage_active{stage=\"alive\"}"), 1);
     assert_int_equal(value_of(x, "mlbench_stage_active{stage=\"container\"}"), 1);
+    assert_int_equal(value_of(x, "mlbench_stage_active{stage=\"late\"}"), 0);
     free(x);
     live_free(live);
 }
