@@ -235,7 +235,8 @@ class RunTest(unittest.TestCase):
         r = self.result()
         self.assertEqual(r["summary"]["stages"], [])
         self.assertIsNone(r["runs"][0]["outside_ns"])
-        self.assertTrue(within(r["summary"]["wall_ns"]["median"], 50, rel=0.2))
+        # a whole process: sleep's 50 ms plus starting it, which a busy machine makes longer
+        self.assertTrue(50 * MS <= r["summary"]["wall_ns"]["median"] <= 75 * MS, r["summary"]["wall_ns"])
         self.assertRegex(out, r"(?m)^total\s+5\d\.\d+ ms")
 
     def test_shell_and_prepare(self):
