@@ -262,6 +262,11 @@ static struct repetition *one_run(struct loop *l, bool warmup, int number, int o
     if (sampling)
         sampler_stop(l->sampler);
     markers_end_run(l->markers);
+    if (l->live) { /* --serve: a killed run's open spans close; faults and errors are counted */
+        live_close_spans(l->live);
+        live_add_malformed(l->live, rep->log.malformed);
+        live_set_sampler_errors(l->live, sampler_errors(l->sampler));
+    }
     stages_aggregate(&rep->log, rep->outcome.start_ns, rep->outcome.wall_ns, &rep->stages);
     if (rep->samples.n && rep->samples.n_series)
         rep->metrics = attrib_run(&rep->samples, rep->outcome.start_ns, rep->outcome.wall_ns,

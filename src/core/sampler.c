@@ -151,7 +151,11 @@ size_t sampler_active(const struct sampler *s, const char *const **names)
 
 uint64_t sampler_errors(const struct sampler *s)
 {
-    return s->errors;
+    struct sampler *m = (struct sampler *)s; /* the lock is not part of the value */
+    pthread_mutex_lock(&m->mu);
+    uint64_t n = s->errors;
+    pthread_mutex_unlock(&m->mu);
+    return n;
 }
 
 void sampler_set_listener(struct sampler *s, sampler_listener fn, void *arg)
