@@ -176,9 +176,15 @@ class StoreTest(unittest.TestCase):
         doc = self.history_json("--detect")
         self.assertEqual(doc["detect"]["min_effect_pct"], 2)
         changes = [c for c in doc["changes"] if c["stage"] == "total"]
-        self.assertEqual(len(changes), 1, doc["changes"])
-        c = changes[0]
-        self.assertEqual(c["id"], ids[4])
+        # the step is found where it is; a busy machine (or a sanitizer build) can make two
+        # results of the same sleep differ by some percent for real, which may be reported
+        # too, but nothing else of the size of the step
+        step = [c for c in changes if c["id"] == ids[4]]
+        self.assertEqual(len(step), 1, doc["changes"])
+        for other in changes:
+            if other is not step[0]:
+                self.assertLess(abs(other["change_pct"]), 20, doc["changes"])
+        c = step[0]
         self.assertEqual(c["label"], "nap")
         self.assertEqual(c["direction"], "slower")
         self.assertGreater(c["change_pct"], 60)
