@@ -61,7 +61,7 @@ enum abi_core {
     ABI_CORE_RANGE_START_EX, ABI_CORE_RANGE_START_A, ABI_CORE_RANGE_START_W, ABI_CORE_RANGE_END,
     ABI_CORE_RANGE_PUSH_EX, ABI_CORE_RANGE_PUSH_A, ABI_CORE_RANGE_PUSH_W, ABI_CORE_RANGE_POP,
     ABI_CORE_NAME_CATEGORY_A, ABI_CORE_NAME_CATEGORY_W,
-    ABI_CORE_SIZE = 16 /* NameOsThreadA/W (14, 15) are not implemented */
+    ABI_CORE_SIZE = 16 /* NameOsThreadA/W (14, 15) stay NVTX no-ops: thread names are not stages */
 };
 
 /* Slots of the domain ("core2") module. */
@@ -71,7 +71,7 @@ enum abi_core2 {
     ABI_CORE2_NAME_CATEGORY_A = 8, ABI_CORE2_NAME_CATEGORY_W,
     ABI_CORE2_REGISTER_STRING_A, ABI_CORE2_REGISTER_STRING_W,
     ABI_CORE2_CREATE_A, ABI_CORE2_CREATE_W, ABI_CORE2_DESTROY, ABI_CORE2_INITIALIZE,
-    ABI_CORE2_SIZE /* ResourceCreate/Destroy (6, 7) are not implemented */
+    ABI_CORE2_SIZE /* ResourceCreate/Destroy (6, 7) stay NVTX no-ops: resources are not stages */
 };
 
 enum abi_message_type { ABI_MESSAGE_NONE = 0, ABI_MESSAGE_ASCII, ABI_MESSAGE_UNICODE,
