@@ -110,13 +110,11 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
         const char *opt = argv[optind - 1];
         switch (ch) {
         case OPT_ALPHA:
-            if (parse_number("--alpha", optarg, 0, 1, 1, 0, "a number between 0 and 1 "
-                             "(exclusive), e.g. 0.05", &c->opt.alpha, err, errlen))
+            if (compare_parse_alpha(optarg, &c->opt, err, errlen))
                 return -1;
             break;
         case OPT_MIN_EFFECT:
-            if (parse_number("--min-effect", optarg, 0, INFINITY, 0, 1, PCT_EXPECTED,
-                             &c->opt.min_effect_pct, err, errlen))
+            if (compare_parse_min_effect(optarg, &c->opt, err, errlen))
                 return -1;
             break;
         case OPT_FAIL_IF_SLOWER:

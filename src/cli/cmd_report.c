@@ -116,30 +116,14 @@ static int parse_args(int argc, char **argv, struct report_cli *c, char *err, si
             }
             c->store = optarg;
             break;
-        case OPT_ALPHA: {
-            char *end;
-            double a = strtod(optarg, &end);
-            if (end == optarg || *end || !(a > 0 && a < 1)) {
-                snprintf(err, errlen, "--alpha '%s' is not a number between 0 and 1 "
-                         "(exclusive), e.g. 0.05", optarg);
+        case OPT_ALPHA:
+            if (compare_parse_alpha(optarg, &c->cmp, err, errlen))
                 return -1;
-            }
-            c->cmp.alpha = a;
             break;
-        }
-        case OPT_MIN_EFFECT: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end != optarg && *end == '%')
-                end++;
-            if (end == optarg || *end || !isfinite(v) || v < 0) {
-                snprintf(err, errlen, "--min-effect '%s' is not a percentage >= 0 (e.g. 5)",
-                         optarg);
+        case OPT_MIN_EFFECT:
+            if (compare_parse_min_effect(optarg, &c->cmp, err, errlen))
                 return -1;
-            }
-            c->cmp.min_effect_pct = v;
             break;
-        }
         case 'h':
             return 1;
         case ':':

@@ -857,3 +857,31 @@ int compare_check_gates(const json_t *doc, const struct compare_gates *gates, ch
     }
     return verdict;
 }
+
+int compare_parse_alpha(const char *value, struct compare_options *o, char *err, size_t errlen)
+{
+    char *end;
+    double a = strtod(value, &end);
+    if (end == value || *end || !(a > 0 && a < 1)) {
+        snprintf(err, errlen, "--alpha '%s' is not a number between 0 and 1 (exclusive), "
+                 "e.g. 0.05", value);
+        return -1;
+    }
+    o->alpha = a;
+    return 0;
+}
+
+int compare_parse_min_effect(const char *value, struct compare_options *o, char *err,
+                             size_t errlen)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end != value && *end == '%')
+        end++;
+    if (end == value || *end || !isfinite(v) || v < 0) {
+        snprintf(err, errlen, "--min-effect '%s' is not a percentage >= 0 (e.g. 5 or 5%%)", value);
+        return -1;
+    }
+    o->min_effect_pct = v;
+    return 0;
+}

@@ -79,4 +79,11 @@ int compare_check_gates(const json_t *doc, const struct compare_gates *gates, ch
  * software that changes speed, so a difference makes two results not like for like. */
 int compare_env_key_matters(const char *key);
 
+/* Parse the value of --alpha (a number in (0, 1)) or --min-effect (a percentage >= 0, "5" or
+ * "5%") into o, for every command that compares (compare, report). Return 0, or -1 with a
+ * message in err naming the option, the value and what is expected. */
+int compare_parse_alpha(const char *value, struct compare_options *o, char *err, size_t errlen);
+int compare_parse_min_effect(const char *value, struct compare_options *o, char *err,
+                             size_t errlen);
+
 #endif
