@@ -1,15 +1,17 @@
 #!/bin/sh
 # Installs the Debian packages mlbench needs to build and test (idempotent).
 # Usage: scripts/install-deps.sh [--bench] [--browser]
-#   --bench    adds the peers the benchmarks compare with (hyperfine, bc)
+#   --bench    adds the peers the benchmarks compare with (hyperfine, bc, wrk, PyTorch,
+#              scikit-learn, Pillow, NumPy)
 #   --browser  adds Chromium, for the test that renders an HTML report headless
 # Uses sudo only when not run as root; installs nothing that is already there.
 set -eu
 
-packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev prometheus python3"
+packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev prometheus python3
+    libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist"
 for opt in "$@"; do
     case "$opt" in
-    --bench) packages="$packages hyperfine bc wrk" ;;
+    --bench) packages="$packages hyperfine bc wrk python3-torch python3-sklearn python3-pil python3-numpy" ;;
     --browser) packages="$packages chromium" ;;
     *)
         echo "install-deps.sh: unknown option '$opt' (known: --bench, --browser)" >&2
