@@ -1,0 +1,56 @@
+/* cnn: the reference small CNN of imgclf, trained on the CPU (cnn_cpu.c: im2col + OpenBLAS sgemm,
+ * plain C for the rest).
+ *
+ *   conv3x3(32, pad 1)-ReLU-maxpool2 - conv3x3(64, pad 1)-ReLU-maxpool2 - FC(128)-ReLU - FC(classes)
+ *   softmax cross-entropy, SGD with momentum (PyTorch's form: v = mu*v + g; w -= lr*v),
+ *   optional L2 weight decay added to g.
+ *
+ * The same model as ../shared/peers/peers.py (PyTorch), for any input size H x W x C with H and W
+ * divisible by 4. Images are NHWC float (n x H x W x C, row-major), already normalised.
+ * Weights are initialised as PyTorch's defaults (kaiming-uniform, a = sqrt(5): U(-1/sqrt(fan_in),
+ * 1/sqrt(fan_in)) for weights and biases) from the seed.
+ *
+ * Threads: the batch is split into micro-batches processed data-parallel by `threads` workers,
+ * each with single-threaded BLAS and its own gradient buffer, then reduced; the result does not
+ * depend on the thread count beyond float summation order. Not thread-safe on one struct cnn. */
+#ifndef MLBENCH_WL_CNN_H
+#define MLBENCH_WL_CNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cnn_shape {
+    int height, width, channels; /* input; height and width divisible by 4 */
+    int classes;
+};
+
+struct cnn;
+
+/* A new model with seeded weights, using `threads` workers (>= 1). NULL with a message in err
+ * when the shape is invalid (names the bad value). */
+struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads, char *err,
+                       size_t errlen);
+void cnn_free(struct cnn *net);
+
+/* Forward and backward on n images with labels in [0, classes): sets the gradient of the mean
+ * cross-entropy loss (no weight decay) and returns that loss. Weights unchanged. */
+double cnn_loss_grad(struct cnn *net, const float *x, const int *labels, int n);
+/* One training step: cnn_loss_grad, then the SGD-with-momentum update. Returns the loss. */
+double cnn_train_step(struct cnn *net, const float *x, const int *labels, int n, float lr,
+                      float momentum, float weight_decay);
+/* Writes the predicted class of each of the n images to out_class; returns the number whose
+ * prediction equals labels[i] when labels is not NULL (else 0). */
+int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *out_class);
+
+/* All parameters as one flat array (conv1 w, b, conv2 w, b, fc1 w, b, fc2 w, b) and their
+ * gradients, same layout: for gradient checks and for saving. */
+size_t cnn_param_count(const struct cnn *net);
+float *cnn_params(struct cnn *net);
+const float *cnn_grads(const struct cnn *net);
+
+/* Multiply-add FLOPs (2 per multiply-add) of one image: forward only, and a training step
+ * (forward + backward: input, weight gradients; the first layer's input gradient is skipped). */
+double cnn_flops_forward(const struct cnn_shape *shape);
+double cnn_flops_train(const struct cnn_shape *shape);
+
+#endif

@@ -1,0 +1,509 @@
+/* imgclf: the image-classification reference workload (docs/workloads.md): JPEG files on disk
+ * -> load -> preprocess (decode, random crop with padding, flip, normalise) -> train a small CNN
+ * (cnn.h) -> evaluate on val, with the input pipeline's knobs (loader threads, prefetch, batch,
+ * threads) that the seed scenario's optimisations are about. Stages, counters and metadata go
+ * to mlbench through the marker API. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/dataset.h"
+#include "common/opts.h"
+#include "imgclf/cnn.h"
+#include "imgclf/loader.h"
+#include "mlbench/marker.h"
+#include "workloads.h"
+
+#define WL "imgclf"
+
+struct imgclf_opts {
+    struct dataset_spec data;
+    int epochs, batch, threads, loader_threads, prefetch;
+    double lr, momentum, weight_decay, target;
+    int lr_given, cosine;
+    int pad; /* -1: the default for the image size */
+    uint64_t seed;
+    int train_images; /* 0: all of train */
+    int input_only, prepare_only, quiet;
+};
+
+static const char usage_text[] =
+    "usage: mlbench-workload imgclf [options]\n"
+    "  --dataset fashion-mnist|synthetic   data source (default fashion-mnist)\n"
+    "  --data-dir DIR        where the JPEG files are kept (default ~/.cache/mlbench/datasets/...)\n"
+    "  --image-size N        synthetic: width = height in pixels (default 32; divisible by 4)\n"
+    "  --train-images N      train on N images (synthetic: generate N; fashion-mnist: an even\n"
+    "                        subset of the 60 000; default all)\n"
+    "  --val-images N        synthetic: images in val (default 2000)\n"
+    "  --epochs N            passes over the training images (default 3)\n"
+    "  --batch N             images per step (default 32)\n"
+    "  --lr X                learning rate (default 0.02 x batch/32, at most 0.16)\n"
+    "  --lr-schedule cosine|constant   cosine: decays to 0 over the run (default)\n"
+    "  --momentum X          SGD momentum (default 0.9)\n"
+    "  --pad N               random crops from the image padded by N pixels; 0 = no crop\n"
+    "                        (default 2, or width/16 from 64 pixels up)\n"
+    "  --weight-decay X      L2 weight decay (default 0)\n"
+    "  --threads N           compute threads for training (default: all CPUs)\n"
+    "  --loader-threads N    threads that load and preprocess; 0 = serial in the training\n"
+    "                        thread, the baseline (default 0)\n"
+    "  --prefetch K          batches prepared ahead of training (needs --loader-threads >= 1)\n"
+    "  --seed N              seed of weights, order and augmentation (default 1)\n"
+    "  --target-accuracy X   report the time to reach this val accuracy (default 0.9)\n"
+    "  --device cpu|cuda     cuda needs a CUDA build (not this one)\n"
+    "  --precision fp32|tf32|fp16|bf16   the CPU backend trains in fp32\n"
+    "  --input-only          load and preprocess the epochs without training\n"
+    "  --prepare-only        prepare the dataset and exit\n"
+    "  --quiet               no per-epoch lines\n";
+
+enum {
+    O_DATASET = 256, O_DATA_DIR, O_IMAGE_SIZE, O_TRAIN_IMAGES, O_VAL_IMAGES, O_EPOCHS, O_BATCH,
+    O_LR, O_LR_SCHEDULE, O_MOMENTUM, O_PAD, O_WD, O_THREADS, O_LOADER_THREADS, O_PREFETCH, O_SEED, O_TARGET, O_DEVICE,
+    O_PRECISION, O_INPUT_ONLY, O_PREPARE_ONLY, O_QUIET, O_HELP
+};
+
+static const struct option long_opts[] = {
+    {"dataset", required_argument, 0, O_DATASET},
+    {"data-dir", required_argument, 0, O_DATA_DIR},
+    {"image-size", required_argument, 0, O_IMAGE_SIZE},
+    {"train-images", required_argument, 0, O_TRAIN_IMAGES},
+    {"val-images", required_argument, 0, O_VAL_IMAGES},
+    {"epochs", required_argument, 0, O_EPOCHS},
+    {"batch", required_argument, 0, O_BATCH},
+    {"lr", required_argument, 0, O_LR},
+    {"lr-schedule", required_argument, 0, O_LR_SCHEDULE},
+    {"momentum", required_argument, 0, O_MOMENTUM},
+    {"pad", required_argument, 0, O_PAD},
+    {"weight-decay", required_argument, 0, O_WD},
+    {"threads", required_argument, 0, O_THREADS},
+    {"loader-threads", required_argument, 0, O_LOADER_THREADS},
+    {"prefetch", required_argument, 0, O_PREFETCH},
+    {"seed", required_argument, 0, O_SEED},
+    {"target-accuracy", required_argument, 0, O_TARGET},
+    {"device", required_argument, 0, O_DEVICE},
+    {"precision", required_argument, 0, O_PRECISION},
+    {"input-only", no_argument, 0, O_INPUT_ONLY},
+    {"prepare-only", no_argument, 0, O_PREPARE_ONLY},
+    {"quiet", no_argument, 0, O_QUIET},
+    {"help", no_argument, 0, O_HELP},
+    {0, 0, 0, 0},
+};
+
+/* Parses argv into *o. Returns 0, 1 after --help, or -1 on bad input (message printed). */
+static int parse(int argc, char **argv, struct imgclf_opts *o)
+{
+    static const char *const datasets[] = {"fashion-mnist", "synthetic", NULL};
+    static const char *const devices[] = {"cpu", "cuda", NULL};
+    static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+    static const char *const schedules[] = {"cosine", "constant", NULL};
+    long v;
+    int k, image_size_given = 0;
+    const char *precision = "fp32";
+    memset(o, 0, sizeof *o);
+    o->data.source = DATASET_FASHION_MNIST;
+    o->data.image_size = 32;
+    o->epochs = 3;
+    o->batch = 32;
+    o->momentum = 0.9;
+    o->cosine = 1;
+    o->pad = -1;
+    o->threads = wl_online_cpus();
+    o->seed = 1;
+    o->target = 0.9;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        switch (c) {
+        case O_DATASET:
+            if ((k = opt_choice(WL, "dataset", optarg, datasets)) < 0)
+                return -1;
+            o->data.source = k == 0 ? DATASET_FASHION_MNIST : DATASET_SYNTHETIC;
+            break;
+        case O_DATA_DIR:
+            if (!*optarg) {
+                wl_error(WL, "--data-dir '' is empty: give a directory path");
+                return -1;
+            }
+            o->data.dir = optarg;
+            break;
+        case O_IMAGE_SIZE:
+            if (opt_int(WL, "image-size", optarg, 8, 1024, &v))
+                return -1;
+            if (v % 4) {
+                wl_error(WL, "--image-size '%s' must be divisible by 4 (the CNN pools twice)",
+                         optarg);
+                return -1;
+            }
+            o->data.image_size = (int)v;
+            image_size_given = 1;
+            break;
+        case O_TRAIN_IMAGES:
+            if (opt_int(WL, "train-images", optarg, 1, 10000000, &v))
+                return -1;
+            o->train_images = (int)v;
+            break;
+        case O_VAL_IMAGES:
+            if (opt_int(WL, "val-images", optarg, 1, 10000000, &v))
+                return -1;
+            o->data.val_count = (int)v;
+            break;
+        case O_EPOCHS:
+            if (opt_int(WL, "epochs", optarg, 1, 100000, &v))
+                return -1;
+            o->epochs = (int)v;
+            break;
+        case O_BATCH:
+            if (opt_int(WL, "batch", optarg, 1, 65536, &v))
+                return -1;
+            o->batch = (int)v;
+            break;
+        case O_LR:
+            if (opt_double(WL, "lr", optarg, 1e-9, 10, &o->lr))
+                return -1;
+            o->lr_given = 1;
+            break;
+        case O_LR_SCHEDULE:
+            if ((k = opt_choice(WL, "lr-schedule", optarg, schedules)) < 0)
+                return -1;
+            o->cosine = k == 0;
+            break;
+        case O_MOMENTUM:
+            if (opt_double(WL, "momentum", optarg, 0, 0.999, &o->momentum))
+                return -1;
+            break;
+        case O_PAD:
+            if (opt_int(WL, "pad", optarg, 0, 256, &v))
+                return -1;
+            o->pad = (int)v;
+            break;
+        case O_WD:
+            if (opt_double(WL, "weight-decay", optarg, 0, 1, &o->weight_decay))
+                return -1;
+            break;
+        case O_THREADS:
+            if (opt_int(WL, "threads", optarg, 1, 1024, &v))
+                return -1;
+            o->threads = (int)v;
+            break;
+        case O_LOADER_THREADS:
+            if (opt_int(WL, "loader-threads", optarg, 0, 1024, &v))
+                return -1;
+            o->loader_threads = (int)v;
+            break;
+        case O_PREFETCH:
+            if (opt_int(WL, "prefetch", optarg, 0, 64, &v))
+                return -1;
+            o->prefetch = (int)v;
+            break;
+        case O_SEED:
+            if (opt_u64(WL, "seed", optarg, &o->seed))
+                return -1;
+            break;
+        case O_TARGET:
+            if (opt_double(WL, "target-accuracy", optarg, 0, 1, &o->target))
+                return -1;
+            break;
+        case O_DEVICE:
+            if ((k = opt_choice(WL, "device", optarg, devices)) < 0)
+                return -1;
+            if (k == 1) {
+                wl_error(WL, "--device cuda needs mlbench-workload built with the CUDA toolkit "
+                             "and a GPU; this build trains on the CPU only (use --device cpu)");
+                return -1;
+            }
+            break;
+        case O_PRECISION:
+            if ((k = opt_choice(WL, "precision", optarg, precisions)) < 0)
+                return -1;
+            precision = precisions[k];
+            break;
+        case O_INPUT_ONLY:
+            o->input_only = 1;
+            break;
+        case O_PREPARE_ONLY:
+            o->prepare_only = 1;
+            break;
+        case O_QUIET:
+            o->quiet = 1;
+            break;
+        case O_HELP:
+            fputs(usage_text, stdout);
+            return 1;
+        default:
+            wl_error(WL, "unknown option '%s' (see mlbench-workload imgclf --help)",
+                     argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        wl_error(WL, "unexpected argument '%s' (see mlbench-workload imgclf --help)",
+                 argv[optind]);
+        return -1;
+    }
+    if (strcmp(precision, "fp32")) {
+        wl_error(WL, "--precision %s needs --device cuda; the CPU backend trains in fp32",
+                 precision);
+        return -1;
+    }
+    if (o->prefetch > 0 && o->loader_threads == 0) {
+        wl_error(WL, "--prefetch %d needs --loader-threads 1 or more: with 0 the training "
+                     "thread loads each batch itself",
+                 o->prefetch);
+        return -1;
+    }
+    if (o->data.source == DATASET_FASHION_MNIST && image_size_given) {
+        wl_error(WL, "--image-size is for --dataset synthetic; Fashion-MNIST images are 28x28");
+        return -1;
+    }
+    if (o->data.source == DATASET_FASHION_MNIST && o->data.val_count) {
+        wl_error(WL, "--val-images is for --dataset synthetic; Fashion-MNIST's val set is its "
+                     "10 000 test images");
+        return -1;
+    }
+    if (o->data.source == DATASET_SYNTHETIC)
+        o->data.train_count = o->train_images;
+    if (!o->lr_given)
+        o->lr = fmin(0.16, 0.02 * o->batch / 32.0);
+    o->data.seed = o->seed;
+    o->data.progress = 1;
+    return 0;
+}
+
+/* For --train-images on Fashion-MNIST: an evenly strided subset (the list is sorted by class, so
+ * a stride keeps the classes balanced). Returns a split that borrows the dataset's strings. */
+static int subset(const struct dataset_split *all, int n, struct dataset_split *out)
+{
+    *out = *all;
+    if (n <= 0 || n >= all->count)
+        return 0;
+    out->count = n;
+    out->paths = malloc((size_t)n * sizeof *out->paths);
+    out->labels = malloc((size_t)n * sizeof *out->labels);
+    if (!out->paths || !out->labels)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int j = (int)((long long)i * all->count / n);
+        out->paths[i] = all->paths[j];
+        out->labels[i] = all->labels[j];
+    }
+    return 1;
+}
+
+static void announce(const struct imgclf_opts *o, const struct dataset *d)
+{
+    char buf[64];
+    mlb_meta("model", "small-cnn");
+    mlb_meta("dataset", d->source);
+    snprintf(buf, sizeof buf, "%dx%dx%d", d->height, d->width, d->channels);
+    mlb_meta("image_shape", buf);
+    snprintf(buf, sizeof buf, "%d", o->batch);
+    mlb_meta("batch_size", buf);
+    mlb_meta("precision", "fp32");
+    mlb_meta("device", "cpu");
+    snprintf(buf, sizeof buf, "%d", o->threads);
+    mlb_meta("threads", buf);
+    snprintf(buf, sizeof buf, "%d", o->loader_threads);
+    mlb_meta("loader_threads", buf);
+    snprintf(buf, sizeof buf, "%d", o->prefetch);
+    mlb_meta("prefetch", buf);
+    snprintf(buf, sizeof buf, "%d", o->epochs);
+    mlb_meta("epochs", buf);
+    snprintf(buf, sizeof buf, "%g", o->lr);
+    mlb_meta("lr", buf);
+    mlb_meta("lr_schedule", o->cosine ? "cosine" : "constant");
+}
+
+/* Val accuracy of net, its input read and decoded with the same loader settings (no
+ * augmentation, no stage markers of its own: it is all `evaluate`). -1 on failure. */
+static double evaluate(struct cnn *net, const struct imgclf_opts *o, const struct dataset *d,
+                       long *skipped, char *err, size_t errlen)
+{
+    struct loader_config lc = {
+        .split = &d->val, .width = d->width, .height = d->height, .channels = d->channels,
+        .batch = o->batch < 256 ? 256 : o->batch, .threads = o->loader_threads,
+        .prefetch = o->loader_threads ? 1 : 0, .seed = o->seed,
+    };
+    struct loader *l = loader_start(&lc, 0, err, errlen);
+    if (!l)
+        return -1;
+    int *pred = malloc((size_t)lc.batch * sizeof *pred);
+    long correct = 0, seen = 0;
+    const struct batch *b;
+    while (pred && (b = loader_next(l))) {
+        correct += cnn_predict(net, b->x, b->labels, b->n, pred);
+        seen += b->n;
+    }
+    *skipped = loader_skipped(l, NULL, NULL);
+    free(pred);
+    loader_free(l);
+    if (!pred || seen == 0) {
+        snprintf(err, errlen, pred ? "no readable val image" : "out of memory");
+        return -1;
+    }
+    return (double)correct / (double)seen;
+}
+
+static void report_skips(struct loader *l, long *total)
+{
+    const char *path, *reason;
+    long n = loader_skipped(l, &path, &reason);
+    if (n > 0 && *total == 0)
+        wl_error(WL, "skipped %s: %s (unreadable or corrupt images are skipped and counted)",
+                 path, reason);
+    *total += n;
+}
+
+static int run(const struct imgclf_opts *o, const struct dataset *d)
+{
+    char err[256];
+    int pad = o->pad >= 0 ? o->pad : d->width < 64 ? 2 : d->width / 16;
+    if (pad >= d->width) {
+        wl_error(WL, "--pad %d must be smaller than the images' width (%d)", pad, d->width);
+        return 2;
+    }
+    struct dataset_split train;
+    int owned = subset(&d->train, o->train_images, &train);
+    struct cnn_shape shape = {d->height, d->width, d->channels, d->classes};
+    struct cnn *net = NULL;
+    if (owned < 0) {
+        wl_error(WL, "out of memory");
+        free(train.paths);
+        free(train.labels);
+        return 1;
+    }
+    if (!o->input_only && !(net = cnn_create(&shape, o->seed, o->threads, err, sizeof err))) {
+        wl_error(WL, "%s", err);
+        if (owned > 0) {
+            free(train.paths);
+            free(train.labels);
+        }
+        return 2;
+    }
+    announce(o, d);
+    struct loader_config lc = {
+        .split = &train, .width = d->width, .height = d->height, .channels = d->channels,
+        .batch = o->batch, .threads = o->loader_threads, .prefetch = o->prefetch,
+        .shuffle = 1, .aug = {.pad = pad, .flip = 1},
+        .seed = o->seed, .marks = 1,
+    };
+    double flops_step = cnn_flops_train(&shape);
+    double t0 = wl_now(), train_s = 0, reached_s = -1, acc = -1, loss_sum = 0;
+    long images = 0, skipped = 0, step = 0, val_skipped = 0;
+    /* Steps of the whole run, for the cosine schedule (an upper bound when files are skipped). */
+    long total_steps = (long)o->epochs * ((train.count + o->batch - 1) / o->batch);
+    int status = 0;
+    for (int epoch = 0; epoch < o->epochs && status == 0; epoch++) {
+        double te = wl_now();
+        struct loader *l = loader_start(&lc, epoch, err, sizeof err);
+        if (!l) {
+            wl_error(WL, "%s", err);
+            status = 1;
+            break;
+        }
+        const struct batch *b;
+        long epoch_images = 0, epoch_steps = 0;
+        double epoch_loss = 0;
+        while ((b = loader_next(l))) {
+            if (b->n == 0)
+                continue;
+            epoch_images += b->n;
+            if (o->input_only)
+                continue;
+            mlb_stage_begin("train");
+            double ts = wl_now();
+            double lr = o->cosine ? 0.5 * o->lr * (1 + cos(M_PI * (double)step / total_steps))
+                                  : o->lr;
+            double loss = cnn_train_step(net, b->x, b->labels, b->n, (float)lr,
+                                         (float)o->momentum, (float)o->weight_decay);
+            train_s += wl_now() - ts;
+            mlb_stage_end("train");
+            mlb_counter("images", b->n);
+            if (step++ % 10 == 0)
+                mlb_counter("loss", loss);
+            epoch_loss += loss;
+            epoch_steps++;
+            if (!isfinite(loss)) {
+                wl_error(WL, "the loss diverged (%g) at step %ld: lower --lr (now %g)", loss,
+                         step, o->lr);
+                status = 1;
+                break;
+            }
+        }
+        report_skips(l, &skipped);
+        loader_free(l);
+        images += epoch_images;
+        if (o->input_only || status)
+            continue;
+        loss_sum = epoch_steps ? epoch_loss / epoch_steps : 0;
+        mlb_stage_begin("evaluate");
+        acc = evaluate(net, o, d, &val_skipped, err, sizeof err);
+        mlb_stage_end("evaluate");
+        if (acc < 0) {
+            wl_error(WL, "evaluate: %s", err);
+            status = 1;
+            break;
+        }
+        mlb_counter("accuracy", acc);
+        if (reached_s < 0 && acc >= o->target) {
+            reached_s = wl_now() - t0;
+            mlb_counter("time_to_target_s", reached_s);
+        }
+        if (!o->quiet)
+            printf("epoch %d/%d: train loss %.4f, val accuracy %.4f, %.1f s\n", epoch + 1,
+                   o->epochs, loss_sum, acc, wl_now() - te);
+    }
+    double total_s = wl_now() - t0;
+    if (skipped || val_skipped)
+        mlb_counter("skipped_images", (double)(skipped + val_skipped));
+    if (status == 0 && o->input_only) {
+        mlb_counter("input_images_per_s", images / total_s);
+        printf("input only: %ld images in %.2f s, %.0f images/s, %d loader thread(s)\n", images,
+               total_s, images / total_s, o->loader_threads);
+    } else if (status == 0) {
+        double ips = train_s > 0 ? images / train_s : 0;
+        mlb_counter("train_images_per_s", ips);
+        mlb_counter("train_gflops", ips * flops_step * 1e-9);
+        printf("imgclf: %ld images in %d epoch(s), %.1f s; train %.0f images/s (%.1f GFLOP/s); "
+               "val accuracy %.4f",
+               images, o->epochs, total_s, ips, ips * flops_step * 1e-9, acc);
+        if (reached_s >= 0)
+            printf("; %.0f %% reached after %.1f s\n", 100 * o->target, reached_s);
+        else
+            printf("; %.0f %% not reached\n", 100 * o->target);
+    }
+    if (skipped || val_skipped)
+        printf("skipped %ld unreadable or corrupt image(s)\n", skipped + val_skipped);
+    if (owned > 0) {
+        free(train.paths);
+        free(train.labels);
+    }
+    cnn_free(net);
+    return status;
+}
+
+int imgclf_main(int argc, char **argv)
+{
+    struct imgclf_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    struct dataset d;
+    char err[512];
+    rc = dataset_open(&o.data, &d, err, sizeof err);
+    if (rc != DATASET_OK) {
+        wl_error(WL, "%s", err);
+        return rc == DATASET_BAD_INPUT ? 2 : 1;
+    }
+    if (o.prepare_only) {
+        printf("%s: %d train and %d val images of %dx%dx%d in %s%s\n", d.source, d.train.count,
+               d.val.count, d.height, d.width, d.channels, d.dir,
+               d.prepared_now ? "" : " (already prepared)");
+        dataset_free(&d);
+        return 0;
+    }
+    rc = run(&o, &d);
+    dataset_free(&d);
+    return rc;
+}

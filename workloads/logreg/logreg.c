@@ -1,0 +1,408 @@
+/* logreg: the logistic-regression reference workload (docs/logreg.md): make_classification-style
+ * data (makeclass.h) -> L-BFGS on scikit-learn's L2-penalised log-loss (lbfgs.h, logloss.h) ->
+ * test and train accuracy, with stages `generate`, `train`, `evaluate` and their counters sent
+ * through the marker API, and the memory bandwidth each evaluation reaches. Its numbers compare
+ * with scikit-learn's LogisticRegression(solver="lbfgs") on the same data
+ * (bench/logreg-vs-sklearn.sh). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/npy.h"
+#include "common/opts.h"
+#include "common/pool.h"
+#include "logreg/lbfgs.h"
+#include "logreg/logloss.h"
+#include "logreg/lralloc.h"
+#include "logreg/makeclass.h"
+#include "logreg/membw.h"
+#include "mlbench/marker.h"
+#include "workloads.h"
+
+#define WL "logreg"
+/* The bandwidth is measured on X_train when it is at least this large (twice the 32 MiB
+ * last-level caches of current server CPUs). */
+#define MEMBW_MIN_BYTES (64UL << 20)
+
+struct logreg_opts {
+    struct makeclass_spec data;
+    int threads;
+    struct lbfgs_params lbfgs;
+    const char *save_data; /* prefix of the .npy files, or NULL */
+    enum logloss_kernel kernel;
+    int verbose;
+    int generate_only;
+};
+
+static const char usage_text[] =
+    "usage: mlbench-workload logreg [options]\n"
+    "Logistic regression (L2, C = 1, scikit-learn's objective) trained with L-BFGS on\n"
+    "make_classification-style data, split 75/25 (docs/logreg.md).\n"
+    "  --samples N          samples before the split (default 100000)\n"
+    "  --features N         features (default 500)\n"
+    "  --informative N      informative features (default 250; >= 2)\n"
+    "  --redundant N        random linear combinations of the informative ones (default 2)\n"
+    "  --class-sep X        half the side of the cluster hypercube (default 1.0)\n"
+    "  --flip-y X           fraction of labels drawn at random (default 0.01)\n"
+    "  --test-fraction X    share of the samples held out for testing (default 0.25)\n"
+    "  --seed N             data seed (default 0)\n"
+    "  --threads N          worker threads (default: all CPUs)\n"
+    "  --max-iter N         L-BFGS iterations at most (default 500, as the scikit-learn peer)\n"
+    "  --tol X              stop when max |gradient| <= X (default 1e-4, scikit-learn's tol)\n"
+    "  --save-data PREFIX   write PREFIX.X_train.npy, PREFIX.y_train.npy, PREFIX.X_test.npy,\n"
+    "                       PREFIX.y_test.npy (X float32, y int32) for a peer to train on\n"
+    "  --generate-only      generate (and save) the data, then exit\n"
+    "  --kernel auto|generic|avx512   the evaluation kernel (default auto: the fastest)\n"
+    "  --device cpu|cuda    cuda needs a CUDA build (not this one)\n"
+    "  --verbose            one line per L-BFGS iteration on stderr\n"
+    "  --help               this text\n";
+
+enum {
+    O_SAMPLES = 256, O_FEATURES, O_INFORMATIVE, O_REDUNDANT, O_CLASS_SEP, O_FLIP_Y,
+    O_TEST_FRACTION, O_SEED, O_THREADS, O_MAX_ITER, O_TOL, O_SAVE_DATA, O_GENERATE_ONLY,
+    O_KERNEL, O_DEVICE, O_VERBOSE, O_HELP
+};
+
+static const struct option long_opts[] = {
+    {"samples", required_argument, 0, O_SAMPLES},
+    {"features", required_argument, 0, O_FEATURES},
+    {"informative", required_argument, 0, O_INFORMATIVE},
+    {"redundant", required_argument, 0, O_REDUNDANT},
+    {"class-sep", required_argument, 0, O_CLASS_SEP},
+    {"flip-y", required_argument, 0, O_FLIP_Y},
+    {"test-fraction", required_argument, 0, O_TEST_FRACTION},
+    {"seed", required_argument, 0, O_SEED},
+    {"threads", required_argument, 0, O_THREADS},
+    {"max-iter", required_argument, 0, O_MAX_ITER},
+    {"tol", required_argument, 0, O_TOL},
+    {"save-data", required_argument, 0, O_SAVE_DATA},
+    {"generate-only", no_argument, 0, O_GENERATE_ONLY},
+    {"kernel", required_argument, 0, O_KERNEL},
+    {"device", required_argument, 0, O_DEVICE},
+    {"verbose", no_argument, 0, O_VERBOSE},
+    {"help", no_argument, 0, O_HELP},
+    {0, 0, 0, 0},
+};
+
+/* Parses argv into *o. Returns 0, 1 after --help, or -1 on bad input (message printed). */
+static int parse(int argc, char **argv, struct logreg_opts *o)
+{
+    static const char *const devices[] = {"cpu", "cuda", NULL};
+    static const char *const kernels[] = {"auto", "generic", "avx512", NULL};
+    long v;
+    int k;
+    memset(o, 0, sizeof *o);
+    o->data = (struct makeclass_spec){.samples = 100000, .features = 500, .informative = 250,
+                                      .redundant = 2, .class_sep = 1.0, .flip_y = 0.01,
+                                      .test_fraction = 0.25, .seed = 0};
+    o->threads = wl_online_cpus();
+    lbfgs_default_params(&o->lbfgs);
+    o->lbfgs.max_iter = 500;
+    o->kernel = LOGLOSS_KERNEL_AUTO;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+        switch (c) {
+        case O_SAMPLES:
+            if (opt_int(WL, "samples", optarg, 2, 1000000000, &v))
+                return -1;
+            o->data.samples = v;
+            break;
+        case O_FEATURES:
+            if (opt_int(WL, "features", optarg, 1, 1000000, &v))
+                return -1;
+            o->data.features = v;
+            break;
+        case O_INFORMATIVE:
+            if (opt_int(WL, "informative", optarg, 2, MAKECLASS_MAX_INFORMATIVE, &v))
+                return -1;
+            o->data.informative = v;
+            break;
+        case O_REDUNDANT:
+            if (opt_int(WL, "redundant", optarg, 0, 1000000, &v))
+                return -1;
+            o->data.redundant = v;
+            break;
+        case O_CLASS_SEP:
+            if (opt_double(WL, "class-sep", optarg, 0, 1e6, &o->data.class_sep))
+                return -1;
+            break;
+        case O_FLIP_Y:
+            if (opt_double(WL, "flip-y", optarg, 0, 1, &o->data.flip_y))
+                return -1;
+            break;
+        case O_TEST_FRACTION:
+            if (opt_double(WL, "test-fraction", optarg, 1e-6, 0.999999, &o->data.test_fraction))
+                return -1;
+            break;
+        case O_SEED:
+            if (opt_u64(WL, "seed", optarg, &o->data.seed))
+                return -1;
+            break;
+        case O_THREADS:
+            if (opt_int(WL, "threads", optarg, 1, 1024, &v))
+                return -1;
+            o->threads = (int)v;
+            break;
+        case O_MAX_ITER:
+            if (opt_int(WL, "max-iter", optarg, 1, 1000000, &v))
+                return -1;
+            o->lbfgs.max_iter = (int)v;
+            break;
+        case O_TOL:
+            if (opt_double(WL, "tol", optarg, 0, 1e12, &o->lbfgs.pgtol))
+                return -1;
+            break;
+        case O_SAVE_DATA:
+            if (!*optarg) {
+                wl_error(WL, "--save-data '' is empty: give a path prefix such as /tmp/logreg");
+                return -1;
+            }
+            o->save_data = optarg;
+            break;
+        case O_GENERATE_ONLY:
+            o->generate_only = 1;
+            break;
+        case O_KERNEL:
+            if ((k = opt_choice(WL, "kernel", optarg, kernels)) < 0)
+                return -1;
+            o->kernel = k == 0 ? LOGLOSS_KERNEL_AUTO
+                               : k == 1 ? LOGLOSS_KERNEL_GENERIC : LOGLOSS_KERNEL_AVX512;
+            if (!logloss_kernel_available(o->kernel)) {
+                wl_error(WL, "--kernel %s: this CPU or build has no AVX-512 F/VL with FMA "
+                             "(use --kernel auto or generic)",
+                         optarg);
+                return -1;
+            }
+            break;
+        case O_DEVICE:
+            if ((k = opt_choice(WL, "device", optarg, devices)) < 0)
+                return -1;
+            if (k == 1) {
+                wl_error(WL, "--device cuda needs a CUDA build with a GPU (not in this build)");
+                return -1;
+            }
+            break;
+        case O_VERBOSE:
+            o->verbose = 1;
+            break;
+        case O_HELP:
+            fputs(usage_text, stdout);
+            return 1;
+        case ':':
+            wl_error(WL, "option '%s' needs a value (see mlbench-workload logreg --help)",
+                     argv[optind - 1]);
+            return -1;
+        default:
+            wl_error(WL, "unknown option '%s' (see mlbench-workload logreg --help)",
+                     argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        wl_error(WL, "unexpected argument '%s' (see mlbench-workload logreg --help)",
+                 argv[optind]);
+        return -1;
+    }
+    char err[256];
+    if (makeclass_check(&o->data, err, sizeof err)) {
+        wl_error(WL, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void announce(const struct logreg_opts *o)
+{
+    char buf[64];
+    mlb_meta("model", "logreg");
+    mlb_meta("device", "cpu");
+    mlb_meta("precision", "fp32");
+    snprintf(buf, sizeof buf, "%d", o->threads);
+    mlb_meta("threads", buf);
+    snprintf(buf, sizeof buf, "%ld", o->data.samples);
+    mlb_meta("samples", buf);
+    snprintf(buf, sizeof buf, "%ld", o->data.features);
+    mlb_meta("features", buf);
+    snprintf(buf, sizeof buf, "%ld", o->data.informative);
+    mlb_meta("informative", buf);
+    snprintf(buf, sizeof buf, "%d", o->lbfgs.max_iter);
+    mlb_meta("max_iter", buf);
+    snprintf(buf, sizeof buf, "%g", o->lbfgs.pgtol);
+    mlb_meta("tol", buf);
+    mlb_meta("solver", "lbfgs");
+}
+
+/* Writes PREFIX.{X,y}_{train,test}.npy. Returns 0, or -1 with a message printed. */
+static int save_data(const char *prefix, const struct makeclass_data *d)
+{
+    struct {
+        const char *name;
+        const float *X, *y;
+        long n;
+    } parts[] = {{"train", d->X_train, d->y_train, d->n_train},
+                 {"test", d->X_test, d->y_test, d->n_test}};
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        char path[4096], err[512] = "";
+        size_t shape[2] = {(size_t)parts[p].n, (size_t)d->features};
+        int32_t *labels = lr_alloc_array((size_t)parts[p].n, sizeof *labels);
+        if (!labels) {
+            wl_error(WL, "--save-data: out of memory for %ld labels", parts[p].n);
+            return -1;
+        }
+        for (long i = 0; i < parts[p].n; i++)
+            labels[i] = (int32_t)parts[p].y[i];
+        int rc = 0;
+        if (snprintf(path, sizeof path, "%s.X_%s.npy", prefix, parts[p].name) >=
+            (int)sizeof path) {
+            wl_error(WL, "--save-data '%s' is too long a path", prefix);
+            rc = -1;
+        } else if (npy_write(path, "<f4", parts[p].X, 2, shape, err, sizeof err) != 0) {
+            rc = -1;
+        } else {
+            snprintf(path, sizeof path, "%s.y_%s.npy", prefix, parts[p].name);
+            rc = npy_write(path, "<i4", labels, 1, shape, err, sizeof err);
+        }
+        free(labels);
+        if (rc) {
+            if (*err)
+                wl_error(WL, "--save-data: %s", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void print_progress(void *ctx, int iteration, double f, double pg_max)
+{
+    (void)ctx;
+    fprintf(stderr, "logreg: iteration %d: loss %.9g, max |gradient| %.3g\n", iteration, f,
+            pg_max);
+}
+
+/* Streaming-read bandwidth in bytes/s over X_train (bytes long), or 0 when it is smaller than
+ * MEMBW_MIN_BYTES: a cache-sized buffer would measure the cache, and a scratch buffer would
+ * inflate the workload's memory footprint, which mlbench measures. */
+static double measure_bandwidth(struct pool *pool, const void *buf, size_t bytes)
+{
+    if (bytes < MEMBW_MIN_BYTES)
+        return 0.0;
+    return membw_read_bytes_per_s(pool, buf, bytes, 3);
+}
+
+/* The run after parsing: 0, or 1 on a failure (message printed). */
+static int run(const struct logreg_opts *o)
+{
+    struct pool *pool = pool_create(o->threads);
+    if (!pool) {
+        wl_error(WL, "cannot start %d threads: try fewer --threads", o->threads);
+        return 1;
+    }
+    int rc = 1;
+    struct makeclass_data data = {0};
+    struct logloss *train = NULL, *test = NULL;
+    double *wb = NULL;
+    char err[512];
+    announce(o);
+
+    double t0 = wl_now();
+    mlb_stage_begin("generate");
+    int gen = makeclass_generate(&o->data, pool, &data, err, sizeof err);
+    mlb_stage_end("generate");
+    double gen_s = wl_now() - t0;
+    if (gen) {
+        wl_error(WL, "%s", err);
+        goto out;
+    }
+    if (o->save_data && save_data(o->save_data, &data))
+        goto out;
+    if (o->generate_only) {
+        printf("logreg: generated %ld train + %ld test rows x %ld features in %.3f s%s%s\n",
+               data.n_train, data.n_test, data.features, gen_s,
+               o->save_data ? ", saved to " : "", o->save_data ? o->save_data : "");
+        rc = 0;
+        goto out;
+    }
+
+    long d = data.features;
+    train = logloss_create(data.X_train, data.y_train, data.n_train, d, 1.0, pool);
+    test = logloss_create(data.X_test, data.y_test, data.n_test, d, 1.0, pool);
+    wb = lr_alloc_array((size_t)d + 1, sizeof *wb);
+    if (!train || !test || !wb) {
+        wl_error(WL, "out of memory for the model (%ld features)", d);
+        goto out;
+    }
+    /* Cannot fail: parse checked that the kernel is available. */
+    logloss_set_kernel(train, o->kernel);
+    logloss_set_kernel(test, o->kernel);
+
+    struct lbfgs_params params = o->lbfgs;
+    if (o->verbose)
+        params.progress = print_progress;
+    struct lbfgs_result res;
+    t0 = wl_now();
+    mlb_stage_begin("train");
+    int fit = lbfgs_minimize(d + 1, wb, logloss_eval_cb, train, &params, &res);
+    mlb_stage_end("train");
+    double train_s = wl_now() - t0;
+    mlb_counter("iterations", res.iterations);
+    mlb_counter("function_evals", res.evals);
+    mlb_counter("loss", res.f);
+    if (fit) {
+        wl_error(WL, "training %s after %d iterations", lbfgs_status_text(res.status),
+                 res.iterations);
+        goto out;
+    }
+
+    t0 = wl_now();
+    mlb_stage_begin("evaluate");
+    double acc = logloss_accuracy(test, wb);
+    double train_acc = logloss_accuracy(train, wb);
+    mlb_stage_end("evaluate");
+    double eval_s = wl_now() - t0;
+    mlb_counter("accuracy", acc);
+    mlb_counter("train_accuracy", train_acc);
+
+    /* How close each evaluation came to the memory's limit: it reads X once. */
+    double per_eval_s = logloss_eval_seconds(train) / (double)logloss_evals(train);
+    double eval_bps = logloss_bytes_per_eval(train) / per_eval_s;
+    double mem_bps = measure_bandwidth(pool, data.X_train,
+                                       (size_t)data.n_train * (size_t)d * sizeof(float));
+    mlb_counter("eval_ms", 1e3 * per_eval_s);
+    mlb_counter("eval_bytes_per_s", eval_bps);
+    if (mem_bps > 0) {
+        mlb_counter("memory_read_bytes_per_s", mem_bps);
+        mlb_counter("bandwidth_fraction", eval_bps / mem_bps);
+    }
+
+    char bandwidth[96] = ", read bandwidth not measured: X_train is under 64 MiB";
+    if (mem_bps > 0)
+        snprintf(bandwidth, sizeof bandwidth, " = %.0f %% of %.1f GB/s read bandwidth",
+                 100.0 * eval_bps / mem_bps, mem_bps * 1e-9);
+    printf("logreg: %ld+%ld rows x %ld features, %d thread(s), %s kernel: generate %.3f s, "
+           "train %.3f s (%d iterations, %d evaluations, %.2f ms each = %.1f GB/s%s), "
+           "evaluate %.3f s; loss %.6f, test accuracy %.4f, train accuracy %.4f; %s\n",
+           data.n_train, data.n_test, d, o->threads, logloss_kernel_name(train), gen_s, train_s,
+           res.iterations, res.evals, 1e3 * per_eval_s, eval_bps * 1e-9, bandwidth, eval_s,
+           res.f, acc, train_acc, lbfgs_status_text(res.status));
+    rc = 0;
+out:
+    free(wb);
+    logloss_free(train);
+    logloss_free(test);
+    makeclass_free(&data);
+    pool_free(pool);
+    return rc;
+}
+
+int logreg_main(int argc, char **argv)
+{
+    struct logreg_opts o;
+    int p = parse(argc, argv, &o);
+    if (p)
+        return p > 0 ? 0 : 2;
+    return run(&o);
+}
