@@ -1,5 +1,6 @@
 # mlbench: the README's two commands.
-#   make run    install dependencies, build, benchmark the example pipeline (the main job)
+#   make run    install dependencies, build, benchmark the example pipelines, then `mlbench demo`:
+#               the reference image-classification workload, baseline -> optimised, compared
 #   make test   install dependencies, build, run every test through ctest
 # Also: make build, make asan-test (ASan/UBSan build of the tests), make bench, make clean.
 # Warnings are errors when CI is set (CI=true make test) or with WERROR=ON.
@@ -23,6 +24,7 @@ build: deps
 run: build
 	$(BUILD)/mlbench run -w 1 -l example-c -- $(BUILD)/examples/example-pipeline
 	PYTHONPATH=$(CURDIR)/python $(BUILD)/mlbench run -w 1 -l example-python -- python3 examples/pipeline.py
+	$(BUILD)/mlbench demo
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -12,6 +12,7 @@
 #include <wordexp.h>
 
 #include "cli/commands.h"
+#include "cli/workload_path.h"
 #include "cli/run_options.h"
 #include "cli/summary_text.h"
 #include "core/http_server.h"
@@ -607,7 +608,26 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
 
+    char *default_argv[] = {NULL, "imgclf", "--epochs", "1", NULL};
+    if (cfg.argc == 0) { /* no command: the default workflow, once unless -r says otherwise */
+        if (!(default_argv[0] = workload_path())) {
+            log_error("no command to benchmark, and the default workflow's mlbench-workload is "
+                      "not beside mlbench or on PATH: give a command after '--', e.g. "
+                      "mlbench run -r 5 -- python train.py");
+            free(cfg.params);
+            return 2;
+        }
+        log_info("no command given: running the default workflow%s: %s imgclf --epochs 1 (the "
+                 "image-classification reference workload on Fashion-MNIST; give your own "
+                 "command after '--', or see mlbench demo)",
+                 cfg.runs ? "" : " once", default_argv[0]);
+        if (!cfg.runs)
+            cfg.runs = 1;
+        cfg.argv = default_argv;
+        cfg.argc = 4;
+    }
     int status = measure(cfg);
+    free(default_argv[0]);
     if (wf_argv)
         free(wf_argv[0]);
     free(wf_argv);

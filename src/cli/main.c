@@ -17,6 +17,7 @@ static const struct {
     {"report", cmd_report, "write a report: markdown, html, trace, csv"},
     {"rm", cmd_rm, "remove stored results"},
     {"env", cmd_env, "describe this machine and environment"},
+    {"demo", cmd_demo, "the worked example: baseline, optimised, compared (make run)"},
     {"monitor", cmd_monitor, "sample continuously and serve Prometheus /metrics"},
 };
 

@@ -49,6 +49,8 @@ const char *run_options_usage(void)
            "       mlbench run [options] WORKFLOW.yaml   (a pipeline of commands: docs/workflow.md)\n"
            "\n"
            "Runs COMMAND repeatedly and measures it, stage by stage when it sends markers.\n"
+           "With no COMMAND, runs the default workflow once: mlbench-workload imgclf --epochs 1\n"
+           "(image classification on Fashion-MNIST; docs/workloads.md).\n"
            "\n"
            "  -r, --runs N        measured runs (default: automatic, at least 3 runs and 5 s,\n"
            "                      at most 10; one run when a run takes over 60 s)\n"
@@ -269,10 +271,11 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
             return -1;
         }
     }
-    if (optind >= argc) {
-        snprintf(err, errlen, "no command to benchmark: give it after '--', e.g. "
-                 "mlbench run -r 5 -- python train.py");
-        return -1;
+    if (optind >= argc) { /* no command: cmd_run runs the default workflow */
+        cfg->argv = NULL;
+        cfg->argc = 0;
+        return cfg->output && check_writable_file(cfg->output, "output file", err, errlen) ? -1
+                                                                                            : 0;
     }
     if (!*argv[optind]) {
         snprintf(err, errlen, "the command is an empty string: give a program to run");

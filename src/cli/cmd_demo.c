@@ -1,0 +1,253 @@
+/* cmd_demo: `mlbench demo`, the worked example automated (docs/demo.md): prepare the dataset,
+ * benchmark the image-classification workload in its baseline configuration, then in its
+ * optimised one, and compare them stage by stage. Each step is this same binary run as a child
+ * (`mlbench run`, `mlbench compare`), so the demo shows exactly what a user would type. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/workload_path.h"
+#include "core/log.h"
+#include "core/xalloc.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: mlbench demo [options]\n"
+    "Benchmarks the image-classification reference workload (Fashion-MNIST JPEG files -> small\n"
+    "CNN) in a baseline configuration (serial loading, batch 32, one thread, fp32) and in an\n"
+    "optimised one (loader thread + prefetch, batch 128, all cores), shows each run's stages and\n"
+    "analysis, then compares them stage by stage.\n"
+    "  --quick          a small synthetic dataset and few images: about 30 s (for tests)\n"
+    "  -r, --runs N     repetitions of each configuration (default 3; --quick 2)\n"
+    "  --train-images N training images per run (default 10000; --quick 1000)\n"
+    "  --data-dir DIR   where the dataset's JPEG files are kept\n"
+    "  --store DIR      result store (default .mlbench); the two results are also written to\n"
+    "                   DIR/demo/baseline.json and DIR/demo/optimised.json\n";
+
+/* Runs argv (argv[0] an absolute path) and waits. Returns its exit status, 128 + signal when it
+ * was killed, or -1 when it could not start. */
+static int spawn_wait(char **argv)
+{
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
+    if (rc) {
+        log_error("cannot run %s: %s", argv[0], strerror(rc));
+        return -1;
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+struct demo {
+    char *self, *workload;
+    const char *store, *data_dir, *dataset;
+    int runs, train_images, quick;
+};
+
+/* Appends the imgclf options shared by every step to argv at *n. */
+static void common_args(const struct demo *d, char **argv, int *n, char *train_images)
+{
+    argv[(*n)++] = d->workload;
+    argv[(*n)++] = "imgclf";
+    argv[(*n)++] = "--dataset";
+    argv[(*n)++] = (char *)d->dataset;
+    if (d->quick) {
+        argv[(*n)++] = "--val-images";
+        argv[(*n)++] = "500";
+    }
+    if (d->data_dir) {
+        argv[(*n)++] = "--data-dir";
+        argv[(*n)++] = (char *)d->data_dir;
+    }
+    argv[(*n)++] = "--train-images";
+    argv[(*n)++] = train_images;
+    argv[(*n)++] = "--epochs";
+    argv[(*n)++] = "1";
+}
+
+static int measure(const struct demo *d, const char *label, const char *out, char *const *knobs)
+{
+    char runs[16], train_images[16];
+    snprintf(runs, sizeof runs, "%d", d->runs);
+    snprintf(train_images, sizeof train_images, "%d", d->train_images);
+    char *argv[64];
+    int n = 0;
+    argv[n++] = d->self;
+    argv[n++] = "run";
+    argv[n++] = "-r";
+    argv[n++] = runs;
+    argv[n++] = "-l";
+    argv[n++] = (char *)label;
+    argv[n++] = "-o";
+    argv[n++] = (char *)out;
+    argv[n++] = "--store";
+    argv[n++] = (char *)d->store;
+    argv[n++] = "--";
+    common_args(d, argv, &n, train_images);
+    for (int i = 0; knobs[i]; i++)
+        argv[n++] = knobs[i];
+    argv[n] = NULL;
+    return spawn_wait(argv);
+}
+
+static int parse(int argc, char **argv, struct demo *d)
+{
+    static const struct option opts[] = {
+        {"quick", no_argument, 0, 'q'},         {"runs", required_argument, 0, 'r'},
+        {"train-images", required_argument, 0, 't'}, {"data-dir", required_argument, 0, 'd'},
+        {"store", required_argument, 0, 's'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *store_env = getenv("MLBENCH_STORE");
+    d->store = store_env && *store_env ? store_env : ".mlbench";
+    d->dataset = "fashion-mnist";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":r:h", opts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (c) {
+        case 'q':
+            d->quick = 1;
+            break;
+        case 'r':
+        case 't':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > (c == 'r' ? 100 : 10000000)) {
+                log_error("%s '%s' must be a whole number from 1 to %d",
+                          c == 'r' ? "--runs" : "--train-images", optarg,
+                          c == 'r' ? 100 : 10000000);
+                return -1;
+            }
+            *(c == 'r' ? &d->runs : &d->train_images) = (int)v;
+            break;
+        case 'd':
+        case 's':
+            if (!*optarg) {
+                log_error("--%s is empty: give a directory", c == 'd' ? "data-dir" : "store");
+                return -1;
+            }
+            *(c == 'd' ? &d->data_dir : &d->store) = optarg;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 1;
+        case ':':
+            log_error("option '%s' needs a value (see mlbench demo --help)", argv[optind - 1]);
+            return -1;
+        default:
+            log_error("unknown option '%s' (see mlbench demo --help)", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        log_error("unexpected argument '%s' (see mlbench demo --help)", argv[optind]);
+        return -1;
+    }
+    if (d->quick)
+        d->dataset = "synthetic";
+    if (!d->runs)
+        d->runs = d->quick ? 2 : 3;
+    if (!d->train_images)
+        d->train_images = d->quick ? 1000 : 10000;
+    return 0;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    struct demo d = {0};
+    int rc = parse(argc, argv, &d);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    d.workload = workload_path();
+    if (!d.workload) {
+        log_error("cannot find mlbench-workload beside mlbench or on PATH: build it (make "
+                  "build) or install it");
+        return 2;
+    }
+    d.self = realpath("/proc/self/exe", NULL);
+    char *outdir = xasprintf("%s/demo", d.store);
+    char *base_json = xasprintf("%s/baseline.json", outdir);
+    char *opt_json = xasprintf("%s/optimised.json", outdir);
+    int status = 0;
+    if (!d.self || ((mkdir(d.store, 0777) < 0 && errno != EEXIST) ||
+                    (mkdir(outdir, 0777) < 0 && errno != EEXIST))) {
+        log_error("cannot create '%s': %s (choose another with --store DIR)", outdir,
+                  strerror(errno));
+        status = 2;
+        goto out;
+    }
+
+    /* The knobs of the two configurations. The optimised one uses every core for training and
+     * one loader thread (a quarter of the cores on bigger machines) that prefetches batches
+     * while the step runs. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    char threads[24], loaders[24];
+    snprintf(threads, sizeof threads, "%ld", cpus);
+    snprintf(loaders, sizeof loaders, "%ld", cpus >= 8 ? cpus / 4 : 1);
+    char *baseline[] = {"--loader-threads", "0", "--batch", "32", "--threads", "1", NULL};
+    char *optimised[] = {"--loader-threads", loaders, "--prefetch", "4", "--batch", "128",
+                         "--threads", threads, NULL};
+
+    printf("mlbench demo: image classification (%s, %d training images, 1 epoch), %d runs "
+           "each\n\n== 1/4 dataset ==\n",
+           d.dataset, d.train_images, d.runs);
+    fflush(stdout);
+    char train_images[16];
+    snprintf(train_images, sizeof train_images, "%d", d.train_images);
+    char *prep[32];
+    int n = 0;
+    common_args(&d, prep, &n, train_images);
+    prep[n++] = "--prepare-only";
+    prep[n] = NULL;
+    if ((status = spawn_wait(prep)) != 0)
+        goto failed;
+
+    printf("\n== 2/4 baseline: serial loading in the training thread, batch 32, 1 thread, "
+           "fp32 ==\n");
+    fflush(stdout);
+    if ((status = measure(&d, "demo-baseline", base_json, baseline)) != 0)
+        goto failed;
+    printf("\n== 3/4 optimised: %s loader thread(s) with 4 batches of prefetch, batch 128, %s "
+           "thread(s), fp32 ==\n",
+           loaders, threads);
+    fflush(stdout);
+    if ((status = measure(&d, "demo-optimised", opt_json, optimised)) != 0)
+        goto failed;
+
+    printf("\n== 4/4 baseline -> optimised, stage by stage ==\n");
+    fflush(stdout);
+    char *cmp[] = {d.self, "compare", base_json, opt_json, NULL};
+    if ((status = spawn_wait(cmp)) != 0)
+        goto failed;
+    printf("\nresults: %s and %s (also in the store %s: mlbench history)\n"
+           "report:  mlbench report -o demo.html %s %s\n",
+           base_json, opt_json, d.store, base_json, opt_json);
+    goto out;
+failed:
+    if (status < 0)
+        status = 1;
+    log_error("the demo stopped: the step above failed (exit status %d)", status);
+out:
+    free(d.self);
+    free(d.workload);
+    free(outdir);
+    free(base_json);
+    free(opt_json);
+    return status;
+}

@@ -1,0 +1,257 @@
+"""End-to-end tests of the reference workloads (mlbench-workload imgclf, logreg), `mlbench demo`
+and `mlbench run` with no command: run the built binaries on small synthetic data and check
+exit statuses, messages and the JSON results' stages, counters and metadata.
+
+Environment (set by ctest): MLBENCH, WORKLOAD (mlbench-workload), MLBENCH_SOURCE."""
+import glob
+import json
+import os
+import struct
+import subprocess
+import tempfile
+import unittest
+
+MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
+WORKLOAD = os.environ.get("WORKLOAD", "build/mlbench-workload")
+
+_tmp = None
+DATA = None  # a small synthetic dataset, prepared once for the module
+
+
+def setUpModule():
+    global _tmp, DATA
+    _tmp = tempfile.TemporaryDirectory(prefix="mlbench-wl-")
+    DATA = os.path.join(_tmp.name, "synthetic")
+    p = subprocess.run([WORKLOAD, "imgclf", "--dataset", "synthetic", "--image-size", "16",
+                        "--train-images", "600", "--val-images", "200", "--data-dir", DATA,
+                        "--prepare-only"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+
+
+def tearDownModule():
+    _tmp.cleanup()
+
+
+SMALL = ["--dataset", "synthetic", "--image-size", "16", "--train-images", "600",
+         "--val-images", "200", "--quiet"]
+
+
+class WorkloadTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-wl-test-")
+        self.store = os.path.join(self.tmp.name, "store")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def workload(self, *args, timeout=120, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        p = subprocess.run([WORKLOAD, *args], capture_output=True, text=True, timeout=timeout,
+                           env=e)
+        return p.returncode, p.stdout, p.stderr
+
+    def measure(self, *args, runs=1, timeout=300, env=None):
+        """mlbench run -r RUNS -- mlbench-workload ARGS; returns the result document."""
+        out = os.path.join(self.tmp.name, "r.json")
+        e = dict(os.environ)
+        e.update(env or {})
+        p = subprocess.run([MLBENCH, "run", "-q", "-r", str(runs), "--store", self.store, "-o",
+                            out, "--", WORKLOAD, *args], capture_output=True, text=True,
+                           timeout=timeout, env=e)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            return json.load(f)
+
+    @staticmethod
+    def counter(run, name):
+        for c in run["counters"]:
+            if c["name"] == name:
+                return c
+        raise AssertionError(f"counter {name!r} missing")
+
+    @staticmethod
+    def stage(run, name):
+        for s in run["stages"]:
+            if s["name"] == name:
+                return s
+        raise AssertionError(f"stage {name!r} missing from {[s['name'] for s in run['stages']]}")
+
+    def test_bad_input(self):
+        cases = [
+            (["nosuch"], "unknown workload 'nosuch'"),
+            (["imgclf", "--batch", "0"], "--batch '0'"),
+            (["imgclf", "--epochs", "-1"], "--epochs '-1'"),
+            (["imgclf", "--dataset", "cifar"], "--dataset 'cifar'"),
+            (["imgclf", "--device", "cuda"], "--device cuda"),
+            (["imgclf", "--precision", "bf16"], "--precision bf16 needs --device cuda"),
+            (["imgclf", "--prefetch", "2"], "--prefetch 2 needs --loader-threads"),
+            (["imgclf", "--dataset", "synthetic", "--image-size", "30"], "--image-size '30'"),
+            (["imgclf", "--image-size", "32"], "--image-size is for --dataset synthetic"),
+            (["imgclf", "--bogus"], "unknown option '--bogus'"),
+            (["logreg", "--samples", "0"], "--samples '0'"),
+            (["logreg", "--device", "cuda"], "--device cuda"),
+        ]
+        for args, msg in cases:
+            rc, out, err = self.workload(*args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn(msg, err, args)
+
+    def test_dataset_dir_refused(self):
+        foreign = os.path.join(self.tmp.name, "foreign")
+        os.mkdir(foreign)
+        with open(os.path.join(foreign, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        rc, out, err = self.workload("imgclf", *SMALL, "--data-dir", foreign)
+        self.assertEqual(rc, 2, err)
+        self.assertIn(foreign, err)
+        self.assertIn("notes.txt", err)
+        self.assertEqual(os.listdir(foreign), ["notes.txt"])  # nothing written
+        # Under a regular file: cannot be created, whoever runs the test (root included).
+        rc, out, err = self.workload("imgclf", *SMALL, "--data-dir",
+                                     os.path.join(foreign, "notes.txt", "d"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("notes.txt", err)
+
+    def test_imgclf_stages_counters_metadata(self):
+        r = self.measure("imgclf", *SMALL, "--data-dir", DATA, "--epochs", "3", "--batch", "50")
+        run = r["runs"][0]
+        self.assertEqual(run["status"], "ok")
+        names = [s["name"] for s in run["stages"]]
+        self.assertEqual(names, ["load", "preprocess", "train", "evaluate"])
+        self.assertEqual(self.stage(run, "train")["count"], 36)  # 600 / 50 x 3 epochs
+        self.assertEqual(self.stage(run, "load")["count"], 36)
+        self.assertEqual(self.stage(run, "evaluate")["count"], 3)
+        self.assertEqual(self.counter(run, "images")["sum"], 1800)
+        acc = self.counter(run, "accuracy")
+        self.assertEqual(acc["n"], 3)
+        self.assertGreater(acc["last"], 0.3)  # 10 classes: chance is 0.1
+        loss = self.counter(run, "loss")  # every 10th step
+        self.assertLess(loss["last"], loss["max"])
+        self.assertGreater(self.counter(run, "train_images_per_s")["last"], 0)
+        self.assertGreater(self.counter(run, "train_gflops")["last"], 0)
+        meta = run["metadata"]
+        for k, v in {"model": "small-cnn", "dataset": "synthetic", "image_shape": "16x16x3",
+                     "batch_size": "50", "precision": "fp32", "device": "cpu",
+                     "loader_threads": "0", "prefetch": "0"}.items():
+            self.assertEqual(meta[k], v, k)
+
+    def test_loader_threads_same_training(self):
+        """Loader threads and prefetch change when batches are made, never what they hold: the
+        same seed trains to the same loss and accuracy; load and preprocess move to other
+        threads and overlap train."""
+        def final(*knobs):
+            rc, out, err = self.workload("imgclf", *SMALL, "--data-dir", DATA, "--epochs", "1",
+                                         "--threads", "1", "--seed", "5", *knobs)
+            self.assertEqual(rc, 0, err)
+            return out.strip().splitlines()[-1].split("; train")[0], out
+        base, _ = final()
+        for knobs in (["--loader-threads", "2"], ["--loader-threads", "1", "--prefetch", "3"]):
+            line, out = final(*knobs)
+            self.assertEqual(line.split(" in ")[0], base.split(" in ")[0])
+        r = self.measure("imgclf", *SMALL, "--data-dir", DATA, "--epochs", "1",
+                         "--loader-threads", "2", "--prefetch", "2")
+        run = r["runs"][0]
+        spans = run["spans"]
+        train_tids = {s["tid"] for s in spans if s["name"] == "train"}
+        load_tids = {s["tid"] for s in spans if s["name"] in ("load", "preprocess")}
+        self.assertEqual(len(train_tids), 1)
+        self.assertTrue(load_tids)
+        self.assertFalse(train_tids & load_tids)
+
+    def test_corrupt_jpeg_skipped_and_counted(self):
+        data = os.path.join(self.tmp.name, "corrupt")
+        rc, out, err = self.workload("imgclf", *SMALL, "--data-dir", data, "--prepare-only")
+        self.assertEqual(rc, 0, err)
+        victims = sorted(glob.glob(os.path.join(data, "train", "*", "*.jpg")))[:3]
+        for v in victims:
+            with open(v, "r+b") as f:
+                f.truncate(40)
+        with open(sorted(glob.glob(os.path.join(data, "val", "*", "*.jpg")))[0], "wb") as f:
+            f.write(b"not a jpeg at all")
+        rc, out, err = self.workload("imgclf", *SMALL, "--data-dir", data, "--epochs", "1",
+                                     "--loader-threads", "2", "--prefetch", "1")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("skipped 4 unreadable or corrupt image(s)", out)
+        self.assertTrue(any(v in err for v in victims), err)
+
+    def test_input_only(self):
+        rc, out, err = self.workload("imgclf", *SMALL, "--data-dir", DATA, "--epochs", "2",
+                                     "--input-only", "--loader-threads", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("input only: 1200 images", out)
+
+    def test_logreg(self):
+        npy = os.path.join(self.tmp.name, "data")
+        r = self.measure("logreg", "--samples", "4000", "--features", "40", "--informative",
+                         "20", "--save-data", npy)
+        run = r["runs"][0]
+        self.assertEqual([s["name"] for s in run["stages"]], ["generate", "train", "evaluate"])
+        self.assertGreater(self.counter(run, "accuracy")["last"], 0.75)
+        self.assertGreater(self.counter(run, "iterations")["last"], 1)
+        self.assertEqual(run["metadata"]["model"], "logreg")
+        files = sorted(glob.glob(npy + "*.npy"))
+        self.assertEqual(len(files), 4, files)
+        shapes = {}
+        for path in files:
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(6), b"\x93NUMPY")
+                f.read(2)
+                (hlen,) = struct.unpack("<H", f.read(2))
+                header = f.read(hlen).decode()
+                shapes[os.path.basename(path)] = header
+        self.assertTrue(any("(3000, 40)" in h for h in shapes.values()), shapes)
+        self.assertTrue(any("(1000,)" in h for h in shapes.values()), shapes)
+
+
+class DemoTest(unittest.TestCase):
+    def test_demo_quick(self):
+        with tempfile.TemporaryDirectory(prefix="mlbench-demo-") as tmp:
+            store = os.path.join(tmp, "store")
+            p = subprocess.run([MLBENCH, "demo", "--quick", "--store", store, "--data-dir",
+                                os.path.join(tmp, "data")], capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+            out = p.stdout
+            for heading in ("== 1/4 dataset", "== 2/4 baseline", "== 3/4 optimised",
+                            "== 4/4 baseline -> optimised"):
+                self.assertIn(heading, out)
+            self.assertIn("verdicts", out)  # each run's analysis
+            for stage in ("load", "preprocess", "train", "evaluate"):
+                self.assertRegex(out, rf"\n  {stage} +[0-9.]+ [mµ]?s →")
+            self.assertIn("accuracy", out)
+            base = os.path.join(store, "demo", "baseline.json")
+            opt = os.path.join(store, "demo", "optimised.json")
+            self.assertIn(base, out)
+            for path, batch in ((base, "32"), (opt, "128")):
+                with open(path) as f:
+                    r = json.load(f)
+                self.assertEqual(r["summary"]["runs_ok"], 2)
+                self.assertEqual(r["runs"][0]["metadata"]["batch_size"], batch)
+
+    def test_demo_bad_input(self):
+        p = subprocess.run([MLBENCH, "demo", "--runs", "0"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--runs '0'", p.stderr)
+
+
+class DefaultWorkflowTest(unittest.TestCase):
+    def test_run_without_command(self):
+        """No command: the default workflow, once, and mlbench says so. Stopped by --timeout
+        (the full epoch is not needed to check what was run)."""
+        with tempfile.TemporaryDirectory(prefix="mlbench-default-") as tmp:
+            out = os.path.join(tmp, "r.json")
+            env = dict(os.environ, MLBENCH_DATA_DIR=os.path.join(tmp, "data"))
+            p = subprocess.run([MLBENCH, "run", "--store", os.path.join(tmp, "store"), "-o",
+                                out, "--timeout", "2"], capture_output=True, text=True,
+                               timeout=120, env=env)
+            self.assertIn("no command given: running the default workflow once", p.stderr)
+            with open(out) as f:
+                r = json.load(f)
+            self.assertEqual(len(r["runs"]), 1)
+            self.assertEqual(r["command"]["argv"][1:], ["imgclf", "--epochs", "1"])
+            self.assertTrue(r["command"]["argv"][0].endswith("mlbench-workload"))
+
+
+if __name__ == "__main__":
+    unittest.main()
