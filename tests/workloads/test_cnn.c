@@ -87,7 +87,7 @@ static int param_blocks(int h, int w, int c, int classes, struct block out[8])
 static void test_gradient_check(void **state)
 {
     (void)state;
-    const int h = 8, w = 8, c = 2, classes = 3, n = 4;
+    const int h = 8, w = 8, c = 2, classes = 3, n = 5; /* two micro-batches */
     struct cnn *net = make_net(h, w, c, classes, 1, 7);
     float *x;
     int *labels;

@@ -32,6 +32,9 @@
  * backward sends the pooled gradient to that position when pooled > 0 (ReLU's gradient is 0
  * where its output is 0, as PyTorch's threshold_backward).
  *
+ * cnn_create sets OpenBLAS to one thread (openblas_set_num_threads(1), process-wide): the
+ * parallelism is the pool's, and every worker calls sgemm from its own thread.
+ *
  * MLBENCH_CNN_PROFILE=1 in the environment makes cnn_free print worker 0's CPU time per phase. */
 #include "imgclf/cnn.h"
 
@@ -48,8 +51,9 @@
 #define C1 32  /* conv1 output channels */
 #define C2 64  /* conv2 output channels */
 #define F1 128 /* fc1 outputs */
-/* Images per micro-batch of the convolutions, and per group of the fully connected layers:
- * measured on the 2-core Zen machine (32x32x3 and 28x28x1), see bench/cnn-vs-torch.sh. */
+/* Images per micro-batch of the convolutions, and per group of the fully connected layers
+ * (-D to tune). Measured on the 2-core Zen 5 test machine at 32x32x3 and 28x28x1, CPU time per
+ * image: (4, 32) best; (2..16, 16..64) within 2-6 %. */
 #ifndef MICROBATCH
 #define MICROBATCH 4
 #endif
@@ -391,11 +395,12 @@ static void loss_backward(const struct cnn *net, struct cnn_worker *wk, const in
         for (int j = 1; j < nc; j++)
             mx = z[j] > mx ? z[j] : mx;
         int y = labels[i];
-        double zy = (double)z[y] - mx, sum = 0;
-        for (int j = 0; j < nc; j++) {
-            float e = expf(z[j] - mx);
-            sum += e;
-            z[j] = e;
+        double zy = (double)z[y] - mx;
+        z[0] = expf(z[0] - mx);
+        double sum = z[0]; /* >= 1: one term is exp(0) */
+        for (int j = 1; j < nc; j++) {
+            z[j] = expf(z[j] - mx);
+            sum += z[j];
         }
         wk->loss += log(sum) - zy;
         float inv = (float)(1.0 / sum);
@@ -589,6 +594,9 @@ static double grad_and_maybe_update(struct cnn *net, const float *x, const int *
 {
     if (n <= 0)
         return NAN;
+    for (int i = 0; i < n; i++) /* a bad label would index past the logits */
+        if (labels[i] < 0 || labels[i] >= net->s.classes)
+            return NAN;
     struct job jb = {.net = net, .kind = JOB_GRAD, .x = x, .labels = labels, .n = n,
                      .update = update, .lr = lr, .momentum = momentum,
                      .weight_decay = weight_decay};
@@ -755,7 +763,8 @@ static void print_profile(const struct cnn *net)
     double total = 0;
     for (int i = 0; i < PH_COUNT; i++)
         total += wk->phase_s[i];
-    fprintf(stderr, "cnn profile (worker 0 of %d, %dx%dx%d): %.3f s CPU\n", net->threads,
+    fprintf(stderr, "cnn profile (worker 0 of %d, %dx%dx%d; im2col includes backward's rebuilds):"
+                    " %.3f s CPU\n", net->threads,
             net->s.height, net->s.width, net->s.channels, total);
     for (int i = 0; i < PH_COUNT; i++)
         fprintf(stderr, "  %-14s %8.3f s %5.1f %%\n", phase_names[i], wk->phase_s[i],
