@@ -28,7 +28,7 @@ static const char usage[] =
     "analysis, then compares them stage by stage.\n"
     "  --quick          a small synthetic dataset and few images: about 30 s (for tests)\n"
     "  -r, --runs N     repetitions of each configuration (default 3; --quick 2)\n"
-    "  --train-images N training images per run (default 10000; --quick 1000)\n"
+    "  --train-images N training images per run (default 30000; --quick 1000)\n"
     "  --data-dir DIR   where the dataset's JPEG files are kept\n"
     "  --store DIR      result store (default .mlbench); the two results are also written to\n"
     "                   DIR/demo/baseline.json and DIR/demo/optimised.json\n";
@@ -162,7 +162,7 @@ static int parse(int argc, char **argv, struct demo *d)
     if (!d->runs)
         d->runs = d->quick ? 2 : 3;
     if (!d->train_images)
-        d->train_images = d->quick ? 1000 : 10000;
+        d->train_images = d->quick ? 1000 : 30000;
     return 0;
 }
 

@@ -11,8 +11,9 @@
  * Prepared once and reused: <dir>/MANIFEST (JSON) records the source (and the IDX files' sizes
  * and mtimes), generator version, seed, size, counts and JPEG quality; it is written last, so a
  * dataset without one is incomplete. A directory whose MANIFEST differs from what is asked is
- * ours and is redone (its train/ and val/ removed first); a non-empty directory without a
- * MANIFEST holds foreign files and is refused. */
+ * ours and is redone (its train/ and val/ removed first); so is one holding our lock file
+ * (.mlbench-lock) without a MANIFEST (an interrupted preparation); any other non-empty directory
+ * holds foreign files and is refused. */
 #ifndef MLBENCH_WL_DATASET_H
 #define MLBENCH_WL_DATASET_H
 

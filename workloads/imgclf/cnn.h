@@ -33,9 +33,11 @@ struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads
 void cnn_free(struct cnn *net);
 
 /* Forward and backward on n images with labels in [0, classes): sets the gradient of the mean
- * cross-entropy loss (no weight decay) and returns that loss. Weights unchanged. */
+ * cross-entropy loss (no weight decay) and returns that loss. Weights unchanged. NaN, with
+ * nothing computed, when n <= 0 or a label is out of range. */
 double cnn_loss_grad(struct cnn *net, const float *x, const int *labels, int n);
-/* One training step: cnn_loss_grad, then the SGD-with-momentum update. Returns the loss. */
+/* One training step: cnn_loss_grad, then the SGD-with-momentum update. Returns the loss (NaN
+ * and no update for the inputs cnn_loss_grad refuses). */
 double cnn_train_step(struct cnn *net, const float *x, const int *labels, int n, float lr,
                       float momentum, float weight_decay);
 /* Writes the predicted class of each of the n images to out_class; returns the number whose
