@@ -2,6 +2,7 @@
 #include "common/opts.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sched.h>
@@ -74,6 +75,83 @@ int opt_choice(const char *wl, const char *opt, const char *val, const char *con
     }
     wl_error(wl, "--%s '%s' is not one of: %s", opt, val ? val : "", list);
     return -1;
+}
+
+/* Stores one option's value; 0, or -1 with the message printed. */
+static int store(const char *wl, const struct wl_opt *o, const char *val)
+{
+    long v;
+    int k;
+    switch (o->type) {
+    case OPT_INT:
+        if (opt_int(wl, o->name, val, (long)o->min, (long)o->max, &v))
+            return -1;
+        *(int *)o->out = (int)v;
+        return 0;
+    case OPT_LONG:
+        return opt_int(wl, o->name, val, (long)o->min, (long)o->max, (long *)o->out);
+    case OPT_DOUBLE:
+        return opt_double(wl, o->name, val, o->min, o->max, (double *)o->out);
+    case OPT_U64:
+        return opt_u64(wl, o->name, val, (uint64_t *)o->out);
+    case OPT_CHOICE:
+        if ((k = opt_choice(wl, o->name, val, o->choices)) < 0)
+            return -1;
+        *(int *)o->out = k;
+        return 0;
+    case OPT_FLAG:
+        *(int *)o->out = 1;
+        return 0;
+    case OPT_STRING:
+        if (!*val) {
+            wl_error(wl, "--%s '' is empty: give a value", o->name);
+            return -1;
+        }
+        *(const char **)o->out = val;
+        return 0;
+    }
+    return -1;
+}
+
+int opts_parse(const char *wl, int argc, char **argv, const struct wl_opt *table, int n,
+               const char *usage)
+{
+    struct option *longs = calloc((size_t)n + 2, sizeof *longs);
+    if (!longs) {
+        wl_error(wl, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        longs[i] = (struct option){table[i].name,
+                                   table[i].type == OPT_FLAG ? no_argument : required_argument,
+                                   NULL, 256 + i};
+    longs[n] = (struct option){"help", no_argument, NULL, 256 + n};
+    optind = 1;
+    opterr = 0;
+    int c, rc = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
+        if (c >= 256 && c < 256 + n) {
+            rc = store(wl, &table[c - 256], optarg);
+        } else if (c == 256 + n) {
+            fputs(usage, stdout);
+            rc = 1;
+        } else if (c == ':') {
+            wl_error(wl, "option '%s' needs a value (see mlbench-workload %s --help)",
+                     argv[optind - 1], wl);
+            rc = -1;
+        } else {
+            wl_error(wl, "unknown option '%s' (see mlbench-workload %s --help)",
+                     argv[optind - 1], wl);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && optind < argc) {
+        wl_error(wl, "unexpected argument '%s' (see mlbench-workload %s --help)", argv[optind],
+                 wl);
+        rc = -1;
+    }
+    free(longs);
+    return rc;
 }
 
 int wl_online_cpus(void)

@@ -22,6 +22,41 @@ int opt_u64(const char *wl, const char *opt, const char *val, uint64_t *out);
  * "--<opt> 'VAL' is not one of: a, b, c" and returns -1. */
 int opt_choice(const char *wl, const char *opt, const char *val, const char *const *choices);
 
+/* One option of a workload's table for opts_parse: --name, its type, where its value goes. */
+enum opt_type {
+    OPT_INT,    /* int *out, in [min, max] */
+    OPT_LONG,   /* long *out, in [min, max] */
+    OPT_DOUBLE, /* double *out, in [min, max] */
+    OPT_U64,    /* uint64_t *out */
+    OPT_CHOICE, /* int *out = index of the value in choices */
+    OPT_FLAG,   /* int *out = 1; takes no value */
+    OPT_STRING, /* const char **out = the value (not empty; points into argv) */
+};
+
+struct wl_opt {
+    const char *name;
+    enum opt_type type;
+    void *out;
+    double min, max;
+    const char *const *choices; /* OPT_CHOICE: NULL-terminated */
+};
+
+/* Table rows, one per type. */
+#define WL_INT(name, out, lo, hi) {(name), OPT_INT, (out), (lo), (hi), NULL}
+#define WL_LONG(name, out, lo, hi) {(name), OPT_LONG, (out), (lo), (hi), NULL}
+#define WL_DOUBLE(name, out, lo, hi) {(name), OPT_DOUBLE, (out), (lo), (hi), NULL}
+#define WL_U64(name, out) {(name), OPT_U64, (out), 0, 0, NULL}
+#define WL_CHOICE(name, out, list) {(name), OPT_CHOICE, (out), 0, 0, (list)}
+#define WL_FLAG(name, out) {(name), OPT_FLAG, (out), 0, 0, NULL}
+#define WL_STRING(name, out) {(name), OPT_STRING, (out), 0, 0, NULL}
+
+/* Parses argv (argv[0] the workload's name) against the n options of table, plus --help, which
+ * prints usage to stdout and returns 1. A bad value, an unknown option, a missing value or a
+ * stray argument prints a message naming it and returns -1. Otherwise 0; only the options given
+ * are written. */
+int opts_parse(const char *wl, int argc, char **argv, const struct wl_opt *table, int n,
+               const char *usage);
+
 /* Number of CPUs this process may run on (sched_getaffinity), at least 1. */
 int wl_online_cpus(void);
 /* CLOCK_MONOTONIC in seconds. */

@@ -3,7 +3,6 @@
  * (cnn.h) -> evaluate on val, with the input pipeline's knobs (loader threads, prefetch, batch,
  * threads) that the seed scenario's optimisations are about. Stages, counters and metadata go
  * to mlbench through the marker API. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@ struct imgclf_opts {
     struct dataset_spec data;
     int epochs, batch, threads, loader_threads, prefetch;
     double lr, momentum, weight_decay, target;
-    int lr_given, cosine;
+    int cosine;
     int pad; /* -1: the default for the image size */
     uint64_t seed;
     int train_images; /* 0: all of train */
@@ -57,39 +56,6 @@ static const char usage_text[] =
     "  --prepare-only        prepare the dataset and exit\n"
     "  --quiet               no per-epoch lines\n";
 
-enum {
-    O_DATASET = 256, O_DATA_DIR, O_IMAGE_SIZE, O_TRAIN_IMAGES, O_VAL_IMAGES, O_EPOCHS, O_BATCH,
-    O_LR, O_LR_SCHEDULE, O_MOMENTUM, O_PAD, O_WD, O_THREADS, O_LOADER_THREADS, O_PREFETCH, O_SEED, O_TARGET, O_DEVICE,
-    O_PRECISION, O_INPUT_ONLY, O_PREPARE_ONLY, O_QUIET, O_HELP
-};
-
-static const struct option long_opts[] = {
-    {"dataset", required_argument, 0, O_DATASET},
-    {"data-dir", required_argument, 0, O_DATA_DIR},
-    {"image-size", required_argument, 0, O_IMAGE_SIZE},
-    {"train-images", required_argument, 0, O_TRAIN_IMAGES},
-    {"val-images", required_argument, 0, O_VAL_IMAGES},
-    {"epochs", required_argument, 0, O_EPOCHS},
-    {"batch", required_argument, 0, O_BATCH},
-    {"lr", required_argument, 0, O_LR},
-    {"lr-schedule", required_argument, 0, O_LR_SCHEDULE},
-    {"momentum", required_argument, 0, O_MOMENTUM},
-    {"pad", required_argument, 0, O_PAD},
-    {"weight-decay", required_argument, 0, O_WD},
-    {"threads", required_argument, 0, O_THREADS},
-    {"loader-threads", required_argument, 0, O_LOADER_THREADS},
-    {"prefetch", required_argument, 0, O_PREFETCH},
-    {"seed", required_argument, 0, O_SEED},
-    {"target-accuracy", required_argument, 0, O_TARGET},
-    {"device", required_argument, 0, O_DEVICE},
-    {"precision", required_argument, 0, O_PRECISION},
-    {"input-only", no_argument, 0, O_INPUT_ONLY},
-    {"prepare-only", no_argument, 0, O_PREPARE_ONLY},
-    {"quiet", no_argument, 0, O_QUIET},
-    {"help", no_argument, 0, O_HELP},
-    {0, 0, 0, 0},
-};
-
 /* Parses argv into *o. Returns 0, 1 after --help, or -1 on bad input (message printed). */
 static int parse(int argc, char **argv, struct imgclf_opts *o)
 {
@@ -97,154 +63,59 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     static const char *const devices[] = {"cpu", "cuda", NULL};
     static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
     static const char *const schedules[] = {"cosine", "constant", NULL};
-    long v;
-    int k, image_size_given = 0;
-    const char *precision = "fp32";
+    int dataset = 0, device = 0, precision = 0, schedule = 0, image_size = 0;
     memset(o, 0, sizeof *o);
-    o->data.source = DATASET_FASHION_MNIST;
-    o->data.image_size = 32;
     o->epochs = 3;
     o->batch = 32;
     o->momentum = 0.9;
-    o->cosine = 1;
-    o->pad = -1;
     o->threads = wl_online_cpus();
     o->seed = 1;
     o->target = 0.9;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-        switch (c) {
-        case O_DATASET:
-            if ((k = opt_choice(WL, "dataset", optarg, datasets)) < 0)
-                return -1;
-            o->data.source = k == 0 ? DATASET_FASHION_MNIST : DATASET_SYNTHETIC;
-            break;
-        case O_DATA_DIR:
-            if (!*optarg) {
-                wl_error(WL, "--data-dir '' is empty: give a directory path");
-                return -1;
-            }
-            o->data.dir = optarg;
-            break;
-        case O_IMAGE_SIZE:
-            if (opt_int(WL, "image-size", optarg, 8, 1024, &v))
-                return -1;
-            if (v % 4) {
-                wl_error(WL, "--image-size '%s' must be divisible by 4 (the CNN pools twice)",
-                         optarg);
-                return -1;
-            }
-            o->data.image_size = (int)v;
-            image_size_given = 1;
-            break;
-        case O_TRAIN_IMAGES:
-            if (opt_int(WL, "train-images", optarg, 1, 10000000, &v))
-                return -1;
-            o->train_images = (int)v;
-            break;
-        case O_VAL_IMAGES:
-            if (opt_int(WL, "val-images", optarg, 1, 10000000, &v))
-                return -1;
-            o->data.val_count = (int)v;
-            break;
-        case O_EPOCHS:
-            if (opt_int(WL, "epochs", optarg, 1, 100000, &v))
-                return -1;
-            o->epochs = (int)v;
-            break;
-        case O_BATCH:
-            if (opt_int(WL, "batch", optarg, 1, 65536, &v))
-                return -1;
-            o->batch = (int)v;
-            break;
-        case O_LR:
-            if (opt_double(WL, "lr", optarg, 1e-9, 10, &o->lr))
-                return -1;
-            o->lr_given = 1;
-            break;
-        case O_LR_SCHEDULE:
-            if ((k = opt_choice(WL, "lr-schedule", optarg, schedules)) < 0)
-                return -1;
-            o->cosine = k == 0;
-            break;
-        case O_MOMENTUM:
-            if (opt_double(WL, "momentum", optarg, 0, 0.999, &o->momentum))
-                return -1;
-            break;
-        case O_PAD:
-            if (opt_int(WL, "pad", optarg, 0, 256, &v))
-                return -1;
-            o->pad = (int)v;
-            break;
-        case O_WD:
-            if (opt_double(WL, "weight-decay", optarg, 0, 1, &o->weight_decay))
-                return -1;
-            break;
-        case O_THREADS:
-            if (opt_int(WL, "threads", optarg, 1, 1024, &v))
-                return -1;
-            o->threads = (int)v;
-            break;
-        case O_LOADER_THREADS:
-            if (opt_int(WL, "loader-threads", optarg, 0, 1024, &v))
-                return -1;
-            o->loader_threads = (int)v;
-            break;
-        case O_PREFETCH:
-            if (opt_int(WL, "prefetch", optarg, 0, 64, &v))
-                return -1;
-            o->prefetch = (int)v;
-            break;
-        case O_SEED:
-            if (opt_u64(WL, "seed", optarg, &o->seed))
-                return -1;
-            break;
-        case O_TARGET:
-            if (opt_double(WL, "target-accuracy", optarg, 0, 1, &o->target))
-                return -1;
-            break;
-        case O_DEVICE:
-            if ((k = opt_choice(WL, "device", optarg, devices)) < 0)
-                return -1;
-            if (k == 1) {
-                wl_error(WL, "--device cuda needs mlbench-workload built with the CUDA toolkit "
-                             "and a GPU; this build trains on the CPU only (use --device cpu)");
-                return -1;
-            }
-            break;
-        case O_PRECISION:
-            if ((k = opt_choice(WL, "precision", optarg, precisions)) < 0)
-                return -1;
-            precision = precisions[k];
-            break;
-        case O_INPUT_ONLY:
-            o->input_only = 1;
-            break;
-        case O_PREPARE_ONLY:
-            o->prepare_only = 1;
-            break;
-        case O_QUIET:
-            o->quiet = 1;
-            break;
-        case O_HELP:
-            fputs(usage_text, stdout);
-            return 1;
-        default:
-            wl_error(WL, "unknown option '%s' (see mlbench-workload imgclf --help)",
-                     argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        wl_error(WL, "unexpected argument '%s' (see mlbench-workload imgclf --help)",
-                 argv[optind]);
+    o->pad = -1;
+    const struct wl_opt table[] = {
+        WL_CHOICE("dataset", &dataset, datasets),
+        WL_STRING("data-dir", &o->data.dir),
+        WL_INT("image-size", &image_size, 8, 1024),
+        WL_INT("train-images", &o->train_images, 1, 10000000),
+        WL_INT("val-images", &o->data.val_count, 1, 10000000),
+        WL_INT("epochs", &o->epochs, 1, 100000),
+        WL_INT("batch", &o->batch, 1, 65536),
+        WL_DOUBLE("lr", &o->lr, 1e-9, 10),
+        WL_CHOICE("lr-schedule", &schedule, schedules),
+        WL_DOUBLE("momentum", &o->momentum, 0, 0.999),
+        WL_INT("pad", &o->pad, 0, 256),
+        WL_DOUBLE("weight-decay", &o->weight_decay, 0, 1),
+        WL_INT("threads", &o->threads, 1, 1024),
+        WL_INT("loader-threads", &o->loader_threads, 0, 1024),
+        WL_INT("prefetch", &o->prefetch, 0, 64),
+        WL_U64("seed", &o->seed),
+        WL_DOUBLE("target-accuracy", &o->target, 0, 1),
+        WL_CHOICE("device", &device, devices),
+        WL_CHOICE("precision", &precision, precisions),
+        WL_FLAG("input-only", &o->input_only),
+        WL_FLAG("prepare-only", &o->prepare_only),
+        WL_FLAG("quiet", &o->quiet),
+    };
+    int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
+                        usage_text);
+    if (rc)
+        return rc;
+    o->data.source = dataset == 0 ? DATASET_FASHION_MNIST : DATASET_SYNTHETIC;
+    o->data.image_size = image_size ? image_size : 32;
+    o->cosine = schedule == 0;
+    if (device == 1) {
+        wl_error(WL, "--device cuda needs mlbench-workload built with the CUDA toolkit and a "
+                     "GPU; this build trains on the CPU only (use --device cpu)");
         return -1;
     }
-    if (strcmp(precision, "fp32")) {
+    if (precision != 0) {
         wl_error(WL, "--precision %s needs --device cuda; the CPU backend trains in fp32",
-                 precision);
+                 precisions[precision]);
+        return -1;
+    }
+    if (image_size % 4) {
+        wl_error(WL, "--image-size '%d' must be divisible by 4 (the CNN pools twice)",
+                 image_size);
         return -1;
     }
     if (o->prefetch > 0 && o->loader_threads == 0) {
@@ -253,7 +124,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
                  o->prefetch);
         return -1;
     }
-    if (o->data.source == DATASET_FASHION_MNIST && image_size_given) {
+    if (o->data.source == DATASET_FASHION_MNIST && image_size) {
         wl_error(WL, "--image-size is for --dataset synthetic; Fashion-MNIST images are 28x28");
         return -1;
     }
@@ -264,7 +135,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     }
     if (o->data.source == DATASET_SYNTHETIC)
         o->data.train_count = o->train_images;
-    if (!o->lr_given)
+    if (o->lr == 0) /* not given: linear scaling with the batch */
         o->lr = fmin(0.16, 0.02 * o->batch / 32.0);
     o->data.seed = o->seed;
     o->data.progress = 1;

@@ -4,7 +4,6 @@
  * through the marker API, and the memory bandwidth each evaluation reaches. Its numbers compare
  * with scikit-learn's LogisticRegression(solver="lbfgs") on the same data
  * (bench/logreg-vs-sklearn.sh). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,40 +58,14 @@ static const char usage_text[] =
     "  --verbose            one line per L-BFGS iteration on stderr\n"
     "  --help               this text\n";
 
-enum {
-    O_SAMPLES = 256, O_FEATURES, O_INFORMATIVE, O_REDUNDANT, O_CLASS_SEP, O_FLIP_Y,
-    O_TEST_FRACTION, O_SEED, O_THREADS, O_MAX_ITER, O_TOL, O_SAVE_DATA, O_GENERATE_ONLY,
-    O_KERNEL, O_DEVICE, O_VERBOSE, O_HELP
-};
-
-static const struct option long_opts[] = {
-    {"samples", required_argument, 0, O_SAMPLES},
-    {"features", required_argument, 0, O_FEATURES},
-    {"informative", required_argument, 0, O_INFORMATIVE},
-    {"redundant", required_argument, 0, O_REDUNDANT},
-    {"class-sep", required_argument, 0, O_CLASS_SEP},
-    {"flip-y", required_argument, 0, O_FLIP_Y},
-    {"test-fraction", required_argument, 0, O_TEST_FRACTION},
-    {"seed", required_argument, 0, O_SEED},
-    {"threads", required_argument, 0, O_THREADS},
-    {"max-iter", required_argument, 0, O_MAX_ITER},
-    {"tol", required_argument, 0, O_TOL},
-    {"save-data", required_argument, 0, O_SAVE_DATA},
-    {"generate-only", no_argument, 0, O_GENERATE_ONLY},
-    {"kernel", required_argument, 0, O_KERNEL},
-    {"device", required_argument, 0, O_DEVICE},
-    {"verbose", no_argument, 0, O_VERBOSE},
-    {"help", no_argument, 0, O_HELP},
-    {0, 0, 0, 0},
-};
-
 /* Parses argv into *o. Returns 0, 1 after --help, or -1 on bad input (message printed). */
 static int parse(int argc, char **argv, struct logreg_opts *o)
 {
     static const char *const devices[] = {"cpu", "cuda", NULL};
     static const char *const kernels[] = {"auto", "generic", "avx512", NULL};
-    long v;
-    int k;
+    static const enum logloss_kernel kernel_of[] = {LOGLOSS_KERNEL_AUTO, LOGLOSS_KERNEL_GENERIC,
+                                                    LOGLOSS_KERNEL_AVX512};
+    int device = 0, kernel = 0;
     memset(o, 0, sizeof *o);
     o->data = (struct makeclass_spec){.samples = 100000, .features = 500, .informative = 250,
                                       .redundant = 2, .class_sep = 1.0, .flip_y = 0.01,
@@ -100,111 +73,37 @@ static int parse(int argc, char **argv, struct logreg_opts *o)
     o->threads = wl_online_cpus();
     lbfgs_default_params(&o->lbfgs);
     o->lbfgs.max_iter = 500;
-    o->kernel = LOGLOSS_KERNEL_AUTO;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
-        switch (c) {
-        case O_SAMPLES:
-            if (opt_int(WL, "samples", optarg, 2, 1000000000, &v))
-                return -1;
-            o->data.samples = v;
-            break;
-        case O_FEATURES:
-            if (opt_int(WL, "features", optarg, 1, 1000000, &v))
-                return -1;
-            o->data.features = v;
-            break;
-        case O_INFORMATIVE:
-            if (opt_int(WL, "informative", optarg, 2, MAKECLASS_MAX_INFORMATIVE, &v))
-                return -1;
-            o->data.informative = v;
-            break;
-        case O_REDUNDANT:
-            if (opt_int(WL, "redundant", optarg, 0, 1000000, &v))
-                return -1;
-            o->data.redundant = v;
-            break;
-        case O_CLASS_SEP:
-            if (opt_double(WL, "class-sep", optarg, 0, 1e6, &o->data.class_sep))
-                return -1;
-            break;
-        case O_FLIP_Y:
-            if (opt_double(WL, "flip-y", optarg, 0, 1, &o->data.flip_y))
-                return -1;
-            break;
-        case O_TEST_FRACTION:
-            if (opt_double(WL, "test-fraction", optarg, 1e-6, 0.999999, &o->data.test_fraction))
-                return -1;
-            break;
-        case O_SEED:
-            if (opt_u64(WL, "seed", optarg, &o->data.seed))
-                return -1;
-            break;
-        case O_THREADS:
-            if (opt_int(WL, "threads", optarg, 1, 1024, &v))
-                return -1;
-            o->threads = (int)v;
-            break;
-        case O_MAX_ITER:
-            if (opt_int(WL, "max-iter", optarg, 1, 1000000, &v))
-                return -1;
-            o->lbfgs.max_iter = (int)v;
-            break;
-        case O_TOL:
-            if (opt_double(WL, "tol", optarg, 0, 1e12, &o->lbfgs.pgtol))
-                return -1;
-            break;
-        case O_SAVE_DATA:
-            if (!*optarg) {
-                wl_error(WL, "--save-data '' is empty: give a path prefix such as /tmp/logreg");
-                return -1;
-            }
-            o->save_data = optarg;
-            break;
-        case O_GENERATE_ONLY:
-            o->generate_only = 1;
-            break;
-        case O_KERNEL:
-            if ((k = opt_choice(WL, "kernel", optarg, kernels)) < 0)
-                return -1;
-            o->kernel = k == 0 ? LOGLOSS_KERNEL_AUTO
-                               : k == 1 ? LOGLOSS_KERNEL_GENERIC : LOGLOSS_KERNEL_AVX512;
-            if (!logloss_kernel_available(o->kernel)) {
-                wl_error(WL, "--kernel %s: this CPU or build has no AVX-512 F/VL with FMA "
-                             "(use --kernel auto or generic)",
-                         optarg);
-                return -1;
-            }
-            break;
-        case O_DEVICE:
-            if ((k = opt_choice(WL, "device", optarg, devices)) < 0)
-                return -1;
-            if (k == 1) {
-                wl_error(WL, "--device cuda needs a CUDA build with a GPU (not in this build)");
-                return -1;
-            }
-            break;
-        case O_VERBOSE:
-            o->verbose = 1;
-            break;
-        case O_HELP:
-            fputs(usage_text, stdout);
-            return 1;
-        case ':':
-            wl_error(WL, "option '%s' needs a value (see mlbench-workload logreg --help)",
-                     argv[optind - 1]);
-            return -1;
-        default:
-            wl_error(WL, "unknown option '%s' (see mlbench-workload logreg --help)",
-                     argv[optind - 1]);
-            return -1;
-        }
+    const struct wl_opt table[] = {
+        WL_LONG("samples", &o->data.samples, 2, 1000000000),
+        WL_LONG("features", &o->data.features, 1, 1000000),
+        WL_LONG("informative", &o->data.informative, 2, MAKECLASS_MAX_INFORMATIVE),
+        WL_LONG("redundant", &o->data.redundant, 0, 1000000),
+        WL_DOUBLE("class-sep", &o->data.class_sep, 0, 1e6),
+        WL_DOUBLE("flip-y", &o->data.flip_y, 0, 1),
+        WL_DOUBLE("test-fraction", &o->data.test_fraction, 1e-6, 0.999999),
+        WL_U64("seed", &o->data.seed),
+        WL_INT("threads", &o->threads, 1, 1024),
+        WL_INT("max-iter", &o->lbfgs.max_iter, 1, 1000000),
+        WL_DOUBLE("tol", &o->lbfgs.pgtol, 0, 1e12),
+        WL_STRING("save-data", &o->save_data),
+        WL_FLAG("generate-only", &o->generate_only),
+        WL_CHOICE("kernel", &kernel, kernels),
+        WL_CHOICE("device", &device, devices),
+        WL_FLAG("verbose", &o->verbose),
+    };
+    int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
+                        usage_text);
+    if (rc)
+        return rc;
+    o->kernel = kernel_of[kernel];
+    if (!logloss_kernel_available(o->kernel)) {
+        wl_error(WL, "--kernel %s: this CPU or build has no AVX-512 F/VL with FMA (use --kernel "
+                     "auto or generic)",
+                 kernels[kernel]);
+        return -1;
     }
-    if (optind < argc) {
-        wl_error(WL, "unexpected argument '%s' (see mlbench-workload logreg --help)",
-                 argv[optind]);
+    if (device == 1) {
+        wl_error(WL, "--device cuda needs a CUDA build with a GPU (not in this build)");
         return -1;
     }
     char err[256];
