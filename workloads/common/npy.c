@@ -2,6 +2,7 @@
  * ({'descr': ..., 'fortran_order': False, 'shape': (...), }) padded with spaces and a newline so
  * that the data starts at a multiple of 64 bytes, as NumPy itself aligns it. */
 #include "common/npy.h"
+#include "common/opts.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -24,22 +25,6 @@ static size_t dtype_size(const char *dtype)
     return 0;
 }
 
-/* Writes all of buf to fd; 0 or -1 with errno. */
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len > (1U << 30) ? (1U << 30) : len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 int npy_write(const char *path, const char *dtype, const void *data, int ndim,
               const size_t *shape, char *err, size_t errlen)
@@ -108,8 +93,8 @@ int npy_write(const char *path, const char *dtype, const void *data, int ndim,
         return -1;
     }
     /* mkstemp creates 0600; a data file is for others to read too. */
-    int fail = fchmod(fd, 0644) || write_all(fd, pre, sizeof pre) ||
-               write_all(fd, header, padded - 10) || write_all(fd, data, count * elem);
+    int fail = fchmod(fd, 0644) || wl_write_all(fd, pre, sizeof pre) ||
+               wl_write_all(fd, header, padded - 10) || wl_write_all(fd, data, count * elem);
     int saved = errno;
     if (close(fd) != 0 && !fail) {
         fail = 1;

@@ -1,10 +1,11 @@
 /* opts: parsing of workload options with the messages the project promises: a bad value is
  * named with the option and what to do, and the caller exits 2. Messages go to stderr as
- * "mlbench-workload <workload>: ...". */
+ * "mlbench-workload <workload>: ...". Also the few system helpers every workload shares. */
 #ifndef MLBENCH_WL_OPTS_H
 #define MLBENCH_WL_OPTS_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Prints "mlbench-workload <wl>: <message>\n" to stderr. */
@@ -59,6 +60,8 @@ int opts_parse(const char *wl, int argc, char **argv, const struct wl_opt *table
 
 /* Number of CPUs this process may run on (sched_getaffinity), at least 1. */
 int wl_online_cpus(void);
+/* Writes all len bytes of buf to fd (retrying short writes and EINTR); 0, or -1 with errno. */
+int wl_write_all(int fd, const void *buf, size_t len);
 /* CLOCK_MONOTONIC in seconds. */
 double wl_now(void);
 
