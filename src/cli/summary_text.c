@@ -182,6 +182,17 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
         if (s->n_stages)
             fputs("stage time is wall time with the stage open on any thread (docs/markers.md)\n",
                   out);
+        /* Stages on different threads (a loader beside training) overlap: their shares then
+         * add up to more than the run, and removing one would not save all of its time. */
+        double shares = s->wall.median > 0 && s->outside_median_ns > 0
+                            ? s->outside_median_ns / s->wall.median : 0;
+        for (size_t i = 0; i < s->n_stages; i++)
+            if (s->stages[i].depth == 0 && isfinite(s->stages[i].share))
+                shares += s->stages[i].share;
+        if (shares > 1.02)
+            fprintf(out, "stages overlap: the top-level stages add up to %.0f %% of the run, as "
+                         "some ran at the same time on different threads\n",
+                    100 * shares);
         for (size_t i = 0; i < s->n_counters; i++) {
             const struct counter_summary *k = &s->counters[i];
             fprintf(out, "%-8s %-16s last %.6g", i ? "" : "counters", k->name, k->last.median);
