@@ -485,7 +485,7 @@ static void print_text(const json_t *doc)
         print_stage_note(c);
         putchar('\n');
         print_stage_table(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
-        print_pairs("counters (median of the last value of each run)",
+        print_pairs("counters (median per run of the sum for counts, else of the last value)",
                     json_object_get(c, "counters"), "name", "value");
         print_pairs("metadata", json_object_get(c, "metadata"), "key", "value");
         print_resources(json_object_get(c, "resources"));

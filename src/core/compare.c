@@ -424,9 +424,13 @@ static json_t *stage_rows(const json_t *base, const json_t *cand, const struct c
 
 /* ---- counters, metadata, resources ---- */
 
+/* A counter's figure per run: the sum for counts (images: the total per run), else the last
+ * value (accuracy, loss); the median over the runs. */
 static json_t *counter_value(const json_t *counter)
 {
-    const json_t *v = json_object_get(json_object_get(counter, "last"), "median");
+    const json_t *v = json_is_true(json_object_get(counter, "count"))
+                          ? json_object_get(counter, "sum_median")
+                          : json_object_get(json_object_get(counter, "last"), "median");
     return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
 }
 
