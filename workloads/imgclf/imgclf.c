@@ -39,7 +39,8 @@ static const char usage_text[] =
     "  --epochs N            passes over the training images (default 3)\n"
     "  --batch N             images per step (default 32)\n"
     "  --lr X                learning rate (default 0.02 x batch/32, at most 0.16)\n"
-    "  --lr-schedule cosine|constant   cosine: decays to 0 over the run (default)\n"
+    "  --lr-schedule cosine|constant   cosine: decays to 0 over the run (default); both\n"
+    "                        start with a linear warm-up over the first 5 % of the steps\n"
     "  --momentum X          SGD momentum (default 0.9)\n"
     "  --pad N               random crops from the image padded by N pixels; 0 = no crop\n"
     "                        (default 2, or width/16 from 64 pixels up)\n"
@@ -264,6 +265,9 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
     long images = 0, skipped = 0, step = 0, val_skipped = 0;
     /* Steps of the whole run, for the cosine schedule (an upper bound when files are skipped). */
     long total_steps = (long)o->epochs * ((train.count + o->batch - 1) / o->batch);
+    /* Linear warm-up over the first 5 % of the steps (Goyal et al., 2017: the linearly scaled
+     * rate of a large batch can kill the ReLUs in the first steps otherwise). */
+    long warmup_steps = total_steps / 20 > 1 ? total_steps / 20 : 1;
     int status = 0;
     for (int epoch = 0; epoch < o->epochs && status == 0; epoch++) {
         double te = wl_now();
@@ -286,6 +290,8 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
             double ts = wl_now();
             double lr = o->cosine ? 0.5 * o->lr * (1 + cos(M_PI * (double)step / total_steps))
                                   : o->lr;
+            if (step < warmup_steps) /* large batches' large rates need a gentle start */
+                lr *= (double)(step + 1) / (double)warmup_steps;
             double loss = cnn_train_step(net, b->x, b->labels, b->n, (float)lr,
                                          (float)o->momentum, (float)o->weight_decay);
             train_s += wl_now() - ts;

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Fashion-MNIST time to 90 % test accuracy (the DAWNBench metric) of `mlbench-workload imgclf`
+# against PyTorch CPU on the same CNN, optimiser, schedule, augmentation, batch, epochs and
+# thread count (bench/fmnist_peer.py). Ours runs the whole pipeline from the JPEG files
+# (--loader-threads 0: reading and decoding in the training thread); PyTorch has the dataset
+# resident in memory as tensors. Each configuration runs ROUNDS times, alternating; medians.
+# Usage: bench/time-to-accuracy.sh
+#   (env: BUILD=build, PYTHON=/usr/bin/python3 (needs python3-torch), ROUNDS=1, THREADS=$(nproc),
+#    CONFIGS="32:3 256:5" (batch:epochs))
+set -eu
+
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+ROUNDS=${ROUNDS:-1}
+THREADS=${THREADS:-$(nproc)}
+CONFIGS=${CONFIGS:-"32:3 256:5"}
+WL=$BUILD/mlbench-workload
+[ -x "$WL" ] || { echo "time-to-accuracy.sh: $WL not found: build first" >&2; exit 2; }
+"$PYTHON" -c 'import torch' 2>/dev/null ||
+    { echo "time-to-accuracy.sh: $PYTHON has no torch (python3-torch)" >&2; exit 2; }
+"$WL" imgclf --prepare-only >&2
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT INT TERM
+for cfg in $CONFIGS; do
+    b=${cfg%:*}; e=${cfg#*:}
+    i=0
+    while [ $i -lt "$ROUNDS" ]; do
+        "$WL" imgclf --batch "$b" --epochs "$e" --threads "$THREADS" --quiet |
+            sed -n 's/.*train \([0-9]*\) images\/s.*val accuracy \([0-9.]*\); \(90 % reached after \([0-9.]*\) s\)\{0,1\}.*/\4 \2 \1/p' |
+            awk '{ if (NF == 2) print "-", $1, $2; else print }' >>"$dir/ours.$b"
+        "$PYTHON" bench/fmnist_peer.py "$b" "$e" "$THREADS" |
+            "$PYTHON" -c 'import json,sys; r=json.load(sys.stdin); print(r["time_to_90_s"] or "-", r["accuracy"], round(r["train_images_per_s"]))' >>"$dir/torch.$b"
+        i=$((i + 1))
+    done
+done
+
+median() { awk -v c="$2" '{print $c}' "$1" | grep -v '^-$' | sort -g |
+    awk '{a[NR]=$1} END {if (NR == 0) print "-"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+echo "## Fashion-MNIST time to 90 % test accuracy, same CNN, $THREADS threads (median of $ROUNDS)"
+echo
+echo "$(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); command: bench/time-to-accuracy.sh"
+echo
+echo "| batch | epochs | ours: time to 90 % (s) | PyTorch: time to 90 % (s) | ratio | ours final acc | PyTorch final acc | ours train images/s | PyTorch train images/s |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for cfg in $CONFIGS; do
+    b=${cfg%:*}; e=${cfg#*:}
+    ot=$(median "$dir/ours.$b" 1); tt=$(median "$dir/torch.$b" 1)
+    ratio=$(echo "$ot $tt" | awk '$1 != "-" && $2 != "-" {printf "%.2fx", $2/$1} $1 == "-" || $2 == "-" {print "-"}')
+    echo "| $b | $e | $ot | $tt | $ratio | $(median "$dir/ours.$b" 2) | $(median "$dir/torch.$b" 2) | $(median "$dir/ours.$b" 3) | $(median "$dir/torch.$b" 3) |"
+done
