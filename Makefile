@@ -40,6 +40,10 @@ bench: build
 	bench/marker-cost.sh
 	bench/sampler-cost.sh
 	bench/nvtx-cost.sh
+	bench/cnn-vs-torch.sh
+	bench/input-pipeline.sh
+	bench/logreg-vs-sklearn.sh
+	bench/time-to-accuracy.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
