@@ -1,5 +1,5 @@
 """PyTorch peer of `mlbench-workload imgclf` on Fashion-MNIST (bench/time-to-accuracy.sh): the
-same CNN, optimiser (SGD, momentum 0.9, lr 0.02 x batch/32 capped at 0.16, linear warm-up over
+same CNN, optimiser (SGD, momentum 0.9, lr 0.02 x batch/32 capped at 0.1, linear warm-up over
 the first 5 % of the steps, cosine decay per step), augmentation (random crop from the image zero-padded by 2, horizontal flip) and
 normalisation, with the whole dataset resident in memory as tensors (read from Debian's IDX
 files: no JPEG decoding -- an advantage over our run from files). Evaluates the test set after
@@ -41,7 +41,7 @@ net = nn.Sequential(
     nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
     nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
     nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
-lr0 = min(0.16, 0.02 * batch / 32)
+lr0 = min(0.1, 0.02 * batch / 32)
 opt = torch.optim.SGD(net.parameters(), lr=lr0, momentum=0.9)
 lossf = nn.CrossEntropyLoss()
 pad_value = (0 - 0.2860) / 0.3530  # black padding, normalised

@@ -226,7 +226,7 @@ class DemoTest(unittest.TestCase):
             for path, batch in ((base, "32"), (opt, "128")):
                 with open(path) as f:
                     r = json.load(f)
-                self.assertEqual(r["summary"]["runs_ok"], 2)
+                self.assertEqual(r["summary"]["runs_ok"], 4)
                 self.assertEqual(r["runs"][0]["metadata"]["batch_size"], batch)
 
     def test_demo_bad_input(self):

@@ -38,7 +38,7 @@ static const char usage_text[] =
     "  --val-images N        synthetic: images in val (default 2000)\n"
     "  --epochs N            passes over the training images (default 3)\n"
     "  --batch N             images per step (default 32)\n"
-    "  --lr X                learning rate (default 0.02 x batch/32, at most 0.16)\n"
+    "  --lr X                learning rate (default 0.02 x batch/32, at most 0.1)\n"
     "  --lr-schedule cosine|constant   cosine: decays to 0 over the run (default); both\n"
     "                        start with a linear warm-up over the first 5 % of the steps\n"
     "  --momentum X          SGD momentum (default 0.9)\n"
@@ -137,7 +137,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     if (o->data.source == DATASET_SYNTHETIC)
         o->data.train_count = o->train_images;
     if (o->lr == 0) /* not given: linear scaling with the batch */
-        o->lr = fmin(0.16, 0.02 * o->batch / 32.0);
+        o->lr = fmin(0.1, 0.02 * o->batch / 32.0);
     o->data.seed = o->seed;
     o->data.progress = 1;
     return 0;
