@@ -31,7 +31,7 @@ for cfg in $CONFIGS; do
             sed -n 's/.*train \([0-9]*\) images\/s.*val accuracy \([0-9.]*\); \(90 % reached after \([0-9.]*\) s\)\{0,1\}.*/\4 \2 \1/p' |
             awk '{ if (NF == 2) print "-", $1, $2; else print }' >>"$dir/ours.$b"
         "$PYTHON" bench/fmnist_peer.py "$b" "$e" "$THREADS" |
-            "$PYTHON" -c 'import json,sys; r=json.load(sys.stdin); print(r["time_to_90_s"] or "-", r["accuracy"], round(r["train_images_per_s"]))' >>"$dir/torch.$b"
+            "$PYTHON" -c 'import json,sys; r=json.load(sys.stdin); print(round(r["time_to_90_s"], 1) if r["time_to_90_s"] else "-", r["accuracy"], round(r["train_images_per_s"]))' >>"$dir/torch.$b"
         i=$((i + 1))
     done
 done
