@@ -1,5 +1,5 @@
-/* cnn: the reference small CNN of imgclf, trained on the CPU (cnn_cpu.c: im2col + OpenBLAS sgemm,
- * plain C for the rest).
+/* cnn: the reference small CNN of imgclf, trained on the CPU (cnn_cpu.c: im2col + GEMM, through
+ * cnn_gemm.h's AVX-512 kernels when the CPU has them, else OpenBLAS sgemm; plain C for the rest).
  *
  *   conv3x3(32, pad 1)-ReLU-maxpool2 - conv3x3(64, pad 1)-ReLU-maxpool2 - FC(128)-ReLU - FC(classes)
  *   softmax cross-entropy, SGD with momentum (PyTorch's form: v = mu*v + g; w -= lr*v),
