@@ -6,6 +6,7 @@ Environment (set by ctest): MLBENCH, WORKLOAD (mlbench-workload), MLBENCH_SOURCE
 import glob
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -144,11 +145,14 @@ class WorkloadTest(unittest.TestCase):
             rc, out, err = self.workload("imgclf", *SMALL, "--data-dir", DATA, "--epochs", "1",
                                          "--threads", "1", "--seed", "5", *knobs)
             self.assertEqual(rc, 0, err)
-            return out.strip().splitlines()[-1].split("; train")[0], out
-        base, _ = final()
+            m = re.search(r"imgclf: (\d+) images .* train loss ([0-9.]+); val accuracy ([0-9.]+)",
+                          out)
+            self.assertIsNotNone(m, out)
+            return m.groups()
+        base = final()
+        self.assertEqual(base[0], "600")
         for knobs in (["--loader-threads", "2"], ["--loader-threads", "1", "--prefetch", "3"]):
-            line, out = final(*knobs)
-            self.assertEqual(line.split(" in ")[0], base.split(" in ")[0])
+            self.assertEqual(final(*knobs), base, knobs)  # same images, loss and accuracy
         r = self.measure("imgclf", *SMALL, "--data-dir", DATA, "--epochs", "1",
                          "--loader-threads", "2", "--prefetch", "2")
         run = r["runs"][0]

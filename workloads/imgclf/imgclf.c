@@ -343,8 +343,8 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         mlb_counter("train_images_per_s", ips);
         mlb_counter("train_gflops", ips * flops_step * 1e-9);
         printf("imgclf: %ld images in %d epoch(s), %.1f s; train %.0f images/s (%.1f GFLOP/s); "
-               "val accuracy %.4f",
-               images, o->epochs, total_s, ips, ips * flops_step * 1e-9, acc);
+               "last epoch's train loss %.6f; val accuracy %.4f",
+               images, o->epochs, total_s, ips, ips * flops_step * 1e-9, loss_sum, acc);
         if (reached_s >= 0)
             printf("; %.0f %% reached after %.1f s\n", 100 * o->target, reached_s);
         else
