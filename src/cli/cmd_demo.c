@@ -1,10 +1,9 @@
-/* cmd_demo: `mlbench demo`, the worked example automated (docs/demo.md): prepare the dataset,
+/* cmd_demo: `mlbench demo`, the worked example automated (docs/workloads.md): prepare the dataset,
  * benchmark the image-classification workload in its baseline configuration, then in its
  * optimised one, and compare them stage by stage. Each step is this same binary run as a child
  * (`mlbench run`, `mlbench compare`), so the demo shows exactly what a user would type. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,7 @@ static const char usage[] =
     "CNN) in a baseline configuration (serial loading, batch 32, one thread, fp32) and in an\n"
     "optimised one (loader thread + prefetch, batch 128, all cores), shows each run's stages and\n"
     "analysis, then compares them stage by stage.\n"
-    "  --quick          a small synthetic dataset and few images: about 30 s (for tests)\n"
+    "  --quick          a small synthetic dataset and few images: seconds (for tests)\n"
     "  -r, --runs N     repetitions of each configuration (default 5; --quick 4: fewer than 4\n"
     "                   cannot show a significant change)\n"
     "  --train-images N training images per run (default: all 60000; --quick 600)\n"
