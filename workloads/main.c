@@ -12,6 +12,7 @@ static const struct {
     {"imgclf", imgclf_main, "image classification: JPEG files -> small CNN (load, preprocess, "
                             "train, evaluate)"},
     {"logreg", logreg_main, "logistic regression with L-BFGS on make_classification data"},
+    {"gemm", gemm_main, "matrix-multiply throughput by device and precision (CPU, CUDA)"},
 };
 
 static void usage(FILE *out)

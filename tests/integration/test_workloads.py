@@ -208,6 +208,64 @@ class WorkloadTest(unittest.TestCase):
         self.assertTrue(any("(1000,)" in h for h in shapes.values()), shapes)
 
 
+def gpu_present():
+    """Whether an NVIDIA GPU is usable here (nvidia-smi lists one)."""
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return p.returncode == 0 and "GPU" in p.stdout
+
+
+class GemmTest(unittest.TestCase):
+    def run_gemm(self, *args):
+        p = subprocess.run([WORKLOAD, "gemm", *args], capture_output=True, text=True,
+                           timeout=300)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_cpu(self):
+        with tempfile.TemporaryDirectory(prefix="mlbench-gemm-") as tmp:
+            out = os.path.join(tmp, "r.json")
+            p = subprocess.run([MLBENCH, "run", "-q", "-r", "1", "--store", tmp, "-o", out, "--",
+                                WORKLOAD, "gemm", "--device", "cpu", "--sizes", "64,96",
+                                "--reps", "3", "--threads", "1"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                run = json.load(f)["runs"][0]
+        self.assertEqual([s["name"] for s in run["stages"]], ["fp32-64", "fp32-96"])
+        tflops = {c["name"]: c["last"] for c in run["counters"]}
+        self.assertGreater(tflops["tflops_fp32_64"], 0)
+        self.assertGreater(tflops["tflops_fp32_96"], 0)
+        self.assertEqual(run["metadata"]["device"], "cpu")
+
+    def test_bad_input(self):
+        for args, msg in ((["--sizes", "0"], "--sizes '0'"),
+                          (["--sizes", "64,x"], "--sizes 'x'"),
+                          (["--precision", "fp8", "--device", "cpu"], "--precision 'fp8'"),
+                          (["--precision", "bf16", "--device", "cpu"], "needs --device cuda"),
+                          (["--reps", "0"], "--reps '0'")):
+            rc, out, err = self.run_gemm(*args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn(msg, err, args)
+
+    def test_cuda_without_gpu_is_refused(self):
+        if gpu_present():
+            self.skipTest("a GPU is present: --device cuda is not refused here")
+        rc, out, err = self.run_gemm("--device", "cuda", "--sizes", "64")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("--device cuda: ", err)
+
+    def test_cuda_every_precision(self):
+        """On a GPU: every precision passes its correctness check and reports TFLOP/s."""
+        if not gpu_present():
+            self.skipTest("no NVIDIA GPU here (nvidia-smi -L lists none)")
+        rc, out, err = self.run_gemm("--device", "cuda", "--sizes", "256,1024", "--reps", "3")
+        self.assertEqual(rc, 0, err)
+        for prec in ("fp32", "tf32", "fp16", "bf16"):
+            self.assertRegex(out, rf"{prec} +1024 .* TFLOP/s")
+
+
 class DemoTest(unittest.TestCase):
     def test_demo_quick(self):
         with tempfile.TemporaryDirectory(prefix="mlbench-demo-") as tmp:

@@ -1,0 +1,47 @@
+#!/bin/sh
+# The GPU machine's checks, in one call (device time is scarce): correctness and TFLOP/s of the
+# CUDA GEMM by precision, the same under `mlbench run` (NVML sampling, GPU verdicts), PyTorch's
+# matrix product side by side on the same GPU, and the GPU cases of the test suite.
+# Prepare here: cmake --build build && scripts/gpu-bundle.sh build build-gpu; then run on the
+# GPU machine from the repository root with build-gpu carried: bench/gpu-check.sh build-gpu.
+# Writes its files to $OUT (the device tool's output folder) or /tmp/gpu-check.
+set -u
+B=${1:-build-gpu}
+R=${OUT:-/tmp/gpu-check}
+mkdir -p "$R"
+export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+echo "== machine: $(date -u +%Y-%m-%dT%H:%MZ), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
+nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.max.sm,power.limit --format=csv
+
+echo "== 1 gemm by precision (checked against a double reference first)"
+"$B/mlbench-workload" gemm --device cuda --sizes 1024,4096,8192 --reps 20 | tee "$R/gemm.txt"
+
+echo "== 2 the same under mlbench run (bf16, 8192): GPU sampling and verdict"
+"$B/mlbench" run -r 3 --store "$R/store" -o "$R/gemm-run.json" -- \
+    "$B/mlbench-workload" gemm --device cuda --precision bf16 --sizes 8192 --reps 200 |
+    tee "$R/gemm-run.txt"
+
+echo "== 3 PyTorch's matrix product on the same GPU (median of 20 after warm-up, synchronised)"
+python3 - <<'PY' | tee "$R/torch-gemm.txt"
+import statistics, time, torch
+n = 8192
+for name, dt, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, True),
+                       ("fp16", torch.float16, False), ("bf16", torch.bfloat16, False)):
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    a = torch.rand(n, n, device="cuda", dtype=dt) * 2 - 1
+    b = torch.rand(n, n, device="cuda", dtype=dt) * 2 - 1
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(20):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); a @ b; e.record(); e.synchronize()
+        ts.append(s.elapsed_time(e) / 1e3)
+    t = statistics.median(ts)
+    print(f"  torch {name:5} {n:6}  {t * 1e3:10.3f} ms  {2 * n ** 3 / t / 1e12:9.2f} TFLOP/s")
+PY
+
+echo "== 4 the test suite's GPU cases"
+cd tests/integration && MLBENCH="$OLDPWD/$B/mlbench" WORKLOAD="$OLDPWD/$B/mlbench-workload" \
+    python3 -m unittest -v test_workloads.GemmTest 2>&1 | tee "$R/tests.txt"

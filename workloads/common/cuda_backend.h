@@ -1,0 +1,49 @@
+/* cuda_backend: the optional CUDA backend of the workloads. It is a shared library,
+ * libmlbench_wl_cuda.so, built only when CMake finds the CUDA toolkit (workloads/<name>/cuda/), and
+ * loaded at run time by `--device cuda`, so that mlbench-workload itself never links CUDA and
+ * runs on any machine. The library exports one function, mlbench_cuda_backend(), returning the
+ * table below; the ABI number must match. */
+#ifndef MLBENCH_WL_CUDA_BACKEND_H
+#define MLBENCH_WL_CUDA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CUDA_BACKEND_ABI 1
+#define CUDA_BACKEND_SYMBOL "mlbench_cuda_backend"
+
+/* Precisions of the GEMM benchmark: inputs, output and accumulation (all accumulate in fp32). */
+enum gemm_precision { GEMM_FP32, GEMM_TF32, GEMM_FP16, GEMM_BF16, GEMM_PRECISIONS };
+
+struct gemm_request {
+    enum gemm_precision precision;
+    int m, n, k;        /* C[m x n] = A[m x k] B[k x n], row-major */
+    int warmup, reps;   /* untimed, then timed repetitions */
+    uint64_t seed;      /* of the inputs, uniform in [-1, 1) */
+};
+
+struct gemm_timing {
+    double median_s, min_s, max_s; /* per product: device time between CUDA events */
+};
+
+struct cuda_backend {
+    int abi; /* CUDA_BACKEND_ABI */
+    /* Number of usable CUDA devices (0: none) and device 0's name and compute capability.
+     * -1 with a message when the driver or runtime fails. */
+    int (*devices)(char *name, size_t name_len, int *cc_major, int *cc_minor, char *err,
+                   size_t errlen);
+    /* With a, b and c NULL: times rq on device 0 (cuBLAS; inputs generated on the device from
+     * rq->seed) and fills *out. With a, b (row-major float, m x k and k x n, rounded to the
+     * precision on the device) and c (m x n): computes the product once into c, for the
+     * caller's correctness check; out may be NULL. 0, or -1 with a message naming the CUDA
+     * call and its error (out of memory included). */
+    int (*gemm)(const struct gemm_request *rq, const float *a, const float *b, float *c,
+                struct gemm_timing *out, char *err, size_t errlen);
+};
+
+/* Loads the backend: $MLBENCH_CUDA_BACKEND, else libmlbench_wl_cuda.so beside the running
+ * executable. NULL with a message saying why (not built, cannot load, ABI mismatch). The
+ * library stays loaded. */
+const struct cuda_backend *cuda_backend_load(char *err, size_t errlen);
+
+#endif

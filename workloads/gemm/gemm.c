@@ -1,0 +1,284 @@
+/* gemm: matrix-multiply throughput by device, precision and size (docs/workloads.md): the
+ * ceiling the other workloads are measured against. Each (precision, size) is a stage; its
+ * TFLOP/s is a counter. Before timing, every precision is checked on a small product against a
+ * double-precision reference computed here, so a fast wrong result is never reported. CPU:
+ * OpenBLAS sgemm (fp32). CUDA: cuBLAS through the backend library (common/cuda_backend.h). */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cuda_backend.h"
+#include "common/opts.h"
+#include "common/rng.h"
+#include "mlbench/marker.h"
+#include "workloads.h"
+
+#define WL "gemm"
+#define MAX_LIST 16
+
+static const char *const precision_names[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+/* Largest relative Frobenius error of the check product: rounding of the inputs (tf32: 10-bit
+ * mantissa, fp16: 10, bf16: 7) over a k = 320 dot product, with margin. */
+static const double tolerance[GEMM_PRECISIONS] = {1e-5, 5e-3, 5e-3, 3e-2};
+
+static const char usage_text[] =
+    "usage: mlbench-workload gemm [options]\n"
+    "Matrix-multiply throughput (C = A B, square N x N, fp32 accumulation) by precision and size.\n"
+    "  --device auto|cpu|cuda   auto: cuda when a GPU and the CUDA backend are there (default)\n"
+    "  --precision LIST     comma-separated of fp32, tf32, fp16, bf16 (default: cpu fp32;\n"
+    "                       cuda all four)\n"
+    "  --sizes LIST         comma-separated N (default: cpu 512,1024,2048; cuda 1024,4096,8192)\n"
+    "  --warmup N           untimed products first (default 3)\n"
+    "  --reps N             timed products; the median is reported (default 10)\n"
+    "  --threads N          cpu: OpenBLAS threads (default: all CPUs)\n"
+    "  --seed N             of the inputs (default 1)\n";
+
+struct gemm_opts {
+    int device; /* 0 auto, 1 cpu, 2 cuda */
+    const char *precisions, *sizes;
+    int warmup, reps, threads;
+    uint64_t seed;
+};
+
+/* Parses a comma-separated list of sizes into out; returns the count or -1 (message printed). */
+static int parse_sizes(const char *list, int *out)
+{
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (n == MAX_LIST) {
+            wl_error(WL, "--sizes '%s' has more than %d sizes", list, MAX_LIST);
+            return -1;
+        }
+        if (opt_int(WL, "sizes", t, 16, 65536, &v))
+            return -1;
+        out[n++] = (int)v;
+    }
+    if (n == 0)
+        wl_error(WL, "--sizes '%s' names no size: give e.g. 1024,4096", list);
+    return n ? n : -1;
+}
+
+static int parse_precisions(const char *list, int *out)
+{
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = opt_choice(WL, "precision", t, precision_names);
+        if (k < 0 || n == MAX_LIST)
+            return -1;
+        out[n++] = k;
+    }
+    if (n == 0)
+        wl_error(WL, "--precision '%s' names no precision", list);
+    return n ? n : -1;
+}
+
+static void fill(float *x, size_t n, struct rng *r)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(2.0 * rng_uniform(r) - 1.0);
+}
+
+/* ||c - a b||_F / ||a b||_F with the reference in double. */
+static double rel_error(const float *a, const float *b, const float *c, int m, int n, int k)
+{
+    double num = 0, den = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double ref = 0;
+            for (int p = 0; p < k; p++)
+                ref += (double)a[(size_t)i * k + p] * b[(size_t)p * n + j];
+            double d = c[(size_t)i * n + j] - ref;
+            num += d * d;
+            den += ref * ref;
+        }
+    return sqrt(num / den);
+}
+
+/* The CPU's product, timed with CLOCK_MONOTONIC (OpenBLAS runs synchronously). */
+static void cpu_gemm(const float *a, const float *b, float *c, int m, int n, int k)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c,
+                n);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static int cpu_time(int size, const struct gemm_opts *o, struct gemm_timing *t, char *err,
+                    size_t errlen)
+{
+    size_t nn = (size_t)size * size;
+    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
+    double *times = malloc((size_t)o->reps * sizeof *times);
+    if (!a || !b || !c || !times) {
+        snprintf(err, errlen, "out of memory for three %dx%d matrices", size, size);
+        free(a), free(b), free(c), free(times);
+        return -1;
+    }
+    struct rng r;
+    rng_seed(&r, o->seed);
+    fill(a, nn, &r);
+    fill(b, nn, &r);
+    for (int i = 0; i < o->warmup; i++)
+        cpu_gemm(a, b, c, size, size, size);
+    for (int i = 0; i < o->reps; i++) {
+        double t0 = wl_now();
+        cpu_gemm(a, b, c, size, size, size);
+        times[i] = wl_now() - t0;
+    }
+    qsort(times, (size_t)o->reps, sizeof *times, cmp_double);
+    int h = o->reps / 2;
+    t->median_s = o->reps % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
+    t->min_s = times[0];
+    t->max_s = times[o->reps - 1];
+    free(a), free(b), free(c), free(times);
+    return 0;
+}
+
+/* Checks one precision on a 192 x 320 x 256 product; 0, or -1 with the error printed. */
+static int check(const struct cuda_backend *cuda, int precision, uint64_t seed)
+{
+    const int m = 192, k = 320, n = 256;
+    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+    float *c = malloc((size_t)m * n * sizeof *c);
+    char err[512];
+    int rc = -1;
+    if (!a || !b || !c) {
+        wl_error(WL, "out of memory");
+        goto out;
+    }
+    struct rng r;
+    rng_seed(&r, seed ^ 0xc0ffee);
+    fill(a, (size_t)m * k, &r);
+    fill(b, (size_t)k * n, &r);
+    if (cuda) {
+        struct gemm_request rq = {.precision = precision, .m = m, .n = n, .k = k, .seed = seed};
+        if (cuda->gemm(&rq, a, b, c, NULL, err, sizeof err)) {
+            wl_error(WL, "%s", err);
+            goto out;
+        }
+    } else {
+        cpu_gemm(a, b, c, m, n, k);
+    }
+    double e = rel_error(a, b, c, m, n, k);
+    if (!(e <= tolerance[precision])) {
+        wl_error(WL, "%s on %s gives a wrong product: relative error %.3g, more than the %.0e "
+                     "its rounding allows: not timing it",
+                 precision_names[precision], cuda ? "cuda" : "cpu", e, tolerance[precision]);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(a), free(b), free(c);
+    return rc;
+}
+
+int gemm_main(int argc, char **argv)
+{
+    static const char *const devices[] = {"auto", "cpu", "cuda", NULL};
+    struct gemm_opts o = {.warmup = 3, .reps = 10, .threads = wl_online_cpus(), .seed = 1};
+    const struct wl_opt table[] = {
+        WL_CHOICE("device", &o.device, devices),
+        WL_STRING("precision", &o.precisions),
+        WL_STRING("sizes", &o.sizes),
+        WL_INT("warmup", &o.warmup, 0, 1000),
+        WL_INT("reps", &o.reps, 1, 100000),
+        WL_INT("threads", &o.threads, 1, 1024),
+        WL_U64("seed", &o.seed),
+    };
+    int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
+                        usage_text);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+
+    /* The device: cuda needs the backend and a GPU; auto falls back to the CPU and says why. */
+    char err[512], name[256] = "cpu";
+    int cc_major = 0, cc_minor = 0;
+    const struct cuda_backend *cuda = NULL;
+    if (o.device != 1) {
+        cuda = cuda_backend_load(err, sizeof err);
+        int n = cuda ? cuda->devices(name, sizeof name, &cc_major, &cc_minor, err, sizeof err)
+                     : -1;
+        if (cuda && n == 0)
+            snprintf(err, sizeof err, "no CUDA GPU found (the driver reports none)");
+        if (n <= 0) {
+            cuda = NULL;
+            if (o.device == 2) {
+                wl_error(WL, "--device cuda: %s", err);
+                return 2;
+            }
+            snprintf(name, sizeof name, "cpu");
+            if (o.device == 0)
+                fprintf(stderr, "mlbench-workload gemm: on the CPU: %s\n", err);
+        }
+    }
+    int sizes[MAX_LIST], precisions[MAX_LIST];
+    int n_sizes = parse_sizes(o.sizes ? o.sizes : cuda ? "1024,4096,8192" : "512,1024,2048",
+                              sizes);
+    int n_prec = parse_precisions(o.precisions ? o.precisions : cuda ? "fp32,tf32,fp16,bf16"
+                                                                     : "fp32",
+                                  precisions);
+    if (n_sizes < 0 || n_prec < 0)
+        return 2;
+    for (int i = 0; i < n_prec; i++)
+        if (!cuda && precisions[i] != GEMM_FP32) {
+            wl_error(WL, "--precision %s needs --device cuda; the CPU product is fp32 (OpenBLAS "
+                         "sgemm)",
+                     precision_names[precisions[i]]);
+            return 2;
+        }
+    if (!cuda)
+        openblas_set_num_threads(o.threads);
+
+    char buf[64];
+    mlb_meta("model", "gemm");
+    mlb_meta("device", cuda ? "cuda" : "cpu");
+    mlb_meta("device_name", name);
+    if (cuda) {
+        snprintf(buf, sizeof buf, "%d.%d", cc_major, cc_minor);
+        mlb_meta("compute_capability", buf);
+    } else {
+        snprintf(buf, sizeof buf, "%d", o.threads);
+        mlb_meta("threads", buf);
+    }
+    printf("gemm on %s%s: C = A B, N x N, median of %d after %d warm-up\n", name,
+           cuda ? "" : " (OpenBLAS sgemm)", o.reps, o.warmup);
+    for (int p = 0; p < n_prec; p++) {
+        int prec = precisions[p];
+        if (check(cuda, prec, o.seed))
+            return 1;
+        for (int s = 0; s < n_sizes; s++) {
+            char stage[64], counter[64];
+            snprintf(stage, sizeof stage, "%s-%d", precision_names[prec], sizes[s]);
+            snprintf(counter, sizeof counter, "tflops_%s_%d", precision_names[prec], sizes[s]);
+            struct gemm_timing t;
+            struct gemm_request rq = {.precision = prec, .m = sizes[s], .n = sizes[s],
+                                      .k = sizes[s], .warmup = o.warmup, .reps = o.reps,
+                                      .seed = o.seed};
+            mlb_stage_begin(stage);
+            rc = cuda ? cuda->gemm(&rq, NULL, NULL, NULL, &t, err, sizeof err)
+                      : cpu_time(sizes[s], &o, &t, err, sizeof err);
+            mlb_stage_end(stage);
+            if (rc) {
+                wl_error(WL, "%s: %s", stage, err);
+                return 1;
+            }
+            double tflops = 2.0 * sizes[s] * (double)sizes[s] * sizes[s] / t.median_s * 1e-12;
+            mlb_counter(counter, tflops);
+            printf("  %-5s %6d  %10.3f ms  (%.3f .. %.3f)  %9.2f TFLOP/s\n",
+                   precision_names[prec], sizes[s], t.median_s * 1e3, t.min_s * 1e3,
+                   t.max_s * 1e3, tflops);
+        }
+    }
+    return 0;
+}
