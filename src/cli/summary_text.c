@@ -184,15 +184,18 @@ void summary_text_print(FILE *out, const struct bench_result *r, const char *res
                   out);
         /* Stages on different threads (a loader beside training) overlap: their shares then
          * add up to more than the run, and removing one would not save all of its time. */
-        double shares = s->wall.median > 0 && s->outside_median_ns > 0
-                            ? s->outside_median_ns / s->wall.median : 0;
-        for (size_t i = 0; i < s->n_stages; i++)
-            if (s->stages[i].depth == 0 && isfinite(s->stages[i].share))
-                shares += s->stages[i].share;
-        if (shares > 1.02)
-            fprintf(out, "stages overlap: the top-level stages add up to %.0f %% of the run, as "
-                         "some ran at the same time on different threads\n",
-                    100 * shares);
+        int listed = 0;
+        for (size_t i = 0; i < s->n_stages; i++) {
+            const struct stage_summary *st = &s->stages[i];
+            double part = st->active.median > 0 ? st->overlap_median_ns / st->active.median : 0;
+            if (st->depth != 0 || !(part >= 0.05))
+                continue;
+            fprintf(out, "%s %s %.0f %%", listed++ ? "," : "stages overlap (time beside other "
+                                                        "stages, on other threads):",
+                    st->name, 100 * part);
+        }
+        if (listed)
+            fputs("\n", out);
         for (size_t i = 0; i < s->n_counters; i++) {
             const struct counter_summary *k = &s->counters[i];
             fprintf(out, "%-8s %-16s last %.6g", i ? "" : "counters", k->name, k->last.median);

@@ -47,6 +47,7 @@
 #define UNMEASURED_MIN_SHARE 0.05 /* an unmeasured stage shorter than this share is not worth it */
 #define TOTAL_COVERED 0.5       /* top-level stages covering less: total gets findings too */
 #define FEW_SAMPLES 5           /* fewer samples: figures are rough, and the evidence says so */
+#define OVERLAP_SHARED 0.5      /* at least: a stage mostly ran beside others (figures shared) */
 #define MIN_INTERVAL_NS ((double)SAMPLER_MIN_INTERVAL_NS) /* the shortest --interval */
 
 #define TEXT_MAX 640
@@ -519,6 +520,13 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
 
     if (s->samples > 0 && s->samples < FEW_SAMPLES && strcmp(o->rule, "unmeasured") != 0)
         cat(o->evidence, TEXT_MAX, " (only %zu samples: rough)", s->samples);
+    /* A stage run beside others (a loader thread's work beside training) shares the process's
+     * figures with them, and shortening it shortens the run only where it is alone. */
+    if (s->overlap >= OVERLAP_SHARED && strcmp(o->rule, "unmeasured") != 0) {
+        cat(o->evidence, TEXT_MAX, "; ran beside other stages %.0f %% of its time, which share "
+            "these figures", pct(s->overlap));
+        o->saving_ns *= 1 - s->overlap;
+    }
     if (!known(o->saving_ns) || o->saving_ns < 0)
         o->saving_ns = 0;
 }

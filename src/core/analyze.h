@@ -16,6 +16,8 @@ struct stage_resources {
     int depth;               /* nesting depth, 0 for top level and total */
     double time_ns;          /* median active time */
     double share;            /* of the run's median wall time, 0..1 */
+    double overlap;          /* part of time_ns with another top-level stage open beside it on
+                              * another thread, 0..1 (its process-wide figures are shared) */
     size_t samples;          /* samples that fell in the stage (all runs) */
 
     /* workload process tree */

@@ -267,6 +267,8 @@ void resources_analyze(struct bench_result *r)
         sr[i].depth = s->stages[i].depth;
         sr[i].time_ns = s->stages[i].active.median;
         sr[i].share = s->stages[i].share;
+        sr[i].overlap = s->stages[i].active.median > 0
+                            ? s->stages[i].overlap_median_ns / s->stages[i].active.median : 0;
         if (s->stages[i].resources)
             figures(s, s->stages[i].resources, ncpu, r->gpus_shown, &sr[i]);
     }

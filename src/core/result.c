@@ -190,10 +190,11 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     for (size_t i = 0; i < d->n_stages; i++) {
         const struct stage_total *t = &d->stages[i];
         json_array_append_new(stages, json_pack(
-            "{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "name", event_log_str(log, t->name),
-            "depth", (int)t->depth, "count", (json_int_t)t->count,
+            "{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
+            event_log_str(log, t->name), "depth", (int)t->depth, "count", (json_int_t)t->count,
             "unclosed", (json_int_t)t->unclosed, "active_ns", jint(t->active_ns),
-            "busy_ns", jint(t->busy_ns), "first_begin_ns", jint(t->first_ns),
+            "busy_ns", jint(t->busy_ns), "overlap_ns", jint(t->overlap_ns),
+            "first_begin_ns", jint(t->first_ns),
             "last_end_ns", jint(t->last_ns),
             "resources", resources_json(rep->samples.defs, rep->samples.n_series,
                                         rep->metrics ? rep->metrics[i] : NULL)));
@@ -286,9 +287,11 @@ static json_t *summary_json(const struct summary *s)
     for (size_t i = 0; i < s->n_stages; i++) {
         const struct stage_summary *st = &s->stages[i];
         json_array_append_new(stages, json_pack(
-            "{s:s, s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "name", st->name, "depth", st->depth,
-            "n", (json_int_t)st->n, "active_ns", stats_json(&st->active),
-            "busy_ns_median", jnum(st->busy_median_ns), "span_ns_median", jnum(st->span_median_ns),
+            "{s:s, s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name", st->name, "depth",
+            st->depth, "n", (json_int_t)st->n, "active_ns", stats_json(&st->active),
+            "busy_ns_median", jnum(st->busy_median_ns),
+            "overlap_ns_median", jnum(st->overlap_median_ns),
+            "span_ns_median", jnum(st->span_median_ns),
             "count_median", jnum(st->count_median), "share", jnum(st->share),
             "resources", resources_json(s->series, s->n_series, st->resources)));
     }

@@ -168,6 +168,54 @@ static void totals(struct stage_data *d, const struct span *sorted, size_t n)
     qsort(d->stages, d->n_stages, sizeof *d->stages, stage_by_first);
 }
 
+struct edge {
+    int64_t t;
+    size_t stage;
+    int delta; /* +1 begin, -1 end */
+};
+
+/* By time; at equal times ends first, so back-to-back stages do not overlap. */
+static int edge_order(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->t != y->t)
+        return (x->t > y->t) - (x->t < y->t);
+    return x->delta - y->delta;
+}
+
+/* Sets each top-level stage's overlap_ns: a sweep over the begins and ends of the top-level
+ * spans counting, per stage, its open spans, and over all stages how many distinct stages are
+ * open. */
+static void overlaps(struct stage_data *d, const struct span *spans, size_t n)
+{
+    struct edge *e = xmalloc(2 * n * sizeof *e);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (spans[i].depth != 0)
+            continue;
+        size_t k = 0;
+        while (d->stages[k].name != spans[i].name)
+            k++;
+        e[ne++] = (struct edge){spans[i].start_ns, k, +1};
+        e[ne++] = (struct edge){spans[i].end_ns, k, -1};
+    }
+    qsort(e, ne, sizeof *e, edge_order);
+    int64_t *open = xcalloc(d->n_stages, sizeof *open);
+    size_t distinct = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0 && distinct >= 2 && e[i].t > e[i - 1].t)
+            for (size_t k = 0; k < d->n_stages; k++)
+                if (open[k])
+                    d->stages[k].overlap_ns += e[i].t - e[i - 1].t;
+        if (e[i].delta > 0 && open[e[i].stage]++ == 0)
+            distinct++;
+        else if (e[i].delta < 0 && --open[e[i].stage] == 0)
+            distinct--;
+    }
+    free(open);
+    free(e);
+}
+
 /* Wall time covered by no span at all. */
 static int64_t uncovered(struct span *by_start, size_t n, int64_t wall_ns)
 {
@@ -316,6 +364,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_name_start);
     totals(d, tmp, d->n_spans);
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_start);
+    overlaps(d, tmp, d->n_spans);
     d->outside_ns = uncovered(tmp, d->n_spans, wall_ns);
     free(tmp);
 }

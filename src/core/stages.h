@@ -29,6 +29,8 @@ struct stage_total {
     uint64_t count;        /* spans */
     uint64_t unclosed;     /* spans still open at the end of the run */
     int64_t busy_ns, active_ns, first_ns, last_ns;
+    int64_t overlap_ns;    /* top-level stages: time it was open while another top-level stage
+                            * was open too (on another thread: a loader beside training) */
 };
 
 struct counter_total {

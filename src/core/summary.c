@@ -138,6 +138,7 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
 {
     double *x = xmalloc(u->n * sizeof *x), *busy = xmalloc(u->n * sizeof *x);
     double *span = xmalloc(u->n * sizeof *x), *count = xmalloc(u->n * sizeof *x);
+    double *overlap = xmalloc(u->n * sizeof *x);
     struct used present = {xmalloc(u->n * sizeof *present.rep), 0, u->warmups};
 
     /* Names in order of first appearance over the runs. */
@@ -167,6 +168,7 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
             busy[n] = (double)t->busy_ns;
             span[n] = (double)(t->last_ns - t->first_ns);
             count[n] = (double)t->count;
+            overlap[n] = (double)t->overlap_ns;
             if (t->depth < ss->depth)
                 ss->depth = t->depth;
             present.rep[present.n++] = u->rep[k];
@@ -186,6 +188,7 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
         }
         stats_summarize(x, n, &ss->active);
         ss->busy_median_ns = stats_median(busy, n);
+        ss->overlap_median_ns = stats_median(overlap, n);
         ss->span_median_ns = stats_median(span, n);
         ss->count_median = stats_median(count, n);
         ss->share = wall_median > 0 ? ss->active.median / wall_median : 0;
@@ -198,6 +201,7 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
     free(present.rep);
     free(x);
     free(busy);
+    free(overlap);
     free(span);
     free(count);
 }

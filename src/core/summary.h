@@ -26,6 +26,7 @@ struct stage_summary {
     size_t n;                  /* runs in which the stage appeared */
     struct stats_summary active; /* wall time with the stage open, ns */
     double busy_median_ns;     /* median over runs of the sum of its spans */
+    double overlap_median_ns;  /* median over runs of stage_total.overlap_ns */
     double span_median_ns;     /* median over runs of first begin to last end */
     double count_median;       /* median spans per run */
     double share;              /* active median / median wall time of the run */

@@ -162,6 +162,12 @@ class WorkloadTest(unittest.TestCase):
         self.assertEqual(len(train_tids), 1)
         self.assertTrue(load_tids)
         self.assertFalse(train_tids & load_tids)
+        # The overlap is accounted: preprocess ran (partly) beside train, evaluate never did.
+        self.assertGreater(self.stage(run, "preprocess")["overlap_ns"], 0)
+        self.assertGreater(self.stage(run, "train")["overlap_ns"], 0)
+        self.assertEqual(self.stage(run, "evaluate")["overlap_ns"], 0)
+        pre = self.stage(r["summary"], "preprocess")
+        self.assertGreater(pre["overlap_ns_median"], 0)
 
     def test_corrupt_jpeg_skipped_and_counted(self):
         data = os.path.join(self.tmp.name, "corrupt")

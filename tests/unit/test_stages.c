@@ -79,6 +79,33 @@ static void test_nested_sequence(void **state)
     event_log_free(&log);
 }
 
+/* overlap_ns: time a top-level stage was open beside another top-level stage on another
+ * thread; back-to-back stages, one stage on two threads and nested stages do not overlap. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 train", T0 + 0 * MS);
+    ev(&log, "B %lld 1 1 step", T0 + 10 * MS);     /* nested: never overlaps */
+    ev(&log, "E %lld 1 1 step", T0 + 90 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 100 * MS);
+    ev(&log, "B %lld 1 2 preprocess", T0 + 50 * MS); /* beside train 50..100 */
+    ev(&log, "E %lld 1 2 preprocess", T0 + 150 * MS);
+    ev(&log, "B %lld 1 3 preprocess", T0 + 60 * MS); /* itself on another thread: no more */
+    ev(&log, "E %lld 1 3 preprocess", T0 + 120 * MS);
+    ev(&log, "B %lld 1 1 evaluate", T0 + 150 * MS);  /* starts as preprocess ends */
+    ev(&log, "E %lld 1 1 evaluate", T0 + 180 * MS);
+    stages_aggregate(&log, T0, 200 * MS, &d);
+    assert_int_equal(stage(&d, &log, "train")->overlap_ns, 50 * MS);
+    assert_int_equal(stage(&d, &log, "preprocess")->overlap_ns, 50 * MS);
+    assert_int_equal(stage(&d, &log, "evaluate")->overlap_ns, 0);
+    assert_int_equal(stage(&d, &log, "step")->overlap_ns, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
 static void test_threads_and_processes(void **state)
 {
     (void)state;
@@ -225,6 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nested_sequence),
         cmocka_unit_test(test_threads_and_processes),
+        cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_unbalanced_and_unclosed),
         cmocka_unit_test(test_counters_meta_instants),
         cmocka_unit_test(test_adoption),
