@@ -16,6 +16,10 @@ nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.max.sm,power.limit -
 echo "== 1 gemm by precision (checked against a double reference first)"
 "$B/mlbench-workload" gemm --device cuda --sizes 1024,4096,8192 --reps 20 | tee "$R/gemm.txt"
 
+echo "== 1b MLP block (1024 -> 4096 -> 1024), batch 1 and 256, fp32/fp16/bf16, without and with a CUDA graph"
+"$B/mlbench-workload" mlp --device cuda | tee "$R/mlp.txt"
+"$B/mlbench-workload" mlp --device cuda --graph | tee "$R/mlp-graph.txt"
+
 echo "== 2 the same under mlbench run (bf16, 8192): GPU sampling and verdict"
 "$B/mlbench" run -r 3 --store "$R/store" -o "$R/gemm-run.json" -- \
     "$B/mlbench-workload" gemm --device cuda --precision bf16 --sizes 8192 --reps 200 |
@@ -44,4 +48,4 @@ PY
 
 echo "== 4 the test suite's GPU cases"
 cd tests/integration && MLBENCH="$OLDPWD/$B/mlbench" WORKLOAD="$OLDPWD/$B/mlbench-workload" \
-    python3 -m unittest -v test_workloads.GemmTest 2>&1 | tee "$R/tests.txt"
+    python3 -m unittest -v test_workloads.DeviceWorkloadTest 2>&1 | tee "$R/tests.txt"

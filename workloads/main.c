@@ -13,6 +13,7 @@ static const struct {
                             "train, evaluate)"},
     {"logreg", logreg_main, "logistic regression with L-BFGS on make_classification data"},
     {"gemm", gemm_main, "matrix-multiply throughput by device and precision (CPU, CUDA)"},
+    {"mlp", mlp_main, "MLP-block inference latency and throughput by precision (CPU, CUDA)"},
 };
 
 static void usage(FILE *out)

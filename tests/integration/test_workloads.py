@@ -223,11 +223,49 @@ def gpu_present():
     return p.returncode == 0 and "GPU" in p.stdout
 
 
-class GemmTest(unittest.TestCase):
-    def run_gemm(self, *args):
-        p = subprocess.run([WORKLOAD, "gemm", *args], capture_output=True, text=True,
+class DeviceWorkloadTest(unittest.TestCase):
+    """gemm and mlp: the workloads with a CPU and a CUDA path."""
+
+    def run_gemm(self, *args, workload="gemm"):
+        p = subprocess.run([WORKLOAD, workload, *args], capture_output=True, text=True,
                            timeout=300)
         return p.returncode, p.stdout, p.stderr
+
+    def test_mlp_cpu(self):
+        with tempfile.TemporaryDirectory(prefix="mlbench-mlp-") as tmp:
+            out = os.path.join(tmp, "r.json")
+            p = subprocess.run([MLBENCH, "run", "-q", "-r", "1", "--store", tmp, "-o", out, "--",
+                                WORKLOAD, "mlp", "--device", "cpu", "--hidden", "64",
+                                "--batches", "1,16", "--reps", "5", "--warmup", "1"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                run = json.load(f)["runs"][0]
+        self.assertEqual([s["name"] for s in run["stages"]], ["fp32-b1", "fp32-b16"])
+        counters = {c["name"]: c["last"] for c in run["counters"]}
+        self.assertGreater(counters["ms_fp32_b1"], 0)
+        self.assertGreater(counters["tflops_fp32_b16"], 0)
+        self.assertEqual(run["metadata"]["shape"], "64x256")
+
+    def test_mlp_bad_input(self):
+        for args, msg in ((["--device", "cpu", "--graph"], "--graph needs --device cuda"),
+                          (["--device", "cpu", "--precision", "fp16"], "needs --device cuda"),
+                          (["--batches", "0"], "--batches '0'"),
+                          (["--hidden", "0"], "--hidden '0'")):
+            rc, out, err = self.run_gemm(*args, workload="mlp")
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn(msg, err, args)
+
+    def test_mlp_cuda(self):
+        """On a GPU: every precision passes its check; with and without a CUDA graph."""
+        if not gpu_present():
+            self.skipTest("no NVIDIA GPU here (nvidia-smi -L lists none)")
+        for graph in ([], ["--graph"]):
+            rc, out, err = self.run_gemm("--device", "cuda", "--precision", "fp32,tf32,fp16,bf16",
+                                         "--reps", "5", *graph, workload="mlp")
+            self.assertEqual(rc, 0, err)
+            for prec in ("fp32", "tf32", "fp16", "bf16"):
+                self.assertRegex(out, rf"{prec} +batch +256 .* TFLOP/s")
 
     def test_cpu(self):
         with tempfile.TemporaryDirectory(prefix="mlbench-gemm-") as tmp:

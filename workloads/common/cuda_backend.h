@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CUDA_BACKEND_ABI 1
+#define CUDA_BACKEND_ABI 2
 #define CUDA_BACKEND_SYMBOL "mlbench_cuda_backend"
 
 /* Precisions of the GEMM benchmark: inputs, output and accumulation (all accumulate in fp32). */
@@ -26,6 +26,16 @@ struct gemm_timing {
     double median_s, min_s, max_s; /* per product: device time between CUDA events */
 };
 
+/* An MLP block, y = GELU(x W1 + b1) W2 + b2 (erf GELU), x: batch x hidden, W1: hidden x ff,
+ * W2: ff x hidden, row-major; activations and weights in the precision, accumulation in fp32. */
+struct mlp_request {
+    enum gemm_precision precision;
+    int batch, hidden, ff;
+    int warmup, reps;
+    int graph;        /* capture the block's kernels in a CUDA graph and replay it */
+    uint64_t seed;
+};
+
 struct cuda_backend {
     int abi; /* CUDA_BACKEND_ABI */
     /* Number of usable CUDA devices (0: none) and device 0's name and compute capability.
@@ -39,6 +49,11 @@ struct cuda_backend {
      * call and its error (out of memory included). */
     int (*gemm)(const struct gemm_request *rq, const float *a, const float *b, float *c,
                 struct gemm_timing *out, char *err, size_t errlen);
+    /* The same for an MLP block: with w (the inputs: x, w1, b1, w2, b2 as floats) and y given,
+     * computes y once for the caller's check; else times rq (inputs generated on the device;
+     * per forward, between CUDA events). */
+    int (*mlp)(const struct mlp_request *rq, const float *const w[5], float *y,
+               struct gemm_timing *out, char *err, size_t errlen);
 };
 
 /* Loads the backend: $MLBENCH_CUDA_BACKEND, else libmlbench_wl_cuda.so beside the running

@@ -9,16 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cuda_backend.h"
+#include "common/device.h"
 #include "common/opts.h"
 #include "common/rng.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
 
 #define WL "gemm"
-#define MAX_LIST 16
-
-static const char *const precision_names[] = {"fp32", "tf32", "fp16", "bf16", NULL};
 /* Largest relative Frobenius error of the check product: rounding of the inputs (tf32: 10-bit
  * mantissa, fp16: 10, bf16: 7) over a k = 320 dot product, with margin. */
 static const double tolerance[GEMM_PRECISIONS] = {1e-5, 5e-3, 5e-3, 3e-2};
@@ -41,49 +38,6 @@ struct gemm_opts {
     int warmup, reps, threads;
     uint64_t seed;
 };
-
-/* Parses a comma-separated list of sizes into out; returns the count or -1 (message printed). */
-static int parse_sizes(const char *list, int *out)
-{
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        long v;
-        if (n == MAX_LIST) {
-            wl_error(WL, "--sizes '%s' has more than %d sizes", list, MAX_LIST);
-            return -1;
-        }
-        if (opt_int(WL, "sizes", t, 16, 65536, &v))
-            return -1;
-        out[n++] = (int)v;
-    }
-    if (n == 0)
-        wl_error(WL, "--sizes '%s' names no size: give e.g. 1024,4096", list);
-    return n ? n : -1;
-}
-
-static int parse_precisions(const char *list, int *out)
-{
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = opt_choice(WL, "precision", t, precision_names);
-        if (k < 0 || n == MAX_LIST)
-            return -1;
-        out[n++] = k;
-    }
-    if (n == 0)
-        wl_error(WL, "--precision '%s' names no precision", list);
-    return n ? n : -1;
-}
-
-static void fill(float *x, size_t n, struct rng *r)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = (float)(2.0 * rng_uniform(r) - 1.0);
-}
 
 /* ||c - a b||_F / ||a b||_F with the reference in double. */
 static double rel_error(const float *a, const float *b, const float *c, int m, int n, int k)
@@ -108,12 +62,6 @@ static void cpu_gemm(const float *a, const float *b, float *c, int m, int n, int
                 n);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static int cpu_time(int size, const struct gemm_opts *o, struct gemm_timing *t, char *err,
                     size_t errlen)
 {
@@ -127,8 +75,8 @@ static int cpu_time(int size, const struct gemm_opts *o, struct gemm_timing *t, 
     }
     struct rng r;
     rng_seed(&r, o->seed);
-    fill(a, nn, &r);
-    fill(b, nn, &r);
+    device_fill(a, nn, &r, 1);
+    device_fill(b, nn, &r, 1);
     for (int i = 0; i < o->warmup; i++)
         cpu_gemm(a, b, c, size, size, size);
     for (int i = 0; i < o->reps; i++) {
@@ -136,11 +84,7 @@ static int cpu_time(int size, const struct gemm_opts *o, struct gemm_timing *t, 
         cpu_gemm(a, b, c, size, size, size);
         times[i] = wl_now() - t0;
     }
-    qsort(times, (size_t)o->reps, sizeof *times, cmp_double);
-    int h = o->reps / 2;
-    t->median_s = o->reps % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
-    t->min_s = times[0];
-    t->max_s = times[o->reps - 1];
+    device_timing(times, o->reps, t);
     free(a), free(b), free(c), free(times);
     return 0;
 }
@@ -159,8 +103,8 @@ static int check(const struct cuda_backend *cuda, int precision, uint64_t seed)
     }
     struct rng r;
     rng_seed(&r, seed ^ 0xc0ffee);
-    fill(a, (size_t)m * k, &r);
-    fill(b, (size_t)k * n, &r);
+    device_fill(a, (size_t)m * k, &r, 1);
+    device_fill(b, (size_t)k * n, &r, 1);
     if (cuda) {
         struct gemm_request rq = {.precision = precision, .m = m, .n = n, .k = k, .seed = seed};
         if (cuda->gemm(&rq, a, b, c, NULL, err, sizeof err)) {
@@ -185,10 +129,9 @@ out:
 
 int gemm_main(int argc, char **argv)
 {
-    static const char *const devices[] = {"auto", "cpu", "cuda", NULL};
     struct gemm_opts o = {.warmup = 3, .reps = 10, .threads = wl_online_cpus(), .seed = 1};
     const struct wl_opt table[] = {
-        WL_CHOICE("device", &o.device, devices),
+        WL_CHOICE("device", &o.device, device_names),
         WL_STRING("precision", &o.precisions),
         WL_STRING("sizes", &o.sizes),
         WL_INT("warmup", &o.warmup, 0, 1000),
@@ -200,34 +143,19 @@ int gemm_main(int argc, char **argv)
                         usage_text);
     if (rc)
         return rc > 0 ? 0 : 2;
-
-    /* The device: cuda needs the backend and a GPU; auto falls back to the CPU and says why. */
-    char err[512], name[256] = "cpu";
-    int cc_major = 0, cc_minor = 0;
-    const struct cuda_backend *cuda = NULL;
-    if (o.device != 1) {
-        cuda = cuda_backend_load(err, sizeof err);
-        int n = cuda ? cuda->devices(name, sizeof name, &cc_major, &cc_minor, err, sizeof err)
-                     : -1;
-        if (cuda && n == 0)
-            snprintf(err, sizeof err, "no CUDA GPU found (the driver reports none)");
-        if (n <= 0) {
-            cuda = NULL;
-            if (o.device == 2) {
-                wl_error(WL, "--device cuda: %s", err);
-                return 2;
-            }
-            snprintf(name, sizeof name, "cpu");
-            if (o.device == 0)
-                fprintf(stderr, "mlbench-workload gemm: on the CPU: %s\n", err);
-        }
-    }
-    int sizes[MAX_LIST], precisions[MAX_LIST];
-    int n_sizes = parse_sizes(o.sizes ? o.sizes : cuda ? "1024,4096,8192" : "512,1024,2048",
-                              sizes);
-    int n_prec = parse_precisions(o.precisions ? o.precisions : cuda ? "fp32,tf32,fp16,bf16"
-                                                                     : "fp32",
-                                  precisions);
+    struct device dev;
+    if (device_choose(WL, (enum device_choice)o.device, &dev))
+        return 2;
+    const struct cuda_backend *cuda = dev.cuda;
+    int sizes[DEVICE_LIST_MAX], precisions[DEVICE_LIST_MAX];
+    int n_sizes = device_parse_ints(WL, "sizes", o.sizes ? o.sizes : cuda ? "1024,4096,8192"
+                                                                         : "512,1024,2048",
+                                    16, 65536, sizes);
+    int n_prec = device_parse_precisions(WL, "precision",
+                                         o.precisions ? o.precisions
+                                         : cuda       ? "fp32,tf32,fp16,bf16"
+                                                      : "fp32",
+                                         precisions);
     if (n_sizes < 0 || n_prec < 0)
         return 2;
     for (int i = 0; i < n_prec; i++)
@@ -240,18 +168,18 @@ int gemm_main(int argc, char **argv)
     if (!cuda)
         openblas_set_num_threads(o.threads);
 
-    char buf[64];
+    char buf[64], err[512];
     mlb_meta("model", "gemm");
     mlb_meta("device", cuda ? "cuda" : "cpu");
-    mlb_meta("device_name", name);
+    mlb_meta("device_name", dev.name);
     if (cuda) {
-        snprintf(buf, sizeof buf, "%d.%d", cc_major, cc_minor);
+        snprintf(buf, sizeof buf, "%d.%d", dev.cc_major, dev.cc_minor);
         mlb_meta("compute_capability", buf);
     } else {
         snprintf(buf, sizeof buf, "%d", o.threads);
         mlb_meta("threads", buf);
     }
-    printf("gemm on %s%s: C = A B, N x N, median of %d after %d warm-up\n", name,
+    printf("gemm on %s%s: C = A B, N x N, median of %d after %d warm-up\n", dev.name,
            cuda ? "" : " (OpenBLAS sgemm)", o.reps, o.warmup);
     for (int p = 0; p < n_prec; p++) {
         int prec = precisions[p];
