@@ -20,6 +20,15 @@ echo "== 1b MLP block (1024 -> 4096 -> 1024), batch 1 and 256, fp32/fp16/bf16, w
 "$B/mlbench-workload" mlp --device cuda | tee "$R/mlp.txt"
 "$B/mlbench-workload" mlp --device cuda --graph | tee "$R/mlp-graph.txt"
 
+echo "== 1c logreg 100 000 x 500 (75 000 training rows): CPU and GPU side by side, then PyTorch's L-BFGS on the GPU on the same data"
+"$B/mlbench-workload" logreg --save-data "$R/lr" --generate-only
+for dev in cpu cuda cpu cuda; do "$B/mlbench-workload" logreg --device $dev | tee -a "$R/logreg.txt"; done
+python3 bench/logreg_torch_peer.py "$R/lr" | tee "$R/logreg-torch.txt"
+"$B/mlbench" run -r 3 -l logreg-cpu --store "$R/store" -- "$B/mlbench-workload" logreg --device cpu > /dev/null
+"$B/mlbench" run -r 3 -l logreg-cuda --store "$R/store" -- "$B/mlbench-workload" logreg --device cuda > /dev/null
+"$B/mlbench" compare --store "$R/store" logreg-cpu logreg-cuda | tee "$R/logreg-compare.txt"
+rm -f "$R"/lr.*.npy
+
 echo "== 2 the same under mlbench run (bf16, 8192): GPU sampling and verdict"
 "$B/mlbench" run -r 3 --store "$R/store" -o "$R/gemm-run.json" -- \
     "$B/mlbench-workload" gemm --device cuda --precision bf16 --sizes 8192 --reps 200 |

@@ -256,6 +256,21 @@ class DeviceWorkloadTest(unittest.TestCase):
             self.assertEqual(rc, 2, (args, err))
             self.assertIn(msg, err, args)
 
+    def test_logreg_cuda_matches_cpu(self):
+        """On a GPU: the same L-BFGS on the same data reaches the same loss and accuracy."""
+        if not gpu_present():
+            self.skipTest("no NVIDIA GPU here (nvidia-smi -L lists none)")
+        found = {}
+        for dev in ("cpu", "cuda"):
+            rc, out, err = self.run_gemm("--device", dev, "--samples", "20000", "--features",
+                                         "100", "--informative", "40", workload="logreg")
+            self.assertEqual(rc, 0, err)
+            m = re.search(r"loss ([0-9.]+), test accuracy ([0-9.]+)", out)
+            self.assertIsNotNone(m, out)
+            found[dev] = (float(m.group(1)), float(m.group(2)))
+        self.assertAlmostEqual(found["cuda"][0] / found["cpu"][0], 1, delta=1e-6)
+        self.assertAlmostEqual(found["cuda"][1], found["cpu"][1], delta=0.005)
+
     def test_mlp_cuda(self):
         """On a GPU: every precision passes its check; with and without a CUDA graph."""
         if not gpu_present():

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CUDA_BACKEND_ABI 2
+#define CUDA_BACKEND_ABI 3
 #define CUDA_BACKEND_SYMBOL "mlbench_cuda_backend"
 
 /* Precisions of the GEMM benchmark: inputs, output and accumulation (all accumulate in fp32). */
@@ -36,6 +36,10 @@ struct mlp_request {
     uint64_t seed;
 };
 
+/* The logistic-regression objective of logreg (logreg/logloss.h: scikit-learn's, sum of
+ * log-losses + 0.5 / C ||w||^2, unpenalised intercept) with X (fp32) and y resident on the GPU. */
+struct cuda_logreg;
+
 struct cuda_backend {
     int abi; /* CUDA_BACKEND_ABI */
     /* Number of usable CUDA devices (0: none) and device 0's name and compute capability.
@@ -54,6 +58,16 @@ struct cuda_backend {
      * per forward, between CUDA events). */
     int (*mlp)(const struct mlp_request *rq, const float *const w[5], float *y,
                struct gemm_timing *out, char *err, size_t errlen);
+    /* Uploads X (n x d, row-major) and y (0 or 1) to device 0; NULL with a message (out of GPU
+     * memory included). */
+    struct cuda_logreg *(*logreg_create)(const float *X, const float *y, long n, long d,
+                                         double C, char *err, size_t errlen);
+    /* f at wb (d + 1: w, then b) and its gradient into grad: one pass over X on the GPU, sums
+     * in double; only wb, the gradient and f cross the bus. NaN on a CUDA error
+     * (logreg_error says which). */
+    double (*logreg_eval)(struct cuda_logreg *g, const double *wb, double *grad);
+    const char *(*logreg_error)(const struct cuda_logreg *g);
+    void (*logreg_free)(struct cuda_logreg *g);
 };
 
 /* Loads the backend: $MLBENCH_CUDA_BACKEND, else libmlbench_wl_cuda.so beside the running

@@ -37,7 +37,10 @@ void cuda_timing(float *times_s, int n, struct gemm_timing *out)
     out->max_s = times_s[n - 1];
 }
 
-static const struct cuda_backend backend = {CUDA_BACKEND_ABI, devices, cuda_gemm, cuda_mlp};
+static const struct cuda_backend backend = {
+    CUDA_BACKEND_ABI,   devices,          cuda_gemm,         cuda_mlp,
+    cuda_logreg_create, cuda_logreg_eval, cuda_logreg_error, cuda_logreg_free,
+};
 
 extern "C" __attribute__((visibility("default"))) const struct cuda_backend *
 mlbench_cuda_backend(void)

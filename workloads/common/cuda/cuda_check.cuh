@@ -102,5 +102,10 @@ int cuda_gemm(const struct gemm_request *rq, const float *a, const float *b, flo
               struct gemm_timing *out, char *err, size_t errlen);
 int cuda_mlp(const struct mlp_request *rq, const float *const w[5], float *y,
              struct gemm_timing *out, char *err, size_t errlen);
+struct cuda_logreg *cuda_logreg_create(const float *X, const float *y, long n, long d, double C,
+                                       char *err, size_t errlen);
+double cuda_logreg_eval(struct cuda_logreg *g, const double *wb, double *grad);
+const char *cuda_logreg_error(const struct cuda_logreg *g);
+void cuda_logreg_free(struct cuda_logreg *g);
 
 #endif
