@@ -13,6 +13,16 @@ export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 echo "== machine: $(date -u +%Y-%m-%dT%H:%MZ), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.max.sm,power.limit --format=csv
 
+echo "== 0 the CUDA CNN against the CPU one, step by step (tests/workloads/test_cnn_cuda.c)"
+MLBENCH_CUDA_BACKEND="$PWD/$B/libmlbench_wl_cuda.so" "$B/test_cnn_cuda" 2>&1 | tee "$R/test_cnn_cuda.txt"
+
+echo "== 0b imgclf on the GPU and the CPU, same seed and batches (synthetic 32x32x3: no Fashion-MNIST package there)"
+syn="--dataset synthetic --image-size 32 --train-images 20000 --val-images 2000 --data-dir $R/syn --epochs 2 --batch 256 --loader-threads 4 --prefetch 4"
+"$B/mlbench-workload" imgclf $syn --prepare-only
+for dev in cuda cpu; do "$B/mlbench-workload" imgclf $syn --device $dev | tee -a "$R/imgclf.txt"; done
+"$B/mlbench" run -r 3 -l imgclf-cuda --store "$R/store" -- "$B/mlbench-workload" imgclf $syn --device cuda | tee "$R/imgclf-run.txt"
+rm -rf "$R/syn"
+
 echo "== 1 gemm by precision (checked against a double reference first)"
 "$B/mlbench-workload" gemm --device cuda --sizes 1024,4096,8192 --reps 20 | tee "$R/gemm.txt"
 

@@ -271,6 +271,22 @@ class DeviceWorkloadTest(unittest.TestCase):
         self.assertAlmostEqual(found["cuda"][0] / found["cpu"][0], 1, delta=1e-6)
         self.assertAlmostEqual(found["cuda"][1], found["cpu"][1], delta=0.005)
 
+    def test_imgclf_cuda_matches_cpu(self):
+        """On a GPU: an epoch of the same batches from the same weights ends at the same loss
+        and nearly the same accuracy as on the CPU (fp32 both)."""
+        if not gpu_present():
+            self.skipTest("no NVIDIA GPU here (nvidia-smi -L lists none)")
+        found = {}
+        for dev in ("cpu", "cuda"):
+            rc, out, err = self.run_gemm(*SMALL, "--data-dir", DATA, "--epochs", "1",
+                                         "--threads", "1", "--device", dev, workload="imgclf")
+            self.assertEqual(rc, 0, err)
+            m = re.search(r"train loss ([0-9.]+); val accuracy ([0-9.]+)", out)
+            self.assertIsNotNone(m, out)
+            found[dev] = (float(m.group(1)), float(m.group(2)))
+        self.assertAlmostEqual(found["cuda"][0] / found["cpu"][0], 1, delta=1e-3)
+        self.assertAlmostEqual(found["cuda"][1], found["cpu"][1], delta=0.02)
+
     def test_mlp_cuda(self):
         """On a GPU: every precision passes its check; with and without a CUDA graph."""
         if not gpu_present():

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CUDA_BACKEND_ABI 3
+#include "imgclf/cnn.h" /* struct cnn_shape */
+
+#define CUDA_BACKEND_ABI 4
 #define CUDA_BACKEND_SYMBOL "mlbench_cuda_backend"
 
 /* Precisions of the GEMM benchmark: inputs, output and accumulation (all accumulate in fp32). */
@@ -40,6 +42,10 @@ struct mlp_request {
  * log-losses + 0.5 / C ||w||^2, unpenalised intercept) with X (fp32) and y resident on the GPU. */
 struct cuda_logreg;
 
+/* imgclf's small CNN (imgclf/cnn.h) trained in fp32 on the GPU: the CPU backend's model, flat
+ * parameter layout and math (imgclf/cuda/cnn_cuda.cu), for checks against it and for timing. */
+struct cuda_cnn;
+
 struct cuda_backend {
     int abi; /* CUDA_BACKEND_ABI */
     /* Number of usable CUDA devices (0: none) and device 0's name and compute capability.
@@ -68,6 +74,28 @@ struct cuda_backend {
     double (*logreg_eval)(struct cuda_logreg *g, const double *wb, double *grad);
     const char *(*logreg_error)(const struct cuda_logreg *g);
     void (*logreg_free)(struct cuda_logreg *g);
+    /* A CNN of the shape on device 0 starting from params (cnn_param_count floats of a CPU net
+     * of the same shape, cnn_params' layout; copied), with zero momentum and buffers for
+     * batches of up to max_batch images. NULL with a message (bad shape or max_batch, out of
+     * GPU memory, a CUDA call that failed). One struct is for one thread at a time. */
+    struct cuda_cnn *(*cnn_create)(const struct cnn_shape *shape, const float *params,
+                                   int max_batch, char *err, size_t errlen);
+    /* cnn_train_step on n (1..max_batch) NHWC images x and labels in [0, classes), both on the
+     * host: the mean cross-entropy before the update, then one SGD-with-momentum step. NaN,
+     * nothing changed, for a bad n or label; NaN on a CUDA error. cnn_error says which. */
+    double (*cnn_train_step)(struct cuda_cnn *g, const float *x, const int *labels, int n,
+                             float lr, float momentum, float weight_decay);
+    /* cnn_predict: the class of each of the n images (any n: in chunks of max_batch) into
+     * out_class; the number equal to labels[i] when labels is not NULL (else 0). -1 on a CUDA
+     * error (cnn_error). */
+    int (*cnn_predict)(struct cuda_cnn *g, const float *x, const int *labels, int n,
+                       int *out_class);
+    /* Copies the current parameters (cnn_params' layout) into params: 0, or -1 (cnn_error). */
+    int (*cnn_get_params)(struct cuda_cnn *g, float *params);
+    /* The last error's message; after a failed CUDA call, the first such failure's, and every
+     * later call fails. */
+    const char *(*cnn_error)(const struct cuda_cnn *g);
+    void (*cnn_free)(struct cuda_cnn *g);
 };
 
 /* Loads the backend: $MLBENCH_CUDA_BACKEND, else libmlbench_wl_cuda.so beside the running

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/dataset.h"
+#include "common/device.h"
 #include "common/opts.h"
 #include "imgclf/cnn.h"
 #include "imgclf/loader.h"
@@ -23,6 +24,7 @@ struct imgclf_opts {
     double lr, momentum, weight_decay, target;
     int cosine;
     int pad; /* -1: the default for the image size */
+    struct device dev; /* --device: the CPU, or a GPU through the CUDA backend */
     uint64_t seed;
     int train_images; /* 0: all of train */
     int input_only, prepare_only, quiet;
@@ -51,7 +53,7 @@ static const char usage_text[] =
     "  --prefetch K          batches prepared ahead of training (needs --loader-threads >= 1)\n"
     "  --seed N              seed of weights, order and augmentation (default 1)\n"
     "  --target-accuracy X   report the time to reach this val accuracy (default 0.9)\n"
-    "  --device cpu|cuda     cuda needs a CUDA build (not this one)\n"
+    "  --device cpu|cuda     cuda: train on the GPU through the CUDA backend (fp32)\n"
     "  --precision fp32|tf32|fp16|bf16   the CPU backend trains in fp32\n"
     "  --input-only          load and preprocess the epochs without training\n"
     "  --prepare-only        prepare the dataset and exit\n"
@@ -104,16 +106,19 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     o->data.source = dataset == 0 ? DATASET_FASHION_MNIST : DATASET_SYNTHETIC;
     o->data.image_size = image_size ? image_size : 32;
     o->cosine = schedule == 0;
-    if (device == 1) {
-        wl_error(WL, "--device cuda needs mlbench-workload built with the CUDA toolkit and a "
-                     "GPU; this build trains on the CPU only (use --device cpu)");
-        return -1;
-    }
-    if (precision != 0) {
+    if (precision != 0 && device == 0) {
         wl_error(WL, "--precision %s needs --device cuda; the CPU backend trains in fp32",
                  precisions[precision]);
         return -1;
     }
+    if (precision != 0) {
+        wl_error(WL, "--precision %s: the CUDA backend trains in fp32 so far (mixed precision "
+                     "is still to come); use --precision fp32",
+                 precisions[precision]);
+        return -1;
+    }
+    if (device_choose(WL, device == 1 ? DEVICE_CUDA : DEVICE_CPU, &o->dev))
+        return -1;
     if (image_size % 4) {
         wl_error(WL, "--image-size '%d' must be divisible by 4 (the CNN pools twice)",
                  image_size);
@@ -173,7 +178,8 @@ static void announce(const struct imgclf_opts *o, const struct dataset *d)
     snprintf(buf, sizeof buf, "%d", o->batch);
     mlb_meta("batch_size", buf);
     mlb_meta("precision", "fp32");
-    mlb_meta("device", "cpu");
+    mlb_meta("device", o->dev.cuda ? "cuda" : "cpu");
+    mlb_meta("device_name", o->dev.name);
     snprintf(buf, sizeof buf, "%d", o->threads);
     mlb_meta("threads", buf);
     snprintf(buf, sizeof buf, "%d", o->loader_threads);
@@ -187,9 +193,40 @@ static void announce(const struct imgclf_opts *o, const struct dataset *d)
     mlb_meta("lr_schedule", o->cosine ? "cosine" : "constant");
 }
 
-/* Val accuracy of net, its input read and decoded with the same loader settings (no
+/* The model being trained: the CPU backend, or the CUDA one (started from the CPU net's
+ * weights, so that both start alike for a seed). */
+struct model {
+    struct cnn *cpu;
+    const struct cuda_backend *cuda;
+    struct cuda_cnn *gpu;
+};
+
+static double model_step(struct model *m, const struct batch *b, double lr,
+                         const struct imgclf_opts *o)
+{
+    if (m->gpu)
+        return m->cuda->cnn_train_step(m->gpu, b->x, b->labels, b->n, (float)lr,
+                                       (float)o->momentum, (float)o->weight_decay);
+    return cnn_train_step(m->cpu, b->x, b->labels, b->n, (float)lr, (float)o->momentum,
+                          (float)o->weight_decay);
+}
+
+/* Images of b predicted right; -1 on a GPU error (model_error says which). */
+static int model_predict(struct model *m, const struct batch *b, int *pred)
+{
+    if (m->gpu)
+        return m->cuda->cnn_predict(m->gpu, b->x, b->labels, b->n, pred);
+    return cnn_predict(m->cpu, b->x, b->labels, b->n, pred);
+}
+
+static const char *model_error(const struct model *m)
+{
+    return m->gpu ? m->cuda->cnn_error(m->gpu) : "";
+}
+
+/* Val accuracy of the model, its input read and decoded with the same loader settings (no
  * augmentation, no stage markers of its own: it is all `evaluate`). -1 on failure. */
-static double evaluate(struct cnn *net, const struct imgclf_opts *o, const struct dataset *d,
+static double evaluate(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
                        long *skipped, char *err, size_t errlen)
 {
     struct loader_config lc = {
@@ -203,9 +240,18 @@ static double evaluate(struct cnn *net, const struct imgclf_opts *o, const struc
     int *pred = malloc((size_t)lc.batch * sizeof *pred);
     long correct = 0, seen = 0;
     const struct batch *b;
-    while (pred && (b = loader_next(l))) {
-        correct += cnn_predict(net, b->x, b->labels, b->n, pred);
+    int failed = 0;
+    while (pred && !failed && (b = loader_next(l))) {
+        int right = model_predict(net, b, pred);
+        failed = right < 0;
+        correct += right;
         seen += b->n;
+    }
+    if (failed) {
+        snprintf(err, errlen, "%s", model_error(net));
+        free(pred);
+        loader_free(l);
+        return -1;
     }
     *skipped = loader_skipped(l, NULL, NULL);
     free(pred);
@@ -238,20 +284,25 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
     struct dataset_split train;
     int owned = subset(&d->train, o->train_images, &train);
     struct cnn_shape shape = {d->height, d->width, d->channels, d->classes};
-    struct cnn *net = NULL;
+    struct model net = {.cuda = o->dev.cuda};
     if (owned < 0) {
         wl_error(WL, "out of memory");
         free(train.paths);
         free(train.labels);
         return 1;
     }
-    if (!o->input_only && !(net = cnn_create(&shape, o->seed, o->threads, err, sizeof err))) {
-        wl_error(WL, "%s", err);
+    /* On the GPU the CPU net only gives the seeded starting weights: one thread is enough. */
+    if (!o->input_only &&
+        (!(net.cpu = cnn_create(&shape, o->seed, net.cuda ? 1 : o->threads, err, sizeof err)) ||
+         (net.cuda && !(net.gpu = net.cuda->cnn_create(&shape, cnn_params(net.cpu), o->batch,
+                                                       err, sizeof err))))) {
+        wl_error(WL, "%s%s", net.cuda && net.cpu ? "--device cuda: " : "", err);
+        cnn_free(net.cpu);
         if (owned > 0) {
             free(train.paths);
             free(train.labels);
         }
-        return 2;
+        return net.cpu ? 1 : 2;
     }
     announce(o, d);
     struct loader_config lc = {
@@ -292,8 +343,7 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
                                   : o->lr;
             if (step < warmup_steps) /* large batches' large rates need a gentle start */
                 lr *= (double)(step + 1) / (double)warmup_steps;
-            double loss = cnn_train_step(net, b->x, b->labels, b->n, (float)lr,
-                                         (float)o->momentum, (float)o->weight_decay);
+            double loss = model_step(&net, b, lr, o);
             train_s += wl_now() - ts;
             mlb_stage_end("train");
             mlb_counter("images", b->n);
@@ -301,6 +351,11 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
                 mlb_counter("loss", loss);
             epoch_loss += loss;
             epoch_steps++;
+            if (!isfinite(loss) && *model_error(&net)) {
+                wl_error(WL, "step %ld: %s", step, model_error(&net));
+                status = 1;
+                break;
+            }
             if (!isfinite(loss)) {
                 wl_error(WL, "the loss diverged (%g) at step %ld: lower --lr (now %g)", loss,
                          step, o->lr);
@@ -315,7 +370,7 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
             continue;
         loss_sum = epoch_steps ? epoch_loss / epoch_steps : 0;
         mlb_stage_begin("evaluate");
-        acc = evaluate(net, o, d, &val_skipped, err, sizeof err);
+        acc = evaluate(&net, o, d, &val_skipped, err, sizeof err);
         mlb_stage_end("evaluate");
         if (acc < 0) {
             wl_error(WL, "evaluate: %s", err);
@@ -356,7 +411,9 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         free(train.paths);
         free(train.labels);
     }
-    cnn_free(net);
+    if (net.gpu)
+        net.cuda->cnn_free(net.gpu);
+    cnn_free(net.cpu);
     return status;
 }
 

@@ -40,6 +40,8 @@ void cuda_timing(float *times_s, int n, struct gemm_timing *out)
 static const struct cuda_backend backend = {
     CUDA_BACKEND_ABI,   devices,          cuda_gemm,         cuda_mlp,
     cuda_logreg_create, cuda_logreg_eval, cuda_logreg_error, cuda_logreg_free,
+    cuda_cnn_create,    cuda_cnn_train_step, cuda_cnn_predict, cuda_cnn_get_params,
+    cuda_cnn_error,     cuda_cnn_free,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct cuda_backend *

@@ -107,5 +107,14 @@ struct cuda_logreg *cuda_logreg_create(const float *X, const float *y, long n, l
 double cuda_logreg_eval(struct cuda_logreg *g, const double *wb, double *grad);
 const char *cuda_logreg_error(const struct cuda_logreg *g);
 void cuda_logreg_free(struct cuda_logreg *g);
+struct cuda_cnn *cuda_cnn_create(const struct cnn_shape *shape, const float *params,
+                                 int max_batch, char *err, size_t errlen);
+double cuda_cnn_train_step(struct cuda_cnn *g, const float *x, const int *labels, int n,
+                           float lr, float momentum, float weight_decay);
+int cuda_cnn_predict(struct cuda_cnn *g, const float *x, const int *labels, int n,
+                     int *out_class);
+int cuda_cnn_get_params(struct cuda_cnn *g, float *params);
+const char *cuda_cnn_error(const struct cuda_cnn *g);
+void cuda_cnn_free(struct cuda_cnn *g);
 
 #endif
