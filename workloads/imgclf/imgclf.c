@@ -282,14 +282,14 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         return 2;
     }
     struct dataset_split train;
-    int owned = subset(&d->train, o->train_images, &train);
+    int owned = subset(&d->train, o->train_images, &train); /* nonzero: ours to free */
     struct cnn_shape shape = {d->height, d->width, d->channels, d->classes};
     struct model net = {.cuda = o->dev.cuda};
+    int status = 0;
     if (owned < 0) {
         wl_error(WL, "out of memory");
-        free(train.paths);
-        free(train.labels);
-        return 1;
+        status = 1;
+        goto done;
     }
     /* On the GPU the CPU net only gives the seeded starting weights: one thread is enough. */
     if (!o->input_only &&
@@ -297,12 +297,8 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
          (net.cuda && !(net.gpu = net.cuda->cnn_create(&shape, cnn_params(net.cpu), o->batch,
                                                        err, sizeof err))))) {
         wl_error(WL, "%s%s", net.cuda && net.cpu ? "--device cuda: " : "", err);
-        cnn_free(net.cpu);
-        if (owned > 0) {
-            free(train.paths);
-            free(train.labels);
-        }
-        return net.cpu ? 1 : 2;
+        status = net.cpu ? 1 : 2;
+        goto done;
     }
     announce(o, d);
     struct loader_config lc = {
@@ -319,7 +315,6 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
     /* Linear warm-up over the first 5 % of the steps (Goyal et al., 2017: the linearly scaled
      * rate of a large batch can kill the ReLUs in the first steps otherwise). */
     long warmup_steps = total_steps / 20 > 1 ? total_steps / 20 : 1;
-    int status = 0;
     for (int epoch = 0; epoch < o->epochs && status == 0; epoch++) {
         double te = wl_now();
         struct loader *l = loader_start(&lc, epoch, err, sizeof err);
@@ -407,7 +402,8 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
     }
     if (skipped || val_skipped)
         printf("skipped %ld unreadable or corrupt image(s)\n", skipped + val_skipped);
-    if (owned > 0) {
+done:
+    if (owned) {
         free(train.paths);
         free(train.labels);
     }
