@@ -26,6 +26,44 @@ struct cnn_shape {
 
 struct cnn;
 
+/* The model's fixed widths, and its dimensions and flat parameter layout for a shape: conv
+ * weights as (9 * inputs) x outputs im2col GEMM operands, fc weights as inputs x outputs (fc1's
+ * inputs in NHWC flatten order), each followed by its bias. Both backends (cnn_cpu.c and
+ * cuda/cnn_cuda.cu) use it, so parameters move between them unchanged. Header-only: the CUDA
+ * backend does not link the CPU one. */
+#define CNN_C1 32  /* conv1 output channels */
+#define CNN_C2 64  /* conv2 output channels */
+#define CNN_F1 128 /* fc1 outputs */
+
+struct cnn_layout {
+    int h2, w2, h4, w4; /* after the first and second pool */
+    int k1, k2;         /* im2col widths: 9 * channels, 9 * CNN_C1 */
+    int d;              /* fc1 inputs: h4 * w4 * CNN_C2 */
+    size_t off_w1, off_b1, off_w2, off_b2, off_w3, off_b3, off_w4, off_b4, nparam;
+};
+
+static inline struct cnn_layout cnn_layout_of(const struct cnn_shape *s)
+{
+    struct cnn_layout l;
+    l.h2 = s->height / 2;
+    l.w2 = s->width / 2;
+    l.h4 = s->height / 4;
+    l.w4 = s->width / 4;
+    l.k1 = 9 * s->channels;
+    l.k2 = 9 * CNN_C1;
+    l.d = l.h4 * l.w4 * CNN_C2;
+    l.off_w1 = 0;
+    l.off_b1 = l.off_w1 + (size_t)l.k1 * CNN_C1;
+    l.off_w2 = l.off_b1 + CNN_C1;
+    l.off_b2 = l.off_w2 + (size_t)l.k2 * CNN_C2;
+    l.off_w3 = l.off_b2 + CNN_C2;
+    l.off_b3 = l.off_w3 + (size_t)l.d * CNN_F1;
+    l.off_w4 = l.off_b3 + CNN_F1;
+    l.off_b4 = l.off_w4 + (size_t)CNN_F1 * s->classes;
+    l.nparam = l.off_b4 + (size_t)s->classes;
+    return l;
+}
+
 /* A new model with seeded weights, using `threads` workers (>= 1). NULL with a message in err
  * when the shape is invalid (names the bad value). */
 struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads, char *err,

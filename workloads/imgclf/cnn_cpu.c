@@ -51,9 +51,9 @@
 #include <string.h>
 #include <time.h>
 
-#define C1 32  /* conv1 output channels */
-#define C2 64  /* conv2 output channels */
-#define F1 128 /* fc1 outputs */
+#define C1 CNN_C1
+#define C2 CNN_C2
+#define F1 CNN_F1
 /* Images per micro-batch of the convolutions, and per group of the fully connected layers
  * (-D to tune). Measured on the 2-core Zen 5 test machine at 32x32x3 and 28x28x1, CPU time per
  * image: (4, 32) best; (2..16, 16..64) within 2-6 %. */
@@ -116,10 +116,7 @@ struct cnn {
     struct cnn_shape s;
     int threads;
     struct pool *pool;
-    int h2, w2, h4, w4; /* after the first and second pool */
-    int k1, k2;         /* im2col widths: 9*channels, 9*C1 */
-    int d;              /* fc1 inputs: h4*w4*C2 */
-    size_t off_w1, off_b1, off_w2, off_b2, off_w3, off_b3, off_w4, off_b4, nparam;
+    struct cnn_layout L;
     float *param, *grad, *vel;
     struct cnn_worker *wk;
     int profile;
@@ -352,21 +349,21 @@ static void conv_forward(const struct cnn *net, struct cnn_worker *wk, const flo
 {
     const struct cnn_shape *s = &net->s;
     const float *par = net->param;
-    const int np1 = s->height * s->width, np2 = net->h2 * net->w2;
+    const int np1 = s->height * s->width, np2 = net->L.h2 * net->L.w2;
     double t = net->profile ? now_s() : 0;
 
     im2col3x3(x, m, s->height, s->width, s->channels, wk->col1);
     lap(net, wk, PH_IM2COL1, &t);
-    gemm(net, 0, 0, m * np1, C1, net->k1, wk->col1, par + net->off_w1, 0.0f, wk->y1);
+    gemm(net, 0, 0, m * np1, C1, net->L.k1, wk->col1, par + net->L.off_w1, 0.0f, wk->y1);
     lap(net, wk, PH_CONV1, &t);
-    pool_forward(wk->y1, par + net->off_b1, m, s->height, s->width, C1, p1, arg1);
+    pool_forward(wk->y1, par + net->L.off_b1, m, s->height, s->width, C1, p1, arg1);
     lap(net, wk, PH_POOL1, &t);
 
-    im2col3x3(p1, m, net->h2, net->w2, C1, wk->col2);
+    im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
     lap(net, wk, PH_IM2COL2, &t);
-    gemm(net, 0, 0, m * np2, C2, net->k2, wk->col2, par + net->off_w2, 0.0f, wk->y2);
+    gemm(net, 0, 0, m * np2, C2, net->L.k2, wk->col2, par + net->L.off_w2, 0.0f, wk->y2);
     lap(net, wk, PH_CONV2, &t);
-    pool_forward(wk->y2, par + net->off_b2, m, net->h2, net->w2, C2, p2, arg2);
+    pool_forward(wk->y2, par + net->L.off_b2, m, net->L.h2, net->L.w2, C2, p2, arg2);
     lap(net, wk, PH_POOL2, &t);
 }
 
@@ -376,8 +373,8 @@ static void fc_forward(const struct cnn *net, struct cnn_worker *wk, int g)
     const float *par = net->param;
     const int nc = net->s.classes;
     double t = net->profile ? now_s() : 0;
-    gemm(net, 0, 0, g, F1, net->d, wk->p2, par + net->off_w3, 0.0f, wk->h);
-    const float *b3 = par + net->off_b3;
+    gemm(net, 0, 0, g, F1, net->L.d, wk->p2, par + net->L.off_w3, 0.0f, wk->h);
+    const float *b3 = par + net->L.off_b3;
     for (int i = 0; i < g; i++) {
         float *hi = wk->h + (size_t)i * F1;
         for (int j = 0; j < F1; j++) {
@@ -385,8 +382,8 @@ static void fc_forward(const struct cnn *net, struct cnn_worker *wk, int g)
             hi[j] = v > 0.0f ? v : 0.0f;
         }
     }
-    gemm(net, 0, 0, g, nc, F1, wk->h, par + net->off_w4, 0.0f, wk->logits);
-    const float *b4 = par + net->off_b4;
+    gemm(net, 0, 0, g, nc, F1, wk->h, par + net->L.off_w4, 0.0f, wk->logits);
+    const float *b4 = par + net->L.off_b4;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < nc; j++)
             wk->logits[(size_t)i * nc + j] += b4[j];
@@ -431,20 +428,20 @@ static void fc_backward(const struct cnn *net, struct cnn_worker *wk, int g, flo
     float *grad = wk->grad;
     const int nc = net->s.classes;
     double t = net->profile ? now_s() : 0;
-    gemm(net, 1, 0, F1, nc, g, wk->h, wk->logits, beta, grad + net->off_w4);
+    gemm(net, 1, 0, F1, nc, g, wk->h, wk->logits, beta, grad + net->L.off_w4);
     for (int i = 0; i < g; i++)
         for (int j = 0; j < nc; j++)
-            grad[net->off_b4 + j] += wk->logits[(size_t)i * nc + j];
+            grad[net->L.off_b4 + j] += wk->logits[(size_t)i * nc + j];
     /* dh = dlogits W4^T, through fc1's ReLU */
     float *dh = wk->dh;
-    gemm(net, 0, 1, g, F1, nc, wk->logits, par + net->off_w4, 0.0f, dh);
+    gemm(net, 0, 1, g, F1, nc, wk->logits, par + net->L.off_w4, 0.0f, dh);
     for (size_t i = 0; i < (size_t)g * F1; i++)
         dh[i] = wk->h[i] > 0.0f ? dh[i] : 0.0f;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < F1; j++)
-            grad[net->off_b3 + j] += dh[(size_t)i * F1 + j];
-    gemm(net, 1, 0, net->d, F1, g, wk->p2, dh, beta, grad + net->off_w3);
-    gemm(net, 0, 1, g, net->d, F1, dh, par + net->off_w3, 0.0f, wk->dp2);
+            grad[net->L.off_b3 + j] += dh[(size_t)i * F1 + j];
+    gemm(net, 1, 0, net->L.d, F1, g, wk->p2, dh, beta, grad + net->L.off_w3);
+    gemm(net, 0, 1, g, net->L.d, F1, dh, par + net->L.off_w3, 0.0f, wk->dp2);
     lap(net, wk, PH_FC_BWD, &t);
 }
 
@@ -458,30 +455,30 @@ static void conv_backward(const struct cnn *net, struct cnn_worker *wk, const fl
     const struct cnn_shape *s = &net->s;
     const float *par = net->param;
     float *grad = wk->grad;
-    const int np1 = s->height * s->width, np2 = net->h2 * net->w2;
+    const int np1 = s->height * s->width, np2 = net->L.h2 * net->L.w2;
     double t = net->profile ? now_s() : 0;
 
-    pool_backward(dp2, p2, arg2, m, net->h2, net->w2, C2, wk->y2, grad + net->off_b2);
+    pool_backward(dp2, p2, arg2, m, net->L.h2, net->L.w2, C2, wk->y2, grad + net->L.off_b2);
     lap(net, wk, PH_POOL2_BWD, &t);
     if (rebuild) {
-        im2col3x3(p1, m, net->h2, net->w2, C1, wk->col2);
+        im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
         lap(net, wk, PH_IM2COL2, &t);
     }
-    gemm(net, 1, 0, net->k2, C2, m * np2, wk->col2, wk->y2, beta, grad + net->off_w2);
+    gemm(net, 1, 0, net->L.k2, C2, m * np2, wk->col2, wk->y2, beta, grad + net->L.off_w2);
     lap(net, wk, PH_CONV2_DW, &t);
-    gemm(net, 0, 1, m * np2, net->k2, C2, wk->y2, par + net->off_w2, 0.0f, wk->col2);
+    gemm(net, 0, 1, m * np2, net->L.k2, C2, wk->y2, par + net->L.off_w2, 0.0f, wk->col2);
     lap(net, wk, PH_CONV2_DX, &t);
-    col2im3x3_c1(wk->col2, m, net->h2, net->w2, wk->dp1);
+    col2im3x3_c1(wk->col2, m, net->L.h2, net->L.w2, wk->dp1);
     lap(net, wk, PH_COL2IM, &t);
 
     /* conv1: no input gradient */
-    pool_backward(wk->dp1, p1, arg1, m, s->height, s->width, C1, wk->y1, grad + net->off_b1);
+    pool_backward(wk->dp1, p1, arg1, m, s->height, s->width, C1, wk->y1, grad + net->L.off_b1);
     lap(net, wk, PH_POOL1_BWD, &t);
     if (rebuild) {
         im2col3x3(x, m, s->height, s->width, s->channels, wk->col1);
         lap(net, wk, PH_IM2COL1, &t);
     }
-    gemm(net, 1, 0, net->k1, C1, m * np1, wk->col1, wk->y1, beta, grad + net->off_w1);
+    gemm(net, 1, 0, net->L.k1, C1, m * np1, wk->col1, wk->y1, beta, grad + net->L.off_w1);
     lap(net, wk, PH_CONV1_DW, &t);
 }
 
@@ -489,10 +486,10 @@ static void conv_backward(const struct cnn *net, struct cnn_worker *wk, const fl
 
 static void bias_zero(const struct cnn *net, float *g)
 {
-    memset(g + net->off_b1, 0, C1 * sizeof *g);
-    memset(g + net->off_b2, 0, C2 * sizeof *g);
-    memset(g + net->off_b3, 0, F1 * sizeof *g);
-    memset(g + net->off_b4, 0, (size_t)net->s.classes * sizeof *g);
+    memset(g + net->L.off_b1, 0, C1 * sizeof *g);
+    memset(g + net->L.off_b2, 0, C2 * sizeof *g);
+    memset(g + net->L.off_b3, 0, F1 * sizeof *g);
+    memset(g + net->L.off_b4, 0, (size_t)net->s.classes * sizeof *g);
 }
 
 static int argmax_row(const float *z, int nc)
@@ -517,7 +514,7 @@ static void job_images(void *arg, int w, int nthreads)
     struct cnn *net = jb->net;
     struct cnn_worker *wk = &net->wk[w];
     const size_t in_size = (size_t)net->s.height * net->s.width * net->s.channels;
-    const size_t p1_size = (size_t)net->h2 * net->w2 * C1, p2_size = (size_t)net->d;
+    const size_t p1_size = (size_t)net->L.h2 * net->L.w2 * C1, p2_size = (size_t)net->L.d;
     const int lo = (int)(((long long)w * jb->n + nthreads - 1) / nthreads);
     const int hi = (int)(((long long)(w + 1) * jb->n + nthreads - 1) / nthreads);
     const int count = hi - lo, groups = (count + GROUP - 1) / GROUP;
@@ -572,11 +569,11 @@ static void job_reduce(void *arg, int w, int nthreads)
     struct cnn *net = jb->net;
     double t = net->profile ? now_s() : 0;
     /* ranges in whole cache lines */
-    size_t lines = (net->nparam + 15) / 16;
+    size_t lines = (net->L.nparam + 15) / 16;
     size_t lo = lines * (size_t)w / (size_t)nthreads * 16;
     size_t hi = lines * (size_t)(w + 1) / (size_t)nthreads * 16;
-    if (hi > net->nparam)
-        hi = net->nparam;
+    if (hi > net->L.nparam)
+        hi = net->L.nparam;
     if (lo >= hi)
         return;
     float *restrict g = net->grad;
@@ -644,18 +641,18 @@ static void worker_free(struct cnn_worker *wk, int own_grad)
 static int worker_alloc(const struct cnn *net, struct cnn_worker *wk, int own_grad)
 {
     const size_t m = MICROBATCH, g = GROUP;
-    const size_t np1 = (size_t)net->s.height * net->s.width, np2 = (size_t)net->h2 * net->w2;
-    wk->grad = own_grad ? cnn_alloc(net->nparam, sizeof(float)) : net->grad;
-    wk->col1 = cnn_alloc(m * np1 * (size_t)net->k1, sizeof(float));
+    const size_t np1 = (size_t)net->s.height * net->s.width, np2 = (size_t)net->L.h2 * net->L.w2;
+    wk->grad = own_grad ? cnn_alloc(net->L.nparam, sizeof(float)) : net->grad;
+    wk->col1 = cnn_alloc(m * np1 * (size_t)net->L.k1, sizeof(float));
     wk->y1 = cnn_alloc(m * np1 * C1, sizeof(float));
-    wk->col2 = cnn_alloc(m * np2 * (size_t)net->k2, sizeof(float));
+    wk->col2 = cnn_alloc(m * np2 * (size_t)net->L.k2, sizeof(float));
     wk->y2 = cnn_alloc(m * np2 * C2, sizeof(float));
     wk->dp1 = cnn_alloc(m * np2 * C1, sizeof(float));
     wk->p1 = cnn_alloc(g * np2 * C1, sizeof(float));
     wk->arg1 = cnn_alloc(g * np2 * C1, 1);
-    wk->p2 = cnn_alloc(g * (size_t)net->d, sizeof(float));
-    wk->arg2 = cnn_alloc(g * (size_t)net->d, 1);
-    wk->dp2 = cnn_alloc(g * (size_t)net->d, sizeof(float));
+    wk->p2 = cnn_alloc(g * (size_t)net->L.d, sizeof(float));
+    wk->arg2 = cnn_alloc(g * (size_t)net->L.d, 1);
+    wk->dp2 = cnn_alloc(g * (size_t)net->L.d, sizeof(float));
     wk->h = cnn_alloc(g * F1, sizeof(float));
     wk->dh = cnn_alloc(g * F1, sizeof(float));
     wk->logits = cnn_alloc(g * (size_t)net->s.classes, sizeof(float));
@@ -705,37 +702,22 @@ struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads
     }
     net->s = *shape;
     net->threads = threads;
-    net->h2 = shape->height / 2;
-    net->w2 = shape->width / 2;
-    net->h4 = shape->height / 4;
-    net->w4 = shape->width / 4;
-    net->k1 = 9 * shape->channels;
-    net->k2 = 9 * C1;
-    net->d = net->h4 * net->w4 * C2;
+    net->L = cnn_layout_of(shape);
     const size_t nc = (size_t)shape->classes;
-    net->off_w1 = 0;
-    net->off_b1 = net->off_w1 + (size_t)net->k1 * C1;
-    net->off_w2 = net->off_b1 + C1;
-    net->off_b2 = net->off_w2 + (size_t)net->k2 * C2;
-    net->off_w3 = net->off_b2 + C2;
-    net->off_b3 = net->off_w3 + (size_t)net->d * F1;
-    net->off_w4 = net->off_b3 + F1;
-    net->off_b4 = net->off_w4 + (size_t)F1 * nc;
-    net->nparam = net->off_b4 + nc;
     const char *prof = getenv("MLBENCH_CNN_PROFILE");
     net->profile = prof && *prof && strcmp(prof, "0") != 0;
     net->gemm_avx512 = cnn_gemm_avx512_available();
 
-    net->param = cnn_alloc(net->nparam, sizeof(float));
-    net->grad = cnn_alloc(net->nparam, sizeof(float));
-    net->vel = cnn_alloc(net->nparam, sizeof(float));
+    net->param = cnn_alloc(net->L.nparam, sizeof(float));
+    net->grad = cnn_alloc(net->L.nparam, sizeof(float));
+    net->vel = cnn_alloc(net->L.nparam, sizeof(float));
     net->wk = calloc((size_t)threads, sizeof *net->wk);
     int ok = net->param && net->grad && net->vel && net->wk;
     for (int k = 0; ok && k < threads; k++)
         ok = worker_alloc(net, &net->wk[k], k > 0) == 0;
     if (!ok) {
         snprintf(err, errlen, "cnn: out of memory for %zu parameters and %d workers' buffers",
-                 net->nparam, threads);
+                 net->L.nparam, threads);
         cnn_free(net);
         return NULL;
     }
@@ -756,10 +738,10 @@ struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads
         size_t w, b, wn, bn;
         double fan_in;
     } layers[4] = {
-        {net->off_w1, net->off_b1, (size_t)net->k1 * C1, C1, net->k1},
-        {net->off_w2, net->off_b2, (size_t)net->k2 * C2, C2, net->k2},
-        {net->off_w3, net->off_b3, (size_t)net->d * F1, F1, net->d},
-        {net->off_w4, net->off_b4, (size_t)F1 * nc, nc, F1},
+        {net->L.off_w1, net->L.off_b1, (size_t)net->L.k1 * C1, C1, net->L.k1},
+        {net->L.off_w2, net->L.off_b2, (size_t)net->L.k2 * C2, C2, net->L.k2},
+        {net->L.off_w3, net->L.off_b3, (size_t)net->L.d * F1, F1, net->L.d},
+        {net->L.off_w4, net->L.off_b4, (size_t)F1 * nc, nc, F1},
     };
     for (int l = 0; l < 4; l++) {
         double bound = 1.0 / sqrt(layers[l].fan_in);
@@ -826,7 +808,7 @@ int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *
 
 size_t cnn_param_count(const struct cnn *net)
 {
-    return net->nparam;
+    return net->L.nparam;
 }
 
 float *cnn_params(struct cnn *net)

@@ -23,18 +23,15 @@
 #include <cmath>
 #include <cstdlib>
 
-#define C1 32  // conv1 output channels (as cnn_cpu.c)
-#define C2 64  // conv2 output channels
-#define F1 128 // fc1 outputs
+#define C1 CNN_C1
+#define C2 CNN_C2
+#define F1 CNN_F1
 #define THREADS 256
 
 struct cuda_cnn {
     struct cnn_shape s;
     int max_batch;
-    int h2, w2, h4, w4; // after the first and second pool
-    int k1, k2;         // im2col widths: 9*channels, 9*C1
-    int d;              // fc1 inputs: h4*w4*C2
-    size_t off_w1, off_b1, off_w2, off_b2, off_w3, off_b3, off_w4, off_b4, nparam;
+    struct cnn_layout L; // cnn_cpu.c's dimensions and parameter layout
     cudaStream_t stream;
     cublasHandle_t blas;
     float *param, *grad, *vel; // nparam each
@@ -327,40 +324,40 @@ static int gemm(struct cuda_cnn *g, const char *what, int ta, int tb, int rows, 
 static int forward(struct cuda_cnn *g, int n, char *err, size_t errlen)
 {
     const struct cnn_shape *s = &g->s;
-    const int np1 = s->height * s->width, np2 = g->h2 * g->w2, nc = s->classes;
+    const int np1 = s->height * s->width, np2 = g->L.h2 * g->L.w2, nc = s->classes;
     const float *par = g->param;
-    const size_t n_col1 = (size_t)n * np1 * g->k1, n_p1 = (size_t)n * np2 * C1;
-    const size_t n_col2 = (size_t)n * np2 * g->k2, n_p2 = (size_t)n * g->d;
+    const size_t n_col1 = (size_t)n * np1 * g->L.k1, n_p1 = (size_t)n * np2 * C1;
+    const size_t n_col2 = (size_t)n * np2 * g->L.k2, n_p2 = (size_t)n * g->L.d;
     cudaStream_t st = g->stream;
 
     im2col3x3<<<blocks_for(n_col1), THREADS, 0, st>>>(g->x, n, s->height, s->width,
                                                        s->channels, g->col1);
     KERNEL_CHECK("im2col3x3 (conv1)");
-    if (gemm(g, "conv1 forward", 0, 0, n * np1, C1, g->k1, g->col1, par + g->off_w1, 0.0f,
+    if (gemm(g, "conv1 forward", 0, 0, n * np1, C1, g->L.k1, g->col1, par + g->L.off_w1, 0.0f,
              g->y1, err, errlen))
         goto out;
-    bias_relu_pool<<<blocks_for(n_p1), THREADS, 0, st>>>(g->y1, par + g->off_b1, n, s->height,
+    bias_relu_pool<<<blocks_for(n_p1), THREADS, 0, st>>>(g->y1, par + g->L.off_b1, n, s->height,
                                                           s->width, C1, g->p1, g->arg1);
     KERNEL_CHECK("bias_relu_pool (conv1)");
 
-    im2col3x3<<<blocks_for(n_col2), THREADS, 0, st>>>(g->p1, n, g->h2, g->w2, C1, g->col2);
+    im2col3x3<<<blocks_for(n_col2), THREADS, 0, st>>>(g->p1, n, g->L.h2, g->L.w2, C1, g->col2);
     KERNEL_CHECK("im2col3x3 (conv2)");
-    if (gemm(g, "conv2 forward", 0, 0, n * np2, C2, g->k2, g->col2, par + g->off_w2, 0.0f,
+    if (gemm(g, "conv2 forward", 0, 0, n * np2, C2, g->L.k2, g->col2, par + g->L.off_w2, 0.0f,
              g->y2, err, errlen))
         goto out;
-    bias_relu_pool<<<blocks_for(n_p2), THREADS, 0, st>>>(g->y2, par + g->off_b2, n, g->h2,
-                                                          g->w2, C2, g->p2, g->arg2);
+    bias_relu_pool<<<blocks_for(n_p2), THREADS, 0, st>>>(g->y2, par + g->L.off_b2, n, g->L.h2,
+                                                          g->L.w2, C2, g->p2, g->arg2);
     KERNEL_CHECK("bias_relu_pool (conv2)");
 
-    if (gemm(g, "fc1 forward", 0, 0, n, F1, g->d, g->p2, par + g->off_w3, 0.0f, g->h, err,
+    if (gemm(g, "fc1 forward", 0, 0, n, F1, g->L.d, g->p2, par + g->L.off_w3, 0.0f, g->h, err,
              errlen))
         goto out;
-    bias_relu<<<blocks_for((size_t)n * F1), THREADS, 0, st>>>(g->h, par + g->off_b3, n, F1);
+    bias_relu<<<blocks_for((size_t)n * F1), THREADS, 0, st>>>(g->h, par + g->L.off_b3, n, F1);
     KERNEL_CHECK("bias_relu (fc1)");
-    if (gemm(g, "fc2 forward", 0, 0, n, nc, F1, g->h, par + g->off_w4, 0.0f, g->logits, err,
+    if (gemm(g, "fc2 forward", 0, 0, n, nc, F1, g->h, par + g->L.off_w4, 0.0f, g->logits, err,
              errlen))
         goto out;
-    bias_add<<<blocks_for((size_t)n * nc), THREADS, 0, st>>>(g->logits, par + g->off_b4, n, nc);
+    bias_add<<<blocks_for((size_t)n * nc), THREADS, 0, st>>>(g->logits, par + g->L.off_b4, n, nc);
     KERNEL_CHECK("bias_add (fc2)");
     return 0;
 out:
@@ -374,58 +371,58 @@ out:
 static int backward(struct cuda_cnn *g, int n, char *err, size_t errlen)
 {
     const struct cnn_shape *s = &g->s;
-    const int np1 = s->height * s->width, np2 = g->h2 * g->w2, nc = s->classes;
+    const int np1 = s->height * s->width, np2 = g->L.h2 * g->L.w2, nc = s->classes;
     const float *par = g->param;
     float *grad = g->grad;
-    const size_t n_p1 = (size_t)n * np2 * C1, n_p2 = (size_t)n * g->d;
+    const size_t n_p1 = (size_t)n * np2 * C1, n_p2 = (size_t)n * g->L.d;
     cudaStream_t st = g->stream;
 
     // fc2
     if (gemm(g, "fc2 weight gradient", 1, 0, F1, nc, n, g->h, g->logits, 0.0f,
-             grad + g->off_w4, err, errlen))
+             grad + g->L.off_w4, err, errlen))
         goto out;
-    column_sums<<<nc, THREADS, 0, st>>>(g->logits, nullptr, n, nc, grad + g->off_b4);
+    column_sums<<<nc, THREADS, 0, st>>>(g->logits, nullptr, n, nc, grad + g->L.off_b4);
     KERNEL_CHECK("column_sums (fc2 bias)");
-    if (gemm(g, "fc2 input gradient", 0, 1, n, F1, nc, g->logits, par + g->off_w4, 0.0f, g->dh,
+    if (gemm(g, "fc2 input gradient", 0, 1, n, F1, nc, g->logits, par + g->L.off_w4, 0.0f, g->dh,
              err, errlen))
         goto out;
 
     // fc1
     relu_backward<<<blocks_for((size_t)n * F1), THREADS, 0, st>>>(g->dh, g->h, (size_t)n * F1);
     KERNEL_CHECK("relu_backward (fc1)");
-    column_sums<<<F1, THREADS, 0, st>>>(g->dh, nullptr, n, F1, grad + g->off_b3);
+    column_sums<<<F1, THREADS, 0, st>>>(g->dh, nullptr, n, F1, grad + g->L.off_b3);
     KERNEL_CHECK("column_sums (fc1 bias)");
-    if (gemm(g, "fc1 weight gradient", 1, 0, g->d, F1, n, g->p2, g->dh, 0.0f, grad + g->off_w3,
+    if (gemm(g, "fc1 weight gradient", 1, 0, g->L.d, F1, n, g->p2, g->dh, 0.0f, grad + g->L.off_w3,
              err, errlen))
         goto out;
-    if (gemm(g, "fc1 input gradient", 0, 1, n, g->d, F1, g->dh, par + g->off_w3, 0.0f, g->dp2,
+    if (gemm(g, "fc1 input gradient", 0, 1, n, g->L.d, F1, g->dh, par + g->L.off_w3, 0.0f, g->dp2,
              err, errlen))
         goto out;
 
     // conv2 block
-    pool_backward<<<blocks_for(n_p2), THREADS, 0, st>>>(g->dp2, g->p2, g->arg2, n, g->h2, g->w2,
+    pool_backward<<<blocks_for(n_p2), THREADS, 0, st>>>(g->dp2, g->p2, g->arg2, n, g->L.h2, g->L.w2,
                                                          C2, g->y2);
     KERNEL_CHECK("pool_backward (conv2)");
-    column_sums<<<C2, THREADS, 0, st>>>(g->dp2, g->p2, n * g->h4 * g->w4, C2, grad + g->off_b2);
+    column_sums<<<C2, THREADS, 0, st>>>(g->dp2, g->p2, n * g->L.h4 * g->L.w4, C2, grad + g->L.off_b2);
     KERNEL_CHECK("column_sums (conv2 bias)");
-    if (gemm(g, "conv2 weight gradient", 1, 0, g->k2, C2, n * np2, g->col2, g->y2, 0.0f,
-             grad + g->off_w2, err, errlen))
+    if (gemm(g, "conv2 weight gradient", 1, 0, g->L.k2, C2, n * np2, g->col2, g->y2, 0.0f,
+             grad + g->L.off_w2, err, errlen))
         goto out;
     // The stream orders this after the weight gradient, the last reader of col2's forward value.
-    if (gemm(g, "conv2 input gradient", 0, 1, n * np2, g->k2, C2, g->y2, par + g->off_w2, 0.0f,
+    if (gemm(g, "conv2 input gradient", 0, 1, n * np2, g->L.k2, C2, g->y2, par + g->L.off_w2, 0.0f,
              g->col2, err, errlen))
         goto out;
-    col2im3x3<<<blocks_for(n_p1), THREADS, 0, st>>>(g->col2, n, g->h2, g->w2, C1, g->dp1);
+    col2im3x3<<<blocks_for(n_p1), THREADS, 0, st>>>(g->col2, n, g->L.h2, g->L.w2, C1, g->dp1);
     KERNEL_CHECK("col2im3x3 (conv2)");
 
     // conv1 block: no input gradient (the input is data)
     pool_backward<<<blocks_for(n_p1), THREADS, 0, st>>>(g->dp1, g->p1, g->arg1, n, s->height,
                                                          s->width, C1, g->y1);
     KERNEL_CHECK("pool_backward (conv1)");
-    column_sums<<<C1, THREADS, 0, st>>>(g->dp1, g->p1, n * np2, C1, grad + g->off_b1);
+    column_sums<<<C1, THREADS, 0, st>>>(g->dp1, g->p1, n * np2, C1, grad + g->L.off_b1);
     KERNEL_CHECK("column_sums (conv1 bias)");
-    if (gemm(g, "conv1 weight gradient", 1, 0, g->k1, C1, n * np1, g->col1, g->y1, 0.0f,
-             grad + g->off_w1, err, errlen))
+    if (gemm(g, "conv1 weight gradient", 1, 0, g->L.k1, C1, n * np1, g->col1, g->y1, 0.0f,
+             grad + g->L.off_w1, err, errlen))
         goto out;
     return 0;
 out:
@@ -486,27 +483,11 @@ struct cuda_cnn *cuda_cnn_create(const struct cnn_shape *shape, const float *par
     }
     g->s = *shape;
     g->max_batch = max_batch;
-    g->h2 = shape->height / 2;
-    g->w2 = shape->width / 2;
-    g->h4 = shape->height / 4;
-    g->w4 = shape->width / 4;
-    g->k1 = 9 * shape->channels;
-    g->k2 = 9 * C1;
-    g->d = g->h4 * g->w4 * C2;
+    g->L = cnn_layout_of(shape); // the flat layout of cnn_cpu.c
     nc = (size_t)shape->classes;
-    // The flat layout of cnn_cpu.c's cnn_create.
-    g->off_w1 = 0;
-    g->off_b1 = g->off_w1 + (size_t)g->k1 * C1;
-    g->off_w2 = g->off_b1 + C1;
-    g->off_b2 = g->off_w2 + (size_t)g->k2 * C2;
-    g->off_w3 = g->off_b2 + C2;
-    g->off_b3 = g->off_w3 + (size_t)g->d * F1;
-    g->off_w4 = g->off_b3 + F1;
-    g->off_b4 = g->off_w4 + (size_t)F1 * nc;
-    g->nparam = g->off_b4 + nc;
 
     np1 = (size_t)shape->height * shape->width;
-    np2 = (size_t)g->h2 * g->w2;
+    np2 = (size_t)g->L.h2 * g->L.w2;
     b = (size_t)max_batch;
     g->loss_host = (double *)malloc(b * sizeof(double));
     if (!g->loss_host) {
@@ -521,31 +502,31 @@ struct cuda_cnn *cuda_cnn_create(const struct cnn_shape *shape, const float *par
     // Plain fp32: TF32 tensor cores would move the losses far beyond the 1e-3 agreement with
     // the CPU that this backend is checked against.
     CUBLAS_CHECK(cublasSetMathMode(g->blas, CUBLAS_DEFAULT_MATH));
-    CUDA_CHECK(cudaMalloc((void **)&g->param, g->nparam * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->grad, g->nparam * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->vel, g->nparam * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->param, g->L.nparam * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->grad, g->L.nparam * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->vel, g->L.nparam * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->x, b * np1 * shape->channels * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->labels, b * sizeof(int)));
-    CUDA_CHECK(cudaMalloc((void **)&g->col1, b * np1 * g->k1 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->col1, b * np1 * g->L.k1 * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->y1, b * np1 * C1 * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->p1, b * np2 * C1 * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->arg1, b * np2 * C1));
-    CUDA_CHECK(cudaMalloc((void **)&g->col2, b * np2 * g->k2 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->col2, b * np2 * g->L.k2 * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->y2, b * np2 * C2 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->p2, b * g->d * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->arg2, b * g->d));
+    CUDA_CHECK(cudaMalloc((void **)&g->p2, b * g->L.d * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->arg2, b * g->L.d));
     CUDA_CHECK(cudaMalloc((void **)&g->h, b * F1 * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->logits, b * nc * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->dh, b * F1 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->dp2, b * g->d * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g->dp2, b * g->L.d * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->dp1, b * np2 * C1 * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g->loss, b * sizeof(double)));
     CUDA_CHECK(cudaMalloc((void **)&g->pred, b * sizeof(int)));
     // The caller's weights, so that this model and the CPU's start identical; no momentum yet.
-    CUDA_CHECK(cudaMemcpyAsync(g->param, params, g->nparam * sizeof(float),
+    CUDA_CHECK(cudaMemcpyAsync(g->param, params, g->L.nparam * sizeof(float),
                                cudaMemcpyHostToDevice, g->stream));
-    CUDA_CHECK(cudaMemsetAsync(g->grad, 0, g->nparam * sizeof(float), g->stream));
-    CUDA_CHECK(cudaMemsetAsync(g->vel, 0, g->nparam * sizeof(float), g->stream));
+    CUDA_CHECK(cudaMemsetAsync(g->grad, 0, g->L.nparam * sizeof(float), g->stream));
+    CUDA_CHECK(cudaMemsetAsync(g->vel, 0, g->L.nparam * sizeof(float), g->stream));
     CUDA_CHECK(cudaStreamSynchronize(g->stream));
     return g;
 out:
@@ -575,8 +556,8 @@ double cuda_cnn_train_step(struct cuda_cnn *g, const float *x_host, const int *l
     KERNEL_CHECK("softmax_xent");
     if (backward(g, n, err, errlen))
         goto out;
-    sgd_momentum<<<blocks_for(g->nparam), THREADS, 0, g->stream>>>(
-        g->param, g->grad, g->vel, g->nparam, lr, momentum, weight_decay);
+    sgd_momentum<<<blocks_for(g->L.nparam), THREADS, 0, g->stream>>>(
+        g->param, g->grad, g->vel, g->L.nparam, lr, momentum, weight_decay);
     KERNEL_CHECK("sgd_momentum");
     CUDA_CHECK(cudaMemcpyAsync(g->loss_host, g->loss, (size_t)n * sizeof(double),
                                cudaMemcpyDeviceToHost, g->stream));
@@ -632,7 +613,7 @@ int cuda_cnn_get_params(struct cuda_cnn *g, float *params_host)
     const size_t errlen = sizeof g->error;
     if (g->broken)
         return -1;
-    CUDA_CHECK(cudaMemcpyAsync(params_host, g->param, g->nparam * sizeof(float),
+    CUDA_CHECK(cudaMemcpyAsync(params_host, g->param, g->L.nparam * sizeof(float),
                                cudaMemcpyDeviceToHost, g->stream));
     CUDA_CHECK(cudaStreamSynchronize(g->stream));
     return 0;
