@@ -25,15 +25,7 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* |actual - expected| <= tol * max(1, |expected|), reported with both values. */
-#define assert_near(actual, expected, tol)                                                     \
-    do {                                                                                       \
-        double act_ = (actual), exp_ = (expected);                                             \
-        if (!(fabs(act_ - exp_) <= (tol) * fmax(1.0, fabs(exp_)))) {                           \
-            print_error("%s = %.17g, expected %.17g\n", #actual, act_, exp_);                  \
-            fail();                                                                            \
-        }                                                                                      \
-    } while (0)
+#include "assert_near.h"
 
 /* ---- Mann-Whitney against SciPy ---- */
 

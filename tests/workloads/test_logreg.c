@@ -27,15 +27,7 @@
 #include "logreg/makeclass.h"
 #include "workloads.h"
 
-/* |actual - expected| <= tol * max(1, |expected|), reported with both values. */
-#define assert_near(actual, expected, tol)                                                     \
-    do {                                                                                       \
-        double act_ = (actual), exp_ = (expected);                                             \
-        if (!(fabs(act_ - exp_) <= (tol) * fmax(1.0, fabs(exp_)))) {                           \
-            print_error("%s = %.17g, expected %.17g\n", #actual, act_, exp_);                  \
-            fail();                                                                            \
-        }                                                                                      \
-    } while (0)
+#include "assert_near.h"
 
 static struct makeclass_spec small_spec(void)
 {
