@@ -13,6 +13,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-3}
@@ -31,13 +32,6 @@ if ! "$PYTHON" -c 'import torch' 2>/dev/null; then
     exit 2
 fi
 
-# Median of the numbers on standard input.
-median() {
-    sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) print "n/a"
-        else if (NR % 2) print v[(NR + 1) / 2]
-        else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # a / b with 2 decimals.
 ratio() {

@@ -12,6 +12,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-5}
@@ -52,7 +53,6 @@ for set in fm synth; do
     done
 done
 
-median() { sort -g "$1" | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "## input pipeline: read + decode + crop/flip + normalise, images/s (median of $ROUNDS)"
 echo
 echo "$(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; command: bench/input-pipeline.sh"
@@ -60,7 +60,7 @@ echo
 echo "| images | ours, 1 loader thread | ours, 2 loader threads | scaling 1 -> 2 | Pillow + NumPy, 1 process | ours / Pillow per core |"
 echo "|---|---:|---:|---:|---:|---:|"
 for set in fm synth; do
-    o1=$(median "$dir/$set.1"); o2=$(median "$dir/$set.2"); p=$(median "$dir/$set.pil")
+    o1=$(median <"$dir/$set.1"); o2=$(median <"$dir/$set.2"); p=$(median <"$dir/$set.pil")
     name=$([ $set = fm ] && echo "Fashion-MNIST 28x28x1" || echo "synthetic 224x224x3")
     echo "| $name | $o1 | $o2 | $(echo "$o2 $o1" | awk '{printf "%.2fx", $1/$2}') | $(printf %.0f "$p") | $(echo "$o1 $p" | awk '{printf "%.2fx", $1/$2}') |"
 done

@@ -12,6 +12,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-3}
@@ -41,13 +42,6 @@ echo "logreg-vs-sklearn.sh: writing the data ($SAMPLES x $FEATURES) to $dir" >&2
 # shellcheck disable=SC2086 # $args is a list of options
 "$WL" logreg $args --generate-only --save-data "$dir/data" >&2
 
-# Median of the numbers on standard input.
-median() {
-    sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) print "n/a"
-        else if (NR % 2) print v[(NR + 1) / 2]
-        else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # One training of ours: appends "key value" lines to $dir/ours.
 run_ours() {

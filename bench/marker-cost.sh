@@ -7,6 +7,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-python3}
 REPS=${REPS:-5}
@@ -19,13 +20,6 @@ if [ ! -x "$COST" ]; then
     exit 2
 fi
 
-# Median of the numbers on standard input.
-median() {
-    sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) print "n/a"
-        else if (NR % 2) print v[(NR + 1) / 2]
-        else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # Runs "$@" REPS times (markers off) and prints the values of the line starting with $key.
 repeat_off() {

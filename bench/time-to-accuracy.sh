@@ -10,6 +10,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-1}
@@ -36,8 +37,8 @@ for cfg in $CONFIGS; do
     done
 done
 
-median() { awk -v c="$2" '{print $c}' "$1" | grep -v '^-$' | sort -g |
-    awk '{a[NR]=$1} END {if (NR == 0) print "-"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# Median of column $2 of file $1, leaving out "-" (target not reached).
+column_median() { awk -v c="$2" '$c != "-" {print $c}' "$1" | median; }
 echo "## Fashion-MNIST time to 90 % test accuracy, same CNN, $THREADS threads (median of $ROUNDS)"
 echo
 echo "$(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); command: bench/time-to-accuracy.sh"
@@ -46,7 +47,7 @@ echo "| batch | epochs | ours: time to 90 % (s) | PyTorch: time to 90 % (s) | ra
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for cfg in $CONFIGS; do
     b=${cfg%:*}; e=${cfg#*:}
-    ot=$(median "$dir/ours.$b" 1); tt=$(median "$dir/torch.$b" 1)
-    ratio=$(echo "$ot $tt" | awk '$1 != "-" && $2 != "-" {printf "%.2fx", $2/$1} $1 == "-" || $2 == "-" {print "-"}')
-    echo "| $b | $e | $ot | $tt | $ratio | $(median "$dir/ours.$b" 2) | $(median "$dir/torch.$b" 2) | $(median "$dir/ours.$b" 3) | $(median "$dir/torch.$b" 3) |"
+    ot=$(column_median "$dir/ours.$b" 1); tt=$(column_median "$dir/torch.$b" 1)
+    ratio=$(echo "$ot $tt" | awk '$1 != "n/a" && $2 != "n/a" {printf "%.2fx", $2/$1} $1 == "n/a" || $2 == "n/a" {print "n/a"}')
+    echo "| $b | $e | $ot | $tt | $ratio | $(column_median "$dir/ours.$b" 2) | $(column_median "$dir/torch.$b" 2) | $(column_median "$dir/ours.$b" 3) | $(column_median "$dir/torch.$b" 3) |"
 done
