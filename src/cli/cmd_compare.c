@@ -1,5 +1,5 @@
 /* cmd_compare: `mlbench compare A B [C...]`: resolves the references, loads the results,
- * compares every one after the first with the first (core/compare.c), prints a text table or the
+ * compares every one after the first with the first (analysis/compare.c), prints a text table or the
  * JSON comparison document, and applies the CI gates. docs/compare.md describes it all.
  * Exit status: 0, 1 when a gate fails, 2 for bad options or a result that cannot be loaded. */
 #include <getopt.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "core/compare.h"
-#include "core/log.h"
-#include "core/result_load.h"
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "analysis/compare.h"
+#include "util/log.h"
+#include "result/result_load.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
 

@@ -14,8 +14,8 @@
 
 #include "cli/commands.h"
 #include "cli/workload_path.h"
-#include "core/log.h"
-#include "core/xalloc.h"
+#include "util/log.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 

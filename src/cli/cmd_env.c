@@ -1,13 +1,13 @@
 /* cmd_env: `mlbench env`, describes this machine and environment as every result records it
- * (src/core/envinfo.c; fields in docs/environment.md): as text, or the JSON object with --json. */
+ * (src/result/envinfo.c; fields in docs/environment.md): as text, or the JSON object with --json. */
 #include <getopt.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "cli/commands.h"
-#include "core/envinfo.h"
-#include "core/log.h"
+#include "result/envinfo.h"
+#include "util/log.h"
 
 static const char usage[] =
     "usage: mlbench env [--json]\n"

@@ -12,10 +12,10 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
-#include "core/detect.h"
-#include "core/log.h"
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "analysis/detect.h"
+#include "util/log.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 #include "store/store.h"
 
 #define HISTORY_SCHEMA "mlbench.history/1"

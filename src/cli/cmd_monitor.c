@@ -15,14 +15,14 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "core/http_server.h"
-#include "core/live.h"
-#include "core/log.h"
-#include "core/markers.h"
-#include "core/runner.h"
-#include "core/sampler.h"
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "live/http_server.h"
+#include "live/live.h"
+#include "util/log.h"
+#include "measure/markers.h"
+#include "measure/runner.h"
+#include "measure/sampler.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 /* cmd_report: `mlbench report RUN [RUN...]`: resolves the references (files or the store),
- * loads the results, compares them when there are several (core/compare.c), and writes a report
+ * loads the results, compares them when there are several (analysis/compare.c), and writes a report
  * in one of the formats of src/export/ to stdout or, atomically, to -o FILE (docs/reports.md).
  * Exit status: 0; 2 for bad options, a result that cannot be found or read, or an output path
  * that cannot be written; 3 when writing the report failed midway. */
@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "core/compare.h"
-#include "core/log.h"
-#include "core/result_load.h"
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "analysis/compare.h"
+#include "util/log.h"
+#include "result/result_load.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "core/log.h"
-#include "core/xalloc.h"
+#include "util/log.h"
+#include "util/xalloc.h"
 #include "store/store.h"
 
 static const char usage_text[] =

@@ -11,9 +11,9 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
-#include "core/log.h"
-#include "core/result_load.h"
-#include "core/units.h"
+#include "util/log.h"
+#include "result/result_load.h"
+#include "util/units.h"
 #include "store/store.h"
 
 static const char usage_text[] =

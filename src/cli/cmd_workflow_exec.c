@@ -21,9 +21,9 @@
 #include <mlbench/marker.h>
 
 #include "cli/commands.h"
-#include "core/log.h"
-#include "core/workflow.h"
-#include "core/xalloc.h"
+#include "util/log.h"
+#include "measure/workflow.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "core/log.h"
+#include "util/log.h"
 
 static const struct {
     const char *verb;

@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/http_server.h"
-#include "core/sampler.h"
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "live/http_server.h"
+#include "measure/sampler.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 
 enum {
     OPT_TIMEOUT = 256, OPT_GRACE, OPT_PREPARE, OPT_CLEANUP, OPT_STORE, OPT_JSON, OPT_FAIL_FAST,

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "core/run_config.h"
+#include "measure/run_config.h"
 
 #define RUN_OPTIONS_HELP 1 /* --help was given: print run_options_usage() */
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/units.h"
+#include "util/units.h"
 
 #define NAME_MAX_SHOWN 40 /* stage names longer than this are cut in tables (JSON keeps them) */
 

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "core/result.h"
+#include "result/result.h"
 
 /* Prints the summary table, counters, metadata and warnings of r. result_path may be NULL. */
 void summary_text_print(FILE *out, const struct bench_result *r, const char *result_path);

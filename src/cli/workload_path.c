@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/xalloc.h"
+#include "util/xalloc.h"
 
 char *workload_path(void)
 {

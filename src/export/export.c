@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 
 /* The formats, in the order help texts list them. */
 static const struct exporter *const exporters[] = {

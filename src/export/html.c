@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/units.h"
-#include "core/xalloc.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 
 /* Tableau 10: distinct, readable on white, kind to colour-blind readers. */
 static const char *const palette[] = {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/xalloc.h"
+#include "util/xalloc.h"
 
 /* The mapping of one run's real pids to trace pids. */
 struct pidmap {

@@ -21,9 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/sampler.h"
-#include "core/sources.h"
-#include "core/xalloc.h"
+#include "sources/sources.h"
+#include "util/xalloc.h"
 #include "sources/nvml_abi.h"
 
 #define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"

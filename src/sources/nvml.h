@@ -1,5 +1,5 @@
 /* nvml: facts about the GPUs the nvml metric source found (src/sources/nvml.c), for the report
- * and the environment capture. The source itself is `nvml_source`, listed in core/sources.h.
+ * and the environment capture. The source itself is `nvml_source`, listed in sources/sources.h.
  *
  * The facts are read once, when the source opens, and do not change until it closes; these
  * functions make no NVML call. Thread-safety: safe from any thread while the source is open;

@@ -8,7 +8,6 @@
  * through descriptors kept open, and the stat file of processes not seen before; processes
  * known to be outside the tree are not read again. smaps_rollup (PSS) is read rarely (see
  * member_resident). docs/metrics.md has the measured cost. */
-#include "core/sampler.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/sources.h"
-#include "core/xalloc.h"
+#include "sources/sources.h"
+#include "util/xalloc.h"
 
 #define KEPT_FDS_MAX 512             /* descriptors kept open for members (stat and io) */
 #define PSS_REFRESH_NS 1000000000LL  /* read smaps_rollup at most once a second per process */

@@ -5,7 +5,6 @@
  * <sys_root>/block ($MLBENCH_SYS_ROOT, default /sys) tells whole disks from partitions and
  * stacked devices. Files stay open between ticks and are re-read with pread() from offset 0.
  * docs/metrics.md describes each series. */
-#include "core/sampler.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/sources.h"
-#include "core/xalloc.h"
+#include "sources/sources.h"
+#include "util/xalloc.h"
 
 #define NO_SERIES SIZE_MAX
 #define FILE_MAX_BYTES (4u << 20) /* /proc/stat grows with CPUs and interrupts */

@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#include "core/xalloc.h"
+#include "util/xalloc.h"
 #include "store/store_ops.h"
 
 #define SQLITE_APP_ID 0x6d6c6273    /* "mlbs": marks the file as an mlbench index */

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/result_load.h"
-#include "core/xalloc.h"
+#include "util/log.h"
+#include "result/result_load.h"
+#include "util/xalloc.h"
 #include "store/store_ops.h"
 
 /* The index backends; the first is the default. A server database would be listed here and

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/analyze.h"
+#include "analysis/analyze.h"
 
 #define S 1e9 /* ns in a second */
 #define MIB 1048576.0

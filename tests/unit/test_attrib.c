@@ -9,8 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/attrib.h"
-#include "core/stages.h"
+#include "measure/attrib.h"
+#include "measure/stages.h"
 
 #define MS 1000000LL
 #define T0 (5000 * MS)

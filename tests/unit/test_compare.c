@@ -1,4 +1,4 @@
-/* Unit tests of src/core/compare.c (`mlbench compare`): the Mann-Whitney test against SciPy,
+/* Unit tests of src/analysis/compare.c (`mlbench compare`): the Mann-Whitney test against SciPy,
  * the bootstrap interval, verdicts on synthetic results with known answers, the side-by-side
  * sections, environment rules and the CI gates.
  *
@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "core/compare.h"
+#include "analysis/compare.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,4 +1,4 @@
-/* Unit tests of src/core/detect.c (step changes in a series of results): synthetic series with
+/* Unit tests of src/analysis/detect.c (step changes in a series of results): synthetic series with
  * and without steps, noise between results and within them, odd results, and the false-alarm
  * rate on pure noise. Noise comes from a fixed-seed generator, so every run sees the same
  * series. */
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/detect.h"
+#include "analysis/detect.h"
 
 /* xorshift64* and Box-Muller: a reproducible standard normal. */
 static uint64_t rng_state;

@@ -1,4 +1,4 @@
-/* Unit tests of the environment capture (src/core/envinfo.c): the parsers on fixed texts
+/* Unit tests of the environment capture (src/result/envinfo.c): the parsers on fixed texts
  * (os-release, cpuinfo of x86 and ARM, sizes, CPU lists), the variable filter, BLAS thread
  * rules, git state in a temporary repository, a capture of a fake /proc-/sys-/etc tree, a
  * capture of this machine checked against /proc/cpuinfo and sysconf, and GPUs through the fake
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/envinfo.h"
+#include "result/envinfo.h"
 #include "sources/nvml.h"
 
 /* ---------------------------------------------------------------- helpers */

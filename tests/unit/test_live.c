@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/live.h"
+#include "live/live.h"
 
 #define MS 1000000LL
 

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "core/marker_parse.h"
+#include "measure/marker_parse.h"
 
 static const char *parse(const char *s, struct marker_token *t)
 {

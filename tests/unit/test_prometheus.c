@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/http_server.h"
-#include "core/live.h"
-#include "export/prometheus.h"
+#include "live/http_server.h"
+#include "live/live.h"
+#include "live/prometheus.h"
 
 static void test_values(void **state)
 {

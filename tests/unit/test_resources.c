@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/resources.h"
+#include "result/resources.h"
 
 #define MS 1000000LL
 #define T0 (1000 * MS)

@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/sampler.h"
-#include "core/sources.h"
+#include "measure/sampler.h"
+#include "sources/sources.h"
 #include "sources/nvml.h"
 
 #define N_GPU_SERIES 12

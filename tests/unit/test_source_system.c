@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "../fakes/proc/fake_fs.h"
-#include "core/sampler.h"
-#include "core/sources.h"
+#include "measure/sampler.h"
+#include "sources/sources.h"
 
 #define TOL 1e-12
 

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/event_log.h"
-#include "core/stages.h"
+#include "measure/event_log.h"
+#include "measure/stages.h"
 
 #define MS 1000000LL
 #define T0 (1000 * MS)

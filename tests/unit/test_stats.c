@@ -1,4 +1,4 @@
-/* Unit tests of src/core/stats.c (summary statistics of repeated measurements).
+/* Unit tests of src/analysis/stats.c (summary statistics of repeated measurements).
  *
  * Expected values were computed independently of this code with python3 (3.11) and its
  * statistics, fractions and math modules:
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stats.h"
+#include "analysis/stats.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -21,7 +21,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "core/xalloc.h"
+#include "util/xalloc.h"
 #include "store/store.h"
 
 struct fixture {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/result.h"
+#include "result/result.h"
 
 #define MS 1000000LL
 

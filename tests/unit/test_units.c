@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/units.h"
+#include "util/units.h"
 
 static void test_duration(void **state)
 {

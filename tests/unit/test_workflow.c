@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/workflow.h"
-#include "core/xalloc.h"
+#include "measure/workflow.h"
+#include "util/xalloc.h"
 
 static char dir[PATH_MAX];  /* private directory of this test run (realpath) */
 static char path[PATH_MAX + 16]; /* dir/wf.yaml */

@@ -1,0 +1,737 @@
+/* analyze: the bottleneck rules (see analyze.h). Each stage gets one verdict, the first rule of
+ * the precedence in classify() that matches; verdicts and the extra checks give findings with
+ * evidence, a recommendation and a conservative saving estimate. The rules, thresholds and
+ * saving formulas are documented for users in docs/analysis.md: keep the two in step. */
+#include "analysis/analyze.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "measure/sampler.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+/* GPU (ratios of time a kernel ran, as NVML reports it) */
+#define GPU_BOUND_UTIL 0.90     /* at least: gpu-bound */
+#define GPU_LOW_UTIL 0.50       /* below: the GPU waits half the time (launch-bound, starved) */
+#define GPU_ACTIVE_UTIL 0.05    /* at least: the GPU works in the stage (else it is a CPU stage) */
+#define GPU_TARGET_UTIL 0.90    /* what a well-fed GPU reaches: the goal of the saving estimates */
+#define GPU_MEM_BUSY 0.50       /* memory controller busy at least: bandwidth-heavy kernels */
+#define GPU_MEM_HEADROOM 0.50   /* peak memory below this share of the GPU's: room to grow */
+#define GPU_MEM_USABLE 0.90     /* share of GPU memory a larger batch may plan to fill */
+#define LAUNCH_BATCH_MAX 64     /* batch at most this (or unknown): launch overhead plausible */
+#define MIXED_PRECISION_SPEEDUP 1.3 /* assumed fp32 -> bf16 gain of a GPU-bound stage */
+
+/* CPU, in cores busy (1.0 = one core all the time) */
+#define CPU_CORE_BUSY 0.8       /* one thread saturated: lower end */
+#define CPU_SINGLE_MAX 1.3      /* one thread saturated: upper end */
+#define CPU_PARALLEL_MIN 1.5    /* several threads busy */
+#define CPU_SATURATED 0.70      /* share of all CPUs: the machine is saturated */
+#define CPU_IDLE_MAX 0.2        /* below: the workload hardly computes */
+#define PARALLEL_EFFICIENCY 0.6 /* each added worker is worth this much of one */
+#define MAX_WORKERS 8           /* workers suggested for a single-threaded stage, at most */
+
+/* I/O, memory and contention (ratios of time) */
+#define IO_STALL_MIN 0.20       /* tasks stalled on I/O at least this share: io-bound */
+#define IO_CPU_SHARE_MAX 0.5    /* io-bound needs fewer than this share of the CPUs busy */
+#define SWAP_MIN_BPS 1048576.0  /* swapping at least 1 MiB/s (in + out): memory-bound */
+#define PSI_MEM_MIN 0.10        /* tasks stalled on memory at least this share: memory-bound */
+#define PSI_CPU_MIN 0.20        /* tasks waiting for a CPU at least this share: contention */
+#define OTHER_LOAD_CORES 0.5    /* other processes' mean load that disturbs a benchmark */
+
+/* Findings */
+#define UNMEASURED_MIN_SHARE 0.05 /* an unmeasured stage shorter than this share is not worth it */
+#define TOTAL_COVERED 0.5       /* top-level stages covering less: total gets findings too */
+#define FEW_SAMPLES 5           /* fewer samples: figures are rough, and the evidence says so */
+#define OVERLAP_SHARED 0.5      /* at least: a stage mostly ran beside others (figures shared) */
+#define MIN_INTERVAL_NS ((double)SAMPLER_MIN_INTERVAL_NS) /* the shortest --interval */
+
+#define TEXT_MAX 640
+
+/* What the rules read of a stage, with "not measured" resolved once. */
+struct figures {
+    int ncpu;          /* CPUs online, 0 when unknown */
+    bool gpu_measured; /* a GPU source worked */
+    double cpu;        /* cores busy, NAN */
+    double util;       /* GPU utilisation, NAN when not measured or no GPU in the figures */
+    bool gpu_used;     /* the workload used a GPU in this run */
+    bool gpu_active;   /* ...and it worked in this stage */
+    double io;         /* share of time stalled on I/O, NAN */
+    bool io_psi;       /* io comes from PSI (else from iowait) */
+    double swap_bps;   /* in + out, NAN */
+    bool mem_pressure;
+    double avail;      /* cores free for the workload (ncpu less other load), NAN when unknown */
+    double time_ns;    /* finite and >= 0 */
+};
+
+struct outcome {
+    const char *rule;
+    char evidence[TEXT_MAX];
+    char recommendation[TEXT_MAX];
+    double saving_ns;
+    bool finding;      /* the verdict is worth a finding */
+};
+
+static void cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Appends to the string in buf (truncating at len). */
+static void cat(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    if (used + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+static bool known(double x)
+{
+    return isfinite(x);
+}
+
+static double pct(double ratio)
+{
+    return 100 * ratio;
+}
+
+static bool is_cpu_device(const char *device)
+{
+    return device && strcasecmp(device, "cpu") == 0;
+}
+
+/* fp32 or not declared: the precision that leaves tensor cores unused. */
+static bool full_precision(const char *precision)
+{
+    return !precision || !*precision || !strcasecmp(precision, "fp32") ||
+           !strcasecmp(precision, "float32") || !strcasecmp(precision, "float");
+}
+
+static void resolve(const struct analysis_context *ctx, const struct stage_resources *s,
+                    struct figures *f)
+{
+    memset(f, 0, sizeof *f);
+    f->ncpu = ctx->ncpu > 0 ? ctx->ncpu : 0;
+    f->gpu_measured = ctx->gpu_measured;
+    f->cpu = known(s->cpu_cores) ? s->cpu_cores : NAN;
+    f->util = ctx->gpu_measured && known(s->gpu_util) ? s->gpu_util : NAN;
+    f->gpu_used = known(f->util) && ((s->gpus > 0 && !is_cpu_device(ctx->device)) || f->util > 0);
+    f->gpu_active = f->gpu_used && f->util >= GPU_ACTIVE_UTIL;
+
+    /* PSI io "some" is the share of time at least one task waited for I/O. Without it, iowait
+     * (a share of all CPU time) times the CPUs is the mean number of CPUs idle with I/O
+     * pending: about the share of time one task waited. */
+    f->io = NAN;
+    if (known(s->psi_io_some)) {
+        f->io = s->psi_io_some;
+        f->io_psi = true;
+    } else if (known(s->iowait)) {
+        f->io = f->ncpu ? fmin(1, s->iowait * f->ncpu) : s->iowait;
+    }
+
+    f->swap_bps = NAN;
+    if (known(s->swap_in_bps) || known(s->swap_out_bps))
+        f->swap_bps = (known(s->swap_in_bps) ? s->swap_in_bps : 0) +
+                      (known(s->swap_out_bps) ? s->swap_out_bps : 0);
+    f->mem_pressure = (known(f->swap_bps) && f->swap_bps >= SWAP_MIN_BPS) ||
+                      (known(s->psi_mem_some) && s->psi_mem_some >= PSI_MEM_MIN);
+
+    f->avail = NAN;
+    if (f->ncpu)
+        /* Rounded where used: a tenth of a core of other load (mlbench's own sampler) must
+         * not cost the workload a whole core. */
+        f->avail = f->ncpu - (known(s->other_cores) ? s->other_cores : 0);
+    f->time_ns = known(s->time_ns) && s->time_ns > 0 ? s->time_ns : 0;
+}
+
+/* "1.0 of 16 cores busy" (or "1.0 cores busy" when the CPU count is unknown). */
+static void cat_cores(char *buf, size_t len, double cores, int ncpu, const char *what)
+{
+    int decimals = cores < 0.095 ? 2 : 1;
+    if (ncpu)
+        cat(buf, len, "%.*f of %d %s %s", decimals, cores, ncpu, ncpu == 1 ? "core" : "cores",
+            what);
+    else
+        cat(buf, len, "%.*f cores %s", decimals, cores, what);
+}
+
+static void cat_io(char *buf, size_t len, const struct figures *f)
+{
+    cat(buf, len, "tasks stalled on I/O %.0f %% of the time (%s)", pct(f->io),
+        f->io_psi ? "pressure stall information" : "from iowait");
+}
+
+/* Swapping and memory stalls, what of them was measured. */
+static void cat_memory(char *buf, size_t len, const struct stage_resources *s,
+                       const struct figures *f)
+{
+    char a[32];
+    const char *sep = "";
+    if (known(f->swap_bps) && f->swap_bps > 0) {
+        char b[32];
+        cat(buf, len, "swapping %s/s in and %s/s out",
+            units_bytes(known(s->swap_in_bps) ? s->swap_in_bps : 0, a, sizeof a),
+            units_bytes(known(s->swap_out_bps) ? s->swap_out_bps : 0, b, sizeof b));
+        sep = ", ";
+    }
+    if (known(s->psi_mem_some)) {
+        cat(buf, len, "%stasks stalled on memory %.0f %% of the time", sep, pct(s->psi_mem_some));
+        sep = ", ";
+    }
+    if (known(s->mem_available_min_bytes)) {
+        cat(buf, len, "%sas little as %s available", sep,
+            units_bytes(s->mem_available_min_bytes, a, sizeof a));
+        sep = ", ";
+    }
+    if (known(s->rss_peak_bytes))
+        cat(buf, len, "%sworkload peak RSS %s", sep, units_bytes(s->rss_peak_bytes, a, sizeof a));
+}
+
+/* Saving when the GPU, now busy util of the time, would be kept GPU_TARGET_UTIL busy with the
+ * same work. NVML's utilisation counts time with any kernel running, which overstates the work,
+ * so this understates the saving. */
+static double gpu_feed_saving(const struct figures *f)
+{
+    return f->time_ns * fmax(0, 1 - f->util / GPU_TARGET_UTIL);
+}
+
+/* Speed-up of a stage on c busy cores given t cores, each added core worth
+ * PARALLEL_EFFICIENCY of one. */
+static double parallel_saving(const struct figures *f, double c, double t)
+{
+    if (!(t > c) || !(c > 0))
+        return 0;
+    double speedup = 1 + PARALLEL_EFFICIENCY * (t - c) / c;
+    return f->time_ns * (1 - 1 / speedup);
+}
+
+static void verdict_unmeasured(const struct stage_resources *s, const struct figures *f,
+                               struct outcome *o)
+{
+    o->rule = "unmeasured";
+    o->finding = !known(s->share) || s->share >= UNMEASURED_MIN_SHARE;
+    if (s->samples > 0) {
+        cat(o->evidence, TEXT_MAX, "%zu samples but no resource figure in them", s->samples);
+        cat(o->recommendation, TEXT_MAX,
+            "the metric sources could not be read: the run's notes say which were skipped and "
+            "why");
+        return;
+    }
+    char b[32];
+    if (f->time_ns > 0)
+        cat(o->evidence, TEXT_MAX, "no sample fell in the stage, which lasted %s: it is shorter "
+            "than the sampling interval", units_duration(f->time_ns, b, sizeof b));
+    else
+        cat(o->evidence, TEXT_MAX, "no sample fell in the stage");
+    if (f->time_ns >= 2 * MIN_INTERVAL_NS)
+        cat(o->recommendation, TEXT_MAX, "lower --interval to %s or less to sample it",
+            units_duration(fmax(MIN_INTERVAL_NS, f->time_ns / 5), b, sizeof b));
+    else
+        cat(o->recommendation, TEXT_MAX,
+            "the stage is too short for the shortest --interval (%s): measure it as part of a "
+            "longer stage, or repeat it in a loop", units_duration(MIN_INTERVAL_NS, b, sizeof b));
+}
+
+static void verdict_gpu_bound(const struct stage_resources *s, const struct figures *f,
+                              struct outcome *o)
+{
+    o->rule = "gpu-bound";
+    o->finding = true;
+    cat(o->evidence, TEXT_MAX, "GPU %.0f %% busy", pct(f->util));
+    if (known(s->gpu_mem_util))
+        cat(o->evidence, TEXT_MAX, ", its memory %.0f %% busy", pct(s->gpu_mem_util));
+    if (known(s->gpu_power_watts))
+        cat(o->evidence, TEXT_MAX, ", %.0f W", s->gpu_power_watts);
+    if (known(s->gpu_mem_util) && s->gpu_mem_util >= GPU_MEM_BUSY)
+        cat(o->recommendation, TEXT_MAX,
+            "the GPU is the limit and its memory traffic is heavy: fuse element-wise kernels "
+            "(torch.compile), halve the bytes moved with bf16/fp16, use channels-last for "
+            "convolutions; beyond that, a faster GPU or more GPUs");
+    else
+        cat(o->recommendation, TEXT_MAX,
+            "the GPU is the limit: use its tensor cores (bf16/fp16 autocast, TF32 for fp32 "
+            "matrix products), fuse kernels (torch.compile), or do less work per step; beyond "
+            "that, a faster GPU or more GPUs");
+    o->saving_ns = 0; /* the mixed-precision finding estimates what precision could save */
+}
+
+static void verdict_memory(const struct stage_resources *s, const struct figures *f,
+                           struct outcome *o)
+{
+    o->rule = "memory-bound";
+    o->finding = true;
+    cat_memory(o->evidence, TEXT_MAX, s, f);
+    cat(o->recommendation, TEXT_MAX,
+        "the machine is short of memory: shrink the workload's footprint (smaller batch or "
+        "cache, memory-mapped or streamed data, fewer DataLoader workers: each holds its own "
+        "copies), stop other memory users, or add RAM");
+    /* Time in which every task waited on memory was lost outright. */
+    o->saving_ns = known(s->psi_mem_full) ? f->time_ns * fmin(1, s->psi_mem_full) : 0;
+}
+
+static void verdict_launch(const struct analysis_context *ctx, const struct figures *f,
+                           struct outcome *o)
+{
+    o->rule = "launch-bound";
+    o->finding = true;
+    cat(o->evidence, TEXT_MAX, "GPU %.0f %% busy while one host thread is saturated (",
+        pct(f->util));
+    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    if (ctx->batch_size > 0)
+        cat(o->evidence, TEXT_MAX, ") at batch %ld", ctx->batch_size);
+    else
+        cat(o->evidence, TEXT_MAX, "), batch size not given");
+    cat(o->recommendation, TEXT_MAX,
+        "the host launching kernels one by one likely sets the pace, not the GPU: raise the "
+        "batch size");
+    if (ctx->batch_size > 0)
+        cat(o->recommendation, TEXT_MAX, " from %ld", ctx->batch_size);
+    cat(o->recommendation, TEXT_MAX,
+        " (mlbench sweep), capture the step in a CUDA graph (torch.compile "
+        "mode=\"reduce-overhead\"), or fuse kernels; if this thread also loads the data, "
+        "use DataLoader workers");
+    o->saving_ns = gpu_feed_saving(f);
+}
+
+static void verdict_starved(const struct figures *f, struct outcome *o)
+{
+    o->rule = "gpu-starved";
+    o->finding = true;
+    int decimals = f->cpu < 0.095 ? 2 : 1;
+    cat(o->evidence, TEXT_MAX, "GPU %.0f %% busy while %.*f", pct(f->util), decimals, f->cpu);
+    if (f->ncpu)
+        cat(o->evidence, TEXT_MAX, " of %d", f->ncpu);
+    cat(o->evidence, TEXT_MAX, " cores feed it");
+    if (known(f->io) && f->io >= IO_STALL_MIN) {
+        cat(o->evidence, TEXT_MAX, "; ");
+        cat_io(o->evidence, TEXT_MAX, f);
+    }
+    if (f->ncpu && f->cpu >= CPU_SATURATED * f->ncpu)
+        cat(o->recommendation, TEXT_MAX,
+            "the CPUs cannot keep up with the GPU and more workers cannot help: decode and "
+            "augment on the GPU (NVIDIA DALI, torchvision transforms on CUDA tensors), or "
+            "preprocess once and store the result");
+    else if (f->cpu <= CPU_SINGLE_MAX)
+        cat(o->recommendation, TEXT_MAX,
+            "one thread prepares the input: use DataLoader workers (num_workers=%d), "
+            "prefetching, pin_memory=True with non_blocking copies, or GPU preprocessing "
+            "(NVIDIA DALI)", f->ncpu ? (int)fmax(2, fmin(MAX_WORKERS, round(f->avail))) : 4);
+    else
+        cat(o->recommendation, TEXT_MAX,
+            "the input pipeline is the bottleneck: more DataLoader workers, a larger "
+            "prefetch_factor, pin_memory=True with non_blocking copies, or GPU preprocessing "
+            "(NVIDIA DALI)");
+    o->saving_ns = gpu_feed_saving(f);
+}
+
+/* The CPU side of evidence: "1.0 of 16 cores busy, GPU idle 97 % of the stage". */
+static void cat_cpu_evidence(char *buf, const struct figures *f)
+{
+    cat_cores(buf, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    if (f->gpu_used)
+        cat(buf, TEXT_MAX, ", GPU idle %.0f %% of the stage", pct(1 - f->util));
+    if (known(f->io) && f->io >= IO_STALL_MIN) {
+        cat(buf, TEXT_MAX, ", ");
+        cat_io(buf, TEXT_MAX, f);
+    }
+}
+
+static void verdict_one_cpu(const struct figures *f, struct outcome *o)
+{
+    o->rule = "cpu-bound";
+    o->finding = true;
+    cat_cpu_evidence(o->evidence, f);
+    cat(o->evidence, TEXT_MAX, ": the machine's only CPU is saturated");
+    cat(o->recommendation, TEXT_MAX,
+        "threads cannot help on one CPU: make the work cheaper (vectorised, BLAS-backed or "
+        "compiled code, less data per step), or run on a machine with more cores or a GPU");
+}
+
+static void verdict_single(const struct figures *f, struct outcome *o)
+{
+    o->rule = "cpu-bound-single-thread";
+    o->finding = true;
+    cat_cpu_evidence(o->evidence, f);
+    if (!f->ncpu) {
+        cat(o->recommendation, TEXT_MAX,
+            "parallelise it (DataLoader workers, multiprocessing, threads in native code) or "
+            "move it to a GPU");
+        return;
+    }
+    int workers = (int)fmin(MAX_WORKERS, round(f->avail));
+    if (workers < 2) {
+        cat(o->recommendation, TEXT_MAX,
+            "parallelising needs free cores, and other processes keep the others busy: "
+            "run on a quiet machine, then parallelise it, or move it to a GPU");
+        return;
+    }
+    cat(o->recommendation, TEXT_MAX,
+        "parallelise it over about %d workers (DataLoader num_workers, multiprocessing, or "
+        "threads in native code), or move it to a GPU", workers);
+    o->saving_ns = parallel_saving(f, 1, workers);
+}
+
+static void verdict_io(const struct stage_resources *s, const struct figures *f,
+                       struct outcome *o)
+{
+    char a[32];
+    o->rule = "io-bound";
+    o->finding = true;
+    cat_io(o->evidence, TEXT_MAX, f);
+    cat(o->evidence, TEXT_MAX, ", ");
+    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    if (known(s->read_bps) && s->read_bps > 0)
+        cat(o->evidence, TEXT_MAX, ", reading %s/s", units_bytes(s->read_bps, a, sizeof a));
+    if (known(s->write_bps) && s->write_bps > 0)
+        cat(o->evidence, TEXT_MAX, ", writing %s/s", units_bytes(s->write_bps, a, sizeof a));
+    if (f->gpu_used)
+        cat(o->evidence, TEXT_MAX, ", GPU %.0f %% busy", pct(f->util));
+    cat(o->recommendation, TEXT_MAX,
+        "keep the data in memory or on local NVMe (the page cache helps from the second read "
+        "if the data fit in RAM), read packed shards in large sequential chunks instead of many "
+        "small files (WebDataset, TFRecord), and prefetch with more parallel readers");
+    o->saving_ns = f->time_ns * fmin(1, f->io);
+}
+
+static void verdict_parallel(const struct figures *f, struct outcome *o)
+{
+    o->rule = "cpu-bound-parallel";
+    o->finding = true;
+    cat_cpu_evidence(o->evidence, f);
+    if (!f->ncpu || f->cpu >= CPU_SATURATED * f->ncpu || round(f->avail - f->cpu) < 1) {
+        cat(o->recommendation, TEXT_MAX,
+            "the CPUs are the limit: make the work cheaper (vectorised, BLAS-backed or compiled "
+            "code, lower precision, less data), or use a machine with more cores or a GPU");
+        return;
+    }
+    /* One step at a time: doubling the threads, or using every free core. */
+    double target = fmin(round(f->avail), 2 * f->cpu);
+    cat(o->recommendation, TEXT_MAX,
+        "%.0f cores are idle: if the work splits further, raise the threads or workers towards "
+        "%.0f (torch.set_num_threads, OMP_NUM_THREADS, DataLoader num_workers); else make it "
+        "cheaper or move it to a GPU", round(f->avail - f->cpu), ceil(target));
+    o->saving_ns = parallel_saving(f, f->cpu, target);
+}
+
+static void verdict_idle(const struct figures *f, struct outcome *o)
+{
+    o->rule = "idle";
+    o->finding = true;
+    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    if (f->gpu_used)
+        cat(o->evidence, TEXT_MAX, ", GPU idle");
+    else if (f->gpu_measured)
+        cat(o->evidence, TEXT_MAX, ", no GPU used");
+    else
+        cat(o->evidence, TEXT_MAX, ", GPU not measured");
+    if (known(f->io))
+        cat(o->evidence, TEXT_MAX, ", I/O stalls %.0f %%", pct(f->io));
+    else
+        cat(o->evidence, TEXT_MAX, ", I/O waits not measured");
+    cat(o->recommendation, TEXT_MAX,
+        "the stage waits on something not measured: sleeps, the network or remote storage, "
+        "locks, a server or another process; mark the waits as stages to see which");
+}
+
+static void verdict_mixed(const struct figures *f, struct outcome *o)
+{
+    o->rule = "mixed";
+    o->finding = true;
+    if (known(f->cpu))
+        cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    else
+        cat(o->evidence, TEXT_MAX, "CPU use not measured");
+    if (f->gpu_used)
+        cat(o->evidence, TEXT_MAX, ", GPU %.0f %% busy", pct(f->util));
+    if (known(f->io))
+        cat(o->evidence, TEXT_MAX, ", I/O stalls %.0f %%", pct(f->io));
+
+    if (!known(f->cpu)) {
+        cat(o->evidence, TEXT_MAX, ": too little was measured to classify the stage");
+        cat(o->recommendation, TEXT_MAX,
+            "check the run's notes for metric sources that could not start");
+    } else if (f->gpu_active && f->util >= GPU_LOW_UTIL) {
+        cat(o->evidence, TEXT_MAX, ": the GPU waits %.0f %% of the time, for the host or for "
+            "synchronisation", pct(1 - f->util));
+        cat(o->recommendation, TEXT_MAX,
+            "look for gaps between kernels on a timeline (Nsight Systems): prefetch the next "
+            "batch, copy from pinned memory with non_blocking, avoid per-step synchronisation "
+            "(.item(), printing losses), and use CUDA graphs for many small kernels");
+    } else if (f->gpu_active) {
+        cat(o->evidence, TEXT_MAX, ": neither the GPU nor a CPU core is saturated; host and "
+            "device probably take turns");
+        cat(o->recommendation, TEXT_MAX,
+            "overlap host and device work: asynchronous copies from pinned memory, no per-step "
+            "synchronisation, the next batch prepared while the GPU computes");
+    } else if (f->cpu > CPU_SINGLE_MAX) {
+        cat(o->evidence, TEXT_MAX, ": more than one core but not several saturated");
+        cat(o->recommendation, TEXT_MAX,
+            "split the stage with markers to find its busy part, then apply that part's verdict");
+    } else {
+        cat(o->evidence, TEXT_MAX, ": no core saturated, no I/O or memory stall: the stage "
+            "partly waits on something not measured");
+        cat(o->recommendation, TEXT_MAX,
+            "look for sleeps, network or remote storage, locks, or another process; mark the "
+            "waits as stages to see which");
+    }
+}
+
+/* The verdict of one stage: the first rule that matches, in the order of docs/analysis.md. */
+static void classify(const struct analysis_context *ctx, const struct stage_resources *s,
+                     const struct figures *f, struct outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    bool anything = known(f->cpu) || known(f->util) || known(f->io) || known(f->swap_bps) ||
+                    known(s->psi_mem_some);
+    bool one_thread = known(f->cpu) && f->cpu >= CPU_CORE_BUSY && f->cpu <= CPU_SINGLE_MAX;
+    bool small_batch = ctx->batch_size <= LAUNCH_BATCH_MAX; /* unknown (<= 0) counts as small */
+
+    if (s->samples == 0 || !anything)
+        verdict_unmeasured(s, f, o);
+    else if (known(f->util) && f->util >= GPU_BOUND_UTIL)
+        verdict_gpu_bound(s, f, o);
+    else if (f->mem_pressure)
+        verdict_memory(s, f, o);
+    else if (f->gpu_active && f->util < GPU_LOW_UTIL && one_thread && small_batch)
+        verdict_launch(ctx, f, o);
+    else if (f->gpu_active && f->util < GPU_LOW_UTIL && known(f->cpu) && f->cpu >= CPU_CORE_BUSY)
+        verdict_starved(f, o);
+    /* A process driving a GPU spins a core while it waits for the device: its CPU time says
+     * little, so the CPU rules are for stages in which the GPU does not work. */
+    else if (!f->gpu_active && f->ncpu == 1 && known(f->cpu) && f->cpu >= CPU_CORE_BUSY)
+        verdict_one_cpu(f, o);
+    else if (!f->gpu_active && f->ncpu != 1 && one_thread)
+        verdict_single(f, o);
+    else if (known(f->io) && f->io >= IO_STALL_MIN && known(f->cpu) &&
+             f->cpu < fmax(CPU_CORE_BUSY, IO_CPU_SHARE_MAX * f->ncpu))
+        verdict_io(s, f, o);
+    else if (!f->gpu_active && known(f->cpu) && f->cpu > CPU_SINGLE_MAX &&
+             (f->cpu >= CPU_PARALLEL_MIN || (f->ncpu && f->cpu >= CPU_SATURATED * f->ncpu)))
+        verdict_parallel(f, o);
+    else if (!f->gpu_active && known(f->cpu) && f->cpu < CPU_IDLE_MAX)
+        verdict_idle(f, o);
+    else
+        verdict_mixed(f, o);
+
+    if (s->samples > 0 && s->samples < FEW_SAMPLES && strcmp(o->rule, "unmeasured") != 0)
+        cat(o->evidence, TEXT_MAX, " (only %zu samples: rough)", s->samples);
+    /* A stage run beside others (a loader thread's work beside training) shares the process's
+     * figures with them, and shortening it shortens the run only where it is alone. */
+    if (s->overlap >= OVERLAP_SHARED && strcmp(o->rule, "unmeasured") != 0) {
+        cat(o->evidence, TEXT_MAX, "; ran beside other stages %.0f %% of its time, which share "
+            "these figures", pct(s->overlap));
+        o->saving_ns *= 1 - s->overlap;
+    }
+    if (!known(o->saving_ns) || o->saving_ns < 0)
+        o->saving_ns = 0;
+}
+
+struct builder {
+    struct analysis *a;
+    size_t cap;
+};
+
+static void add_finding(struct builder *b, const char *rule, const char *stage,
+                        const char *evidence, const char *recommendation, double saving_ns)
+{
+    struct analysis *a = b->a;
+    if (a->n_findings == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 16;
+        a->findings = xreallocarray(a->findings, b->cap, sizeof *a->findings);
+    }
+    a->findings[a->n_findings++] = (struct finding){
+        .rule = xstrdup(rule), .stage = xstrdup(stage), .evidence = xstrdup(evidence),
+        .recommendation = xstrdup(recommendation),
+        .saving_ns = known(saving_ns) && saving_ns > 0 ? saving_ns : 0};
+}
+
+static const char *stage_name(const struct stage_resources *s)
+{
+    return s->name ? s->name : "?";
+}
+
+/* Findings about one stage beyond its verdict. */
+static void stage_extras(const struct analysis_context *ctx, const struct stage_resources *s,
+                         const struct figures *f, const struct outcome *v, struct builder *b)
+{
+    char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
+    bool gpu_bound = !strcmp(v->rule, "gpu-bound");
+
+    /* Half precision pays only when the GPU has enough work (docs/analysis.md): in a
+     * GPU-bound stage, or a training stage at least half busy; not a launch-bound one. */
+    if (f->gpu_used && ctx->gpu_tensor_cores && full_precision(ctx->precision) &&
+        (gpu_bound || (strcasestr(stage_name(s), "train") && f->util >= GPU_LOW_UTIL))) {
+        bool fp32 = ctx->precision && *ctx->precision;
+        cat(ev, sizeof ev, "GPU %.0f %% busy in %s on %s, which has tensor cores", pct(f->util),
+            fp32 ? ctx->precision : "fp32 (precision not declared)",
+            ctx->gpu_name ? ctx->gpu_name : "a GPU");
+        cat(rec, sizeof rec,
+            "%stry bf16 (or fp16) autocast, or at least TF32 matrix products, and check accuracy "
+            "with mlbench compare; it pays when the GPU has enough work per step",
+            fp32 ? "" : "if it runs in fp32, ");
+        add_finding(b, "mixed-precision", stage_name(s), ev, rec,
+                    gpu_bound && fp32 ? f->time_ns * (1 - 1 / MIXED_PRECISION_SPEEDUP) : 0);
+    }
+
+    if (f->mem_pressure && strcmp(v->rule, "memory-bound") != 0) {
+        ev[0] = rec[0] = '\0';
+        cat_memory(ev, sizeof ev, s, f);
+        cat(rec, sizeof rec,
+            "memory is short even though it is not what bounds this stage: swapping slows "
+            "everything and disturbs the timings; reduce memory use or add RAM");
+        add_finding(b, "memory-pressure", stage_name(s), ev, rec, 0);
+    }
+}
+
+/* Findings about the run as a whole (s is total, or a top-level stage without total). */
+static void run_extras(const struct analysis_context *ctx, const struct stage_resources *s,
+                       const struct figures *f, struct builder *b)
+{
+    char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
+
+    if (f->gpu_used && known(s->gpu_mem_peak_bytes) && known(s->gpu_mem_total_bytes) &&
+        s->gpu_mem_peak_bytes > 0 && s->gpu_mem_total_bytes > 0 &&
+        s->gpu_mem_peak_bytes < GPU_MEM_HEADROOM * s->gpu_mem_total_bytes) {
+        char a[32], c[32];
+        double times = floor(GPU_MEM_USABLE * s->gpu_mem_total_bytes / s->gpu_mem_peak_bytes);
+        cat(ev, sizeof ev, "GPU memory peak %s of %s (%.0f %%)",
+            units_bytes(s->gpu_mem_peak_bytes, a, sizeof a),
+            units_bytes(s->gpu_mem_total_bytes, c, sizeof c),
+            pct(s->gpu_mem_peak_bytes / s->gpu_mem_total_bytes));
+        if (ctx->batch_size > 0)
+            cat(ev, sizeof ev, " at batch %ld", ctx->batch_size);
+        cat(rec, sizeof rec,
+            "room for a larger batch, at most about %.0fx by memory (activations grow with the "
+            "batch, weights and optimizer state do not): try sizes with mlbench sweep and scale "
+            "the learning rate with the batch; it pays most when the GPU is not saturated", times);
+        add_finding(b, "gpu-memory-headroom", stage_name(s), ev, rec, 0);
+    }
+
+    if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES) {
+        ev[0] = rec[0] = '\0';
+        cat(ev, sizeof ev, "other processes kept %.1f cores busy on average", s->other_cores);
+        if (f->ncpu)
+            cat(ev, sizeof ev, " (of %d)", f->ncpu);
+        cat(rec, sizeof rec,
+            "the timings may be disturbed: stop other programs or use a quiet machine and "
+            "measure again");
+        add_finding(b, "other-load", stage_name(s), ev, rec, 0);
+    }
+
+    if (known(s->psi_cpu_some) && s->psi_cpu_some >= PSI_CPU_MIN) {
+        ev[0] = rec[0] = '\0';
+        cat(ev, sizeof ev, "tasks waited for a CPU %.0f %% of the time", pct(s->psi_cpu_some));
+        if (known(f->cpu)) {
+            cat(ev, sizeof ev, ", ");
+            cat_cores(ev, sizeof ev, f->cpu, f->ncpu, "busy");
+        }
+        if (known(s->threads_peak))
+            cat(ev, sizeof ev, ", up to %.0f threads", s->threads_peak);
+        if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES)
+            cat(rec, sizeof rec, "other processes compete for the CPUs: use a quiet machine");
+        else if (f->ncpu && known(s->threads_peak) && s->threads_peak > f->ncpu)
+            cat(rec, sizeof rec,
+                "more threads want to run than there are cores (every process or DataLoader "
+                "worker with its own OpenMP/BLAS pool?): set OMP_NUM_THREADS or "
+                "torch.set_num_threads so that busy threads across processes do not exceed the "
+                "cores");
+        else
+            cat(rec, sizeof rec,
+                "a CPU quota (container or cgroup limit) may be throttling the workload: check "
+                "cpu.max and give it the cores it uses");
+        add_finding(b, "cpu-contention", stage_name(s), ev, rec, 0);
+    }
+}
+
+struct ranked {
+    struct finding f;
+    size_t order;
+};
+
+static int by_saving(const void *pa, const void *pb)
+{
+    const struct ranked *a = pa, *b = pb;
+    if (a->f.saving_ns != b->f.saving_ns)
+        return a->f.saving_ns > b->f.saving_ns ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void sort_findings(struct analysis *a)
+{
+    if (a->n_findings < 2)
+        return;
+    struct ranked *r = xmalloc(a->n_findings * sizeof *r);
+    for (size_t i = 0; i < a->n_findings; i++)
+        r[i] = (struct ranked){a->findings[i], i};
+    qsort(r, a->n_findings, sizeof *r, by_saving);
+    for (size_t i = 0; i < a->n_findings; i++)
+        a->findings[i] = r[i].f;
+    free(r);
+}
+
+void analyze(const struct analysis_context *ctx, const struct stage_resources *stages, size_t n,
+             const struct stage_resources *total, struct analysis *out)
+{
+    memset(out, 0, sizeof *out);
+    struct builder b = {out, 0};
+    out->verdicts = xcalloc(n + 1, sizeof *out->verdicts);
+
+    /* Total repeats its stages' findings unless they leave most of the run out. */
+    double covered = 0;
+    for (size_t i = 0; i < n; i++)
+        if (stages[i].depth == 0 && known(stages[i].share))
+            covered += stages[i].share;
+    bool total_findings = n == 0 || covered < TOTAL_COVERED;
+
+    for (size_t i = 0; i <= n; i++) {
+        const struct stage_resources *s = i < n ? &stages[i] : total;
+        if (!s)
+            break;
+        struct figures f;
+        struct outcome o;
+        resolve(ctx, s, &f);
+        classify(ctx, s, &f, &o);
+        out->verdicts[out->n_verdicts++] = (struct verdict){
+            .stage = xstrdup(stage_name(s)), .rule = xstrdup(o.rule),
+            .evidence = xstrdup(o.evidence)};
+        if (i < n || total_findings) {
+            if (o.finding)
+                add_finding(&b, o.rule, stage_name(s), o.evidence, o.recommendation, o.saving_ns);
+            stage_extras(ctx, s, &f, &o, &b);
+        }
+        if (total ? s == total : s->depth == 0)
+            run_extras(ctx, s, &f, &b);
+    }
+    sort_findings(out);
+
+    const struct stage_resources *top = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (stages[i].depth == 0 && known(stages[i].share) &&
+            (!top || stages[i].share > top->share))
+            top = &stages[i];
+    out->bottleneck = top ? xstrdup(stage_name(top)) : NULL;
+}
+
+void analysis_free(struct analysis *a)
+{
+    for (size_t i = 0; i < a->n_verdicts; i++) {
+        free(a->verdicts[i].stage);
+        free(a->verdicts[i].rule);
+        free(a->verdicts[i].evidence);
+    }
+    for (size_t i = 0; i < a->n_findings; i++) {
+        free(a->findings[i].rule);
+        free(a->findings[i].stage);
+        free(a->findings[i].evidence);
+        free(a->findings[i].recommendation);
+    }
+    free(a->verdicts);
+    free(a->findings);
+    free(a->bottleneck);
+    memset(a, 0, sizeof *a);
+}

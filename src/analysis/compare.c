@@ -1,0 +1,891 @@
+/* compare: results side by side with statistics, verdicts and gates (see compare.h; the method
+ * and its references are in docs/compare.md). */
+#include "analysis/compare.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stats.h"
+#include "util/xalloc.h"
+
+void compare_options_default(struct compare_options *opt)
+{
+    opt->alpha = COMPARE_DEFAULT_ALPHA;
+    opt->min_effect_pct = COMPARE_DEFAULT_MIN_EFFECT_PCT;
+    opt->resamples = COMPARE_DEFAULT_RESAMPLES;
+    opt->seed = COMPARE_DEFAULT_SEED;
+}
+
+/* ---- random numbers: xoshiro256** seeded through splitmix64 (Blackman and Vigna) ---- */
+
+struct rng {
+    uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(struct rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias (rejection of the incomplete last block). */
+static size_t rng_below(struct rng *r, size_t n)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % (uint64_t)n;
+    uint64_t x;
+    do
+        x = rng_next(r);
+    while (x >= limit);
+    return (size_t)(x % (uint64_t)n);
+}
+
+/* ---- small helpers ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int all_finite(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jstr_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* ---- Mann-Whitney U ---- */
+
+struct ranked {
+    double v;
+    int from_x;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    return cmp_double(&((const struct ranked *)a)->v, &((const struct ranked *)b)->v);
+}
+
+/* P(U >= u) under H0 for samples of sizes m and n without ties, from the exact distribution:
+ * the counts of U are the coefficients of the Gaussian binomial [m+n choose m](q) =
+ * prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i). The products and divisions are done in unsigned
+ * 64-bit arithmetic: it is exact modulo 2^64, and as every final count is below
+ * C(m+n, m) < 2^62 (checked by the caller) the wrapped intermediate values do not matter. */
+static double mwu_exact_sf(size_t m, size_t n, size_t u)
+{
+    if (m > n) {
+        size_t t = m;
+        m = n;
+        n = t;
+    }
+    size_t top = m * n;
+    uint64_t *c = xcalloc(top + m + 1, sizeof *c);
+    c[0] = 1;
+    size_t deg = 0;
+    for (size_t i = 1; i <= m; i++) {
+        size_t shift = n + i;
+        for (size_t k = deg + shift; k >= shift; k--) /* times (1 - q^shift) */
+            c[k] -= c[k - shift];
+        for (size_t k = i; k <= deg + shift; k++) /* divided by (1 - q^i) */
+            c[k] += c[k - i];
+        deg = i * n;
+    }
+    uint64_t total = 0, tail = 0;
+    for (size_t k = 0; k <= top; k++) {
+        total += c[k];
+        if (k >= u)
+            tail += c[k];
+    }
+    free(c);
+    return (double)tail / (double)total;
+}
+
+int compare_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+                         struct compare_mwu *out)
+{
+    out->u = NAN;
+    out->p = NAN;
+    out->exact = 0;
+    if (nx == 0 || ny == 0 || !all_finite(x, nx) || !all_finite(y, ny))
+        return -1;
+    size_t n = nx + ny;
+    struct ranked *all = xmalloc(n * sizeof *all);
+    for (size_t i = 0; i < nx; i++)
+        all[i] = (struct ranked){x[i], 1};
+    for (size_t i = 0; i < ny; i++)
+        all[nx + i] = (struct ranked){y[i], 0};
+    qsort(all, n, sizeof *all, cmp_ranked);
+
+    double rank_sum_x = 0, tie_term = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && all[j + 1].v == all[i].v)
+            j++;
+        double t = (double)(j - i + 1);
+        double rank = (double)(i + j) / 2.0 + 1.0; /* average of ranks i+1 .. j+1 */
+        for (size_t k = i; k <= j; k++)
+            if (all[k].from_x)
+                rank_sum_x += rank;
+        tie_term += t * t * t - t;
+        i = j + 1;
+    }
+    free(all);
+
+    double dnx = (double)nx, dny = (double)ny, dn = (double)n;
+    double u1 = rank_sum_x - dnx * (dnx + 1) / 2;
+    double u_big = fmax(u1, dnx * dny - u1);
+    out->u = u1;
+
+    /* log2 C(n, min(nx, ny)), summed rather than through lgamma (which sets signgam). */
+    size_t small = nx < ny ? nx : ny;
+    double log2_arrangements = 0;
+    for (size_t k = 1; k <= small; k++)
+        log2_arrangements += log2((double)(n - small + k) / (double)k);
+
+    /* exact while the counts fit (see mwu_exact_sf) and the table stays small (80 MB) */
+    if (tie_term == 0 && log2_arrangements < 62 && dnx * dny <= 1e7) {
+        out->exact = 1;
+        out->p = 2 * mwu_exact_sf(nx, ny, (size_t)llround(u_big));
+    } else {
+        double sigma = sqrt(dnx * dny / 12 * ((dn + 1) - tie_term / (dn * (dn - 1))));
+        if (!(sigma > 0)) {
+            out->p = 1; /* every value equal: nothing tells the samples apart */
+        } else {
+            double z = (u_big - dnx * dny / 2 - 0.5) / sigma; /* continuity correction */
+            out->p = erfc(z / sqrt(2.0));                      /* 2 * P(Z > z) */
+        }
+    }
+    if (out->p > 1)
+        out->p = 1;
+    return 0;
+}
+
+/* ---- bootstrap of the ratio of medians ---- */
+
+/* Median of a resample with replacement of sorted[0..n), found from how often each index was
+ * drawn (counts: n scratch entries), so no resample needs sorting. */
+static double resampled_median(const double *sorted, size_t n, size_t *counts, struct rng *r)
+{
+    memset(counts, 0, n * sizeof *counts);
+    for (size_t i = 0; i < n; i++)
+        counts[rng_below(r, n)]++;
+    size_t lo_rank = (n - 1) / 2, hi_rank = n / 2, seen = 0;
+    double lo = NAN;
+    for (size_t i = 0; i < n; i++) {
+        seen += counts[i];
+        if (isnan(lo) && seen > lo_rank)
+            lo = sorted[i];
+        if (seen > hi_rank)
+            return (lo + sorted[i]) / 2;
+    }
+    return lo; /* not reached: the counts add up to n */
+}
+
+/* Quantile q of sorted[0..n) with linear interpolation between order statistics (the default
+ * of numpy.percentile and R's type 7). */
+static double quantile_sorted(const double *sorted, size_t n, double q)
+{
+    double h = (double)(n - 1) * q;
+    size_t k = (size_t)floor(h);
+    if (k + 1 >= n)
+        return sorted[n - 1];
+    return sorted[k] + (h - (double)k) * (sorted[k + 1] - sorted[k]);
+}
+
+int compare_bootstrap_ratio(const double *base, size_t nb, const double *cand, size_t nc,
+                            unsigned resamples, uint64_t seed, double level, double *lo,
+                            double *hi)
+{
+    *lo = *hi = NAN;
+    if (nb == 0 || nc == 0 || resamples == 0 || !(level > 0 && level < 1) ||
+        !all_finite(base, nb) || !all_finite(cand, nc))
+        return -1;
+    double *sb = xmalloc(nb * sizeof *sb), *sc = xmalloc(nc * sizeof *sc);
+    memcpy(sb, base, nb * sizeof *sb);
+    memcpy(sc, cand, nc * sizeof *sc);
+    qsort(sb, nb, sizeof *sb, cmp_double);
+    qsort(sc, nc, sizeof *sc, cmp_double);
+    size_t *counts = xmalloc((nb > nc ? nb : nc) * sizeof *counts);
+    double *ratios = xmalloc(resamples * sizeof *ratios);
+    struct rng r;
+    rng_seed(&r, seed);
+    int rc = 0;
+    for (unsigned i = 0; i < resamples; i++) {
+        double mb = resampled_median(sb, nb, counts, &r);
+        double mc = resampled_median(sc, nc, counts, &r);
+        ratios[i] = mc / mb;
+        if (mb == 0 || !isfinite(ratios[i])) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        qsort(ratios, resamples, sizeof *ratios, cmp_double);
+        *lo = quantile_sorted(ratios, resamples, (1 - level) / 2);
+        *hi = quantile_sorted(ratios, resamples, 1 - (1 - level) / 2);
+    }
+    free(ratios);
+    free(counts);
+    free(sc);
+    free(sb);
+    return rc;
+}
+
+/* ---- per-run values out of a result ---- */
+
+struct sample {
+    double *v;
+    size_t n;
+};
+
+/* A measured run that succeeded: not a warm-up, status "ok". */
+static int run_counts(const json_t *run)
+{
+    const char *status = json_string_value(json_object_get(run, "status"));
+    return json_is_object(run) && !json_is_true(json_object_get(run, "warmup")) && status &&
+           !strcmp(status, "ok");
+}
+
+/* The values of one quantity over the measured ok runs of result: runs[].wall_ns for stage
+ * NULL, else the stage's runs[].stages[].active_ns (runs without the stage are skipped). */
+static struct sample run_values(const json_t *result, const char *stage)
+{
+    const json_t *runs = json_object_get(result, "runs");
+    struct sample s = {xmalloc((json_array_size(runs) + 1) * sizeof *s.v), 0};
+    size_t i;
+    const json_t *run;
+    json_array_foreach(runs, i, run) {
+        if (!run_counts(run))
+            continue;
+        const json_t *v = NULL;
+        if (!stage) {
+            v = json_object_get(run, "wall_ns");
+        } else {
+            size_t k;
+            const json_t *st;
+            json_array_foreach(json_object_get(run, "stages"), k, st) {
+                const char *name = json_string_value(json_object_get(st, "name"));
+                if (name && !strcmp(name, stage)) {
+                    v = json_object_get(st, "active_ns");
+                    break;
+                }
+            }
+        }
+        if (json_is_number(v) && isfinite(json_number_value(v)))
+            s.v[s.n++] = json_number_value(v);
+    }
+    return s;
+}
+
+/* The element of array whose string member `field` equals name, or NULL. */
+static const json_t *find_named(const json_t *array, const char *field, const char *name)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(array, i, e) {
+        const char *s = json_string_value(json_object_get(e, field));
+        if (s && !strcmp(s, name))
+            return e;
+    }
+    return NULL;
+}
+
+static const json_t *summary_stages(const json_t *result)
+{
+    return json_object_get(json_object_get(result, "summary"), "stages");
+}
+
+/* ---- one row of the stage table ---- */
+
+static const char *verdict_of(const struct compare_options *opt, size_t nb, size_t nc,
+                              double change_pct, double p, double ci_lo, double ci_hi)
+{
+    if (nb < 2 || nc < 2)
+        return "too few runs";
+    int significant = p < opt->alpha && isfinite(change_pct) &&
+                      fabs(change_pct) >= opt->min_effect_pct && isfinite(ci_lo) &&
+                      isfinite(ci_hi) && (ci_hi < 1 || ci_lo > 1);
+    if (!significant)
+        return "no significant change";
+    return ci_hi < 1 ? "faster" : "slower";
+}
+
+/* The comparison of one quantity; stage NULL is the total (row name "total"). */
+static json_t *stage_row(const json_t *base, const json_t *cand, const char *stage, int in_base,
+                         int in_cand, const struct compare_options *opt)
+{
+    struct sample b = {NULL, 0}, c = {NULL, 0};
+    if (in_base)
+        b = run_values(base, stage);
+    if (in_cand)
+        c = run_values(cand, stage);
+    double mb = b.n ? stats_median(b.v, b.n) : NAN;
+    double mc = c.n ? stats_median(c.v, c.n) : NAN;
+    double change = mb > 0 && isfinite(mc) ? (mc - mb) / mb * 100 : NAN;
+    double speedup = mc > 0 && isfinite(mb) ? mb / mc : NAN;
+    double ci_lo = NAN, ci_hi = NAN;
+    struct compare_mwu mwu = {NAN, NAN, 0};
+    const char *verdict;
+    if (!in_base) {
+        verdict = "missing in baseline";
+    } else if (!in_cand) {
+        verdict = "missing in candidate";
+    } else {
+        if (b.n >= 2 && c.n >= 2) {
+            compare_mann_whitney(b.v, b.n, c.v, c.n, &mwu);
+            compare_bootstrap_ratio(b.v, b.n, c.v, c.n, opt->resamples, opt->seed,
+                                    1 - opt->alpha, &ci_lo, &ci_hi);
+        }
+        verdict = verdict_of(opt, b.n, c.n, change, mwu.p, ci_lo, ci_hi);
+    }
+    json_t *row = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:o}",
+                            "name", stage ? stage : "total", "baseline_median_ns", jnum(mb),
+                            "candidate_median_ns", jnum(mc), "change_pct", jnum(change),
+                            "speedup", jnum(speedup), "ratio_ci_low", jnum(ci_lo),
+                            "ratio_ci_high", jnum(ci_hi), "p_value", jnum(mwu.p),
+                            "n_baseline", (json_int_t)b.n, "n_candidate", (json_int_t)c.n,
+                            "verdict", verdict, "test",
+                            isfinite(mwu.p) ? json_string(mwu.exact ? "exact"
+                                                                    : "normal approximation")
+                                            : json_null());
+    free(b.v);
+    free(c.v);
+    return row;
+}
+
+/* Stages of the baseline in its order, then those only the candidate has, then the total;
+ * *common is the number of stages both have. */
+static json_t *stage_rows(const json_t *base, const json_t *cand, const struct compare_options *opt,
+                          size_t *common)
+{
+    *common = 0;
+    json_t *rows = json_array();
+    const json_t *sb = summary_stages(base), *sc = summary_stages(cand);
+    size_t i;
+    const json_t *st;
+    json_array_foreach(sb, i, st) {
+        const char *name = json_string_value(json_object_get(st, "name"));
+        if (!name)
+            continue;
+        int both = find_named(sc, "name", name) != NULL;
+        *common += (size_t)both;
+        json_array_append_new(rows, stage_row(base, cand, name, 1, both, opt));
+    }
+    json_array_foreach(sc, i, st) {
+        const char *name = json_string_value(json_object_get(st, "name"));
+        if (name && !find_named(sb, "name", name))
+            json_array_append_new(rows, stage_row(base, cand, name, 0, 1, opt));
+    }
+    json_array_append_new(rows, stage_row(base, cand, NULL, 1, 1, opt));
+    return rows;
+}
+
+/* ---- counters, metadata, resources ---- */
+
+/* A counter's figure per run: the sum for counts (images: the total per run), else the last
+ * value (accuracy, loss); the median over the runs. */
+static json_t *counter_value(const json_t *counter)
+{
+    const json_t *v = json_is_true(json_object_get(counter, "count"))
+                          ? json_object_get(counter, "sum_median")
+                          : json_object_get(json_object_get(counter, "last"), "median");
+    return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
+}
+
+/* Rows {field: name, "baseline": x, "candidate": y} over the union of the names of two arrays
+ * of objects, baseline order first; value() reads one side (NULL: absent there). */
+static json_t *side_by_side(const json_t *ab, const json_t *ac, const char *field,
+                            json_t *(*value)(const json_t *))
+{
+    json_t *rows = json_array();
+    for (int pass = 0; pass < 2; pass++) {
+        const json_t *own = pass ? ac : ab, *other = pass ? ab : ac;
+        size_t i;
+        const json_t *e;
+        json_array_foreach(own, i, e) {
+            const char *name = json_string_value(json_object_get(e, field));
+            if (!name)
+                continue;
+            const json_t *twin = find_named(other, field, name);
+            if (pass && twin)
+                continue; /* already listed from the baseline */
+            const json_t *eb = pass ? twin : e, *ec = pass ? e : twin;
+            json_array_append_new(rows, json_pack("{s:s, s:o, s:o}", field, name, "baseline",
+                                                  eb ? value(eb) : json_null(), "candidate",
+                                                  ec ? value(ec) : json_null()));
+        }
+    }
+    return rows;
+}
+
+static json_t *metadata_value(const json_t *m)
+{
+    const json_t *v = json_object_get(m, "value");
+    return json_is_string(v) ? json_copy((json_t *)v) : json_null();
+}
+
+static const json_t *summary_get(const json_t *result, const char *key)
+{
+    return json_object_get(json_object_get(result, "summary"), key);
+}
+
+/* The resource figures shown side by side: the statistic that says most for each metric. */
+static const struct {
+    const char *metric;
+    const char *statistic; /* field of the resource object */
+} shown_resources[] = {
+    {"process_cpu_seconds_total", "mean"}, /* a rate: CPU cores busy */
+    {"process_resident_bytes", "peak"},
+    {"gpu_utilization_ratio", "mean"},
+    {"gpu_memory_used_bytes", "peak"},
+};
+
+static const json_t *find_resource(const json_t *resources, const char *metric, const char *labels)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(resources, i, r) {
+        const char *m = json_string_value(json_object_get(r, "metric"));
+        const char *l = json_string_value(json_object_get(r, "labels"));
+        if (m && !strcmp(m, metric) && !strcmp(l ? l : "", labels))
+            return r;
+    }
+    return NULL;
+}
+
+static json_t *resource_value(const json_t *r, const char *statistic)
+{
+    const json_t *v = json_object_get(r, statistic);
+    return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
+}
+
+static void resource_rows_for(json_t *rows, const char *stage, const json_t *rb, const json_t *rc)
+{
+    for (size_t k = 0; k < sizeof shown_resources / sizeof shown_resources[0]; k++) {
+        const char *metric = shown_resources[k].metric, *statistic = shown_resources[k].statistic;
+        for (int pass = 0; pass < 2; pass++) {
+            const json_t *own = pass ? rc : rb, *other = pass ? rb : rc;
+            size_t i;
+            const json_t *r;
+            json_array_foreach(own, i, r) {
+                const char *m = json_string_value(json_object_get(r, "metric"));
+                if (!m || strcmp(m, metric))
+                    continue;
+                const char *labels = json_string_value(json_object_get(r, "labels"));
+                labels = labels ? labels : "";
+                const json_t *twin = find_resource(other, metric, labels);
+                if (pass && twin)
+                    continue;
+                const json_t *eb = pass ? twin : r, *ec = pass ? r : twin;
+                json_t *name = *labels ? json_sprintf("%s{%s}", metric, labels)
+                                       : json_string(metric);
+                json_array_append_new(rows, json_pack(
+                    "{s:s, s:o, s:s, s:o, s:o}", "stage", stage, "metric", name, "statistic",
+                    statistic, "baseline", eb ? resource_value(eb, statistic) : json_null(),
+                    "candidate", ec ? resource_value(ec, statistic) : json_null()));
+            }
+        }
+    }
+}
+
+/* Resources of the stages both results have, then of the whole run ("total"). */
+static json_t *resource_rows(const json_t *base, const json_t *cand)
+{
+    json_t *rows = json_array();
+    const json_t *sc = summary_stages(cand);
+    size_t i;
+    const json_t *st;
+    json_array_foreach(summary_stages(base), i, st) {
+        const char *name = json_string_value(json_object_get(st, "name"));
+        const json_t *twin = name ? find_named(sc, "name", name) : NULL;
+        if (twin)
+            resource_rows_for(rows, name, json_object_get(st, "resources"),
+                              json_object_get(twin, "resources"));
+    }
+    resource_rows_for(rows, "total", summary_get(base, "resources"),
+                      summary_get(cand, "resources"));
+    return rows;
+}
+
+/* ---- environment ---- */
+
+/* An array of {"name": N, "value": V} objects with distinct names (how envinfo records
+ * environment variables): keyed by name rather than by position, so that one variable more on
+ * one side does not shift every other. */
+static int is_name_value_list(const json_t *a)
+{
+    size_t i;
+    const json_t *e;
+    if (!json_array_size(a))
+        return 0;
+    json_array_foreach(a, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!name || json_object_size(e) != 2 || !json_object_get(e, "value"))
+            return 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(name, json_string_value(json_object_get(json_array_get(a, k), "name"))))
+                return 0;
+    }
+    return 1;
+}
+
+/* Every scalar under v, as key "a.b[2].c" -> value, into out (an object, insertion order). */
+static void env_flatten(const json_t *v, const char *prefix, json_t *out)
+{
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *child;
+        json_object_foreach((json_t *)v, key, child) {
+            char *name = *prefix ? xasprintf("%s.%s", prefix, key) : xstrdup(key);
+            env_flatten(child, name, out);
+            free(name);
+        }
+    } else if (json_is_array(v)) {
+        int by_name = is_name_value_list(v);
+        size_t i;
+        json_t *child;
+        json_array_foreach(v, i, child) {
+            char *name = by_name ? xasprintf("%s.%s", prefix,
+                                             json_string_value(json_object_get(child, "name")))
+                                 : xasprintf("%s[%zu]", prefix, i);
+            env_flatten(by_name ? json_object_get(child, "value") : child, name, out);
+            free(name);
+        }
+    } else if (*prefix) {
+        json_object_set(out, prefix, (json_t *)v);
+    }
+}
+
+/* Word lists of compare_env_key_matters(), matched against the words of a key (lower case,
+ * split at anything that is not a letter or digit), strongest rule first. docs/compare.md
+ * lists them for users. */
+static const char *const env_never[] = { /* identity, state and what is being changed */
+    "hostname", "host", "nodename", "uuid", "serial", "pci", "bus", "busid", "uptime", "boot",
+    "time", "date", "timestamp", "created", "pid", "git", "commit", "branch", "dirty", "mlbench",
+    "temperature", "fan", NULL,
+};
+static const char *const env_always[] = {
+    "variables", "limit", "governor", "threads", "omp", "driver", "cuda", "version", "model", NULL,
+};
+static const char *const env_informational[] = {
+    "user", "username", "home", "pwd", "cwd", "path", "shell", "term", "display", "ssh", "lang",
+    "power", "load", "loadavg", "free", "available", "used", "utilization", "mhz", "khz", "freq",
+    "frequency", "clock", "clocks", NULL,
+};
+static const char *const env_matters[] = {
+    "cpu", "cpus", "processor", "cores", "sockets", "affinity", "numa", "smt", "turbo", "boost",
+    "features", "gpu", "gpus", "device", "devices", "cudnn", "cublas", "nccl", "rocm", "kernel",
+    "machine", "arch", "architecture", "os", "libc", "compiler", "python", "torch", "pytorch",
+    "tensorflow", "tf", "jax", "numpy", "onnxruntime", "blas", "openblas", "mkl", "lapack",
+    "library", "libraries", "preload", "memory", "mem", "visible", "precision", "capability",
+    "container", "virtualization", "hypervisor", "vm", NULL,
+};
+
+static int word_in(const char *word, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(word, *list))
+            return 1;
+    return 0;
+}
+
+int compare_env_key_matters(const char *key)
+{
+    int never = 0, always = 0, info = 0, matters = 0;
+    char word[64];
+    const char *p = key;
+    while (*p) {
+        while (*p && !isalnum((unsigned char)*p))
+            p++;
+        size_t len = 0;
+        while (*p && isalnum((unsigned char)*p)) {
+            if (len + 1 < sizeof word)
+                word[len++] = (char)tolower((unsigned char)*p);
+            p++;
+        }
+        word[len] = '\0';
+        if (!len)
+            break;
+        never |= word_in(word, env_never);
+        always |= word_in(word, env_always);
+        info |= word_in(word, env_informational);
+        matters |= word_in(word, env_matters);
+    }
+    if (never)
+        return 0;
+    return always || (!info && matters);
+}
+
+static json_t *env_row(const char *key, const json_t *b, const json_t *c)
+{
+    return json_pack("{s:s, s:O, s:O, s:b}", "key", key, "baseline", b ? b : json_null(),
+                     "candidate", c ? c : json_null(), "matters", compare_env_key_matters(key));
+}
+
+static json_t *env_differences(const json_t *base, const json_t *cand, int *like_for_like)
+{
+    json_t *fb = json_object(), *fc = json_object(), *rows = json_array();
+    env_flatten(json_object_get(base, "environment"), "", fb);
+    env_flatten(json_object_get(cand, "environment"), "", fc);
+    const char *key;
+    json_t *v;
+    json_object_foreach(fb, key, v) {
+        const json_t *w = json_object_get(fc, key);
+        if (!w || !json_equal(v, (json_t *)w))
+            json_array_append_new(rows, env_row(key, v, w));
+    }
+    json_object_foreach(fc, key, v)
+        if (!json_object_get(fb, key))
+            json_array_append_new(rows, env_row(key, NULL, v));
+    *like_for_like = 1;
+    size_t i;
+    json_array_foreach(rows, i, v)
+        if (json_is_true(json_object_get(v, "matters")))
+            *like_for_like = 0;
+    json_decref(fb);
+    json_decref(fc);
+    return rows;
+}
+
+/* ---- the document ---- */
+
+static json_t *identity(const json_t *result, const char *path)
+{
+    const json_t *label = json_object_get(result, "label");
+    return json_pack("{s:o, s:o, s:o}", "id",
+                     jstr_or_null(json_string_value(json_object_get(result, "id"))), "label",
+                     jstr_or_null(json_string_value(label)), "path", jstr_or_null(path));
+}
+
+json_t *compare_results(json_t *const *results, const char *const *paths, size_t n,
+                        const struct compare_options *opt)
+{
+    struct compare_options defaults;
+    if (!opt) {
+        compare_options_default(&defaults);
+        opt = &defaults;
+    }
+    if (n < 2 || !(opt->alpha > 0 && opt->alpha < 1) || !(opt->min_effect_pct >= 0) ||
+        !isfinite(opt->min_effect_pct) || opt->resamples == 0 || opt->seed > INT64_MAX)
+        return NULL;
+    const json_t *base = results[0];
+    json_t *cands = json_array();
+    for (size_t i = 1; i < n; i++) {
+        const json_t *cand = results[i];
+        int like = 1;
+        json_t *env = env_differences(base, cand, &like);
+        json_t *c = identity(cand, paths ? paths[i] : NULL);
+        json_object_set_new(c, "like_for_like", json_boolean(like));
+        size_t common;
+        json_object_set_new(c, "stages", stage_rows(base, cand, opt, &common));
+        json_object_set_new(c, "common_stages", json_integer((json_int_t)common));
+        json_object_set_new(c, "counters", side_by_side(summary_get(base, "counters"),
+                                                        summary_get(cand, "counters"), "name",
+                                                        counter_value));
+        json_object_set_new(c, "metadata", side_by_side(summary_get(base, "metadata"),
+                                                        summary_get(cand, "metadata"), "key",
+                                                        metadata_value));
+        json_object_set_new(c, "resources", resource_rows(base, cand));
+        json_object_set_new(c, "environment_differences", env);
+        json_array_append_new(cands, c);
+    }
+    return json_pack("{s:s, s:f, s:f, s:f, s:I, s:I, s:o, s:o}", "schema", COMPARE_SCHEMA,
+                     "alpha", opt->alpha, "min_effect_pct", opt->min_effect_pct, "ci_level",
+                     1 - opt->alpha, "bootstrap_resamples", (json_int_t)opt->resamples,
+                     "bootstrap_seed", (json_int_t)opt->seed, "baseline",
+                     identity(base, paths ? paths[0] : NULL), "candidates", cands);
+}
+
+/* ---- gates ---- */
+
+struct msgbuf {
+    char *s;
+    size_t cap, len;
+};
+
+static void msg_add(struct msgbuf *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void msg_add(struct msgbuf *m, const char *fmt, ...)
+{
+    if (!m->cap || m->len + 1 >= m->cap)
+        return;
+    if (m->len) {
+        m->s[m->len++] = '\n';
+        m->s[m->len] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(m->s + m->len, m->cap - m->len, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        m->len = m->len + (size_t)w < m->cap ? m->len + (size_t)w : m->cap - 1;
+}
+
+static const char *candidate_name(const json_t *c)
+{
+    const char *s = json_string_value(json_object_get(c, "label"));
+    if (!s)
+        s = json_string_value(json_object_get(c, "path"));
+    if (!s)
+        s = json_string_value(json_object_get(c, "id"));
+    return s ? s : "candidate";
+}
+
+static double num_or_nan(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The stage row named name; for "total" the last row, which compare_results puts there. */
+static const json_t *gate_row(const json_t *stages, const char *name)
+{
+    if (!strcmp(name, "total"))
+        return json_array_get(stages, json_array_size(stages) - 1);
+    return find_named(stages, "name", name);
+}
+
+static int slower_gate(const json_t *c, const struct compare_gates *g, struct msgbuf *m)
+{
+    const char *who = candidate_name(c), *stage = g->stage ? g->stage : "total";
+    const json_t *row = gate_row(json_object_get(c, "stages"), stage);
+    if (!row) {
+        msg_add(m, "%s: no stage '%s' in either result: --fail-if-slower cannot check it", who,
+                stage);
+        return COMPARE_GATE_FAIL;
+    }
+    const char *verdict = json_string_value(json_object_get(row, "verdict"));
+    verdict = verdict ? verdict : "";
+    double change = num_or_nan(json_object_get(row, "change_pct"));
+    if (!strncmp(verdict, "missing", 7)) {
+        msg_add(m, "%s: stage '%s' is %s: --fail-if-slower cannot check it", who, stage, verdict);
+        return COMPARE_GATE_FAIL;
+    }
+    if (!strcmp(verdict, "too few runs")) {
+        msg_add(m, "note: %s: %s has too few runs (%lld vs %lld, 2 needed on each side) for a "
+                "test: --fail-if-slower not applied", who, stage,
+                (long long)json_integer_value(json_object_get(row, "n_baseline")),
+                (long long)json_integer_value(json_object_get(row, "n_candidate")));
+        return COMPARE_GATE_PASS;
+    }
+    if (!strcmp(verdict, "slower") && change > g->fail_if_slower_pct) {
+        msg_add(m, "%s: %s is %.1f %% slower than the baseline (p=%.3g, ratio interval "
+                "[%.3f, %.3f]), more than the %.1f %% --fail-if-slower allows", who, stage, change,
+                num_or_nan(json_object_get(row, "p_value")),
+                num_or_nan(json_object_get(row, "ratio_ci_low")),
+                num_or_nan(json_object_get(row, "ratio_ci_high")), g->fail_if_slower_pct);
+        return COMPARE_GATE_FAIL;
+    }
+    return COMPARE_GATE_PASS;
+}
+
+static int accuracy_gate(const json_t *c, const struct compare_gates *g, struct msgbuf *m)
+{
+    const char *who = candidate_name(c);
+    const json_t *row = find_named(json_object_get(c, "counters"), "name", "accuracy");
+    double b = num_or_nan(json_object_get(row, "baseline"));
+    double a = num_or_nan(json_object_get(row, "candidate"));
+    if (!isfinite(b) || !isfinite(a)) {
+        msg_add(m, "%s: counter 'accuracy' is missing in the %s: --max-accuracy-drop cannot "
+                "check it (send it with a C marker event, e.g. mlb_counter(\"accuracy\", x))",
+                who, !isfinite(b) ? (!isfinite(a) ? "baseline and candidate" : "baseline")
+                                  : "candidate");
+        return COMPARE_GATE_FAIL;
+    }
+    /* Both in 0..1: fractions, shown as percentage points; otherwise both are percentages. */
+    double scale = (fabs(b) <= 1 && fabs(a) <= 1) ? 100 : 1;
+    double drop = (b - a) * scale;
+    if (drop > g->max_accuracy_drop) {
+        msg_add(m, "%s: accuracy dropped by %.2f points (%.4g -> %.4g), more than the %.2f "
+                "--max-accuracy-drop allows", who, drop, b, a, g->max_accuracy_drop);
+        return COMPARE_GATE_FAIL;
+    }
+    return COMPARE_GATE_PASS;
+}
+
+int compare_check_gates(const json_t *doc, const struct compare_gates *gates, char *msg,
+                        size_t msglen)
+{
+    struct msgbuf m = {msg, msglen, 0};
+    if (msglen)
+        msg[0] = '\0';
+    int verdict = COMPARE_GATE_PASS;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(doc, "candidates"), i, c) {
+        if (gates->fail_if_slower_pct >= 0 && slower_gate(c, gates, &m) == COMPARE_GATE_FAIL)
+            verdict = COMPARE_GATE_FAIL;
+        if (gates->max_accuracy_drop >= 0 && accuracy_gate(c, gates, &m) == COMPARE_GATE_FAIL)
+            verdict = COMPARE_GATE_FAIL;
+    }
+    return verdict;
+}
+
+int compare_parse_alpha(const char *value, struct compare_options *o, char *err, size_t errlen)
+{
+    char *end;
+    double a = strtod(value, &end);
+    if (end == value || *end || !(a > 0 && a < 1)) {
+        snprintf(err, errlen, "--alpha '%s' is not a number between 0 and 1 (exclusive), "
+                 "e.g. 0.05", value);
+        return -1;
+    }
+    o->alpha = a;
+    return 0;
+}
+
+int compare_parse_min_effect(const char *value, struct compare_options *o, char *err,
+                             size_t errlen)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end != value && *end == '%')
+        end++;
+    if (end == value || *end || !isfinite(v) || v < 0) {
+        snprintf(err, errlen, "--min-effect '%s' is not a percentage >= 0 (e.g. 5 or 5%%)", value);
+        return -1;
+    }
+    o->min_effect_pct = v;
+    return 0;
+}

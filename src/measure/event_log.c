@@ -1,0 +1,122 @@
+/* event_log: append-only store of one repetition's marker events (see event_log.h). */
+#include "measure/event_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+void event_log_init(struct event_log *log)
+{
+    memset(log, 0, sizeof *log);
+    log->cap_strings = 16;
+    log->strings = xcalloc(log->cap_strings, sizeof *log->strings);
+    log->strings[0] = xstrdup("");
+    log->n_strings = 1;
+    log->n_slots = 64;
+    log->slots = xcalloc(log->n_slots, sizeof *log->slots);
+}
+
+void event_log_free(struct event_log *log)
+{
+    for (size_t i = 0; i < log->n_strings; i++)
+        free(log->strings[i]);
+    free(log->strings);
+    free(log->slots);
+    free(log->ev);
+    memset(log, 0, sizeof *log);
+}
+
+static uint64_t hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static void rehash(struct event_log *log)
+{
+    size_t n = log->n_slots * 2;
+    uint32_t *slots = xcalloc(n, sizeof *slots);
+    for (uint32_t id = 1; id < log->n_strings; id++) {
+        const char *s = log->strings[id];
+        size_t i = hash(s, strlen(s)) & (n - 1);
+        while (slots[i])
+            i = (i + 1) & (n - 1);
+        slots[i] = id;
+    }
+    free(log->slots);
+    log->slots = slots;
+    log->n_slots = n;
+}
+
+uint32_t event_log_intern(struct event_log *log, const char *s, size_t len)
+{
+    if (len == 0)
+        return 0;
+    size_t mask = log->n_slots - 1;
+    size_t i = hash(s, len) & mask;
+    for (; log->slots[i]; i = (i + 1) & mask) {
+        const char *t = log->strings[log->slots[i]];
+        if (strncmp(t, s, len) == 0 && t[len] == '\0')
+            return log->slots[i];
+    }
+    if (log->n_strings == log->cap_strings) {
+        log->cap_strings *= 2;
+        log->strings = xreallocarray(log->strings, log->cap_strings, sizeof *log->strings);
+    }
+    uint32_t id = (uint32_t)log->n_strings++;
+    log->strings[id] = xstrndup(s, len);
+    log->slots[i] = id;
+    if (log->n_strings * 2 > log->n_slots)
+        rehash(log);
+    return id;
+}
+
+const char *event_log_str(const struct event_log *log, uint32_t id)
+{
+    return id < log->n_strings ? log->strings[id] : "";
+}
+
+void event_log_add(struct event_log *log, const struct marker_token *tok)
+{
+    if (log->n >= EVENT_LOG_MAX_EVENTS) {
+        log->dropped++;
+        return;
+    }
+    if (log->n == log->cap) {
+        log->cap = log->cap ? log->cap * 2 : 1024;
+        log->ev = xreallocarray(log->ev, log->cap, sizeof *log->ev);
+    }
+    struct marker_event *e = &log->ev[log->n++];
+    e->t_ns = tok->t_ns;
+    e->pid = tok->pid;
+    e->tid = tok->tid;
+    e->kind = tok->kind;
+    e->number = tok->number;
+    e->name = event_log_intern(log, tok->name, tok->name_len);
+    e->value = tok->value ? event_log_intern(log, tok->value, tok->value_len) : 0;
+}
+
+void event_log_add_malformed(struct event_log *log, const char *reason, const char *buf, size_t len)
+{
+    log->malformed++;
+    if (log->n_examples >= EVENT_LOG_EXAMPLES)
+        return;
+    for (size_t i = 0; i < log->n_examples; i++) /* one example per reason is enough */
+        if (strncmp(log->example[i], reason, strlen(reason)) == 0 &&
+            log->example[i][strlen(reason)] == ':')
+            return;
+    char *out = log->example[log->n_examples++];
+    int k = snprintf(out, sizeof log->example[0], "%s: \"", reason);
+    size_t o = k > 0 ? (size_t)k : 0;
+    /* Keep the example printable ASCII (valid JSON): other bytes become '?'. */
+    for (size_t i = 0; i < len && o + 5 < sizeof log->example[0]; i++)
+        out[o++] = ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f) ? '?' : buf[i];
+    if (len > 0 && o + 5 >= sizeof log->example[0])
+        memcpy(out + o, "...", 3), o += 3;
+    out[o++] = '"';
+    out[o] = '\0';
+}

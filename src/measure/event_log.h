@@ -1,0 +1,50 @@
+/* event_log: the marker events received during one repetition, in arrival order, with
+ * names and values interned (a run may carry millions of events with a handful of names).
+ * Not thread-safe: the receiver serialises access (markers.c). */
+#ifndef MLBENCH_EVENT_LOG_H
+#define MLBENCH_EVENT_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/marker_parse.h"
+
+#define EVENT_LOG_MAX_EVENTS 5000000u /* per repetition; later ones are counted as dropped */
+#define EVENT_LOG_EXAMPLES 8          /* malformed datagrams kept as examples, one per reason */
+
+struct marker_event {
+    int64_t t_ns;
+    int32_t pid, tid;
+    uint32_t name;   /* string id (event_log_str) */
+    uint32_t value;  /* string id of an M event's value; 0 otherwise */
+    double number;   /* value of a C event */
+    char kind;       /* enum marker_kind */
+};
+
+struct event_log {
+    struct marker_event *ev;
+    size_t n, cap;
+    uint64_t dropped;            /* beyond EVENT_LOG_MAX_EVENTS */
+    uint64_t malformed;          /* datagrams that did not parse */
+    char example[EVENT_LOG_EXAMPLES][160]; /* "reason: first bytes" of the first malformed ones */
+    size_t n_examples;
+    /* interned strings: id 0 is "", ids index strings[] */
+    char **strings;
+    size_t n_strings, cap_strings;
+    uint32_t *slots;             /* open addressing hash of string ids, 0 = empty */
+    size_t n_slots;
+};
+
+void event_log_init(struct event_log *log);
+/* Frees everything the log owns; the log can be initialised again. */
+void event_log_free(struct event_log *log);
+/* Appends a parsed event (copies its strings). */
+void event_log_add(struct event_log *log, const struct marker_token *tok);
+/* Counts a malformed datagram and keeps the first few as examples. */
+void event_log_add_malformed(struct event_log *log, const char *reason, const char *buf, size_t len);
+/* Interns s[0..len) and returns its id (never 0 unless len == 0). */
+uint32_t event_log_intern(struct event_log *log, const char *s, size_t len);
+/* The NUL-terminated string of an id; owned by the log. */
+const char *event_log_str(const struct event_log *log, uint32_t id);
+
+#endif

@@ -1,0 +1,256 @@
+/* markers: marker socket receiver thread (see markers.h).
+ *
+ * Control messages travel through the same socket as the events, from the controlling thread:
+ * a datagram is queued in order, so when the thread sees our "fence" every event sent before
+ * it has been stored. They start with byte 0x01, which no valid event can, and carry a random
+ * key so that a workload cannot forge them. */
+#include "measure/markers.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util/xalloc.h"
+
+
+struct marker_receiver {
+    int fd;      /* bound socket, read by the thread */
+    int ctl_fd;  /* connected socket for control messages */
+    char ctl_fence[32], ctl_stop[32]; /* control messages with the key */
+    char dir[256];
+    struct sockaddr_un addr;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* guarded by mu */
+    struct event_log *log;
+    uint64_t outside;
+    uint64_t fences_seen;
+    char current[128];
+    marker_listener listener;
+    void *listener_arg;
+};
+
+/* Stores one datagram; r->mu is held. */
+static void handle_locked(struct marker_receiver *r, const char *buf, size_t len)
+{
+    struct marker_token tok;
+    const char *why = marker_parse(buf, len, &tok);
+
+    if (!why && r->listener)
+        r->listener(r->listener_arg, &tok);
+    if (!r->log) {
+        r->outside++;
+    } else if (why) {
+        event_log_add_malformed(r->log, why, buf, len < MARKER_MAX_EVENT ? len : MARKER_MAX_EVENT);
+    } else {
+        event_log_add(r->log, &tok);
+        if (tok.kind == MARKER_BEGIN && tok.name_len < sizeof r->current) {
+            memcpy(r->current, tok.name, tok.name_len);
+            r->current[tok.name_len] = '\0';
+        } else if (tok.kind == MARKER_END && strlen(r->current) == tok.name_len &&
+                   memcmp(r->current, tok.name, tok.name_len) == 0) {
+            r->current[0] = '\0';
+        }
+    }
+}
+
+static int is_ctl(const char *buf, size_t len, const char *ctl)
+{
+    return len == strlen(ctl) && memcmp(buf, ctl, len) == 0;
+}
+
+#define BATCH 32 /* datagrams taken per system call */
+
+static void *receiver_main(void *arg)
+{
+    struct marker_receiver *r = arg;
+    /* One receiver thread per process. A datagram longer than a buffer is truncated and
+     * flagged MSG_TRUNC: it is then reported as "overlong". */
+    static char buf[BATCH][MARKER_MAX_EVENT + 1];
+    struct mmsghdr msgs[BATCH];
+    struct iovec iov[BATCH];
+
+    for (int i = 0; i < BATCH; i++) {
+        iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof buf[i]};
+        msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+    }
+    for (;;) {
+        /* Batching matters when a workload sends fast: each wake-up of this thread costs the
+         * sender a cross-CPU interrupt, and senders block once 10 datagrams are queued. */
+        int n = recvmmsg(r->fd, msgs, BATCH, MSG_WAITFORONE, NULL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return NULL; /* socket closed under us: nothing more to receive */
+        }
+        pthread_mutex_lock(&r->mu);
+        for (int i = 0; i < n; i++) {
+            size_t len = msgs[i].msg_len;
+            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
+                len = MARKER_MAX_EVENT + 1;
+            if (is_ctl(buf[i], len, r->ctl_stop)) {
+                pthread_mutex_unlock(&r->mu);
+                return NULL;
+            }
+            if (is_ctl(buf[i], len, r->ctl_fence)) {
+                r->fences_seen++;
+                pthread_cond_broadcast(&r->cv);
+                continue;
+            }
+            handle_locked(r, buf[i], len);
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+static int send_ctl(struct marker_receiver *r, const char *msg)
+{
+    ssize_t n;
+    do
+        n = send(r->ctl_fd, msg, strlen(msg), 0);
+    while (n < 0 && errno == EINTR);
+    return n < 0 ? -1 : 0;
+}
+
+struct marker_receiver *markers_start(char *err, size_t errlen)
+{
+    struct marker_receiver *r = xcalloc(1, sizeof *r);
+    r->fd = r->ctl_fd = -1;
+    unsigned long long key = 0;
+    if (getrandom(&key, sizeof key, 0) != (ssize_t)sizeof key)
+        key = (unsigned long long)getpid() * 2654435761u ^ (unsigned long long)time(NULL);
+    snprintf(r->ctl_fence, sizeof r->ctl_fence, "\001F%016llx", key);
+    snprintf(r->ctl_stop, sizeof r->ctl_stop, "\001S%016llx", key);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+
+    /* sun_path holds 108 bytes: fall back to /tmp when TMPDIR is too long. */
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strlen(tmp) > 60)
+        tmp = "/tmp";
+    snprintf(r->dir, sizeof r->dir, "%s/mlbench-XXXXXX", tmp);
+    if (!mkdtemp(r->dir)) {
+        snprintf(err, errlen, "cannot create a directory for the marker socket in %s: %s "
+                 "(set TMPDIR to a writable directory)", tmp, strerror(errno));
+        r->dir[0] = '\0';
+        goto fail;
+    }
+    r->addr.sun_family = AF_UNIX;
+    if (strlen(r->dir) + sizeof "/marker.sock" > sizeof r->addr.sun_path) {
+        snprintf(err, errlen, "marker socket path in %s is too long (set TMPDIR to a short "
+                 "directory)", r->dir);
+        goto fail;
+    }
+    memcpy(r->addr.sun_path, r->dir, strlen(r->dir));
+    memcpy(r->addr.sun_path + strlen(r->dir), "/marker.sock", sizeof "/marker.sock");
+
+    r->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (r->fd < 0 || bind(r->fd, (struct sockaddr *)&r->addr, sizeof r->addr) < 0) {
+        snprintf(err, errlen, "cannot create the marker socket %s: %s", r->addr.sun_path,
+                 strerror(errno));
+        goto fail;
+    }
+    /* A deep queue lets bursts of events through without blocking the workload for long. */
+    int rcvbuf = 8 << 20;
+    setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+
+    r->ctl_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (r->ctl_fd < 0 || connect(r->ctl_fd, (struct sockaddr *)&r->addr, sizeof r->addr) < 0) {
+        snprintf(err, errlen, "cannot connect to the marker socket: %s", strerror(errno));
+        goto fail;
+    }
+    int rc = pthread_create(&r->thread, NULL, receiver_main, r);
+    if (rc) {
+        snprintf(err, errlen, "cannot start the marker thread: %s", strerror(rc));
+        goto fail;
+    }
+    return r;
+
+fail:
+    if (r->fd >= 0)
+        close(r->fd);
+    if (r->ctl_fd >= 0)
+        close(r->ctl_fd);
+    if (r->addr.sun_path[0])
+        unlink(r->addr.sun_path);
+    if (r->dir[0])
+        rmdir(r->dir);
+    free(r);
+    return NULL;
+}
+
+const char *markers_path(const struct marker_receiver *r)
+{
+    return r->addr.sun_path;
+}
+
+void markers_begin_run(struct marker_receiver *r, struct event_log *log)
+{
+    pthread_mutex_lock(&r->mu);
+    r->log = log;
+    r->current[0] = '\0';
+    pthread_mutex_unlock(&r->mu);
+}
+
+void markers_end_run(struct marker_receiver *r)
+{
+    pthread_mutex_lock(&r->mu);
+    uint64_t want = r->fences_seen + 1;
+    pthread_mutex_unlock(&r->mu);
+
+    int sent = send_ctl(r, r->ctl_fence) == 0;
+    pthread_mutex_lock(&r->mu);
+    while (sent && r->fences_seen < want)
+        pthread_cond_wait(&r->cv, &r->mu);
+    r->log = NULL;
+    r->current[0] = '\0';
+    pthread_mutex_unlock(&r->mu);
+}
+
+void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *arg)
+{
+    pthread_mutex_lock(&r->mu);
+    r->listener = fn;
+    r->listener_arg = arg;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void markers_current_stage(struct marker_receiver *r, char *buf, size_t len)
+{
+    pthread_mutex_lock(&r->mu);
+    snprintf(buf, len, "%s", r->current);
+    pthread_mutex_unlock(&r->mu);
+}
+
+uint64_t markers_outside(struct marker_receiver *r)
+{
+    pthread_mutex_lock(&r->mu);
+    uint64_t n = r->outside;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+void markers_stop(struct marker_receiver *r)
+{
+    if (!r)
+        return;
+    if (send_ctl(r, r->ctl_stop) == 0)
+        pthread_join(r->thread, NULL);
+    else
+        pthread_cancel(r->thread), pthread_join(r->thread, NULL);
+    close(r->fd);
+    close(r->ctl_fd);
+    unlink(r->addr.sun_path);
+    rmdir(r->dir);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}

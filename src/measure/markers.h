@@ -1,0 +1,37 @@
+/* markers: the receiving end of the marker protocol. A background thread owns a Unix datagram
+ * socket in a private temporary directory and appends every event to the event log of the
+ * repetition in progress. The calls below are made from one controlling thread. */
+#ifndef MLBENCH_MARKERS_H
+#define MLBENCH_MARKERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/event_log.h"
+
+struct marker_receiver;
+
+/* Called on the receiver thread for every well-formed event, during runs and between them, with
+ * the receiver's lock held: it must be quick and must not call markers_* functions. The
+ * token's strings point into the datagram (not NUL-terminated). */
+typedef void (*marker_listener)(void *arg, const struct marker_token *tok);
+
+/* Creates the socket and starts the thread. Returns NULL with a message in err on failure. */
+struct marker_receiver *markers_start(char *err, size_t errlen);
+/* Path to put in MLBENCH_MARKER_SOCKET; owned by the receiver. */
+const char *markers_path(const struct marker_receiver *r);
+/* From now on events go to log (owned by the caller, initialised). */
+void markers_begin_run(struct marker_receiver *r, struct event_log *log);
+/* Waits until every event sent before this call has been stored, then detaches the log.
+ * Events arriving later, or between runs, are counted by markers_outside(). */
+void markers_end_run(struct marker_receiver *r);
+/* Copies the most recently begun stage that has not ended ("" if none) for progress display. */
+void markers_current_stage(struct marker_receiver *r, char *buf, size_t len);
+/* Events received while no repetition was running. */
+uint64_t markers_outside(struct marker_receiver *r);
+/* Sets (fn != NULL) or removes the listener; from the controlling thread. */
+void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *arg);
+/* Stops the thread, removes the socket and its directory, frees r. NULL is allowed. */
+void markers_stop(struct marker_receiver *r);
+
+#endif

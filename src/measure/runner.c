@@ -1,0 +1,311 @@
+/* runner: spawn, supervise and measure one command (see runner.h). */
+#include "measure/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/units.h"
+#include "util/xalloc.h"
+
+static int sig_fd = -1;
+static volatile int interrupted; /* only written by the thread that runs runner_run */
+
+const char *run_status_name(enum run_status s)
+{
+    switch (s) {
+    case RUN_OK: return "ok";
+    case RUN_FAILED: return "failed";
+    case RUN_SIGNALED: return "signaled";
+    case RUN_TIMEOUT: return "timeout";
+    case RUN_INTERRUPTED: return "interrupted";
+    }
+    return "unknown";
+}
+
+static int64_t now_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void handled_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGCHLD);
+}
+
+int runner_init(char *err, size_t errlen)
+{
+    sigset_t set;
+    handled_signals(&set);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
+        (sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+        snprintf(err, errlen, "cannot set up signal handling: %s", strerror(errno));
+        return -1;
+    }
+    /* A closed stdout must give EPIPE to mlbench, not kill it before the result is written. */
+    signal(SIGPIPE, SIG_IGN);
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+        snprintf(err, errlen, "cannot become a child subreaper: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void drain_signals(int *got_stop, int *got_hup);
+
+int runner_interrupted(void)
+{
+    int got = 0;
+    if (sig_fd >= 0)
+        drain_signals(&got, NULL); /* a signal that came between runs */
+    if (got && !interrupted)
+        interrupted = got;
+    return interrupted;
+}
+
+static void add_rusage(struct run_outcome *out, const struct rusage *ru)
+{
+    out->user_ns += (int64_t)ru->ru_utime.tv_sec * 1000000000 + ru->ru_utime.tv_usec * 1000;
+    out->sys_ns += (int64_t)ru->ru_stime.tv_sec * 1000000000 + ru->ru_stime.tv_usec * 1000;
+    if ((int64_t)ru->ru_maxrss * 1024 > out->max_rss_bytes)
+        out->max_rss_bytes = (int64_t)ru->ru_maxrss * 1024;
+    out->minor_faults += ru->ru_minflt;
+    out->major_faults += ru->ru_majflt;
+    out->vol_ctx_switches += ru->ru_nvcsw;
+    out->invol_ctx_switches += ru->ru_nivcsw;
+}
+
+/* The last bytes of the captured stderr, cut to whole lines where possible, with bytes that
+ * are not UTF-8 replaced by '?' so the text can go into JSON. */
+static char *read_tail(int fd)
+{
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size <= 0)
+        return NULL;
+    size_t want = size > RUNNER_STDERR_TAIL ? RUNNER_STDERR_TAIL : (size_t)size;
+    char *buf = xmalloc(want + 1);
+    ssize_t n = pread(fd, buf, want, size - (off_t)want);
+    if (n <= 0) {
+        free(buf);
+        return NULL;
+    }
+    size_t len = (size_t)n, start = 0;
+    if ((off_t)want < size) { /* started mid-file: skip to the next line */
+        char *nl = memchr(buf, '\n', len);
+        if (nl && (size_t)(nl - buf) + 1 < len)
+            start = (size_t)(nl - buf) + 1;
+    }
+    char *out = units_utf8_sanitize(buf + start, len - start);
+    free(buf);
+    return out;
+}
+
+static void spawn_error(struct run_outcome *out, int rc, const char *name)
+{
+    out->status = RUN_FAILED;
+    switch (rc) {
+    case ENOENT:
+        out->exit_code = 127;
+        snprintf(out->error, sizeof out->error, "command not found: %s", name);
+        break;
+    case EACCES:
+    case EPERM:
+        out->exit_code = 126;
+        snprintf(out->error, sizeof out->error, "permission denied: %s", name);
+        break;
+    case ENOEXEC:
+        out->exit_code = 126;
+        snprintf(out->error, sizeof out->error, "not an executable: %s", name);
+        break;
+    default:
+        out->exit_code = 126;
+        snprintf(out->error, sizeof out->error, "cannot run %s: %s", name, strerror(rc));
+    }
+}
+
+static int64_t seconds_to_ns(double s)
+{
+    return (int64_t)(s * 1e9);
+}
+
+/* Reaps every child that has exited; records the leader's wait status. */
+static void reap(pid_t leader, struct run_outcome *out, int *leader_status, int64_t *leader_end)
+{
+    for (;;) {
+        int st;
+        struct rusage ru;
+        pid_t p = wait4(-1, &st, WNOHANG, &ru);
+        if (p <= 0)
+            return;
+        add_rusage(out, &ru);
+        if (p == leader) {
+            *leader_status = st;
+            *leader_end = now_ns(CLOCK_MONOTONIC);
+        }
+    }
+}
+
+/* Reads the pending signals: SIGCHLD only wakes us; SIGHUP sets *got_hup when got_hup is
+ * not NULL, else it stops like the others. */
+static void drain_signals(int *got_stop, int *got_hup)
+{
+    struct signalfd_siginfo si;
+    while (read(sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGHUP && got_hup)
+            *got_hup = 1;
+        else if (si.ssi_signo != SIGCHLD)
+            *got_stop = (int)si.ssi_signo;
+    }
+}
+
+int runner_run(const struct runner_spec *spec, struct run_outcome *out)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, defaults;
+    int errfd = -1;
+
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    sigemptyset(&none);
+    handled_signals(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!spec->show_output) {
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        errfd = memfd_create("mlbench-stderr", MFD_CLOEXEC);
+        if (errfd >= 0)
+            posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+        else
+            posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    }
+
+    pid_t pid;
+    out->start_unix_ns = now_ns(CLOCK_REALTIME);
+    out->start_ns = now_ns(CLOCK_MONOTONIC);
+    int rc = posix_spawnp(&pid, spec->argv[0], &fa, &attr, spec->argv, spec->envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc) {
+        out->wall_ns = now_ns(CLOCK_MONOTONIC) - out->start_ns;
+        spawn_error(out, rc, spec->argv[0]);
+        if (errfd >= 0)
+            close(errfd);
+        return 0;
+    }
+
+    if (spec->spawned)
+        spec->spawned(spec->spawned_arg, pid);
+
+    int64_t deadline = spec->timeout_s > 0 ? out->start_ns + seconds_to_ns(spec->timeout_s) : 0;
+    int64_t kill_at = 0, next_tick = out->start_ns, leader_end = 0;
+    int leader_status = -1, got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */
+    enum run_status forced = RUN_OK;
+
+    while (leader_status == -1) {
+        int64_t now = now_ns(CLOCK_MONOTONIC);
+        if (spec->tick && now >= next_tick) {
+            spec->tick(spec->tick_arg, now - out->start_ns);
+            next_tick = now + (int64_t)(spec->tick_ms > 0 ? spec->tick_ms : 100) * 1000000;
+        }
+        if (deadline && now >= deadline && !stopping) {
+            forced = RUN_TIMEOUT;
+            killpg(pid, SIGTERM);
+            stopping = 1;
+            kill_at = now + seconds_to_ns(spec->grace_s);
+        }
+        if (kill_at && now >= kill_at) {
+            killpg(pid, SIGKILL);
+            kill_at = 0;
+        }
+        int64_t wake = spec->tick ? next_tick : now + 1000000000;
+        if (deadline && !stopping && deadline < wake)
+            wake = deadline;
+        if (kill_at && kill_at < wake)
+            wake = kill_at;
+        int timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
+
+        struct pollfd pfd = {.fd = sig_fd, .events = POLLIN};
+        if (poll(&pfd, 1, timeout_ms) > 0) {
+            int got_hup = 0;
+            drain_signals(&got_stop, spec->hangup ? &got_hup : NULL);
+            if (got_hup)
+                spec->hangup(spec->hangup_arg);
+            if (got_stop) {
+                if (!interrupted)
+                    interrupted = got_stop;
+                if (!stopping) { /* first: ask politely */
+                    forced = RUN_INTERRUPTED;
+                    killpg(pid, SIGTERM);
+                    stopping = 1;
+                    kill_at = now_ns(CLOCK_MONOTONIC) + seconds_to_ns(spec->grace_s);
+                } else { /* again: no more waiting */
+                    forced = forced == RUN_OK ? RUN_INTERRUPTED : forced;
+                    killpg(pid, SIGKILL);
+                }
+                got_stop = 0;
+            }
+        }
+        reap(pid, out, &leader_status, &leader_end);
+    }
+    out->wall_ns = leader_end - out->start_ns;
+
+    /* Whatever the leader left behind in its group must not disturb the next run. */
+    int64_t give_up = now_ns(CLOCK_MONOTONIC) + 2000000000;
+    while (killpg(pid, SIGKILL) == 0 && now_ns(CLOCK_MONOTONIC) < give_up) {
+        int dummy;
+        reap(pid, out, &dummy, &leader_end);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    reap(pid, out, &leader_status, &leader_end);
+    int dummy_stop = 0, late_hup = 0;
+    drain_signals(&dummy_stop, spec->hangup ? &late_hup : NULL); /* SIGCHLDs already handled */
+    if (late_hup)
+        spec->hangup(spec->hangup_arg);
+    if (dummy_stop && !interrupted)
+        interrupted = dummy_stop;
+
+    if (WIFSIGNALED(leader_status))
+        out->signal = WTERMSIG(leader_status);
+    else if (WIFEXITED(leader_status))
+        out->exit_code = WEXITSTATUS(leader_status);
+    if (forced != RUN_OK) {
+        out->status = forced;
+        out->stop_signal = forced == RUN_INTERRUPTED ? interrupted : 0;
+    } else if (WIFSIGNALED(leader_status)) {
+        out->status = RUN_SIGNALED;
+    } else {
+        out->status = out->exit_code == 0 ? RUN_OK : RUN_FAILED;
+    }
+    if (errfd >= 0) {
+        out->stderr_tail = read_tail(errfd);
+        close(errfd);
+    }
+    return 0;
+}

@@ -1,0 +1,380 @@
+/* stages: aggregation of marker events into spans and totals (see stages.h). */
+#include "measure/stages.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/units.h"
+#include "util/xalloc.h"
+
+/* Open stages of one thread. */
+struct thread_stack {
+    int32_t pid, tid;
+    size_t *open; /* indices into the span array */
+    size_t n, cap;
+    int32_t base; /* depth of its outermost stage: > 0 in a process adopted by a launcher */
+};
+
+/* "M ... mlbench.adopt CHILD": the child's stages nest under the stage open on the sender's
+ * thread (a workflow driver, a launcher). */
+struct adoption {
+    int32_t child, pid, tid;
+};
+
+struct threads {
+    struct thread_stack *t;
+    size_t n, cap;
+    size_t *slot; /* open addressing: index + 1 into t, 0 = empty */
+    size_t n_slot;
+};
+
+static size_t thread_hash(int32_t pid, int32_t tid, size_t mask)
+{
+    uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
+    k *= 0x9e3779b97f4a7c15ull;
+    return (size_t)(k >> 17) & mask;
+}
+
+static struct thread_stack *thread_get(struct threads *th, int32_t pid, int32_t tid)
+{
+    size_t mask = th->n_slot - 1;
+    size_t i = thread_hash(pid, tid, mask);
+    for (; th->slot[i]; i = (i + 1) & mask) {
+        struct thread_stack *s = &th->t[th->slot[i] - 1];
+        if (s->pid == pid && s->tid == tid)
+            return s;
+    }
+    if (th->n == th->cap) {
+        th->cap = th->cap ? th->cap * 2 : 16;
+        th->t = xreallocarray(th->t, th->cap, sizeof *th->t);
+    }
+    struct thread_stack *s = &th->t[th->n++];
+    memset(s, 0, sizeof *s);
+    s->pid = pid;
+    s->tid = tid;
+    th->slot[i] = th->n;
+    if (th->n * 2 > th->n_slot) { /* grow and reinsert */
+        free(th->slot);
+        th->n_slot *= 2;
+        th->slot = xcalloc(th->n_slot, sizeof *th->slot);
+        for (size_t k = 0; k < th->n; k++) {
+            size_t j = thread_hash(th->t[k].pid, th->t[k].tid, th->n_slot - 1);
+            while (th->slot[j])
+                j = (j + 1) & (th->n_slot - 1);
+            th->slot[j] = k + 1;
+        }
+    }
+    return s;
+}
+
+static void push_span(struct stage_data *d, size_t *cap, const struct span *sp)
+{
+    if (d->n_spans == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        d->spans = xreallocarray(d->spans, *cap, sizeof *d->spans);
+    }
+    d->spans[d->n_spans++] = *sp;
+}
+
+static void add_counter(struct stage_data *d, const struct marker_event *e, int64_t t)
+{
+    struct counter_total *c = NULL;
+    for (size_t i = 0; i < d->n_counters; i++)
+        if (d->counters[i].name == e->name)
+            c = &d->counters[i];
+    if (!c) {
+        d->counters = xreallocarray(d->counters, d->n_counters + 1, sizeof *d->counters);
+        c = &d->counters[d->n_counters++];
+        *c = (struct counter_total){.name = e->name, .min = e->number, .max = e->number,
+                                    .count = true};
+    }
+    if (!(e->number >= 0 && e->number == floor(e->number)))
+        c->count = false;
+    c->n++;
+    c->sum += e->number;
+    c->last = e->number;
+    c->last_ns = t;
+    if (e->number < c->min)
+        c->min = e->number;
+    if (e->number > c->max)
+        c->max = e->number;
+}
+
+static void add_meta(struct stage_data *d, const struct marker_event *e)
+{
+    for (size_t i = 0; i < d->n_meta; i++) {
+        if (d->meta[i].key == e->name) {
+            d->meta[i].value = e->value;
+            return;
+        }
+    }
+    d->meta = xreallocarray(d->meta, d->n_meta + 1, sizeof *d->meta);
+    d->meta[d->n_meta++] = (struct meta_item){.key = e->name, .value = e->value};
+}
+
+static int span_by_name_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int span_by_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int stage_by_first(const void *a, const void *b)
+{
+    const struct stage_total *x = a, *y = b;
+    if (x->first_ns != y->first_ns)
+        return (x->first_ns > y->first_ns) - (x->first_ns < y->first_ns);
+    return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+/* Totals per stage name, from spans sorted by (name, start). */
+static void totals(struct stage_data *d, const struct span *sorted, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        struct stage_total t = {.name = sorted[i].name, .depth = sorted[i].depth,
+                                .first_ns = sorted[i].start_ns, .last_ns = sorted[i].end_ns};
+        int64_t cur_start = sorted[i].start_ns, cur_end = sorted[i].end_ns;
+        size_t j = i;
+        for (; j < n && sorted[j].name == t.name; j++) {
+            const struct span *s = &sorted[j];
+            t.count++;
+            t.unclosed += !s->closed;
+            t.busy_ns += s->end_ns - s->start_ns;
+            if (s->depth < t.depth)
+                t.depth = s->depth;
+            if (s->end_ns > t.last_ns)
+                t.last_ns = s->end_ns;
+            if (s->start_ns > cur_end) { /* disjoint: close the merged interval */
+                t.active_ns += cur_end - cur_start;
+                cur_start = s->start_ns;
+                cur_end = s->end_ns;
+            } else if (s->end_ns > cur_end) {
+                cur_end = s->end_ns;
+            }
+        }
+        t.active_ns += cur_end - cur_start;
+        d->stages = xreallocarray(d->stages, d->n_stages + 1, sizeof *d->stages);
+        d->stages[d->n_stages++] = t;
+        i = j;
+    }
+    qsort(d->stages, d->n_stages, sizeof *d->stages, stage_by_first);
+}
+
+struct edge {
+    int64_t t;
+    size_t stage;
+    int delta; /* +1 begin, -1 end */
+};
+
+/* By time; at equal times ends first, so back-to-back stages do not overlap. */
+static int edge_order(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->t != y->t)
+        return (x->t > y->t) - (x->t < y->t);
+    return x->delta - y->delta;
+}
+
+/* Sets each top-level stage's overlap_ns: a sweep over the begins and ends of the top-level
+ * spans counting, per stage, its open spans, and over all stages how many distinct stages are
+ * open. */
+static void overlaps(struct stage_data *d, const struct span *spans, size_t n)
+{
+    struct edge *e = xmalloc(2 * n * sizeof *e);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (spans[i].depth != 0)
+            continue;
+        size_t k = 0;
+        while (d->stages[k].name != spans[i].name)
+            k++;
+        e[ne++] = (struct edge){spans[i].start_ns, k, +1};
+        e[ne++] = (struct edge){spans[i].end_ns, k, -1};
+    }
+    qsort(e, ne, sizeof *e, edge_order);
+    int64_t *open = xcalloc(d->n_stages, sizeof *open);
+    size_t distinct = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0 && distinct >= 2 && e[i].t > e[i - 1].t)
+            for (size_t k = 0; k < d->n_stages; k++)
+                if (open[k])
+                    d->stages[k].overlap_ns += e[i].t - e[i - 1].t;
+        if (e[i].delta > 0 && open[e[i].stage]++ == 0)
+            distinct++;
+        else if (e[i].delta < 0 && --open[e[i].stage] == 0)
+            distinct--;
+    }
+    free(open);
+    free(e);
+}
+
+/* Wall time covered by no span at all. */
+static int64_t uncovered(struct span *by_start, size_t n, int64_t wall_ns)
+{
+    int64_t covered = 0, cur_start = 0, cur_end = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (by_start[i].start_ns > cur_end) {
+            if (cur_end >= 0)
+                covered += cur_end - cur_start;
+            cur_start = by_start[i].start_ns;
+            cur_end = by_start[i].end_ns;
+        } else if (by_start[i].end_ns > cur_end) {
+            cur_end = by_start[i].end_ns;
+        }
+    }
+    if (cur_end >= 0)
+        covered += cur_end - cur_start;
+    return covered >= wall_ns ? 0 : wall_ns - covered;
+}
+
+/* Depth at which a thread of process pid starts its stages: one below the stage open on the
+ * adopting thread now (recursively, for launchers that were adopted themselves). */
+static int32_t adopted_depth(struct threads *th, const struct adoption *a, size_t n, int32_t pid,
+                             int hops)
+{
+    for (size_t i = 0; i < n && hops < 16; i++) {
+        if (a[i].child != pid)
+            continue;
+        struct thread_stack *p = thread_get(th, a[i].pid, a[i].tid);
+        int32_t open = (int32_t)p->n, base = p->base; /* p may move in the call below */
+        return (open ? base : adopted_depth(th, a, n, a[i].pid, hops + 1)) + open;
+    }
+    return 0;
+}
+
+/* The adoptions of the run, read before the events so that a child's first stage may arrive
+ * before its launcher's message. */
+static struct adoption *adoptions(const struct event_log *log, size_t *n_out)
+{
+    struct adoption *a = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < log->n; i++) {
+        const struct marker_event *e = &log->ev[i];
+        long child;
+        if (e->kind != MARKER_META || strcmp(event_log_str(log, e->name), "mlbench.adopt") != 0 ||
+            units_parse_long(event_log_str(log, e->value), 1, INT32_MAX, &child) < 0)
+            continue;
+        a = xreallocarray(a, n + 1, sizeof *a);
+        a[n++] = (struct adoption){(int32_t)child, e->pid, e->tid};
+    }
+    *n_out = n;
+    return a;
+}
+
+void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_ns,
+                      struct stage_data *d)
+{
+    size_t n_adopt;
+    struct adoption *adopt = adoptions(log, &n_adopt);
+    struct threads th = {.n_slot = 16};
+    size_t span_cap = 0;
+
+    memset(d, 0, sizeof *d);
+    th.slot = xcalloc(th.n_slot, sizeof *th.slot);
+
+    for (size_t i = 0; i < log->n; i++) {
+        const struct marker_event *e = &log->ev[i];
+        int64_t t = e->t_ns - t0_ns;
+        if (t < 0)
+            t = 0;
+        if (t > wall_ns)
+            t = wall_ns; /* clock read after the run's end was taken: same instant */
+        d->events++;
+        switch (e->kind) {
+        case MARKER_BEGIN: {
+            struct thread_stack *s = thread_get(&th, e->pid, e->tid);
+            if (s->n == 0) {
+                int32_t base = adopted_depth(&th, adopt, n_adopt, e->pid, 0);
+                s = thread_get(&th, e->pid, e->tid); /* the table may have grown */
+                s->base = base;
+            }
+            struct span sp = {.name = e->name, .pid = e->pid, .tid = e->tid, .start_ns = t,
+                              .end_ns = -1, .depth = s->base + (int32_t)s->n};
+            push_span(d, &span_cap, &sp);
+            if (s->n == s->cap) {
+                s->cap = s->cap ? s->cap * 2 : 8;
+                s->open = xreallocarray(s->open, s->cap, sizeof *s->open);
+            }
+            s->open[s->n++] = d->n_spans - 1;
+            break;
+        }
+        case MARKER_END: {
+            struct thread_stack *s = thread_get(&th, e->pid, e->tid);
+            size_t k = s->n;
+            while (k > 0 && d->spans[s->open[k - 1]].name != e->name)
+                k--;
+            if (k == 0) {
+                d->unbalanced++;
+                break;
+            }
+            /* Inner stages left open are closed here too, and counted as unbalanced. */
+            for (size_t j = s->n; j >= k; j--) {
+                struct span *sp = &d->spans[s->open[j - 1]];
+                sp->end_ns = t;
+                sp->closed = j == k;
+                d->unbalanced += j != k;
+            }
+            s->n = k - 1;
+            break;
+        }
+        case MARKER_COUNTER:
+            add_counter(d, e, t);
+            break;
+        case MARKER_META:
+            /* keys "mlbench.*" belong to the protocol (adoption), not to the workload */
+            if (strncmp(event_log_str(log, e->name), "mlbench.", 8) != 0)
+                add_meta(d, e);
+            break;
+        case MARKER_INSTANT:
+            d->instants = xreallocarray(d->instants, d->n_instants + 1, sizeof *d->instants);
+            d->instants[d->n_instants++] =
+                (struct instant){.name = e->name, .pid = e->pid, .tid = e->tid, .t_ns = t};
+            break;
+        default:
+            break;
+        }
+    }
+
+    /* Stages still open when the run ended (killed, timed out, or never ended). */
+    for (size_t k = 0; k < th.n; k++) {
+        for (size_t j = 0; j < th.t[k].n; j++) {
+            d->spans[th.t[k].open[j]].end_ns = wall_ns;
+            d->unclosed++;
+        }
+        free(th.t[k].open);
+    }
+    free(th.t);
+    free(th.slot);
+    free(adopt);
+
+    if (d->n_spans == 0) {
+        d->outside_ns = -1;
+        return;
+    }
+    struct span *tmp = xmalloc(d->n_spans * sizeof *tmp);
+    memcpy(tmp, d->spans, d->n_spans * sizeof *tmp);
+    qsort(tmp, d->n_spans, sizeof *tmp, span_by_name_start);
+    totals(d, tmp, d->n_spans);
+    qsort(tmp, d->n_spans, sizeof *tmp, span_by_start);
+    overlaps(d, tmp, d->n_spans);
+    d->outside_ns = uncovered(tmp, d->n_spans, wall_ns);
+    free(tmp);
+}
+
+void stages_free(struct stage_data *d)
+{
+    free(d->spans);
+    free(d->stages);
+    free(d->counters);
+    free(d->meta);
+    free(d->instants);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,78 @@
+/* stages: turns one repetition's marker events into stage spans and per-stage totals,
+ * counters, metadata and instants. Pure (no I/O), thread-safe on distinct data.
+ *
+ * Stages nest per thread (pid, tid). The same stage name from several threads or processes is
+ * combined three ways (docs/markers.md): busy = sum of span durations, active = length of the
+ * union of the spans (wall time during which at least one was open; the figure the summary
+ * table shows), span = first begin to last end. */
+#ifndef MLBENCH_STAGES_H
+#define MLBENCH_STAGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/event_log.h"
+
+/* Times are nanoseconds relative to the start of the repetition. Names are event_log ids. */
+struct span {
+    uint32_t name;
+    int32_t pid, tid;
+    int64_t start_ns, end_ns;
+    int32_t depth;  /* 0 = outermost on its thread */
+    bool closed;    /* false: still open when the run ended; end_ns is the run's end */
+};
+
+struct stage_total {
+    uint32_t name;
+    int32_t depth;         /* smallest nesting depth seen */
+    uint64_t count;        /* spans */
+    uint64_t unclosed;     /* spans still open at the end of the run */
+    int64_t busy_ns, active_ns, first_ns, last_ns;
+    int64_t overlap_ns;    /* top-level stages: time it was open while another top-level stage
+                            * was open too (on another thread: a loader beside training) */
+};
+
+struct counter_total {
+    uint32_t name;
+    uint64_t n;
+    double sum, min, max, last;
+    int64_t last_ns;
+    bool count;        /* every sample a whole number >= 0 (images, tokens): sums are meaningful */
+};
+
+struct meta_item {
+    uint32_t key, value; /* the last value sent for key */
+};
+
+struct instant {
+    uint32_t name;
+    int32_t pid, tid;
+    int64_t t_ns;
+};
+
+struct stage_data {
+    struct span *spans;
+    size_t n_spans;
+    struct stage_total *stages; /* ordered by first begin */
+    size_t n_stages;
+    struct counter_total *counters; /* ordered by first sample */
+    size_t n_counters;
+    struct meta_item *meta;     /* ordered by first appearance */
+    size_t n_meta;
+    struct instant *instants;
+    size_t n_instants;
+    uint64_t events;          /* well-formed events */
+    uint64_t unbalanced;      /* E without a matching open B on its thread, or B closed by an
+                               * E of an outer stage */
+    uint64_t unclosed;        /* B still open at the end of the run */
+    int64_t outside_ns;       /* wall time during which no stage was open (-1 without markers) */
+};
+
+/* Aggregates the events of log, which happened in the run started at t0_ns (CLOCK_MONOTONIC)
+ * and lasting wall_ns. *out is overwritten; free it with stages_free. */
+void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_ns,
+                      struct stage_data *out);
+void stages_free(struct stage_data *d);
+
+#endif

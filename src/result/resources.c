@@ -1,0 +1,335 @@
+/* resources: per-stage resource figures, GPU choice, analysis and quality checks
+ * (see resources.h). Metric names are those of docs/metrics.md. */
+#include "result/resources.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/units.h"
+#include "util/xalloc.h"
+#include "sources/nvml.h"
+
+#define MAX_GPUS 64
+#define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
+#define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
+/* NVML clock event reasons that mean the GPU slowed itself down (not idle or app clocks):
+ * SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. */
+#define THROTTLE_MASK 0xecull
+
+/* The GPU index in labels gpu="N", or -1. */
+static int gpu_index(const char *labels)
+{
+    int i;
+    return sscanf(labels, "gpu=\"%d\"", &i) == 1 && i >= 0 && i < MAX_GPUS ? i : -1;
+}
+
+/* Statistics of series name (any labels) in row m, or NULL. */
+static const struct metric_stat *metric(const struct summary *s, const struct metric_stat *m,
+                                        const char *name)
+{
+    for (size_t i = 0; i < s->n_series; i++)
+        if (!strcmp(s->series[i].name, name))
+            return &m[i];
+    return NULL;
+}
+
+static double mean_of(const struct summary *s, const struct metric_stat *m, const char *name)
+{
+    const struct metric_stat *x = metric(s, m, name);
+    return x && x->n ? x->mean : NAN;
+}
+
+static double peak_of(const struct summary *s, const struct metric_stat *m, const char *name)
+{
+    const struct metric_stat *x = metric(s, m, name);
+    return x && x->n ? x->peak : NAN;
+}
+
+/* Chooses the GPUs that count: those where the workload's processes held memory, or, where
+ * NVML could not list processes, those that were busy; every GPU with --all-gpus. */
+static uint64_t choose_gpus(const struct bench_result *r)
+{
+    const struct summary *s = &r->summary;
+    uint64_t used = 0, busy = 0, known = 0;
+    for (size_t i = 0; i < s->n_series && s->total_resources; i++) {
+        int g = gpu_index(s->series[i].labels);
+        const struct metric_stat *m = &s->total_resources[i];
+        if (g < 0)
+            continue;
+        if (r->config->all_gpus)
+            used |= 1ull << g;
+        if (!strcmp(s->series[i].name, "gpu_process_memory_bytes") && m->n) {
+            known |= 1ull << g;
+            if (m->peak > 0)
+                used |= 1ull << g;
+        }
+        if (!strcmp(s->series[i].name, "gpu_utilization_ratio") && m->n && m->peak > 0)
+            busy |= 1ull << g;
+    }
+    return used | (busy & ~known);
+}
+
+/* GPU figures of one stage over the GPUs in mask. */
+static void gpu_figures(const struct summary *s, const struct metric_stat *m, uint64_t mask,
+                        struct stage_resources *sr)
+{
+    double util = 0, mem_util = 0, power = 0;
+    int n_util = 0, n_mem_util = 0;
+    sr->gpu_util = sr->gpu_util_peak = sr->gpu_mem_util = sr->gpu_power_watts = NAN;
+    sr->gpu_mem_peak_bytes = sr->gpu_mem_total_bytes = NAN;
+    for (size_t i = 0; i < s->n_series; i++) {
+        int g = gpu_index(s->series[i].labels);
+        if (g < 0 || !(mask & (1ull << g)) || m[i].n == 0)
+            continue;
+        const char *name = s->series[i].name;
+        if (!strcmp(name, "gpu_utilization_ratio")) {
+            util += m[i].mean, n_util++;
+            if (!(sr->gpu_util_peak >= m[i].peak))
+                sr->gpu_util_peak = m[i].peak;
+        } else if (!strcmp(name, "gpu_memory_utilization_ratio")) {
+            mem_util += m[i].mean, n_mem_util++;
+        } else if (!strcmp(name, "gpu_power_watts")) {
+            power = (isnan(sr->gpu_power_watts) ? 0 : power) + m[i].mean;
+            sr->gpu_power_watts = power;
+        } else if (!strcmp(name, "gpu_memory_used_bytes") && !(sr->gpu_mem_peak_bytes >= m[i].peak)) {
+            sr->gpu_mem_peak_bytes = m[i].peak;
+            char labels[32];
+            snprintf(labels, sizeof labels, "gpu=\"%d\"", g);
+            for (size_t j = 0; j < s->n_series; j++)
+                if (!strcmp(s->series[j].name, "gpu_memory_total_bytes") &&
+                    !strcmp(s->series[j].labels, labels) && m[j].n)
+                    sr->gpu_mem_total_bytes = m[j].peak;
+        }
+    }
+    sr->gpus = __builtin_popcountll(mask);
+    if (n_util)
+        sr->gpu_util = util / n_util;
+    if (n_mem_util)
+        sr->gpu_mem_util = mem_util / n_mem_util;
+}
+
+static void figures(const struct summary *s, const struct metric_stat *m, int ncpu,
+                    uint64_t gpus, struct stage_resources *sr)
+{
+    sr->cpu_cores = mean_of(s, m, "process_cpu_seconds_total");
+    sr->cpu_cores_peak = peak_of(s, m, "process_cpu_seconds_total");
+    sr->rss_peak_bytes = peak_of(s, m, "process_resident_bytes");
+    sr->read_bps = mean_of(s, m, "process_read_bytes_total");
+    sr->write_bps = mean_of(s, m, "process_written_bytes_total");
+    sr->threads_peak = peak_of(s, m, "process_threads");
+    sr->sys_cpu_busy = mean_of(s, m, "system_cpu_busy_ratio");
+    sr->other_cores = sr->sys_cpu_busy * ncpu - sr->cpu_cores;
+    if (sr->other_cores < 0)
+        sr->other_cores = 0;
+    sr->iowait = mean_of(s, m, "system_cpu_iowait_ratio");
+    sr->psi_cpu_some = mean_of(s, m, "system_pressure_cpu_some_seconds_total");
+    sr->psi_io_some = mean_of(s, m, "system_pressure_io_some_seconds_total");
+    sr->psi_io_full = mean_of(s, m, "system_pressure_io_full_seconds_total");
+    sr->psi_mem_some = mean_of(s, m, "system_pressure_memory_some_seconds_total");
+    sr->psi_mem_full = mean_of(s, m, "system_pressure_memory_full_seconds_total");
+    sr->disk_read_bps = mean_of(s, m, "system_disk_read_bytes_total");
+    sr->disk_write_bps = mean_of(s, m, "system_disk_written_bytes_total");
+    sr->swap_in_bps = mean_of(s, m, "system_swap_in_bytes_total");
+    sr->swap_out_bps = mean_of(s, m, "system_swap_out_bytes_total");
+    const struct metric_stat *avail = metric(s, m, "system_memory_available_bytes");
+    sr->mem_available_min_bytes = avail && avail->n ? avail->min : NAN;
+    size_t samples = 0;
+    for (size_t i = 0; i < s->n_series; i++)
+        if (m[i].n > samples)
+            samples = m[i].n;
+    sr->samples = samples;
+    gpu_figures(s, m, gpus, sr);
+}
+
+static const char *meta_value(const struct summary *s, const char *key)
+{
+    for (size_t i = 0; i < s->n_meta; i++)
+        if (!strcmp(s->meta[i].key, key))
+            return s->meta[i].value;
+    return NULL;
+}
+
+static bool mentions_gpu(const char *text)
+{
+    if (!text)
+        return false;
+    char low[512];
+    size_t i = 0;
+    for (; text[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)tolower((unsigned char)text[i]);
+    low[i] = '\0';
+    return strstr(low, "cuda") || strstr(low, "gpu");
+}
+
+/* The workload claims a GPU: device metadata, or the label or the command says so. */
+static bool meant_for_gpu(const struct bench_result *r)
+{
+    const char *device = meta_value(&r->summary, "device");
+    if (device)
+        return mentions_gpu(device);
+    if (mentions_gpu(r->config->label))
+        return true;
+    for (int i = 0; i < r->config->argc; i++)
+        if (mentions_gpu(r->config->argv[i]))
+            return true;
+    return false;
+}
+
+static bool source_active(const struct bench_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->sampling.n_active; i++)
+        if (!strcmp(r->sampling.active[i], name))
+            return true;
+    return false;
+}
+
+/* CPU frequency scaling that is not "performance" makes timings depend on ramp-up. */
+static void check_governor(struct summary *s)
+{
+    const char *root = getenv("MLBENCH_SYS_ROOT");
+    char path[512], gov[64], first_other[64] = "";
+    int cpus = 0, others = 0;
+    for (int cpu = 0;; cpu++) {
+        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d", root && *root ? root : "/sys",
+                 cpu);
+        if (access(path, F_OK) != 0)
+            break;
+        /* No cpufreq (VMs, containers) means no governor to blame: nothing to say. */
+        strncat(path, "/cpufreq/scaling_governor", sizeof path - strlen(path) - 1);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(gov, sizeof gov, f)) {
+            gov[strcspn(gov, "\n")] = '\0';
+            cpus++;
+            if (strcmp(gov, "performance") != 0 && others++ == 0)
+                snprintf(first_other, sizeof first_other, "%s", gov);
+        }
+        fclose(f);
+    }
+    if (others)
+        summary_warn(s, "cpu_governor",
+                     "CPU frequency governor is '%s' on %d of %d CPUs, not 'performance': clock "
+                     "ramp-up adds noise and first-run effects; for stable timings set it to "
+                     "performance (cpupower frequency-set -g performance)",
+                     first_other, others, cpus);
+}
+
+static void check_throttling(struct bench_result *r)
+{
+    uint64_t reasons = 0;
+    size_t hits = 0, n = 0;
+    for (size_t k = 0; k < r->n_reps; k++) {
+        const struct sample_table *t = &r->reps[k].samples;
+        for (size_t i = 0; i < t->n_series; i++) {
+            int g = gpu_index(t->defs[i].labels);
+            if (g < 0 || !(r->gpus_shown & (1ull << g)) ||
+                strcmp(t->defs[i].name, "gpu_throttle_reasons") != 0)
+                continue;
+            for (size_t row = 0; row < t->n; row++) {
+                if (!isfinite(t->v[i][row]))
+                    continue;
+                n++;
+                uint64_t bits = (uint64_t)t->v[i][row] & THROTTLE_MASK;
+                if (bits)
+                    hits++, reasons |= bits;
+            }
+        }
+    }
+    if (hits)
+        summary_warn(&r->summary, "gpu_throttling",
+                     "the GPU slowed its clocks in %zu of %zu samples (%s%s%s): results depend "
+                     "on temperature and power limits; check cooling and power caps",
+                     hits, n, reasons & 0x60 ? "thermal" : "",
+                     (reasons & 0x60) && (reasons & 0x8c) ? ", " : "",
+                     reasons & 0x8c ? "power" : "");
+}
+
+void resources_analyze(struct bench_result *r)
+{
+    struct summary *s = &r->summary;
+    check_governor(s);
+    if (!s->valid || !s->n_series || !s->total_resources)
+        return;
+
+    int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1)
+        ncpu = 1;
+    r->gpus_shown = choose_gpus(r);
+
+    struct stage_resources *sr = xcalloc(s->n_stages + 1, sizeof *sr);
+    for (size_t i = 0; i < s->n_stages; i++) {
+        sr[i].name = s->stages[i].name;
+        sr[i].depth = s->stages[i].depth;
+        sr[i].time_ns = s->stages[i].active.median;
+        sr[i].share = s->stages[i].share;
+        sr[i].overlap = s->stages[i].active.median > 0
+                            ? s->stages[i].overlap_median_ns / s->stages[i].active.median : 0;
+        if (s->stages[i].resources)
+            figures(s, s->stages[i].resources, ncpu, r->gpus_shown, &sr[i]);
+    }
+    struct stage_resources *total = &sr[s->n_stages];
+    *total = (struct stage_resources){.name = "total", .time_ns = s->wall.median, .share = 1};
+    figures(s, s->total_resources, ncpu, r->gpus_shown, total);
+
+    struct analysis_context ctx = {.ncpu = ncpu, .gpu_measured = source_active(r, "nvml"),
+                                   .batch_size = -1};
+    const char *bs = meta_value(s, "batch_size");
+    long v;
+    if (bs && units_parse_long(bs, 1, 1L << 40, &v) == 0)
+        ctx.batch_size = v;
+    ctx.precision = meta_value(s, "precision");
+    ctx.device = meta_value(s, "device");
+    static char gpu_name[128];
+    for (int g = 0; g < MAX_GPUS && ctx.gpu_measured; g++) {
+        int major = 0, minor = 0;
+        double mem = 0;
+        if ((r->gpus_shown & (1ull << g)) &&
+            nvml_device_info((size_t)g, gpu_name, sizeof gpu_name, &major, &minor, &mem) == 0) {
+            ctx.gpu_name = gpu_name;
+            ctx.gpu_tensor_cores = major >= 7;
+            break;
+        }
+    }
+    analyze(&ctx, sr, s->n_stages, total, &r->analysis);
+    r->analyzed = true;
+
+    if (total->other_cores >= OTHER_LOAD_CORES)
+        summary_warn(s, "other_load",
+                     "other processes kept %.1f CPU cores busy during the runs (the workload %.1f "
+                     "of %d): its timings may be disturbed; benchmark on a quiet machine",
+                     total->other_cores, total->cpu_cores, ncpu);
+    double swap_in = isfinite(total->swap_in_bps) ? total->swap_in_bps : 0;
+    double swap_out = isfinite(total->swap_out_bps) ? total->swap_out_bps : 0;
+    if (swap_in + swap_out >= SWAP_BYTES_PER_S) {
+        char a[32], b[32];
+        summary_warn(s, "swapping",
+                     "the machine swapped during the runs (in %s/s, out %s/s): memory is short "
+                     "and timings include disk waits; reduce memory use or batch size",
+                     units_bytes(swap_in, a, sizeof a), units_bytes(swap_out, b, sizeof b));
+    }
+    check_throttling(r);
+    if (meant_for_gpu(r)) {
+        if (!ctx.gpu_measured)
+            summary_warn(s, "gpu_unverified",
+                         "this run is meant for a GPU (device metadata, label or command) but GPU "
+                         "use could not be measured (%s): do not report it as a GPU result "
+                         "before checking that it ran there",
+                         r->sampling.n_skipped ? "NVML unavailable" : "no GPU source");
+        else if (!r->gpus_shown)
+            summary_warn(s, "gpu_not_used",
+                         "this run is meant for a GPU (device metadata, label or command) but no "
+                         "GPU was used: no utilisation and no memory of the workload on any GPU. "
+                         "It ran on the CPU: do not report it as a GPU result");
+    }
+    r->figures = sr;
+}
+
+bool resources_gpu_shown(const struct bench_result *r, int index)
+{
+    return index >= 0 && index < MAX_GPUS && (r->gpus_shown & (1ull << index));
+}

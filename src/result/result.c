@@ -1,0 +1,456 @@
+/* result: the result model and its JSON form (see result.h, docs/result-schema.md). */
+#include "result/result.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "result/envinfo.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+void result_init(struct bench_result *r, const struct run_config *config)
+{
+    memset(r, 0, sizeof *r);
+    r->config = config;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r->created_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[32];
+    strftime(when, sizeof when, "%Y%m%dT%H%M%S", &tm);
+    unsigned int rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        rnd = (unsigned int)ts.tv_nsec ^ (unsigned int)getpid();
+    snprintf(r->id, sizeof r->id, "%s-%06x", when, rnd & 0xffffff);
+}
+
+struct repetition *result_add_rep(struct bench_result *r, bool warmup)
+{
+    if (r->n_reps == r->cap_reps) {
+        r->cap_reps = r->cap_reps ? r->cap_reps * 2 : 16;
+        r->reps = xreallocarray(r->reps, r->cap_reps, sizeof *r->reps);
+    }
+    struct repetition *rep = &r->reps[r->n_reps];
+    memset(rep, 0, sizeof *rep);
+    rep->index = (int)r->n_reps++;
+    rep->warmup = warmup;
+    event_log_init(&rep->log);
+    return rep;
+}
+
+void result_free(struct bench_result *r)
+{
+    for (size_t i = 0; i < r->n_reps; i++) {
+        free(r->reps[i].outcome.stderr_tail);
+        free(r->reps[i].prepare_error);
+        attrib_free(r->reps[i].metrics, r->reps[i].stages.n_stages + 1);
+        table_free(&r->reps[i].samples);
+        event_log_free(&r->reps[i].log);
+        stages_free(&r->reps[i].stages);
+    }
+    for (size_t i = 0; i < r->sampling.n_active; i++)
+        free(r->sampling.active[i]);
+    for (size_t i = 0; i < r->sampling.n_skipped; i++)
+        free(r->sampling.skipped[i]);
+    free(r->sampling.active);
+    free(r->sampling.skipped);
+    if (r->analyzed)
+        analysis_free(&r->analysis);
+    free(r->figures);
+    free(r->reps);
+    summary_free(&r->summary);
+    memset(r, 0, sizeof *r);
+}
+
+/* A number, or null when it is not finite (JSON has no NaN). */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jint(int64_t v)
+{
+    return json_integer((json_int_t)v);
+}
+
+/* A string from outside (argv, labels, host names) that may not be UTF-8: never NULL. */
+static json_t *jtext(const char *s)
+{
+    char *clean = units_utf8_sanitize(s, strlen(s));
+    json_t *j = json_string(clean);
+    free(clean);
+    return j;
+}
+
+static json_t *jstr_or_null(const char *s)
+{
+    return s ? jtext(s) : json_null();
+}
+
+static json_t *jtime(int64_t unix_ns)
+{
+    time_t sec = (time_t)(unix_ns / 1000000000);
+    struct tm tm;
+    char buf[40], out[48];
+    gmtime_r(&sec, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, sizeof out, "%s.%03dZ", buf, (int)(unix_ns / 1000000 % 1000));
+    return json_string(out);
+}
+
+static json_t *jsignal(int sig)
+{
+    if (sig <= 0)
+        return json_null();
+    const char *abbrev = sigabbrev_np(sig);
+    char name[32];
+    if (abbrev)
+        snprintf(name, sizeof name, "SIG%s", abbrev);
+    else
+        snprintf(name, sizeof name, "signal %d", sig);
+    return json_string(name);
+}
+
+static json_t *stats_json(const struct stats_summary *s)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}",
+                     "n", (json_int_t)s->n, "median", jnum(s->median), "mean", jnum(s->mean),
+                     "stddev", jnum(s->stddev), "mad", jnum(s->mad), "min", jnum(s->min),
+                     "max", jnum(s->max), "ci_low", jnum(s->ci_low), "ci_high", jnum(s->ci_high),
+                     "ci_level", jnum(s->ci_level), "cv", jnum(s->cv),
+                     "outliers", (json_int_t)s->n_outliers);
+}
+
+/* Attributed figures of one stage: [{metric, labels, kind, mean, min, peak, n}], counters as
+ * rates per second. Series with no sample in the stage are left out. */
+static json_t *resources_json(const struct series_def *defs, size_t n_series,
+                              const struct metric_stat *m)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; m && i < n_series; i++) {
+        if (m[i].n == 0)
+            continue;
+        json_array_append_new(a, json_pack(
+            "{s:s, s:s, s:s, s:o, s:o, s:o, s:I}", "metric", defs[i].name, "labels",
+            defs[i].labels, "kind", defs[i].kind == SERIES_COUNTER ? "rate" : "gauge",
+            "mean", jnum(m[i].mean), "min", jnum(m[i].min), "peak", jnum(m[i].peak),
+            "n", (json_int_t)m[i].n));
+    }
+    return a;
+}
+
+/* The samples of one run as columns: t_ns relative to the run's start, one array per series. */
+static json_t *samples_json(const struct sample_table *t, int64_t t0)
+{
+    json_t *times = json_array(), *series = json_array();
+    for (size_t r = 0; r < t->n; r++)
+        json_array_append_new(times, jint(t->t_ns[r] - t0));
+    for (size_t i = 0; i < t->n_series; i++) {
+        json_t *v = json_array();
+        for (size_t r = 0; r < t->n; r++)
+            json_array_append_new(v, jnum(t->v[i][r]));
+        json_array_append_new(series, json_pack(
+            "{s:s, s:s, s:s, s:s, s:o}", "metric", t->defs[i].name, "labels", t->defs[i].labels,
+            "kind", t->defs[i].kind == SERIES_COUNTER ? "counter" : "gauge",
+            "source", t->defs[i].source, "values", v));
+    }
+    return json_pack("{s:o, s:o}", "t_ns", times, "series", series);
+}
+
+static json_t *rep_markers_json(const struct repetition *rep)
+{
+    json_t *examples = json_array();
+    for (size_t i = 0; i < rep->log.n_examples; i++)
+        json_array_append_new(examples, json_string(rep->log.example[i]));
+    return json_pack("{s:I, s:I, s:o, s:I, s:I, s:I}",
+                     "events", (json_int_t)rep->stages.events,
+                     "malformed", (json_int_t)rep->log.malformed, "malformed_examples", examples,
+                     "unbalanced", (json_int_t)rep->stages.unbalanced,
+                     "unclosed", (json_int_t)rep->stages.unclosed,
+                     "dropped", (json_int_t)rep->log.dropped);
+}
+
+static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
+{
+    const struct stage_data *d = &rep->stages;
+    const struct event_log *log = &rep->log;
+
+    json_t *stages = json_array();
+    for (size_t i = 0; i < d->n_stages; i++) {
+        const struct stage_total *t = &d->stages[i];
+        json_array_append_new(stages, json_pack(
+            "{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
+            event_log_str(log, t->name), "depth", (int)t->depth, "count", (json_int_t)t->count,
+            "unclosed", (json_int_t)t->unclosed, "active_ns", jint(t->active_ns),
+            "busy_ns", jint(t->busy_ns), "overlap_ns", jint(t->overlap_ns),
+            "first_begin_ns", jint(t->first_ns),
+            "last_end_ns", jint(t->last_ns),
+            "resources", resources_json(rep->samples.defs, rep->samples.n_series,
+                                        rep->metrics ? rep->metrics[i] : NULL)));
+    }
+    json_object_set_new(out, "stages", stages);
+    json_object_set_new(out, "outside_ns", d->outside_ns >= 0 ? jint(d->outside_ns) : json_null());
+
+    json_t *spans = json_array();
+    for (size_t i = 0; i < d->n_spans && i < RESULT_MAX_SPANS; i++) {
+        const struct span *s = &d->spans[i];
+        json_array_append_new(spans, json_pack(
+            "{s:s, s:i, s:i, s:o, s:o, s:i, s:b}", "name", event_log_str(log, s->name),
+            "pid", (int)s->pid, "tid", (int)s->tid, "start_ns", jint(s->start_ns),
+            "end_ns", jint(s->end_ns), "depth", (int)s->depth, "closed", s->closed));
+    }
+    json_object_set_new(out, "spans", spans);
+    json_object_set_new(out, "spans_dropped",
+                        jint(d->n_spans > RESULT_MAX_SPANS ? (int64_t)(d->n_spans - RESULT_MAX_SPANS) : 0));
+
+    json_t *counters = json_array();
+    for (size_t i = 0; i < d->n_counters; i++) {
+        const struct counter_total *c = &d->counters[i];
+        json_array_append_new(counters, json_pack(
+            "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "name", event_log_str(log, c->name),
+            "n", (json_int_t)c->n, "sum", jnum(c->sum), "min", jnum(c->min), "max", jnum(c->max),
+            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count));
+    }
+    json_object_set_new(out, "counters", counters);
+
+    json_t *meta = json_object();
+    for (size_t i = 0; i < d->n_meta; i++)
+        json_object_set_new(meta, event_log_str(log, d->meta[i].key),
+                            json_string(event_log_str(log, d->meta[i].value)));
+    json_object_set_new(out, "metadata", meta);
+
+    json_t *instants = json_array();
+    for (size_t i = 0; i < d->n_instants && i < RESULT_MAX_INSTANTS; i++) {
+        const struct instant *in = &d->instants[i];
+        json_array_append_new(instants, json_pack(
+            "{s:s, s:o, s:i, s:i}", "name", event_log_str(log, in->name), "t_ns", jint(in->t_ns),
+            "pid", (int)in->pid, "tid", (int)in->tid));
+    }
+    json_object_set_new(out, "instants", instants);
+    json_object_set_new(out, "markers", rep_markers_json(rep));
+    json_object_set_new(out, "resources",
+                        resources_json(rep->samples.defs, rep->samples.n_series,
+                                       rep->metrics ? rep->metrics[d->n_stages] : NULL));
+    json_object_set_new(out, "samples", samples_json(&rep->samples, rep->outcome.start_ns));
+    return out;
+}
+
+static json_t *rep_json(const struct repetition *rep)
+{
+    const struct run_outcome *o = &rep->outcome;
+    json_t *j = json_pack(
+        "{s:i, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+        "index", rep->index, "warmup", rep->warmup,
+        "status", rep->prepare_error ? "failed" : run_status_name(o->status),
+        "exit_code", o->exit_code >= 0 ? json_integer(o->exit_code) : json_null(),
+        "signal", jsignal(o->signal),
+        "error", jstr_or_null(o->error[0] ? o->error : rep->prepare_error),
+        "start", jtime(o->start_unix_ns),
+        "wall_ns", jint(o->wall_ns), "user_ns", jint(o->user_ns), "sys_ns", jint(o->sys_ns),
+        "max_rss_bytes", jint(o->max_rss_bytes), "minor_faults", jint(o->minor_faults),
+        "major_faults", jint(o->major_faults),
+        "voluntary_context_switches", jint(o->vol_ctx_switches),
+        "involuntary_context_switches", jint(o->invol_ctx_switches),
+        "stderr_tail", jstr_or_null(o->stderr_tail),
+        "prepare_error", jstr_or_null(rep->prepare_error));
+    return rep_stages_json(rep, j);
+}
+
+static json_t *summary_json(const struct summary *s)
+{
+    json_t *j = json_pack("{s:I, s:I, s:I, s:b}", "runs_measured", (json_int_t)s->n_measured,
+                          "runs_ok", (json_int_t)s->n_ok, "runs_used", (json_int_t)s->n_used,
+                          "used_failed_runs", s->used_failed);
+    if (!s->valid)
+        return j;
+    json_object_set_new(j, "wall_ns", stats_json(&s->wall));
+    json_object_set_new(j, "user_ns", stats_json(&s->user));
+    json_object_set_new(j, "sys_ns", stats_json(&s->sys));
+    json_object_set_new(j, "max_rss_bytes", stats_json(&s->max_rss));
+    json_object_set_new(j, "cpu_cores", jnum(s->cpu_cores_median));
+    json_object_set_new(j, "outside_ns",
+                        s->outside_median_ns >= 0 ? jnum(s->outside_median_ns) : json_null());
+    json_object_set_new(j, "resources", resources_json(s->series, s->n_series, s->total_resources));
+
+    json_t *stages = json_array();
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct stage_summary *st = &s->stages[i];
+        json_array_append_new(stages, json_pack(
+            "{s:s, s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name", st->name, "depth",
+            st->depth, "n", (json_int_t)st->n, "active_ns", stats_json(&st->active),
+            "busy_ns_median", jnum(st->busy_median_ns),
+            "overlap_ns_median", jnum(st->overlap_median_ns),
+            "span_ns_median", jnum(st->span_median_ns),
+            "count_median", jnum(st->count_median), "share", jnum(st->share),
+            "resources", resources_json(s->series, s->n_series, st->resources)));
+    }
+    json_object_set_new(j, "stages", stages);
+
+    json_t *counters = json_array();
+    for (size_t i = 0; i < s->n_counters; i++) {
+        const struct counter_summary *c = &s->counters[i];
+        json_array_append_new(counters, json_pack(
+            "{s:s, s:I, s:o, s:o, s:o, s:b}", "name", c->name, "n", (json_int_t)c->n,
+            "last", stats_json(&c->last), "sum_median", jnum(c->sum_median),
+            "rate_per_s_median", jnum(c->rate_median), "count", c->count));
+    }
+    json_object_set_new(j, "counters", counters);
+
+    json_t *meta = json_array();
+    for (size_t i = 0; i < s->n_meta; i++)
+        json_array_append_new(meta, json_pack("{s:s, s:s, s:b}", "key", s->meta[i].key,
+                                              "value", s->meta[i].value,
+                                              "varies", s->meta[i].varies));
+    json_object_set_new(j, "metadata", meta);
+    return j;
+}
+
+static json_t *environment_json(void)
+{
+    return envinfo_capture(NULL); /* the sampler is open: GPU facts come from its nvml source */
+}
+
+static json_t *sampling_json(const struct sampling_info *si)
+{
+    json_t *active = json_array(), *skipped = json_array();
+    for (size_t i = 0; i < si->n_active; i++)
+        json_array_append_new(active, json_string(si->active[i]));
+    for (size_t i = 0; i < si->n_skipped; i++)
+        json_array_append_new(skipped, jtext(si->skipped[i]));
+    return json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "interval_ns", jint(si->interval_ns),
+                     "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
+                     "cpu_ns", jint(si->cpu_ns),
+                     "cpu_ratio", si->sampled_ns > 0 ? jnum((double)si->cpu_ns / (double)si->sampled_ns)
+                                                     : json_null());
+}
+
+static json_t *analysis_json(const struct bench_result *r)
+{
+    if (!r->analyzed)
+        return json_null();
+    const struct analysis *a = &r->analysis;
+    json_t *verdicts = json_array(), *findings = json_array(), *gpus = json_array();
+    for (size_t i = 0; i < a->n_verdicts; i++)
+        json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s}", "stage", a->verdicts[i].stage,
+                                                  "rule", a->verdicts[i].rule,
+                                                  "evidence", a->verdicts[i].evidence));
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct finding *f = &a->findings[i];
+        json_array_append_new(findings, json_pack(
+            "{s:s, s:s, s:s, s:s, s:o}", "rule", f->rule, "stage", f->stage, "evidence",
+            f->evidence, "recommendation", f->recommendation, "saving_ns", jnum(f->saving_ns)));
+    }
+    for (int g = 0; g < 64; g++)
+        if (r->gpus_shown & (1ull << g))
+            json_array_append_new(gpus, json_integer(g));
+    return json_pack("{s:o, s:o, s:o, s:o}", "bottleneck", jstr_or_null(a->bottleneck),
+                     "gpus", gpus, "verdicts", verdicts, "findings", findings);
+}
+
+json_t *result_to_json(const struct bench_result *r)
+{
+    const struct run_config *c = r->config;
+    json_t *argv = json_array();
+    for (int i = 0; i < c->argc; i++)
+        json_array_append_new(argv, jtext(c->argv[i]));
+
+    json_t *config = json_pack(
+        "{s:o, s:i, s:o, s:o, s:o, s:o, s:b, s:b}",
+        "runs", c->runs ? json_integer(c->runs) : json_null(), "warmup", c->warmup,
+        "timeout_s", c->timeout_s > 0 ? json_real(c->timeout_s) : json_null(),
+        "grace_s", json_real(c->grace_s), "prepare", jstr_or_null(c->prepare),
+        "cleanup", jstr_or_null(c->cleanup), "fail_fast", c->fail_fast,
+        "show_output", c->show_output);
+    json_object_set_new(config, "interval_ns", jint(c->interval_ns));
+    json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
+    json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
+
+    json_t *runs = json_array();
+    for (size_t i = 0; i < r->n_reps; i++)
+        json_array_append_new(runs, rep_json(&r->reps[i]));
+
+    json_t *warnings = json_array();
+    for (size_t i = 0; i < r->summary.n_warnings; i++)
+        json_array_append_new(warnings, json_pack("{s:s, s:s}", "code", r->summary.warnings[i].code,
+                                                  "message", r->summary.warnings[i].message));
+
+    return json_pack(
+        "{s:s, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:b}, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:I,"
+        " s:o, s:o}",
+        "schema", RESULT_SCHEMA, "id", r->id, "label", jstr_or_null(c->label),
+        "created", jtime(r->created_unix_ns),
+        "mlbench", "version", MLBENCH_VERSION, "git_commit", MLBENCH_GIT_COMMIT,
+        "command", "argv", argv, "shell", c->shell,
+        "config", config, "environment", environment_json(),
+        "status", r->stop_signal ? "interrupted" : "complete",
+        "interrupted_by", jsignal(r->stop_signal),
+        "runs", runs, "summary", summary_json(&r->summary), "warnings", warnings,
+        "markers_outside_runs", (json_int_t)r->events_outside_runs,
+        "sampling", sampling_json(&r->sampling), "analysis", analysis_json(r));
+}
+
+int result_mkdirs(const char *dir)
+{
+    char *p = xstrdup(dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0777) < 0 && errno != EEXIST ? -1 : 0;
+    free(p);
+    return rc;
+}
+
+int result_write_json(json_t *j, const char *path, char *err, size_t errlen)
+{
+    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    int rc = -1;
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto out;
+    }
+    fchmod(fd, 0644);
+    /* Buffered: json_dumpfd would make one write() per token. */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    errno = 0;
+    if (json_dumpf(j, f, JSON_INDENT(1) | JSON_ENSURE_ASCII) < 0 || fputc('\n', f) == EOF ||
+        fflush(f) == EOF || fsync(fileno(f)) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        fclose(f);
+        unlink(tmp);
+        goto out;
+    }
+    if (fclose(f) == EOF || rename(tmp, path) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(tmp);
+    return rc;
+}

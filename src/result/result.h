@@ -1,0 +1,83 @@
+/* result: the model of one `mlbench run` invocation (config, every repetition, summary) and
+ * its JSON form, schema "mlbench.result/1" (docs/result-schema.md). Not thread-safe. */
+#ifndef MLBENCH_RESULT_H
+#define MLBENCH_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "analysis/analyze.h"
+#include "measure/attrib.h"
+#include "measure/event_log.h"
+#include "measure/run_config.h"
+#include "measure/runner.h"
+#include "measure/sampler.h"
+#include "measure/stages.h"
+#include "result/summary.h"
+
+#define RESULT_SCHEMA "mlbench.result/1"
+#define RESULT_MAX_SPANS 20000    /* spans written per repetition; the rest are counted */
+#define RESULT_MAX_INSTANTS 10000 /* instants written per repetition */
+
+struct repetition {
+    int index;              /* 0-based, in the order run (warm-up runs first) */
+    bool warmup;
+    struct run_outcome outcome;
+    char *prepare_error;    /* the --prepare command failed: why (the run was not made) */
+    struct event_log log;   /* names; the events themselves are freed once aggregated */
+    struct stage_data stages;
+    struct sample_table samples;  /* resource samples (n == 0 without sampling) */
+    struct metric_stat **metrics; /* attributed samples: stages.n_stages rows, then the run;
+                                   * NULL without samples */
+};
+
+/* How resources were sampled during the invocation. */
+struct sampling_info {
+    int64_t interval_ns;
+    char **active;          /* source names */
+    size_t n_active;
+    char **skipped;         /* "source: reason" */
+    size_t n_skipped;
+    uint64_t errors;        /* read failures counted by the sources */
+    int64_t cpu_ns;         /* CPU time the sampling thread used over all runs */
+    int64_t sampled_ns;     /* wall time sampled: the runs' wall times added up */
+};
+
+struct bench_result {
+    char id[48];               /* "20261129T233001-4f2a9c" */
+    const struct run_config *config;
+    int64_t created_unix_ns;
+    struct repetition *reps;
+    size_t n_reps, cap_reps;
+    uint64_t events_outside_runs;
+    int stop_signal;           /* mlbench was interrupted by this signal, or 0 */
+    struct summary summary;    /* filled by summary_compute */
+    struct sampling_info sampling;
+    struct analysis analysis;  /* filled by resources_analyze */
+    bool analyzed;
+    uint64_t gpus_shown;       /* bit i: GPU i was used by the workload (or --all-gpus) */
+    struct stage_resources *figures; /* per summary stage, then the whole run (n_stages + 1);
+                                      * names borrowed from the summary; NULL without samples */
+};
+
+/* Sets up an empty result for config (which must outlive it) with a fresh id. */
+void result_init(struct bench_result *r, const struct run_config *config);
+/* Appends a zeroed repetition with its index set; the pointer is valid until the next call. */
+struct repetition *result_add_rep(struct bench_result *r, bool warmup);
+void result_free(struct bench_result *r);
+
+/* The whole result as JSON (new reference). */
+json_t *result_to_json(const struct bench_result *r);
+
+/* Writes a result document (from result_to_json) to path atomically (temporary file in the
+ * same directory, fsync, rename): there is never a partial file. j is not consumed.
+ * Returns 0, or -1 with a message in err. */
+int result_write_json(json_t *j, const char *path, char *err, size_t errlen);
+
+/* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0 or -1 with errno. */
+int result_mkdirs(const char *dir);
+
+#endif

@@ -1,0 +1,443 @@
+/* summary: statistics across repetitions and measurement-quality warnings (see summary.h). */
+#include "result/summary.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result/result.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+void summary_warn(struct summary *s, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[1024];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    s->warnings = xreallocarray(s->warnings, s->n_warnings + 1, sizeof *s->warnings);
+    s->warnings[s->n_warnings++] = (struct warning){xstrdup(code), xstrdup(msg)};
+}
+
+void summary_free(struct summary *s)
+{
+    for (size_t i = 0; i < s->n_stages; i++) {
+        free(s->stages[i].name);
+        free(s->stages[i].resources);
+    }
+    free(s->total_resources);
+    for (size_t i = 0; i < s->n_counters; i++)
+        free(s->counters[i].name);
+    for (size_t i = 0; i < s->n_meta; i++) {
+        free(s->meta[i].key);
+        free(s->meta[i].value);
+    }
+    for (size_t i = 0; i < s->n_warnings; i++) {
+        free(s->warnings[i].code);
+        free(s->warnings[i].message);
+    }
+    free(s->stages);
+    free(s->counters);
+    free(s->meta);
+    free(s->warnings);
+    memset(s, 0, sizeof *s);
+}
+
+/* The repetitions the statistics are over. */
+struct used {
+    const struct repetition **rep;
+    size_t n;
+    int warmups; /* runs before the first measured one: measured run k is index warmups + k - 1 */
+};
+
+static const struct stage_total *find_stage(const struct repetition *rep, const char *name)
+{
+    for (size_t i = 0; i < rep->stages.n_stages; i++)
+        if (strcmp(event_log_str(&rep->log, rep->stages.stages[i].name), name) == 0)
+            return &rep->stages.stages[i];
+    return NULL;
+}
+
+static const struct counter_total *find_counter(const struct repetition *rep, const char *name)
+{
+    for (size_t i = 0; i < rep->stages.n_counters; i++)
+        if (strcmp(event_log_str(&rep->log, rep->stages.counters[i].name), name) == 0)
+            return &rep->stages.counters[i];
+    return NULL;
+}
+
+/* Warns about a noisy series and about its outliers, naming the runs (1-based, measured). */
+static void check_series(struct summary *s, const char *what, const double *x,
+                         const struct used *u, const struct stats_summary *st)
+{
+    char a[32];
+    if (st->n >= 2 && st->cv > SUMMARY_CV_WARN)
+        summary_warn(s, "high_cv",
+                     "%s varies by %.1f %% (coefficient of variation above %.0f %%): the machine "
+                     "or the workload is noisy; close other programs, pin CPU frequency, or run "
+                     "more repetitions", what, 100 * st->cv, 100 * SUMMARY_CV_WARN);
+    if (st->n_outliers == 0 || st->n < SUMMARY_OUTLIER_MIN_N)
+        return;
+    double *z = xmalloc(st->n * sizeof *z);
+    stats_modified_z(x, st->n, z);
+    char runs[256] = "";
+    size_t len = 0, n_far = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        if (fabs(z[i]) <= STATS_OUTLIER_Z ||
+            fabs(x[i] - st->median) <= SUMMARY_OUTLIER_MIN_DEVIATION * fabs(st->median))
+            continue;
+        n_far++;
+        if (len + 40 < sizeof runs)
+            len += (size_t)snprintf(runs + len, sizeof runs - len, "%s%d (%s)", len ? ", " : "",
+                                    u->rep[i]->index + 1 - u->warmups,
+                                    units_duration(x[i], a, sizeof a));
+    }
+    free(z);
+    if (n_far == 0)
+        return;
+    summary_warn(s, "outliers",
+                 "%s: %zu outlier run(s) by modified z-score > %.1f: run %s; median %s. Look for "
+                 "interference (other load, thermal throttling, caches) in those runs",
+                 what, n_far, STATS_OUTLIER_Z, runs,
+                 units_duration(st->median, a, sizeof a));
+}
+
+/* Combines one series' statistics of several runs: median of the means, lowest min, highest
+ * peak. rows[k] is NULL for a run without the stage. */
+static struct metric_stat *combine_metrics(const struct metric_stat *const *rows, size_t n_rows,
+                                           size_t n_series)
+{
+    struct metric_stat *out = xcalloc(n_series ? n_series : 1, sizeof *out);
+    double *means = xmalloc((n_rows + 1) * sizeof *means);
+    for (size_t j = 0; j < n_series; j++) {
+        struct metric_stat *o = &out[j];
+        *o = (struct metric_stat){NAN, NAN, NAN, 0};
+        size_t n = 0;
+        for (size_t k = 0; k < n_rows; k++) {
+            const struct metric_stat *m = rows[k] ? &rows[k][j] : NULL;
+            if (!m || m->n == 0)
+                continue;
+            means[n++] = m->mean;
+            if (!(o->min <= m->min))
+                o->min = m->min;
+            if (!(o->peak >= m->peak))
+                o->peak = m->peak;
+            o->n += m->n;
+        }
+        if (n)
+            o->mean = stats_median(means, n);
+    }
+    free(means);
+    return out;
+}
+
+static void summarize_stages(struct summary *s, const struct used *u, double wall_median)
+{
+    double *x = xmalloc(u->n * sizeof *x), *busy = xmalloc(u->n * sizeof *x);
+    double *span = xmalloc(u->n * sizeof *x), *count = xmalloc(u->n * sizeof *x);
+    double *overlap = xmalloc(u->n * sizeof *x);
+    struct used present = {xmalloc(u->n * sizeof *present.rep), 0, u->warmups};
+
+    /* Names in order of first appearance over the runs. */
+    for (size_t k = 0; k < u->n; k++) {
+        const struct repetition *rep = u->rep[k];
+        for (size_t i = 0; i < rep->stages.n_stages; i++) {
+            const char *name = event_log_str(&rep->log, rep->stages.stages[i].name);
+            size_t j = 0;
+            while (j < s->n_stages && strcmp(s->stages[j].name, name) != 0)
+                j++;
+            if (j == s->n_stages) {
+                s->stages = xreallocarray(s->stages, s->n_stages + 1, sizeof *s->stages);
+                s->stages[s->n_stages++] = (struct stage_summary){
+                    .name = xstrdup(name), .depth = rep->stages.stages[i].depth};
+            }
+        }
+    }
+    for (size_t j = 0; j < s->n_stages; j++) {
+        struct stage_summary *ss = &s->stages[j];
+        size_t n = 0;
+        present.n = 0;
+        for (size_t k = 0; k < u->n; k++) {
+            const struct stage_total *t = find_stage(u->rep[k], ss->name);
+            if (!t)
+                continue;
+            x[n] = (double)t->active_ns;
+            busy[n] = (double)t->busy_ns;
+            span[n] = (double)(t->last_ns - t->first_ns);
+            count[n] = (double)t->count;
+            overlap[n] = (double)t->overlap_ns;
+            if (t->depth < ss->depth)
+                ss->depth = t->depth;
+            present.rep[present.n++] = u->rep[k];
+            n++;
+        }
+        ss->n = n;
+        if (s->n_series) {
+            const struct metric_stat **rows = xcalloc(present.n + 1, sizeof *rows);
+            for (size_t k = 0; k < present.n; k++) {
+                const struct repetition *rep = present.rep[k];
+                const struct stage_total *t = find_stage(rep, ss->name);
+                if (rep->metrics && t)
+                    rows[k] = rep->metrics[t - rep->stages.stages];
+            }
+            ss->resources = combine_metrics(rows, present.n, s->n_series);
+            free(rows);
+        }
+        stats_summarize(x, n, &ss->active);
+        ss->busy_median_ns = stats_median(busy, n);
+        ss->overlap_median_ns = stats_median(overlap, n);
+        ss->span_median_ns = stats_median(span, n);
+        ss->count_median = stats_median(count, n);
+        ss->share = wall_median > 0 ? ss->active.median / wall_median : 0;
+        if (ss->share >= 0.01) { /* noise in a stage that barely counts is not worth a warning */
+            char what[160];
+            snprintf(what, sizeof what, "stage '%s'", ss->name);
+            check_series(s, what, x, &present, &ss->active);
+        }
+    }
+    free(present.rep);
+    free(x);
+    free(busy);
+    free(overlap);
+    free(span);
+    free(count);
+}
+
+static void summarize_counters(struct summary *s, const struct used *u)
+{
+    double *last = xmalloc(u->n * sizeof *last), *sum = xmalloc(u->n * sizeof *sum);
+    double *rate = xmalloc(u->n * sizeof *rate);
+    for (size_t k = 0; k < u->n; k++) {
+        const struct repetition *rep = u->rep[k];
+        for (size_t i = 0; i < rep->stages.n_counters; i++) {
+            const char *name = event_log_str(&rep->log, rep->stages.counters[i].name);
+            size_t j = 0;
+            while (j < s->n_counters && strcmp(s->counters[j].name, name) != 0)
+                j++;
+            if (j == s->n_counters) {
+                s->counters = xreallocarray(s->counters, s->n_counters + 1, sizeof *s->counters);
+                s->counters[s->n_counters++] =
+                    (struct counter_summary){.name = xstrdup(name), .count = true};
+            }
+        }
+    }
+    for (size_t j = 0; j < s->n_counters; j++) {
+        struct counter_summary *cs = &s->counters[j];
+        size_t n = 0;
+        for (size_t k = 0; k < u->n; k++) {
+            const struct counter_total *c = find_counter(u->rep[k], cs->name);
+            if (!c)
+                continue;
+            cs->count = cs->count && c->count;
+            last[n] = c->last;
+            sum[n] = c->sum;
+            double wall_s = (double)u->rep[k]->outcome.wall_ns / 1e9;
+            rate[n] = wall_s > 0 ? c->sum / wall_s : 0;
+            n++;
+        }
+        cs->n = n;
+        /* A counter may carry non-finite values (a diverged loss): then no statistics. */
+        if (stats_summarize(last, n, &cs->last) < 0)
+            memset(&cs->last, 0, sizeof cs->last), cs->last.median = NAN;
+        cs->sum_median = stats_median(sum, n);
+        cs->rate_median = stats_median(rate, n);
+    }
+    free(last);
+    free(sum);
+    free(rate);
+}
+
+static void summarize_meta(struct summary *s, const struct used *u)
+{
+    for (size_t k = 0; k < u->n; k++) {
+        const struct repetition *rep = u->rep[k];
+        for (size_t i = 0; i < rep->stages.n_meta; i++) {
+            const char *key = event_log_str(&rep->log, rep->stages.meta[i].key);
+            const char *value = event_log_str(&rep->log, rep->stages.meta[i].value);
+            size_t j = 0;
+            while (j < s->n_meta && strcmp(s->meta[j].key, key) != 0)
+                j++;
+            if (j == s->n_meta) {
+                s->meta = xreallocarray(s->meta, s->n_meta + 1, sizeof *s->meta);
+                s->meta[s->n_meta++] = (struct meta_summary){xstrdup(key), xstrdup(value), false};
+            } else if (strcmp(s->meta[j].value, value) != 0) {
+                s->meta[j].varies = true;
+                free(s->meta[j].value);
+                s->meta[j].value = xstrdup(value);
+            }
+        }
+    }
+}
+
+/* Warm-up and first-run effects, failed runs, and marker problems. */
+static void quality_warnings(struct summary *s, const struct bench_result *r, const struct used *u)
+{
+    char a[32], b[32];
+    const struct run_config *cfg = r->config;
+
+    if (s->n_used > 0 && s->n_used < 3)
+        summary_warn(s, "few_runs",
+                     "only %zu measured run(s): no spread can be judged and no confidence "
+                     "interval given; use -r 5 or more", s->n_used);
+    else if (s->n_used >= 3 && s->wall.ci_level < 0.95)
+        summary_warn(s, "low_ci_coverage",
+                     "with %zu runs the interval of the median (min..max) covers only %.1f %%; "
+                     "6 or more runs give a 95 %% interval", s->n_used, 100 * s->wall.ci_level);
+
+    for (size_t i = 0; i < r->n_reps && s->valid; i++) {
+        const struct repetition *rep = &r->reps[i];
+        if (!rep->warmup || rep->outcome.status != RUN_OK)
+            continue;
+        double w = (double)rep->outcome.wall_ns;
+        if (w > (1 + SUMMARY_WARMUP_SLOWER) * s->wall.median)
+            summary_warn(s, "slow_warmup",
+                         "warm-up run %d took %s, %.0f %% longer than the median of the measured "
+                         "runs (%s): first-run effects (cold caches, JIT, autotuning) that the "
+                         "warm-up kept out of the statistics", rep->index + 1,
+                         units_duration(w, a, sizeof a), 100 * (w / s->wall.median - 1),
+                         units_duration(s->wall.median, b, sizeof b));
+    }
+    if (cfg->warmup == 0 && u->n >= 3) {
+        double *rest = xmalloc(u->n * sizeof *rest);
+        for (size_t k = 1; k < u->n; k++)
+            rest[k - 1] = (double)u->rep[k]->outcome.wall_ns;
+        double med = stats_median(rest, u->n - 1), first = (double)u->rep[0]->outcome.wall_ns;
+        free(rest);
+        if (first > (1 + SUMMARY_WARMUP_SLOWER) * med)
+            summary_warn(s, "slow_first_run",
+                         "the first run took %s, %.0f %% longer than the median of the others "
+                         "(%s): first-run effects are in the statistics; add a warm-up run (-w 1)",
+                         units_duration(first, a, sizeof a), 100 * (first / med - 1),
+                         units_duration(med, b, sizeof b));
+    }
+
+    size_t by_status[RUN_INTERRUPTED + 1] = {0};
+    uint64_t malformed = 0, unbalanced = 0, unclosed = 0, dropped = 0, spans_cut = 0;
+    const char *example = NULL;
+    for (size_t i = 0; i < r->n_reps; i++) {
+        const struct repetition *rep = &r->reps[i];
+        if (!rep->warmup)
+            by_status[rep->outcome.status]++;
+        malformed += rep->log.malformed;
+        dropped += rep->log.dropped;
+        unbalanced += rep->stages.unbalanced;
+        if (rep->stages.n_spans > RESULT_MAX_SPANS)
+            spans_cut += rep->stages.n_spans - RESULT_MAX_SPANS;
+        if (rep->outcome.status == RUN_OK)
+            unclosed += rep->stages.unclosed;
+        if (!example && rep->log.n_examples)
+            example = rep->log.example[0];
+    }
+    if (s->n_ok < s->n_measured) {
+        size_t bad = s->n_measured - s->n_ok;
+        summary_warn(s, s->n_ok ? "failed_runs" : "no_successful_run",
+                     "%zu of %zu measured runs did not succeed (failed %zu, signaled %zu, timeout "
+                     "%zu, interrupted %zu); %s", bad, s->n_measured, by_status[RUN_FAILED],
+                     by_status[RUN_SIGNALED], by_status[RUN_TIMEOUT], by_status[RUN_INTERRUPTED],
+                     s->n_ok ? "statistics are over the successful ones"
+                             : "statistics are over all of them and describe partial work");
+    }
+    if (malformed)
+        summary_warn(s, "malformed_markers",
+                     "%llu malformed marker event(s) were ignored, e.g. %s",
+                     (unsigned long long)malformed, example ? example : "?");
+    if (unbalanced)
+        summary_warn(s, "unbalanced_markers",
+                     "%llu stage end(s) did not match an open stage of the same name on the same "
+                     "thread; stages nest per thread (docs/markers.md)",
+                     (unsigned long long)unbalanced);
+    if (unclosed)
+        summary_warn(s, "unclosed_stages",
+                     "%llu stage(s) were begun but never ended in successful runs; they were "
+                     "closed at the end of the run", (unsigned long long)unclosed);
+    if (dropped)
+        summary_warn(s, "events_dropped",
+                     "%llu marker events beyond %u per run were dropped",
+                     (unsigned long long)dropped, EVENT_LOG_MAX_EVENTS);
+    if (spans_cut)
+        summary_warn(s, "spans_truncated",
+                     "%llu spans beyond %d per run were left out of the result file (stage totals "
+                     "and statistics include them)", (unsigned long long)spans_cut, RESULT_MAX_SPANS);
+    if (r->events_outside_runs)
+        summary_warn(s, "events_outside_runs",
+                     "%llu marker events arrived while no run was in progress (leftover "
+                     "processes?) and were ignored", (unsigned long long)r->events_outside_runs);
+}
+
+void summary_compute(struct bench_result *r)
+{
+    struct summary *s = &r->summary;
+    summary_free(s);
+
+    struct used u = {xmalloc((r->n_reps + 1) * sizeof *u.rep), 0, r->config->warmup};
+    for (size_t i = 0; i < r->n_reps; i++) {
+        if (r->reps[i].warmup)
+            continue;
+        s->n_measured++; /* a run whose --prepare failed counts, as a failed run */
+        if (r->reps[i].outcome.status == RUN_OK)
+            u.rep[u.n++] = &r->reps[i];
+    }
+    s->n_ok = u.n;
+    if (u.n == 0) { /* describe what there is rather than nothing */
+        s->used_failed = s->n_measured > 0;
+        for (size_t i = 0; i < r->n_reps; i++)
+            if (!r->reps[i].warmup && !r->reps[i].prepare_error)
+                u.rep[u.n++] = &r->reps[i];
+    }
+    s->n_used = u.n;
+    s->valid = u.n > 0;
+    s->outside_median_ns = -1;
+
+    if (s->valid) {
+        double *wall = xmalloc(u.n * sizeof *wall), *user = xmalloc(u.n * sizeof *user);
+        double *sys = xmalloc(u.n * sizeof *sys), *rss = xmalloc(u.n * sizeof *rss);
+        double *cores = xmalloc(u.n * sizeof *cores), *outside = xmalloc(u.n * sizeof *outside);
+        size_t n_outside = 0;
+        for (size_t k = 0; k < u.n; k++) {
+            const struct run_outcome *o = &u.rep[k]->outcome;
+            wall[k] = (double)o->wall_ns;
+            user[k] = (double)o->user_ns;
+            sys[k] = (double)o->sys_ns;
+            rss[k] = (double)o->max_rss_bytes;
+            cores[k] = o->wall_ns > 0 ? (double)(o->user_ns + o->sys_ns) / (double)o->wall_ns : 0;
+            if (u.rep[k]->stages.outside_ns >= 0)
+                outside[n_outside++] = (double)u.rep[k]->stages.outside_ns;
+        }
+        stats_summarize(wall, u.n, &s->wall);
+        stats_summarize(user, u.n, &s->user);
+        stats_summarize(sys, u.n, &s->sys);
+        stats_summarize(rss, u.n, &s->max_rss);
+        s->cpu_cores_median = stats_median(cores, u.n);
+        if (n_outside)
+            s->outside_median_ns = stats_median(outside, n_outside);
+        check_series(s, "total", wall, &u, &s->wall);
+        for (size_t k = 0; k < u.n && !s->series; k++) {
+            if (u.rep[k]->metrics) {
+                s->series = u.rep[k]->samples.defs;
+                s->n_series = u.rep[k]->samples.n_series;
+            }
+        }
+        if (s->n_series) {
+            const struct metric_stat **rows = xcalloc(u.n + 1, sizeof *rows);
+            for (size_t k = 0; k < u.n; k++)
+                if (u.rep[k]->metrics)
+                    rows[k] = u.rep[k]->metrics[u.rep[k]->stages.n_stages];
+            s->total_resources = combine_metrics(rows, u.n, s->n_series);
+            free(rows);
+        }
+        summarize_stages(s, &u, s->wall.median);
+        summarize_counters(s, &u);
+        summarize_meta(s, &u);
+        free(wall);
+        free(user);
+        free(sys);
+        free(rss);
+        free(cores);
+        free(outside);
+    }
+    quality_warnings(s, r, &u);
+    free(u.rep);
+}
