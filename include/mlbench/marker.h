@@ -25,6 +25,8 @@ extern "C" {
 
 /* Largest datagram of the protocol, in bytes. */
 #define MLBENCH_MARKER_MAX_EVENT 4096
+/* The variable that holds the path of the harness's socket (unset outside mlbench). */
+#define MLBENCH_MARKER_SOCKET_ENV "MLBENCH_MARKER_SOCKET"
 
 /* Begin stage `name` on the calling thread; stages nest per thread. */
 int mlb_stage_begin(const char *name);

@@ -29,7 +29,7 @@
 #include "mlbench/marker.h"
 #pragma GCC visibility pop
 
-#define MARKER_ENV "MLBENCH_MARKER_SOCKET"
+#define MARKER_ENV MLBENCH_MARKER_SOCKET_ENV
 #define SOCK_UNKNOWN (-2) /* first call not made yet */
 #define SOCK_OFF (-1)     /* variable unset or socket unreachable: every call is a no-op */
 #define REPORT_MAX 64     /* bytes of an offending value quoted in the error message */

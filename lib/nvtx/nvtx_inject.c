@@ -549,7 +549,7 @@ static int g_raw_fd = -1;
 
 static void raw_open(void)
 {
-    const char *path = getenv("MLBENCH_MARKER_SOCKET");
+    const char *path = getenv(MLBENCH_MARKER_SOCKET_ENV);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (path == NULL || strlen(path) >= sizeof addr.sun_path)
         return; /* cannot happen: the marker library connected to it */

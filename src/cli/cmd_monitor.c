@@ -18,13 +18,10 @@
 #include "live/http_server.h"
 #include "live/live.h"
 #include "util/log.h"
-#include "measure/markers.h"
 #include "measure/runner.h"
-#include "measure/sampler.h"
+#include "measure/session.h"
 #include "util/units.h"
 #include "util/xalloc.h"
-
-extern char **environ;
 
 #define MONITOR_DEFAULT_INTERVAL_NS 1000000000LL /* 1 s */
 #define MONITOR_DEFAULT_GRACE_S 10.0
@@ -66,8 +63,7 @@ struct monitor {
     struct monitor_options opt;
     FILE *log;                 /* NULL: log lines go to stderr */
     struct live_metrics *live;
-    struct sampler *sampler;
-    struct marker_receiver *markers; /* with a command */
+    struct session session;    /* markers only with a command */
     bool pidfile_written;
     bool with_command;
 };
@@ -300,9 +296,9 @@ static void reopen_log(void *arg)
 
 static void housekeeping(struct monitor *m)
 {
-    live_set_sampler_errors(m->live, sampler_errors(m->sampler));
-    if (m->markers) /* the receiver is never in a run: whatever was not an event was malformed */
-        live_set_marker_datagrams(m->live, markers_outside(m->markers));
+    live_set_sampler_errors(m->live, sampler_errors(m->session.sampler));
+    if (m->session.markers) /* never in a run: whatever was not an event was malformed */
+        live_set_marker_datagrams(m->live, markers_outside(m->session.markers));
     if (m->with_command)
         live_prune_dead(m->live); /* threads and workers that ended inside a stage */
 }
@@ -311,12 +307,6 @@ static void tick(void *arg, int64_t elapsed_ns)
 {
     (void)elapsed_ns;
     housekeeping(arg);
-}
-
-static void started(void *arg, pid_t pid)
-{
-    struct monitor *m = arg;
-    sampler_set_leader(m->sampler, pid);
 }
 
 /* Without a command: wait for a signal, doing housekeeping every second. Returns the signal
@@ -340,45 +330,19 @@ static int wait_for_stop(struct monitor *m)
     }
 }
 
-/* Our environment with MLBENCH_MARKER_SOCKET set to the receiver's path. */
-static char **command_env(char *socket_var)
-{
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **env = xcalloc(n + 2, sizeof *env);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "MLBENCH_MARKER_SOCKET=", 22) != 0)
-            env[k++] = environ[i];
-    env[k] = socket_var;
-    return env;
-}
-
 /* Runs the command to its end (or until a stop signal). Returns monitor's exit status. */
 static int run_command(struct monitor *m)
 {
-    char err[512];
-    struct marker_receiver *markers = markers_start(err, sizeof err);
-    if (!markers) {
-        mon_log(m, true, "%s", err);
-        return 3;
-    }
-    live_expect_markers(m->live);
-    markers_set_listener(markers, live_on_marker, m->live);
-    m->markers = markers;
-    char *socket_var = xasprintf("MLBENCH_MARKER_SOCKET=%s", markers_path(markers));
-    char **env = command_env(socket_var);
     struct runner_spec spec = {
-        .argv = m->opt.argv, .envp = env, .grace_s = m->opt.grace_s, .show_output = true,
-        .tick = tick, .tick_arg = m, .tick_ms = HOUSEKEEPING_MS,
-        .spawned = started, .spawned_arg = m, .hangup = reopen_log, .hangup_arg = m,
+        .argv = m->opt.argv, .envp = m->session.env, .grace_s = m->opt.grace_s,
+        .show_output = true, .tick = tick, .tick_arg = m, .tick_ms = HOUSEKEEPING_MS,
+        .spawned = session_spawned, .spawned_arg = &m->session,
+        .hangup = reopen_log, .hangup_arg = m,
     };
     struct run_outcome o;
     int status = 0;
     runner_run(&spec, &o);
-    m->markers = NULL;
-    markers_stop(markers); /* no listener call after this */
+    session_stop_markers(&m->session); /* no listener call after this */
     if (o.error[0]) {
         mon_log(m, true, "%s", o.error);
         status = o.exit_code;
@@ -393,8 +357,6 @@ static int run_command(struct monitor *m)
         status = o.exit_code;
     }
     free(o.stderr_tail);
-    free(env);
-    free(socket_var);
     return status;
 }
 
@@ -412,7 +374,7 @@ static void describe_start(struct monitor *m, const char *address)
             m->opt.pidfile ? ", pid file " : "", m->opt.pidfile ? m->opt.pidfile : "",
             cmd[0] ? ", command: " : "", cmd);
     const char *const *skipped;
-    size_t n = sampler_skipped(m->sampler, &skipped);
+    size_t n = sampler_skipped(m->session.sampler, &skipped);
     for (size_t i = 0; i < n; i++)
         mon_log(m, false, "not measured: %s", skipped[i]);
 }
@@ -460,12 +422,25 @@ int cmd_monitor(int argc, char **argv)
     }
     m.pidfile_written = m.opt.pidfile != NULL;
 
-    struct sampler_config scfg = {.interval_ns = m.opt.interval_ns};
-    m.sampler = sampler_open(&scfg);
-    sampler_set_listener(m.sampler, live_on_sample, m.live);
-    sampler_keep_rows(m.sampler, MONITOR_KEEP_ROWS);
+    struct session_config scfg = {.interval_ns = m.opt.interval_ns, .markers = m.with_command};
+    if (session_open(&m.session, &scfg, err, sizeof err) < 0) {
+        mon_log(&m, true, "%s", err);
+        http_server_stop(http);
+        live_free(m.live);
+        if (m.pidfile_written)
+            pidfile_remove(m.opt.pidfile);
+        if (m.log)
+            fclose(m.log);
+        return 3;
+    }
+    if (m.session.markers) {
+        live_expect_markers(m.live);
+        markers_set_listener(m.session.markers, live_on_marker, m.live);
+    }
+    sampler_set_listener(m.session.sampler, live_on_sample, m.live);
+    sampler_keep_rows(m.session.sampler, MONITOR_KEEP_ROWS);
     struct sample_table tab;
-    bool sampling = sampler_start(m.sampler, &tab) == 0;
+    bool sampling = sampler_start(m.session.sampler, &tab) == 0;
     describe_start(&m, http_server_address(http));
     if (!sampling)
         mon_log(&m, true, "cannot start the sampling thread: only markers are served");
@@ -480,11 +455,12 @@ int cmd_monitor(int argc, char **argv)
     }
 
     http_server_stop(http);
+    session_stop_markers(&m.session);
     if (sampling)
-        sampler_stop(m.sampler);
+        sampler_stop(m.session.sampler);
     table_free(&tab); /* initialised by sampler_start even when its thread did not start */
     live_free(m.live);
-    sampler_close(m.sampler);
+    session_close(&m.session);
     if (m.pidfile_written)
         pidfile_remove(m.opt.pidfile);
     if (m.log)

@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MARKER_MAX_EVENT 4096 /* bytes in one datagram */
+#include "mlbench/marker.h"
+
+#define MARKER_MAX_EVENT MLBENCH_MARKER_MAX_EVENT /* bytes in one datagram */
 
 enum marker_kind {
     MARKER_BEGIN = 'B',

@@ -19,6 +19,7 @@
 #include <wordexp.h>
 #include <yaml.h>
 
+#include "mlbench/marker.h"
 #include "util/xalloc.h"
 
 #define MAX_FILE_BYTES (16u << 20) /* a workflow is a few lines; refuse anything absurd */
@@ -508,7 +509,7 @@ static int parse_env(struct ctx *c, const yaml_node_t *m, struct workflow_stage 
         const char *name = text(k);
         if (strchr(name, '='))
             return fail_node(c, k, "variable name '%s' %s holds '='", name, in_what);
-        if (!strcmp(name, "MLBENCH_MARKER_SOCKET"))
+        if (!strcmp(name, MLBENCH_MARKER_SOCKET_ENV))
             return fail_node(c, k, "MLBENCH_MARKER_SOCKET is set by mlbench: remove it from "
                              "'env' of stage '%s'", st->name);
         char what[WORKFLOW_MAX_NAME * 2 + 32];

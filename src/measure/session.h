@@ -1,0 +1,46 @@
+/* session: what a measured command runs inside, for as long as it is measured: the marker
+ * receiver, the sampler that follows the command's process tree, and the environments of the
+ * command (ours with MLBENCH_MARKER_SOCKET set to the receiver) and of its helpers (--prepare,
+ * --cleanup: without it, so they cannot add events to a run). Used by the repetition loop
+ * (bench/bench.c) and by `mlbench monitor`.
+ *
+ * Call runner_init() before session_open: the receiver's and sampler's threads must start with
+ * the runner's signals blocked. Not thread-safe. */
+#ifndef MLBENCH_SESSION_H
+#define MLBENCH_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "measure/markers.h"
+#include "measure/sampler.h"
+
+struct session_config {
+    int64_t interval_ns;    /* sampling interval */
+    bool all_gpus;          /* --all-gpus */
+    bool markers;           /* receive the command's markers (false: sampling only) */
+    const char *extra_var;  /* "NAME=value" for the command's environment too, or NULL */
+};
+
+struct session {
+    struct marker_receiver *markers; /* NULL without markers or once session_stop_markers ran */
+    struct sampler *sampler;
+    char **env;             /* the command's environment (strings borrowed from environ) */
+    char **helper_env;      /* the helpers' environment */
+    char *socket_var;       /* "MLBENCH_MARKER_SOCKET=<path>" in env, or NULL */
+};
+
+/* Starts the receiver (when asked) and opens the sampler (never fails: sources that cannot
+ * start are skipped). Returns 0, or -1 with a message in err (nothing is left open). */
+int session_open(struct session *s, const struct session_config *cfg, char *err, size_t errlen);
+/* For runner_spec.spawned with arg = the session: the sampler follows pid from now on. */
+void session_spawned(void *arg, pid_t pid);
+/* Stops the receiver (its listener is not called after this); the sampler stays open. */
+void session_stop_markers(struct session *s);
+/* Stops and frees everything. Sample tables borrow the sampler's series definitions: free them
+ * before. */
+void session_close(struct session *s);
+
+#endif
