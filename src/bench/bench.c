@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "live/http_server.h"
@@ -20,6 +19,7 @@
 #include "measure/stages.h"
 #include "result/resources.h"
 #include "store/store.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -189,9 +189,7 @@ static struct repetition *one_run(struct bench *b, bool warmup, int number, int 
     if (b->cfg->prepare) {
         rep->prepare_error = run_helper(b, &b->prepare, "--prepare");
         if (rep->prepare_error) {
-            struct timespec now;
-            clock_gettime(CLOCK_REALTIME, &now);
-            rep->outcome.start_unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+            rep->outcome.start_unix_ns = unix_ns();
             rep->outcome.status = RUN_FAILED;
             rep->outcome.exit_code = -1;
             return rep;

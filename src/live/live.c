@@ -11,6 +11,8 @@
 
 #include "util/xalloc.h"
 #include "live/prometheus.h"
+#include "util/clock.h"
+#include "util/hash.h"
 
 const double live_stage_bounds[LIVE_STAGE_BUCKETS] = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -115,14 +117,6 @@ struct live_metrics {
 
 /* --- names ------------------------------------------------------------------------------ */
 
-static uint32_t hash_bytes(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 /* Index of s[0..len) in t; adds it when add is true and there is room. Returns -1 when absent
  * (and not added because the table is full or add is false). */
 static long name_find(struct name_table *t, const char *s, size_t len, bool add, bool *added)
@@ -191,9 +185,7 @@ static long lookup(struct live_metrics *m, struct name_table *t, const struct ma
 
 static size_t thread_hash(int32_t pid, int32_t tid)
 {
-    uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
-    k *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(k >> 40) & (THREAD_SLOTS - 1);
+    return (size_t)(hash_thread(pid, tid) >> 40) & (THREAD_SLOTS - 1);
 }
 
 static struct thread_slot *thread_find(struct live_metrics *m, int32_t pid, int32_t tid)
@@ -702,13 +694,6 @@ void live_usage(struct live_metrics *m, struct live_usage *u)
 }
 
 /* --- exposition ------------------------------------------------------------------------- */
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void render_samples(const struct live_metrics *m, struct prom_buf *b)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/xalloc.h"
+#include "util/hash.h"
 
 void event_log_init(struct event_log *log)
 {
@@ -28,21 +29,13 @@ void event_log_free(struct event_log *log)
     memset(log, 0, sizeof *log);
 }
 
-static uint64_t hash(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static void rehash(struct event_log *log)
 {
     size_t n = log->n_slots * 2;
     uint32_t *slots = xcalloc(n, sizeof *slots);
     for (uint32_t id = 1; id < log->n_strings; id++) {
         const char *s = log->strings[id];
-        size_t i = hash(s, strlen(s)) & (n - 1);
+        size_t i = hash_bytes(s, strlen(s)) & (n - 1);
         while (slots[i])
             i = (i + 1) & (n - 1);
         slots[i] = id;
@@ -57,7 +50,7 @@ uint32_t event_log_intern(struct event_log *log, const char *s, size_t len)
     if (len == 0)
         return 0;
     size_t mask = log->n_slots - 1;
-    size_t i = hash(s, len) & mask;
+    size_t i = hash_bytes(s, len) & mask;
     for (; log->slots[i]; i = (i + 1) & mask) {
         const char *t = log->strings[log->slots[i]];
         if (strncmp(t, s, len) == 0 && t[len] == '\0')

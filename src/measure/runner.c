@@ -19,6 +19,7 @@
 
 #include "util/units.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 static int sig_fd = -1;
 static volatile int interrupted; /* only written by the thread that runs runner_run */
@@ -33,13 +34,6 @@ const char *run_status_name(enum run_status s)
     case RUN_INTERRUPTED: return "interrupted";
     }
     return "unknown";
-}
-
-static int64_t now_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void handled_signals(sigset_t *set)
@@ -158,7 +152,7 @@ static void reap(pid_t leader, struct run_outcome *out, int *leader_status, int6
         add_rusage(out, &ru);
         if (p == leader) {
             *leader_status = st;
-            *leader_end = now_ns(CLOCK_MONOTONIC);
+            *leader_end = mono_ns();
         }
     }
 }
@@ -206,13 +200,13 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
     }
 
     pid_t pid;
-    out->start_unix_ns = now_ns(CLOCK_REALTIME);
-    out->start_ns = now_ns(CLOCK_MONOTONIC);
+    out->start_unix_ns = unix_ns();
+    out->start_ns = mono_ns();
     int rc = posix_spawnp(&pid, spec->argv[0], &fa, &attr, spec->argv, spec->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc) {
-        out->wall_ns = now_ns(CLOCK_MONOTONIC) - out->start_ns;
+        out->wall_ns = mono_ns() - out->start_ns;
         spawn_error(out, rc, spec->argv[0]);
         if (errfd >= 0)
             close(errfd);
@@ -228,7 +222,7 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
     enum run_status forced = RUN_OK;
 
     while (leader_status == -1) {
-        int64_t now = now_ns(CLOCK_MONOTONIC);
+        int64_t now = mono_ns();
         if (spec->tick && now >= next_tick) {
             spec->tick(spec->tick_arg, now - out->start_ns);
             next_tick = now + (int64_t)(spec->tick_ms > 0 ? spec->tick_ms : 100) * 1000000;
@@ -263,7 +257,7 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
                     forced = RUN_INTERRUPTED;
                     killpg(pid, SIGTERM);
                     stopping = 1;
-                    kill_at = now_ns(CLOCK_MONOTONIC) + seconds_to_ns(spec->grace_s);
+                    kill_at = mono_ns() + seconds_to_ns(spec->grace_s);
                 } else { /* again: no more waiting */
                     forced = forced == RUN_OK ? RUN_INTERRUPTED : forced;
                     killpg(pid, SIGKILL);
@@ -276,8 +270,8 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
     out->wall_ns = leader_end - out->start_ns;
 
     /* Whatever the leader left behind in its group must not disturb the next run. */
-    int64_t give_up = now_ns(CLOCK_MONOTONIC) + 2000000000;
-    while (killpg(pid, SIGKILL) == 0 && now_ns(CLOCK_MONOTONIC) < give_up) {
+    int64_t give_up = mono_ns() + 2000000000;
+    while (killpg(pid, SIGKILL) == 0 && mono_ns() < give_up) {
         int dummy;
         reap(pid, out, &dummy, &leader_end);
         struct timespec ms = {0, 1000000};

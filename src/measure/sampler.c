@@ -12,6 +12,7 @@
 
 #include "sources/sources.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 struct active_source {
     const struct metric_source *ops;
@@ -41,13 +42,6 @@ struct sampler {
     void *listener_arg;
     size_t keep_rows;          /* 0: all */
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 struct sampler *sampler_open(const struct sampler_config *cfg)
 {

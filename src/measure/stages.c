@@ -7,6 +7,7 @@
 
 #include "util/units.h"
 #include "util/xalloc.h"
+#include "util/hash.h"
 
 /* Open stages of one thread. */
 struct thread_stack {
@@ -31,9 +32,7 @@ struct threads {
 
 static size_t thread_hash(int32_t pid, int32_t tid, size_t mask)
 {
-    uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
-    k *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(k >> 17) & mask;
+    return (size_t)(hash_thread(pid, tid) >> 17) & mask;
 }
 
 static struct thread_stack *thread_get(struct threads *th, int32_t pid, int32_t tid)

@@ -24,6 +24,7 @@
 #include "sources/sources.h"
 #include "util/xalloc.h"
 #include "sources/nvml_abi.h"
+#include "util/clock.h"
 
 #define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
 
@@ -135,13 +136,6 @@ struct tick {
 
 /* The state the device facts are read from (see nvml.h for its thread-safety). */
 static const struct nvml_state *current;
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* The first of the NULL-terminated names that lib exports, or NULL. */
 static void *lookup(void *lib, const char *const *names)

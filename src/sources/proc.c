@@ -23,6 +23,7 @@
 
 #include "sources/sources.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 #define KEPT_FDS_MAX 512             /* descriptors kept open for members (stat and io) */
 #define PSS_REFRESH_NS 1000000000LL  /* read smaps_rollup at most once a second per process */
@@ -86,13 +87,6 @@ struct proc_state {
     struct tree_counter counter[N_COUNTERS];
     char buf[4096];
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* One read() of fd from offset 0 into buf (NUL-terminated). Returns the length or -1 (errno). */
 static ssize_t pread_once(int fd, char *buf, size_t cap)
