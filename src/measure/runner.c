@@ -170,15 +170,14 @@ static void drain_signals(int *got_stop, int *got_hup)
     }
 }
 
-int runner_run(const struct runner_spec *spec, struct run_outcome *out)
+/* Spawns spec's command in its own process group, stdin from /dev/null, stdout and stderr
+ * discarded (stderr into *errfd, a memfd, when one can be made) unless show_output. Returns 0,
+ * or posix_spawnp's error. */
+static int spawn(const struct runner_spec *spec, struct run_outcome *out, pid_t *pid, int *errfd)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, defaults;
-    int errfd = -1;
-
-    memset(out, 0, sizeof *out);
-    out->exit_code = -1;
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&attr);
     sigemptyset(&none);
@@ -190,38 +189,37 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                         POSIX_SPAWN_SETSIGDEF);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    *errfd = -1;
     if (!spec->show_output) {
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        errfd = memfd_create("mlbench-stderr", MFD_CLOEXEC);
-        if (errfd >= 0)
-            posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+        *errfd = memfd_create("mlbench-stderr", MFD_CLOEXEC);
+        if (*errfd >= 0)
+            posix_spawn_file_actions_adddup2(&fa, *errfd, 2);
         else
             posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     }
-
-    pid_t pid;
     out->start_unix_ns = unix_ns();
     out->start_ns = mono_ns();
-    int rc = posix_spawnp(&pid, spec->argv[0], &fa, &attr, spec->argv, spec->envp);
+    int rc = posix_spawnp(pid, spec->argv[0], &fa, &attr, spec->argv, spec->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    if (rc) {
-        out->wall_ns = mono_ns() - out->start_ns;
-        spawn_error(out, rc, spec->argv[0]);
-        if (errfd >= 0)
-            close(errfd);
-        return 0;
-    }
+    return rc;
+}
 
-    if (spec->spawned)
-        spec->spawned(spec->spawned_arg, pid);
-
+/* Waits for the leader of group pid to end while enforcing the timeout, forwarding stop
+ * signals (SIGTERM, then SIGKILL after the grace time or a second signal) and calling the
+ * tick and hangup callbacks. Returns RUN_OK, or RUN_TIMEOUT/RUN_INTERRUPTED when mlbench
+ * stopped it; *leader_status and *leader_end (CLOCK_MONOTONIC) say how and when it ended. */
+static enum run_status supervise(const struct runner_spec *spec, struct run_outcome *out,
+                                 pid_t pid, int *leader_status, int64_t *leader_end)
+{
     int64_t deadline = spec->timeout_s > 0 ? out->start_ns + seconds_to_ns(spec->timeout_s) : 0;
-    int64_t kill_at = 0, next_tick = out->start_ns, leader_end = 0;
-    int leader_status = -1, got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */
+    int64_t kill_at = 0, next_tick = out->start_ns;
+    int got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */
     enum run_status forced = RUN_OK;
 
-    while (leader_status == -1) {
+    *leader_status = -1;
+    while (*leader_status == -1) {
         int64_t now = mono_ns();
         if (spec->tick && now >= next_tick) {
             spec->tick(spec->tick_arg, now - out->start_ns);
@@ -265,26 +263,34 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
                 got_stop = 0;
             }
         }
-        reap(pid, out, &leader_status, &leader_end);
+        reap(pid, out, leader_status, leader_end);
     }
-    out->wall_ns = leader_end - out->start_ns;
+    return forced;
+}
 
-    /* Whatever the leader left behind in its group must not disturb the next run. */
+/* Kills and reaps whatever the leader left behind in its group, so that it cannot disturb the
+ * next run, and takes the signals that came meanwhile. */
+static void clear_group(const struct runner_spec *spec, struct run_outcome *out, pid_t pid,
+                        int *leader_status, int64_t *leader_end)
+{
     int64_t give_up = mono_ns() + 2000000000;
     while (killpg(pid, SIGKILL) == 0 && mono_ns() < give_up) {
         int dummy;
-        reap(pid, out, &dummy, &leader_end);
+        reap(pid, out, &dummy, leader_end);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    reap(pid, out, &leader_status, &leader_end);
-    int dummy_stop = 0, late_hup = 0;
-    drain_signals(&dummy_stop, spec->hangup ? &late_hup : NULL); /* SIGCHLDs already handled */
+    reap(pid, out, leader_status, leader_end);
+    int late_stop = 0, late_hup = 0;
+    drain_signals(&late_stop, spec->hangup ? &late_hup : NULL); /* SIGCHLDs already handled */
     if (late_hup)
         spec->hangup(spec->hangup_arg);
-    if (dummy_stop && !interrupted)
-        interrupted = dummy_stop;
+    if (late_stop && !interrupted)
+        interrupted = late_stop;
+}
 
+static void set_status(struct run_outcome *out, int leader_status, enum run_status forced)
+{
     if (WIFSIGNALED(leader_status))
         out->signal = WTERMSIG(leader_status);
     else if (WIFEXITED(leader_status))
@@ -297,6 +303,31 @@ int runner_run(const struct runner_spec *spec, struct run_outcome *out)
     } else {
         out->status = out->exit_code == 0 ? RUN_OK : RUN_FAILED;
     }
+}
+
+int runner_run(const struct runner_spec *spec, struct run_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    pid_t pid;
+    int errfd;
+    int rc = spawn(spec, out, &pid, &errfd);
+    if (rc) {
+        out->wall_ns = mono_ns() - out->start_ns;
+        spawn_error(out, rc, spec->argv[0]);
+        if (errfd >= 0)
+            close(errfd);
+        return 0;
+    }
+    if (spec->spawned)
+        spec->spawned(spec->spawned_arg, pid);
+
+    int leader_status;
+    int64_t leader_end = 0;
+    enum run_status forced = supervise(spec, out, pid, &leader_status, &leader_end);
+    out->wall_ns = leader_end - out->start_ns;
+    clear_group(spec, out, pid, &leader_status, &leader_end);
+    set_status(out, leader_status, forced);
     if (errfd >= 0) {
         out->stderr_tail = read_tail(errfd);
         close(errfd);
