@@ -20,6 +20,7 @@
 #include "result/resources.h"
 #include "store/store.h"
 #include "util/clock.h"
+#include "util/fsx.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -320,7 +321,7 @@ static int check_input(struct bench *b)
     }
 
     b->runs_dir = xasprintf("%s/runs", cfg->store);
-    int store_ok = result_mkdirs(b->runs_dir) == 0 && access(b->runs_dir, W_OK | X_OK) == 0;
+    int store_ok = fsx_mkdirs(b->runs_dir) == 0 && access(b->runs_dir, W_OK | X_OK) == 0;
     if (!store_ok)
         snprintf(err, sizeof err, "cannot use the result store '%s': %s (choose another with "
                  "--store DIR)", b->runs_dir, strerror(errno));

@@ -20,6 +20,7 @@
 #include <yaml.h>
 
 #include "mlbench/marker.h"
+#include "util/fsx.h"
 #include "util/xalloc.h"
 
 #define MAX_FILE_BYTES (16u << 20) /* a workflow is a few lines; refuse anything absurd */
@@ -711,32 +712,13 @@ static void expand_all(struct workflow *wf)
 
 static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    char *text = fsx_read_file(path, MAX_FILE_BYTES, len);
+    if (!text && errno == EFBIG)
+        snprintf(err, errlen, "cannot read workflow '%s': larger than %u MiB", path,
+                 MAX_FILE_BYTES >> 20);
+    else if (!text)
         snprintf(err, errlen, "cannot read workflow '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    struct sbuf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        sb_putn(&b, chunk, n);
-        if (b.n > MAX_FILE_BYTES)
-            break;
-    }
-    int failed = ferror(f), saved = errno;
-    fclose(f);
-    if (failed || b.n > MAX_FILE_BYTES) {
-        if (failed)
-            snprintf(err, errlen, "cannot read workflow '%s': %s", path, strerror(saved));
-        else
-            snprintf(err, errlen, "cannot read workflow '%s': larger than %u MiB", path,
-                     MAX_FILE_BYTES >> 20);
-        free(b.s);
-        return NULL;
-    }
-    *len = b.n;
-    return sb_take(&b);
+    return text;
 }
 
 /* libyaml's message, at the place it gives (reader errors give a byte offset). */

@@ -16,6 +16,7 @@
 
 #include "result/envinfo.h"
 #include "util/units.h"
+#include "util/fsx.h"
 #include "util/xalloc.h"
 
 void result_init(struct bench_result *r, const struct run_config *config)
@@ -400,57 +401,17 @@ json_t *result_to_json(const struct bench_result *r)
         "sampling", sampling_json(&r->sampling), "analysis", analysis_json(r));
 }
 
-int result_mkdirs(const char *dir)
-{
-    char *p = xstrdup(dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = '/';
-    }
-    int rc = mkdir(p, 0777) < 0 && errno != EEXIST ? -1 : 0;
-    free(p);
-    return rc;
-}
-
 int result_write_json(json_t *j, const char *path, char *err, size_t errlen)
 {
-    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    int rc = -1;
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto out;
-    }
-    fchmod(fd, 0644);
+    struct fsx_atomic a;
+    FILE *f = fsx_atomic_open(&a, path, err, errlen);
+    if (!f)
+        return -1;
     /* Buffered: json_dumpfd would make one write() per token. */
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    errno = 0;
-    if (json_dumpf(j, f, JSON_INDENT(1) | JSON_ENSURE_ASCII) < 0 || fputc('\n', f) == EOF ||
-        fflush(f) == EOF || fsync(fileno(f)) < 0) {
+    if (json_dumpf(j, f, JSON_INDENT(1) | JSON_ENSURE_ASCII) < 0 || fputc('\n', f) == EOF) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-        fclose(f);
-        unlink(tmp);
-        goto out;
+        fsx_atomic_abort(&a);
+        return -1;
     }
-    if (fclose(f) == EOF || rename(tmp, path) < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(tmp);
-    return rc;
+    return fsx_atomic_commit(&a, err, errlen);
 }

@@ -77,7 +77,5 @@ json_t *result_to_json(const struct bench_result *r);
  * Returns 0, or -1 with a message in err. */
 int result_write_json(json_t *j, const char *path, char *err, size_t errlen);
 
-/* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0 or -1 with errno. */
-int result_mkdirs(const char *dir);
 
 #endif

@@ -1,0 +1,137 @@
+/* fsx: whole-file reads, directories and atomic replacement (see fsx.h). */
+#include "util/fsx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/xalloc.h"
+
+char *fsx_read_file(const char *path, size_t max_bytes, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        if (n + 1 == cap) {
+            if (cap > max_bytes) {
+                free(buf);
+                close(fd);
+                errno = EFBIG;
+                return NULL;
+            }
+            cap *= 2;
+            buf = xreallocarray(buf, cap, 1);
+        }
+        ssize_t got = read(fd, buf + n, cap - n - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int saved = errno;
+            free(buf);
+            close(fd);
+            errno = saved;
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    if (n > max_bytes) {
+        free(buf);
+        errno = EFBIG;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+int fsx_mkdirs(const char *dir)
+{
+    char *p = xstrdup(dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+            int saved = errno;
+            free(p);
+            errno = saved;
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0777) < 0 && errno != EEXIST ? -1 : 0;
+    int saved = errno;
+    free(p);
+    errno = saved;
+    return rc;
+}
+
+FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    a->tmp = xasprintf("%s.tmp.XXXXXX", path);
+    int fd = mkstemp(a->tmp);
+    if (fd >= 0) {
+        fchmod(fd, 0644);
+        a->f = fdopen(fd, "w");
+        if (!a->f) {
+            int saved = errno;
+            close(fd);
+            unlink(a->tmp);
+            errno = saved;
+        }
+    }
+    if (!a->f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        free(a->tmp);
+        a->tmp = NULL;
+        return NULL;
+    }
+    a->path = xstrdup(path);
+    return a->f;
+}
+
+int fsx_atomic_commit(struct fsx_atomic *a, char *err, size_t errlen)
+{
+    errno = 0;
+    int failed = ferror(a->f) || fflush(a->f) == EOF || fsync(fileno(a->f)) < 0;
+    int saved = errno ? errno : EIO;
+    if (fclose(a->f) == EOF && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    a->f = NULL;
+    if (!failed && rename(a->tmp, a->path) < 0) {
+        failed = 1;
+        saved = errno;
+    }
+    if (failed) {
+        snprintf(err, errlen, "cannot write %s: %s", a->path, strerror(saved));
+        unlink(a->tmp);
+    }
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+    return failed ? -1 : 0;
+}
+
+void fsx_atomic_abort(struct fsx_atomic *a)
+{
+    if (a->f)
+        fclose(a->f);
+    if (a->tmp)
+        unlink(a->tmp);
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,34 @@
+/* fsx: files as the harness reads and writes them: a whole file into memory with a size limit,
+ * directories with their parents, and atomic replacement (a temporary file in the same
+ * directory, fsync, rename), so that a reader never sees a partial file. Thread-safe. */
+#ifndef MLBENCH_FSX_H
+#define MLBENCH_FSX_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The whole file as a NUL-terminated string owned by the caller (*len, when not NULL, its
+ * length; the text may hold NULs). NULL with errno set when it cannot be read, EFBIG when it is
+ * larger than max_bytes. */
+char *fsx_read_file(const char *path, size_t max_bytes, size_t *len);
+
+/* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0, or -1 with errno. */
+int fsx_mkdirs(const char *dir);
+
+/* A file being written in place of path. */
+struct fsx_atomic {
+    FILE *f;       /* write here (buffered) */
+    char *tmp;     /* the temporary file beside path */
+    char *path;
+};
+
+/* Opens a temporary file beside path (mode 0644). Returns its stream, or NULL with a message in
+ * err ("cannot write PATH: reason"). */
+FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t errlen);
+/* Flushes, syncs and renames the file over path. Returns 0, or -1 with a message in err (the
+ * temporary file is then removed and path untouched). Frees a either way. */
+int fsx_atomic_commit(struct fsx_atomic *a, char *err, size_t errlen);
+/* Drops the temporary file; path is untouched. */
+void fsx_atomic_abort(struct fsx_atomic *a);
+
+#endif
