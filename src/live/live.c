@@ -695,7 +695,7 @@ void live_usage(struct live_metrics *m, struct live_usage *u)
 
 /* --- exposition ------------------------------------------------------------------------- */
 
-static void render_samples(const struct live_metrics *m, struct prom_buf *b)
+static void render_samples(const struct live_metrics *m, struct strbuf *b)
 {
     const char *family = NULL;
     for (size_t k = 0; k < m->n_series && m->order[k] != SIZE_MAX; k++) {
@@ -711,14 +711,14 @@ static void render_samples(const struct live_metrics *m, struct prom_buf *b)
 }
 
 /* One label list per name of a table, in lb (reset first). */
-static const char *name_label(struct prom_buf *lb, const char *key, const char *value)
+static const char *name_label(struct strbuf *lb, const char *key, const char *value)
 {
-    prom_buf_reset(lb);
+    strbuf_reset(lb);
     prom_labels_add(lb, key, value);
-    return lb->p;
+    return lb->s;
 }
 
-static void render_markers(const struct live_metrics *m, struct prom_buf *b, struct prom_buf *lb)
+static void render_markers(const struct live_metrics *m, struct strbuf *b, struct strbuf *lb)
 {
     const struct name_table *sn = &m->stage_names, *cn = &m->counter_names;
     if (sn->n) {
@@ -770,10 +770,10 @@ static void render_markers(const struct live_metrics *m, struct prom_buf *b, str
         prom_family(b, "mlbench_metadata_info", PROM_GAUGE,
                     "Last value of each metadata marker (M events) as the label value; always 1.");
         for (size_t i = 0; i < m->meta_keys.n; i++) {
-            prom_buf_reset(lb);
+            strbuf_reset(lb);
             prom_labels_add(lb, "key", m->meta_keys.names[i]);
             prom_labels_add(lb, "value", m->meta_values[i]);
-            prom_sample(b, "mlbench_metadata_info", lb->p, 1);
+            prom_sample(b, "mlbench_metadata_info", lb->s, 1);
         }
     }
     if (!m->markers_on)
@@ -799,14 +799,14 @@ static void render_markers(const struct live_metrics *m, struct prom_buf *b, str
 
 char *live_render(struct live_metrics *m, size_t *len)
 {
-    struct prom_buf b = {0}, lb = {0};
+    struct strbuf b = {0}, lb = {0};
     pthread_mutex_lock(&m->mu);
-    prom_buf_reserve(&b, m->last_render + 1024); /* one allocation in the usual case */
+    strbuf_reserve(&b, m->last_render + 1024); /* one allocation in the usual case */
     prom_family(&b, "mlbench_build_info", PROM_GAUGE,
                 "Version and commit of the mlbench serving these metrics; always 1.");
     prom_labels_add(&lb, "version", MLBENCH_VERSION);
     prom_labels_add(&lb, "commit", MLBENCH_GIT_COMMIT);
-    prom_sample(&b, "mlbench_build_info", lb.p, 1);
+    prom_sample(&b, "mlbench_build_info", lb.s, 1);
 
     /* Up while rows keep coming: within three sampling intervals, and at least 1 s. */
     int64_t window = 3 * (m->row_gap_ns ? m->row_gap_ns : 1000000000);
@@ -828,7 +828,7 @@ char *live_render(struct live_metrics *m, size_t *len)
     render_markers(m, &b, &lb);
     m->last_render = b.len;
     pthread_mutex_unlock(&m->mu);
-    prom_buf_free(&lb);
+    strbuf_free(&lb);
     *len = b.len;
-    return b.p;
+    return b.s;
 }

@@ -10,51 +10,6 @@
 #include "util/units.h"
 #include "util/xalloc.h"
 
-void prom_buf_free(struct prom_buf *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
-
-void prom_buf_reset(struct prom_buf *b)
-{
-    b->len = 0;
-    if (b->p)
-        b->p[0] = '\0';
-}
-
-void prom_buf_reserve(struct prom_buf *b, size_t more)
-{
-    if (b->len + more + 1 <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    b->p = xreallocarray(b->p, cap, 1);
-    b->cap = cap;
-}
-
-void prom_buf_append(struct prom_buf *b, const char *s, size_t len)
-{
-    prom_buf_reserve(b, len);
-    memcpy(b->p + b->len, s, len);
-    b->len += len;
-    b->p[b->len] = '\0';
-}
-
-void prom_buf_puts(struct prom_buf *b, const char *s)
-{
-    prom_buf_append(b, s, strlen(s));
-}
-
-static void putc_buf(struct prom_buf *b, char c)
-{
-    prom_buf_reserve(b, 1);
-    b->p[b->len++] = c;
-    b->p[b->len] = '\0';
-}
-
 static bool name_char(char c, bool first, bool colon)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon && c == ':') ||
@@ -110,103 +65,103 @@ static size_t utf8_seq(const char *s, size_t n)
     return want;
 }
 
-void prom_escape_label_value(struct prom_buf *b, const char *s, size_t len)
+void prom_escape_label_value(struct strbuf *b, const char *s, size_t len)
 {
-    prom_buf_reserve(b, len + 8);
+    strbuf_reserve(b, len + 8);
     for (size_t i = 0; i < len;) {
         char c = s[i];
         if (c == '\\' || c == '"') {
-            putc_buf(b, '\\');
-            putc_buf(b, c);
+            strbuf_putc(b, '\\');
+            strbuf_putc(b, c);
             i++;
         } else if (c == '\n') {
-            prom_buf_append(b, "\\n", 2);
+            strbuf_append(b, "\\n", 2);
             i++;
         } else {
             size_t k = utf8_seq(s + i, len - i);
             if (k == 0) {
-                putc_buf(b, '?');
+                strbuf_putc(b, '?');
                 i++;
             } else {
-                prom_buf_append(b, s + i, k);
+                strbuf_append(b, s + i, k);
                 i += k;
             }
         }
     }
 }
 
-void prom_labels_add(struct prom_buf *lb, const char *key, const char *value)
+void prom_labels_add(struct strbuf *lb, const char *key, const char *value)
 {
     if (lb->len)
-        putc_buf(lb, ',');
-    prom_buf_puts(lb, key);
-    prom_buf_append(lb, "=\"", 2);
+        strbuf_putc(lb, ',');
+    strbuf_puts(lb, key);
+    strbuf_append(lb, "=\"", 2);
     prom_escape_label_value(lb, value, strlen(value));
-    putc_buf(lb, '"');
+    strbuf_putc(lb, '"');
 }
 
-void prom_family(struct prom_buf *b, const char *name, enum prom_type type, const char *help)
+void prom_family(struct strbuf *b, const char *name, enum prom_type type, const char *help)
 {
     static const char *const type_names[] = {
         [PROM_COUNTER] = "counter", [PROM_GAUGE] = "gauge", [PROM_HISTOGRAM] = "histogram",
     };
-    prom_buf_puts(b, "# HELP ");
-    prom_buf_puts(b, name);
-    putc_buf(b, ' ');
+    strbuf_puts(b, "# HELP ");
+    strbuf_puts(b, name);
+    strbuf_putc(b, ' ');
     for (const char *p = help; *p; p++) {
         if (*p == '\\')
-            prom_buf_append(b, "\\\\", 2);
+            strbuf_append(b, "\\\\", 2);
         else if (*p == '\n')
-            prom_buf_append(b, "\\n", 2);
+            strbuf_append(b, "\\n", 2);
         else
-            putc_buf(b, *p);
+            strbuf_putc(b, *p);
     }
-    prom_buf_puts(b, "\n# TYPE ");
-    prom_buf_puts(b, name);
-    putc_buf(b, ' ');
-    prom_buf_puts(b, type_names[type]);
-    putc_buf(b, '\n');
+    strbuf_puts(b, "\n# TYPE ");
+    strbuf_puts(b, name);
+    strbuf_putc(b, ' ');
+    strbuf_puts(b, type_names[type]);
+    strbuf_putc(b, '\n');
 }
 
-static void sample_start(struct prom_buf *b, const char *name, const char *suffix,
+static void sample_start(struct strbuf *b, const char *name, const char *suffix,
                          const char *labels, const char *extra)
 {
-    prom_buf_puts(b, name);
+    strbuf_puts(b, name);
     if (suffix)
-        prom_buf_puts(b, suffix);
+        strbuf_puts(b, suffix);
     bool has = labels && *labels;
     if (has || extra) {
-        putc_buf(b, '{');
+        strbuf_putc(b, '{');
         if (has)
-            prom_buf_puts(b, labels);
+            strbuf_puts(b, labels);
         if (extra) {
             if (has)
-                putc_buf(b, ',');
-            prom_buf_puts(b, extra);
+                strbuf_putc(b, ',');
+            strbuf_puts(b, extra);
         }
-        putc_buf(b, '}');
+        strbuf_putc(b, '}');
     }
-    putc_buf(b, ' ');
+    strbuf_putc(b, ' ');
 }
 
-void prom_sample(struct prom_buf *b, const char *name, const char *labels, double value)
+void prom_sample(struct strbuf *b, const char *name, const char *labels, double value)
 {
     char v[40];
     sample_start(b, name, NULL, labels, NULL);
-    prom_buf_puts(b, prom_format_value(value, v, sizeof v));
-    putc_buf(b, '\n');
+    strbuf_puts(b, prom_format_value(value, v, sizeof v));
+    strbuf_putc(b, '\n');
 }
 
-void prom_sample_u64(struct prom_buf *b, const char *name, const char *labels, uint64_t value)
+void prom_sample_u64(struct strbuf *b, const char *name, const char *labels, uint64_t value)
 {
     char v[24];
     snprintf(v, sizeof v, "%" PRIu64, value);
     sample_start(b, name, NULL, labels, NULL);
-    prom_buf_puts(b, v);
-    putc_buf(b, '\n');
+    strbuf_puts(b, v);
+    strbuf_putc(b, '\n');
 }
 
-void prom_histogram(struct prom_buf *b, const char *name, const char *labels,
+void prom_histogram(struct strbuf *b, const char *name, const char *labels,
                     const double *bounds, size_t n_bounds, const uint64_t *counts, double sum)
 {
     uint64_t cum = 0;
@@ -219,14 +174,14 @@ void prom_histogram(struct prom_buf *b, const char *name, const char *labels,
             snprintf(le, sizeof le, "le=\"+Inf\"");
         sample_start(b, name, "_bucket", labels, le);
         snprintf(v, sizeof v, "%" PRIu64, cum);
-        prom_buf_puts(b, v);
-        putc_buf(b, '\n');
+        strbuf_puts(b, v);
+        strbuf_putc(b, '\n');
     }
     sample_start(b, name, "_sum", labels, NULL);
-    prom_buf_puts(b, prom_format_value(sum, v, sizeof v));
-    putc_buf(b, '\n');
+    strbuf_puts(b, prom_format_value(sum, v, sizeof v));
+    strbuf_putc(b, '\n');
     sample_start(b, name, "_count", labels, NULL);
     snprintf(v, sizeof v, "%" PRIu64, cum);
-    prom_buf_puts(b, v);
-    putc_buf(b, '\n');
+    strbuf_puts(b, v);
+    strbuf_putc(b, '\n');
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/strbuf.h"
+
 /* The content type of what this writer produces, for the HTTP response. */
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -24,24 +26,6 @@ enum prom_type {
     PROM_GAUGE,
     PROM_HISTOGRAM,
 };
-
-/* A growable, NUL-terminated text buffer. Zero-initialised is a valid empty buffer. */
-struct prom_buf {
-    char *p;       /* NULL until something is appended */
-    size_t len;    /* bytes, without the terminating NUL */
-    size_t cap;
-};
-
-/* Frees the text and empties the buffer (it can be used again). */
-void prom_buf_free(struct prom_buf *b);
-/* Empties the buffer, keeping its memory. */
-void prom_buf_reset(struct prom_buf *b);
-/* Makes room for at least `more` further bytes (fewer reallocations for a known size). */
-void prom_buf_reserve(struct prom_buf *b, size_t more);
-/* Appends len bytes of s. */
-void prom_buf_append(struct prom_buf *b, const char *s, size_t len);
-/* Appends a NUL-terminated string. */
-void prom_buf_puts(struct prom_buf *b, const char *s);
 
 /* True when name is a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). */
 bool prom_valid_name(const char *name);
@@ -55,26 +39,26 @@ char *prom_format_value(double value, char *buf, size_t len);
 
 /* Appends s[0..len) escaped for a label value: backslash, double quote and newline become
  * \\ \" \n; bytes that are not well-formed UTF-8 become '?'. */
-void prom_escape_label_value(struct prom_buf *b, const char *s, size_t len);
+void prom_escape_label_value(struct strbuf *b, const char *s, size_t len);
 
 /* Appends `key="value"` to a label list being built in lb (a comma first when lb is not empty).
  * The value is escaped; key must be a valid label name. */
-void prom_labels_add(struct prom_buf *lb, const char *key, const char *value);
+void prom_labels_add(struct strbuf *lb, const char *key, const char *value);
 
 /* Starts a family: "# HELP name help" (help escaped) and "# TYPE name type". */
-void prom_family(struct prom_buf *b, const char *name, enum prom_type type, const char *help);
+void prom_family(struct strbuf *b, const char *name, enum prom_type type, const char *help);
 
 /* One sample line: name{labels} value. labels is a formatted label list (prom_labels_add, or a
  * sampler series' labels such as `gpu="0"`); NULL or "" for none. */
-void prom_sample(struct prom_buf *b, const char *name, const char *labels, double value);
+void prom_sample(struct strbuf *b, const char *name, const char *labels, double value);
 /* Same with a whole number (counts), written without rounding through double. */
-void prom_sample_u64(struct prom_buf *b, const char *name, const char *labels, uint64_t value);
+void prom_sample_u64(struct strbuf *b, const char *name, const char *labels, uint64_t value);
 
 /* The samples of one histogram series: name_bucket{labels,le="b"} for each bound (cumulative)
  * and le="+Inf", then name_sum and name_count. bounds[0..n_bounds) are increasing upper bounds;
  * counts[0..n_bounds] are observations per bucket, not cumulative: counts[i] fell in
  * (bounds[i-1], bounds[i]], counts[n_bounds] above the last bound. */
-void prom_histogram(struct prom_buf *b, const char *name, const char *labels,
+void prom_histogram(struct strbuf *b, const char *name, const char *labels,
                     const double *bounds, size_t n_bounds, const uint64_t *counts, double sum);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "mlbench/marker.h"
 #include "util/fsx.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #define MAX_FILE_BYTES (16u << 20) /* a workflow is a few lines; refuse anything absurd */
@@ -48,33 +49,6 @@ struct ctx {
 };
 
 /* ---- growing strings ---- */
-
-struct sbuf {
-    char *s;
-    size_t n, cap;
-};
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = xreallocarray(b->s, b->cap, 1);
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
-}
-
-/* The string built so far, owned by the caller ("" when nothing was put). */
-static char *sb_take(struct sbuf *b)
-{
-    return b->s ? b->s : xstrdup("");
-}
 
 /* ---- messages ---- */
 
@@ -328,16 +302,16 @@ static int parse_params(struct ctx *c, const yaml_node_t *m)
  * placeholders; fails on an unknown or malformed reference, at its place in the file. */
 static int make_template(struct ctx *c, const yaml_node_t *n, const char *s, char **out)
 {
-    struct sbuf b = {0};
+    struct strbuf b = {0};
     size_t k = 0;
     const char *p = s ? s : text(n);
     for (;;) {
         const char *ref = strstr(p, REF_OPEN);
         if (!ref) {
-            sb_puts(&b, p);
+            strbuf_puts(&b, p);
             break;
         }
-        sb_putn(&b, p, (size_t)(ref - p));
+        strbuf_append(&b, p, (size_t)(ref - p));
         const char *name = ref + strlen(REF_OPEN);
         const char *close = strchr(name, '}');
         size_t len = close ? (size_t)(close - name) : 0;
@@ -358,37 +332,37 @@ static int make_template(struct ctx *c, const yaml_node_t *n, const char *s, cha
         }
         char ph[32];
         snprintf(ph, sizeof ph, "%c%ld%c", PH_BEGIN, idx, PH_END);
-        sb_puts(&b, ph);
+        strbuf_puts(&b, ph);
         p = close + 1;
         k++;
     }
-    *out = sb_take(&b);
+    *out = strbuf_take(&b);
     return 0;
 }
 
 /* The template with its placeholders replaced by the current parameter values. */
 static char *substitute(const struct workflow *wf, const char *tmpl)
 {
-    struct sbuf b = {0};
+    struct strbuf b = {0};
     for (const char *p = tmpl; *p;) {
         const char *ph = strchr(p, PH_BEGIN);
         if (!ph) {
-            sb_puts(&b, p);
+            strbuf_puts(&b, p);
             break;
         }
-        sb_putn(&b, p, (size_t)(ph - p));
+        strbuf_append(&b, p, (size_t)(ph - p));
         char *end;
         unsigned long idx = strtoul(ph + 1, &end, 10);
         /* Placeholders are only made by make_template, on a valid index. */
         if (*end == PH_END && idx < wf->n_params) {
-            sb_puts(&b, wf->params[idx].value);
+            strbuf_puts(&b, wf->params[idx].value);
             p = end + 1;
         } else {
-            sb_putn(&b, ph, 1);
+            strbuf_append(&b, ph, 1);
             p = ph + 1;
         }
     }
-    return sb_take(&b);
+    return strbuf_take(&b);
 }
 
 /* ---- commands ---- */

@@ -57,42 +57,42 @@ static void test_names(void **state)
 static void test_escaping(void **state)
 {
     (void)state;
-    struct prom_buf lb = {0};
+    struct strbuf lb = {0};
     prom_labels_add(&lb, "stage", "a\\b\"c\nd");
-    assert_string_equal(lb.p, "stage=\"a\\\\b\\\"c\\nd\"");
+    assert_string_equal(lb.s, "stage=\"a\\\\b\\\"c\\nd\"");
     prom_labels_add(&lb, "name", "\xc3\xa9t\xc3\xa9");
-    assert_string_equal(lb.p, "stage=\"a\\\\b\\\"c\\nd\",name=\"\xc3\xa9t\xc3\xa9\"");
-    prom_buf_reset(&lb);
+    assert_string_equal(lb.s, "stage=\"a\\\\b\\\"c\\nd\",name=\"\xc3\xa9t\xc3\xa9\"");
+    strbuf_reset(&lb);
     assert_int_equal(lb.len, 0);
     /* Bytes that are not UTF-8 become '?': a scraper would reject the whole exposition. */
     prom_labels_add(&lb, "v", "a\xff" "b\xe2\x82");
-    assert_string_equal(lb.p, "v=\"a?b??\"");
-    prom_buf_free(&lb);
+    assert_string_equal(lb.s, "v=\"a?b??\"");
+    strbuf_free(&lb);
 
-    struct prom_buf b = {0};
+    struct strbuf b = {0};
     prom_family(&b, "x_total", PROM_COUNTER, "line one\nback\\slash \"quotes\" stay");
-    assert_string_equal(b.p, "# HELP x_total line one\\nback\\\\slash \"quotes\" stay\n"
+    assert_string_equal(b.s, "# HELP x_total line one\\nback\\\\slash \"quotes\" stay\n"
                              "# TYPE x_total counter\n");
-    prom_buf_reset(&b);
+    strbuf_reset(&b);
     prom_family(&b, "g", PROM_GAUGE, "h");
     prom_sample(&b, "g", NULL, 1.5);
     prom_sample(&b, "g", "", 2);
     prom_sample(&b, "g", "gpu=\"0\"", NAN);
     prom_sample_u64(&b, "g", "gpu=\"1\"", UINT64_MAX);
-    assert_string_equal(b.p, "# HELP g h\n# TYPE g gauge\ng 1.5\ng 2\ng{gpu=\"0\"} NaN\n"
+    assert_string_equal(b.s, "# HELP g h\n# TYPE g gauge\ng 1.5\ng 2\ng{gpu=\"0\"} NaN\n"
                              "g{gpu=\"1\"} 18446744073709551615\n");
-    prom_buf_free(&b);
+    strbuf_free(&b);
 }
 
 static void test_histogram(void **state)
 {
     (void)state;
-    struct prom_buf b = {0};
+    struct strbuf b = {0};
     const double bounds[] = {0.1, 1, 2.5};
     const uint64_t counts[] = {2, 0, 3, 1}; /* per bucket; the last is above 2.5 */
     prom_family(&b, "d_seconds", PROM_HISTOGRAM, "durations");
     prom_histogram(&b, "d_seconds", "stage=\"x\"", bounds, 3, counts, 9.25);
-    assert_string_equal(b.p,
+    assert_string_equal(b.s,
                         "# HELP d_seconds durations\n"
                         "# TYPE d_seconds histogram\n"
                         "d_seconds_bucket{stage=\"x\",le=\"0.1\"} 2\n"
@@ -101,10 +101,10 @@ static void test_histogram(void **state)
                         "d_seconds_bucket{stage=\"x\",le=\"+Inf\"} 6\n"
                         "d_seconds_sum{stage=\"x\"} 9.25\n"
                         "d_seconds_count{stage=\"x\"} 6\n");
-    prom_buf_reset(&b);
+    strbuf_reset(&b);
     prom_histogram(&b, "h", NULL, bounds, 1, counts, 0);
-    assert_string_equal(b.p, "h_bucket{le=\"0.1\"} 2\nh_bucket{le=\"+Inf\"} 2\nh_sum 0\nh_count 2\n");
-    prom_buf_free(&b);
+    assert_string_equal(b.s, "h_bucket{le=\"0.1\"} 2\nh_bucket{le=\"+Inf\"} 2\nh_sum 0\nh_count 2\n");
+    strbuf_free(&b);
 }
 
 /* --- the exposition of live aggregates ---------------------------------------------------- */

@@ -1,0 +1,82 @@
+/* strbuf: a growable string (see strbuf.h). */
+#include "util/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+void strbuf_reserve(struct strbuf *b, size_t more)
+{
+    if (b->len + more + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + more + 1)
+        cap *= 2;
+    b->s = xreallocarray(b->s, cap, 1);
+    b->cap = cap;
+}
+
+void strbuf_append(struct strbuf *b, const char *s, size_t len)
+{
+    strbuf_reserve(b, len);
+    memcpy(b->s + b->len, s, len);
+    b->len += len;
+    b->s[b->len] = '\0';
+}
+
+void strbuf_puts(struct strbuf *b, const char *s)
+{
+    strbuf_append(b, s, strlen(s));
+}
+
+void strbuf_putc(struct strbuf *b, char c)
+{
+    strbuf_reserve(b, 1);
+    b->s[b->len++] = c;
+    b->s[b->len] = '\0';
+}
+
+void strbuf_printf(struct strbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        strbuf_append(b, small, (size_t)n);
+        return;
+    }
+    strbuf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void strbuf_reset(struct strbuf *b)
+{
+    b->len = 0;
+    if (b->s)
+        b->s[0] = '\0';
+}
+
+void strbuf_free(struct strbuf *b)
+{
+    free(b->s);
+    b->s = NULL;
+    b->len = b->cap = 0;
+}
+
+char *strbuf_take(struct strbuf *b)
+{
+    char *s = b->s ? b->s : xstrdup("");
+    b->s = NULL;
+    b->len = b->cap = 0;
+    return s;
+}

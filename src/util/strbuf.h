@@ -1,0 +1,30 @@
+/* strbuf: a growable, NUL-terminated string. Zero-initialised is a valid empty buffer; s stays
+ * NULL until something is appended. Not thread-safe; allocation failure aborts (xalloc). */
+#ifndef MLBENCH_STRBUF_H
+#define MLBENCH_STRBUF_H
+
+#include <stddef.h>
+
+struct strbuf {
+    char *s;       /* NULL until something is appended */
+    size_t len;    /* bytes, without the terminating NUL */
+    size_t cap;
+};
+
+/* Makes room for at least `more` further bytes (fewer reallocations for a known size). */
+void strbuf_reserve(struct strbuf *b, size_t more);
+/* Appends len bytes of s. */
+void strbuf_append(struct strbuf *b, const char *s, size_t len);
+/* Appends a NUL-terminated string. */
+void strbuf_puts(struct strbuf *b, const char *s);
+void strbuf_putc(struct strbuf *b, char c);
+/* Appends printf-formatted text. */
+void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Empties the buffer, keeping its memory. */
+void strbuf_reset(struct strbuf *b);
+/* Frees the text and empties the buffer (it can be used again). */
+void strbuf_free(struct strbuf *b);
+/* The text, owned by the caller ("" when nothing was appended); the buffer is empty after. */
+char *strbuf_take(struct strbuf *b);
+
+#endif
