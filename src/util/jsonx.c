@@ -1,0 +1,32 @@
+/* jsonx: tolerant typed getters (see jsonx.h). */
+#include "util/jsonx.h"
+
+#include <math.h>
+
+double jsonx_number(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+double jsonx_num(const json_t *o, const char *key)
+{
+    return jsonx_number(json_object_get(o, key));
+}
+
+const char *jsonx_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+long long jsonx_int(const json_t *o, const char *key, long long fallback)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d >= -9.2e18 && d <= 9.2e18) /* false for NaN too */
+            return llround(d);
+    }
+    return fallback;
+}

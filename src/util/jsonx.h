@@ -1,0 +1,19 @@
+/* jsonx: typed getters for jansson documents that tolerate anything: a missing key, a null or
+ * a value of the wrong type give the "absent" answer (NULL, NAN, the fallback), never a crash.
+ * For documents read back from files that may be old, edited or hostile. Thread-safe on
+ * documents nobody modifies. */
+#ifndef MLBENCH_JSONX_H
+#define MLBENCH_JSONX_H
+
+#include <jansson.h>
+
+/* v as a double when it is a number (integer or real), else NAN. */
+double jsonx_number(const json_t *v);
+/* o[key] as a double, or NAN (o may be NULL or not an object). */
+double jsonx_num(const json_t *o, const char *key);
+/* o[key] when it is a string, else NULL. */
+const char *jsonx_str(const json_t *o, const char *key);
+/* o[key] when it is an integer (a real in range is rounded to the nearest), else fallback. */
+long long jsonx_int(const json_t *o, const char *key, long long fallback);
+
+#endif
