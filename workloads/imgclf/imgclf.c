@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dataset.h"
 #include "common/device.h"
 #include "common/opts.h"
 #include "imgclf/cnn.h"
+#include "imgclf/data/dataset.h"
 #include "imgclf/loader.h"
 #include "mlbench/marker.h"
 #include "workloads.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "common/device.h"
-#include "common/npy.h"
 #include "common/opts.h"
 #include "common/pool.h"
 #include "logreg/lbfgs.h"
@@ -18,6 +17,7 @@
 #include "logreg/lralloc.h"
 #include "logreg/makeclass.h"
 #include "logreg/membw.h"
+#include "logreg/npy.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
 

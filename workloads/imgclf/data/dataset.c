@@ -6,13 +6,13 @@
  * (before writing anything into it); take an flock on <dir>/.mlbench-lock; reuse the files when
  * the MANIFEST matches the request and the files listed match its counts, else (re)write them
  * with one thread per CPU and write the MANIFEST last (temporary file + rename); list. */
-#include "common/dataset.h"
+#include "imgclf/data/dataset.h"
 
-#include "common/idx.h"
-#include "common/jpeg.h"
 #include "common/opts.h"
 #include "common/rng.h"
-#include "common/synth.h"
+#include "imgclf/data/idx.h"
+#include "imgclf/data/jpeg.h"
+#include "imgclf/data/synth.h"
 
 #include <dirent.h>
 #include <errno.h>
