@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Passed to the CUDA backend (common/cuda_backend.h's cnn_create): changing it changes that
+ * library's ABI, so bump CUDA_BACKEND_ABI with it. */
 struct cnn_shape {
     int height, width, channels; /* input; height and width divisible by 4 */
     int classes;

@@ -18,6 +18,7 @@
 // it copies its results back. The reductions (bias gradients, the loss on the host) have a fixed
 // order, so a step is deterministic for a given GPU and cuBLAS.
 #include "common/cuda/cuda_check.cuh"
+#include "imgclf/cnn.h"
 
 #include <climits>
 #include <cmath>
