@@ -91,9 +91,13 @@ static int cpu_time(int size, const struct gemm_opts *o, struct gemm_timing *t, 
     return 0;
 }
 
+/* The sweep's parts (common/sweep.h); ctx is the struct gemm_opts. */
+
 /* Checks one precision on a 192 x 320 x 256 product; 0, or -1 with the error printed. */
-static int check(const struct cuda_backend *cuda, int precision, uint64_t seed)
+static int gemm_check(void *ctx, const struct device *dev, int precision)
 {
+    const struct cuda_backend *cuda = dev->cuda;
+    const uint64_t seed = ((const struct gemm_opts *)ctx)->seed;
     const int m = 192, k = 320, n = 256;
     float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
     float *c = malloc((size_t)m * n * sizeof *c);
@@ -129,7 +133,6 @@ out:
     return rc;
 }
 
-/* The sweep's parts (common/sweep.h); ctx is the struct gemm_opts. */
 static int gemm_setup(void *ctx, const struct device *dev)
 {
     const struct gemm_opts *o = ctx;
@@ -151,12 +154,6 @@ static void gemm_describe(void *ctx, const struct device *dev)
     }
     printf("gemm on %s%s: C = A B, N x N, median of %d after %d warm-up\n", dev->name,
            dev->cuda ? "" : " (OpenBLAS sgemm)", o->reps, o->warmup);
-}
-
-static int gemm_check(void *ctx, const struct device *dev, int precision)
-{
-    const struct gemm_opts *o = ctx;
-    return check(dev->cuda, precision, o->seed);
 }
 
 static int gemm_measure(void *ctx, const struct device *dev, int precision, int size,

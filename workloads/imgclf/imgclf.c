@@ -64,7 +64,6 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
 {
     static const char *const datasets[] = {"fashion-mnist", "synthetic", NULL};
     static const char *const devices[] = {"cpu", "cuda", NULL};
-    static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
     static const char *const schedules[] = {"cosine", "constant", NULL};
     int dataset = 0, device = 0, precision = 0, schedule = 0, image_size = 0;
     memset(o, 0, sizeof *o);
@@ -94,7 +93,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         WL_U64("seed", &o->seed),
         WL_DOUBLE("target-accuracy", &o->target, 0, 1),
         WL_CHOICE("device", &device, devices),
-        WL_CHOICE("precision", &precision, precisions),
+        WL_CHOICE("precision", &precision, precision_names),
         WL_FLAG("input-only", &o->input_only),
         WL_FLAG("prepare-only", &o->prepare_only),
         WL_FLAG("quiet", &o->quiet),
@@ -108,13 +107,13 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     o->cosine = schedule == 0;
     if (precision != 0 && device == 0) {
         wl_error(WL, "--precision %s needs --device cuda; the CPU backend trains in fp32",
-                 precisions[precision]);
+                 precision_names[precision]);
         return -1;
     }
     if (precision != 0) {
         wl_error(WL, "--precision %s: the CUDA backend trains in fp32 so far (mixed precision "
                      "is still to come); use --precision fp32",
-                 precisions[precision]);
+                 precision_names[precision]);
         return -1;
     }
     if (device_choose(WL, device == 1 ? DEVICE_CUDA : DEVICE_CPU, &o->dev))

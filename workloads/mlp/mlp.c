@@ -150,9 +150,12 @@ static void free_inputs(float *w[5])
         free(w[i]);
 }
 
+/* The sweep's parts (common/sweep.h); ctx is the struct mlp_opts. */
+
 /* Checks one precision on a small block; 0, or -1 with the error printed. */
-static int check(const struct device *dev, int precision, uint64_t seed)
+static int mlp_check(void *ctx, const struct device *dev, int precision)
 {
+    const uint64_t seed = ((const struct mlp_opts *)ctx)->seed;
     struct mlp_request rq = {.precision = precision, .batch = 4, .hidden = 64, .ff = 256};
     float *w[5] = {NULL}, *y = malloc(4 * 64 * sizeof *y);
     char err[512];
@@ -175,7 +178,6 @@ static int check(const struct device *dev, int precision, uint64_t seed)
     return rc;
 }
 
-/* The sweep's parts (common/sweep.h); ctx is the struct mlp_opts. */
 static int mlp_setup(void *ctx, const struct device *dev)
 {
     const struct mlp_opts *o = ctx;
@@ -199,12 +201,6 @@ static void mlp_describe(void *ctx, const struct device *dev)
            "warm-up\n",
            dev->name, o->hidden, o->ff, o->hidden, o->graph ? ", CUDA graph" : "", o->reps,
            o->warmup);
-}
-
-static int mlp_check(void *ctx, const struct device *dev, int precision)
-{
-    const struct mlp_opts *o = ctx;
-    return check(dev, precision, o->seed);
 }
 
 /* The CPU's inputs are made before the stage: the stage times the forwards only. */
