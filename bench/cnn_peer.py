@@ -1,5 +1,5 @@
 """cnn_peer: PyTorch's training throughput for the reference small CNN, measured like
-bench/cnn_throughput.c (the same model as shared/peers/peers.py small_cnn, any input shape and
+bench/cnn_throughput.c (the same model, bench/torch_model.py's small_cnn, any input shape and
 thread count): --warmup steps, then 5 timed repetitions of --steps steps on one seeded random
 batch; prints one JSON line with the median images_per_s, step_ms and achieved gflops (the
 same GEMM FLOP count as cnn_flops_train in workloads/imgclf/cnn_cpu.c).
@@ -14,6 +14,8 @@ import time
 
 import torch
 import torch.nn as nn
+
+from torch_model import small_cnn
 
 REPS = 5
 
@@ -38,11 +40,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
 
-    net = nn.Sequential(
-        nn.Conv2d(a.channels, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * (a.height // 4) * (a.width // 4), 128), nn.ReLU(),
-        nn.Linear(128, a.classes))
+    net = small_cnn(a.height, a.width, a.channels, a.classes)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     lossf = nn.CrossEntropyLoss()
     x = torch.randn(a.batch, a.channels, a.height, a.width)

@@ -1,5 +1,5 @@
 """PyTorch peer of `mlbench-workload imgclf` on Fashion-MNIST (bench/time-to-accuracy.sh): the
-same CNN, optimiser (SGD, momentum 0.9, lr 0.02 x batch/32 capped at 0.1, linear warm-up over
+same CNN (bench/torch_model.py), optimiser (SGD, momentum 0.9, lr 0.02 x batch/32 capped at 0.1, linear warm-up over
 the first 5 % of the steps, cosine decay per step), augmentation (random crop from the image zero-padded by 2, horizontal flip) and
 normalisation, with the whole dataset resident in memory as tensors (read from Debian's IDX
 files: no JPEG decoding -- an advantage over our run from files). Evaluates the test set after
@@ -15,6 +15,8 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
+
+from torch_model import small_cnn
 
 batch, epochs, threads = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 seed = int(sys.argv[4]) if len(sys.argv) > 4 else 1
@@ -37,10 +39,7 @@ def normalise(a):
 
 xtr, ytr = normalise(idx("train-images-idx3-ubyte.gz")), torch.from_numpy(idx("train-labels-idx1-ubyte.gz").astype(np.int64))
 xte, yte = normalise(idx("t10k-images-idx3-ubyte.gz")), torch.from_numpy(idx("t10k-labels-idx1-ubyte.gz").astype(np.int64))
-net = nn.Sequential(
-    nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+net = small_cnn(28, 28, 1, 10)
 lr0 = min(0.1, 0.02 * batch / 32)
 opt = torch.optim.SGD(net.parameters(), lr=lr0, momentum=0.9)
 lossf = nn.CrossEntropyLoss()

@@ -1,6 +1,6 @@
-"""PyTorch's L-BFGS on the GPU on the data `mlbench-workload logreg --save-data PREFIX` wrote,
-as /work/shared/peers/peers.py measures it (full batch, strong Wolfe, history 10, the same
-objective: mean log-loss + 0.5/n ||w||^2, i.e. scikit-learn's C = 1 scaled by 1/n), fp32.
+"""PyTorch's L-BFGS on the GPU on the data `mlbench-workload logreg --save-data PREFIX` wrote
+(full batch, strong Wolfe, history 10, the same objective as logreg's, docs/logreg.md, scaled
+by 1/n: mean log-loss + 0.5/n ||w||^2, i.e. scikit-learn's C = 1 scaled by 1/n), fp32.
 Median of 3 timed fits after one warm-up, synchronised. Prints one JSON line.
 
 Usage: logreg_torch_peer.py PREFIX"""

@@ -1,4 +1,4 @@
-/* Tests of the JPEG wrapper (workloads/common/jpeg.c) and the dataset preparation and listing
+/* Tests of the JPEG wrapper (workloads/imgclf/data/jpeg.c) and the dataset preparation and listing
  * (dataset.c, idx.c): round trips, corrupt data, the synthetic layout and its determinism,
  * reuse and redo, refusals, and Fashion-MNIST from a small fake IDX set written here. */
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "common/dataset.h"
-#include "common/jpeg.h"
+#include "imgclf/data/dataset.h"
+#include "imgclf/data/jpeg.h"
 
 static char tmp_root[256];
 

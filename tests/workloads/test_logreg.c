@@ -19,12 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/npy.h"
 #include "common/pool.h"
 #include "common/rng.h"
 #include "logreg/lbfgs.h"
 #include "logreg/logloss.h"
 #include "logreg/makeclass.h"
+#include "logreg/npy.h"
 #include "workloads.h"
 
 #include "assert_near.h"

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/jpeg.h"
 #include "common/rng.h"
+#include "imgclf/data/jpeg.h"
 #include "imgclf/loader.h"
 #include "imgclf/preprocess.h"
 

@@ -9,7 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "imgclf/cnn.h" /* struct cnn_shape */
+/* The ABI number covers the table's layout and the structs passed through it. struct
+ * cnn_shape is imgclf's (imgclf/cnn.h): the table only points to it, so common does not include
+ * a workload; the CNN's callers and imgclf/cuda/cnn_cuda.cu include cnn.h. Changing that struct
+ * changes this ABI too. */
+struct cnn_shape;
 
 #define CUDA_BACKEND_ABI 4
 #define CUDA_BACKEND_SYMBOL "mlbench_cuda_backend"

@@ -2,7 +2,8 @@
  * ceiling the other workloads are measured against. Each (precision, size) is a stage; its
  * TFLOP/s is a counter. Before timing, every precision is checked on a small product against a
  * double-precision reference computed here, so a fast wrong result is never reported. CPU:
- * OpenBLAS sgemm (fp32). CUDA: cuBLAS through the backend library (common/cuda_backend.h). */
+ * OpenBLAS sgemm (fp32). CUDA: cuBLAS through the backend library (common/cuda_backend.h). The
+ * driver (device, lists, check then time) is common/sweep.c's. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "common/device.h"
 #include "common/opts.h"
 #include "common/rng.h"
+#include "common/sweep.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
 
@@ -89,9 +91,13 @@ static int cpu_time(int size, const struct gemm_opts *o, struct gemm_timing *t, 
     return 0;
 }
 
+/* The sweep's parts (common/sweep.h); ctx is the struct gemm_opts. */
+
 /* Checks one precision on a 192 x 320 x 256 product; 0, or -1 with the error printed. */
-static int check(const struct cuda_backend *cuda, int precision, uint64_t seed)
+static int gemm_check(void *ctx, const struct device *dev, int precision)
 {
+    const struct cuda_backend *cuda = dev->cuda;
+    const uint64_t seed = ((const struct gemm_opts *)ctx)->seed;
     const int m = 192, k = 320, n = 256;
     float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
     float *c = malloc((size_t)m * n * sizeof *c);
@@ -127,6 +133,71 @@ out:
     return rc;
 }
 
+static int gemm_setup(void *ctx, const struct device *dev)
+{
+    const struct gemm_opts *o = ctx;
+    if (!dev->cuda)
+        openblas_set_num_threads(o->threads);
+    return 0;
+}
+
+static void gemm_describe(void *ctx, const struct device *dev)
+{
+    const struct gemm_opts *o = ctx;
+    char buf[64];
+    if (dev->cuda) {
+        snprintf(buf, sizeof buf, "%d.%d", dev->cc_major, dev->cc_minor);
+        mlb_meta("compute_capability", buf);
+    } else {
+        snprintf(buf, sizeof buf, "%d", o->threads);
+        mlb_meta("threads", buf);
+    }
+    printf("gemm on %s%s: C = A B, N x N, median of %d after %d warm-up\n", dev->name,
+           dev->cuda ? "" : " (OpenBLAS sgemm)", o->reps, o->warmup);
+}
+
+static int gemm_measure(void *ctx, const struct device *dev, int precision, int size,
+                        const char *stage, struct gemm_timing *t, char *err, size_t errlen)
+{
+    const struct gemm_opts *o = ctx;
+    struct gemm_request rq = {.precision = precision, .m = size, .n = size, .k = size,
+                              .warmup = o->warmup, .reps = o->reps, .seed = o->seed};
+    mlb_stage_begin(stage);
+    int rc = dev->cuda ? dev->cuda->gemm(&rq, NULL, NULL, NULL, t, err, errlen)
+                       : cpu_time(size, o, t, err, errlen);
+    mlb_stage_end(stage);
+    return rc;
+}
+
+static void gemm_report(void *ctx, int precision, int size, const struct gemm_timing *t)
+{
+    (void)ctx;
+    char counter[64];
+    snprintf(counter, sizeof counter, "tflops_%s_%d", precision_names[precision], size);
+    double tflops = 2.0 * size * (double)size * size / t->median_s * 1e-12;
+    mlb_counter(counter, tflops);
+    printf("  %-5s %6d  %10.3f ms  (%.3f .. %.3f)  %9.2f TFLOP/s\n", precision_names[precision],
+           size, t->median_s * 1e3, t->min_s * 1e3, t->max_s * 1e3, tflops);
+}
+
+static const struct sweep_parts gemm_parts = {
+    .wl = WL,
+    .list_opt = "sizes",
+    .list_cpu = "512,1024,2048",
+    .list_cuda = "1024,4096,8192",
+    .list_min = 16,
+    .list_max = 65536,
+    .precisions_cpu = "fp32",
+    .precisions_cuda = "fp32,tf32,fp16,bf16",
+    .cpu_fp32 = "the CPU product is fp32 (OpenBLAS sgemm)",
+    .stage_tag = "",
+    .setup = gemm_setup,
+    .describe = gemm_describe,
+    .check = gemm_check,
+    .measure = gemm_measure,
+    .report = gemm_report,
+};
+
 int gemm_main(int argc, char **argv)
 {
     struct gemm_opts o = {.warmup = 3, .reps = 10, .threads = wl_online_cpus(), .seed = 1};
@@ -143,70 +214,6 @@ int gemm_main(int argc, char **argv)
                         usage_text);
     if (rc)
         return rc > 0 ? 0 : 2;
-    struct device dev;
-    if (device_choose(WL, (enum device_choice)o.device, &dev))
-        return 2;
-    const struct cuda_backend *cuda = dev.cuda;
-    int sizes[DEVICE_LIST_MAX], precisions[DEVICE_LIST_MAX];
-    int n_sizes = device_parse_ints(WL, "sizes", o.sizes ? o.sizes : cuda ? "1024,4096,8192"
-                                                                         : "512,1024,2048",
-                                    16, 65536, sizes);
-    int n_prec = device_parse_precisions(WL, "precision",
-                                         o.precisions ? o.precisions
-                                         : cuda       ? "fp32,tf32,fp16,bf16"
-                                                      : "fp32",
-                                         precisions);
-    if (n_sizes < 0 || n_prec < 0)
-        return 2;
-    for (int i = 0; i < n_prec; i++)
-        if (!cuda && precisions[i] != GEMM_FP32) {
-            wl_error(WL, "--precision %s needs --device cuda; the CPU product is fp32 (OpenBLAS "
-                         "sgemm)",
-                     precision_names[precisions[i]]);
-            return 2;
-        }
-    if (!cuda)
-        openblas_set_num_threads(o.threads);
-
-    char buf[64], err[512];
-    mlb_meta("model", "gemm");
-    mlb_meta("device", cuda ? "cuda" : "cpu");
-    mlb_meta("device_name", dev.name);
-    if (cuda) {
-        snprintf(buf, sizeof buf, "%d.%d", dev.cc_major, dev.cc_minor);
-        mlb_meta("compute_capability", buf);
-    } else {
-        snprintf(buf, sizeof buf, "%d", o.threads);
-        mlb_meta("threads", buf);
-    }
-    printf("gemm on %s%s: C = A B, N x N, median of %d after %d warm-up\n", dev.name,
-           cuda ? "" : " (OpenBLAS sgemm)", o.reps, o.warmup);
-    for (int p = 0; p < n_prec; p++) {
-        int prec = precisions[p];
-        if (check(cuda, prec, o.seed))
-            return 1;
-        for (int s = 0; s < n_sizes; s++) {
-            char stage[64], counter[64];
-            snprintf(stage, sizeof stage, "%s-%d", precision_names[prec], sizes[s]);
-            snprintf(counter, sizeof counter, "tflops_%s_%d", precision_names[prec], sizes[s]);
-            struct gemm_timing t;
-            struct gemm_request rq = {.precision = prec, .m = sizes[s], .n = sizes[s],
-                                      .k = sizes[s], .warmup = o.warmup, .reps = o.reps,
-                                      .seed = o.seed};
-            mlb_stage_begin(stage);
-            rc = cuda ? cuda->gemm(&rq, NULL, NULL, NULL, &t, err, sizeof err)
-                      : cpu_time(sizes[s], &o, &t, err, sizeof err);
-            mlb_stage_end(stage);
-            if (rc) {
-                wl_error(WL, "%s: %s", stage, err);
-                return 1;
-            }
-            double tflops = 2.0 * sizes[s] * (double)sizes[s] * sizes[s] / t.median_s * 1e-12;
-            mlb_counter(counter, tflops);
-            printf("  %-5s %6d  %10.3f ms  (%.3f .. %.3f)  %9.2f TFLOP/s\n",
-                   precision_names[prec], sizes[s], t.median_s * 1e3, t.min_s * 1e3,
-                   t.max_s * 1e3, tflops);
-        }
-    }
-    return 0;
+    struct sweep_args args = {.device = o.device, .precisions = o.precisions, .list = o.sizes};
+    return sweep_main(&gemm_parts, &args, &o);
 }

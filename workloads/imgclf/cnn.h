@@ -5,7 +5,7 @@
  *   softmax cross-entropy, SGD with momentum (PyTorch's form: v = mu*v + g; w -= lr*v),
  *   optional L2 weight decay added to g.
  *
- * The same model as ../shared/peers/peers.py (PyTorch), for any input size H x W x C with H and W
+ * The same model as bench/torch_model.py (PyTorch), for any input size H x W x C with H and W
  * divisible by 4. Images are NHWC float (n x H x W x C, row-major), already normalised.
  * Weights are initialised as PyTorch's defaults (kaiming-uniform, a = sqrt(5): U(-1/sqrt(fan_in),
  * 1/sqrt(fan_in)) for weights and biases) from the seed.
@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Passed to the CUDA backend (common/cuda_backend.h's cnn_create): changing it changes that
+ * library's ABI, so bump CUDA_BACKEND_ABI with it. */
 struct cnn_shape {
     int height, width, channels; /* input; height and width divisible by 4 */
     int classes;

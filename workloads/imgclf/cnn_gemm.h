@@ -1,4 +1,4 @@
-/* cnn_gemm: the single-precision GEMM of the CNN's CPU backend (cnn_cpu.c), with hand-written
+/* cnn_gemm: the single-precision GEMM of the CNN's CPU backend (cnn_layers.c), with hand-written
  * AVX-512 kernels (cnn_gemm_avx512.c) used when the CPU has AVX-512F, OpenBLAS otherwise.
  *
  * All matrices are row-major: C (m x n, leading dimension ldc) = op(A) op(B) + beta C, where

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dataset.h"
 #include "common/device.h"
 #include "common/opts.h"
 #include "imgclf/cnn.h"
+#include "imgclf/data/dataset.h"
 #include "imgclf/loader.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
@@ -64,7 +64,6 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
 {
     static const char *const datasets[] = {"fashion-mnist", "synthetic", NULL};
     static const char *const devices[] = {"cpu", "cuda", NULL};
-    static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
     static const char *const schedules[] = {"cosine", "constant", NULL};
     int dataset = 0, device = 0, precision = 0, schedule = 0, image_size = 0;
     memset(o, 0, sizeof *o);
@@ -94,7 +93,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         WL_U64("seed", &o->seed),
         WL_DOUBLE("target-accuracy", &o->target, 0, 1),
         WL_CHOICE("device", &device, devices),
-        WL_CHOICE("precision", &precision, precisions),
+        WL_CHOICE("precision", &precision, precision_names),
         WL_FLAG("input-only", &o->input_only),
         WL_FLAG("prepare-only", &o->prepare_only),
         WL_FLAG("quiet", &o->quiet),
@@ -108,13 +107,13 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     o->cosine = schedule == 0;
     if (precision != 0 && device == 0) {
         wl_error(WL, "--precision %s needs --device cuda; the CPU backend trains in fp32",
-                 precisions[precision]);
+                 precision_names[precision]);
         return -1;
     }
     if (precision != 0) {
         wl_error(WL, "--precision %s: the CUDA backend trains in fp32 so far (mixed precision "
                      "is still to come); use --precision fp32",
-                 precisions[precision]);
+                 precision_names[precision]);
         return -1;
     }
     if (device_choose(WL, device == 1 ? DEVICE_CUDA : DEVICE_CPU, &o->dev))
@@ -273,6 +272,138 @@ static void report_skips(struct loader *l, long *total)
     *total += n;
 }
 
+/* What a run has measured so far, for the summary. */
+struct run_totals {
+    long images, skipped, val_skipped, step;
+    double train_s;   /* inside the "train" stages */
+    double reached_s; /* when val accuracy first reached --target-accuracy; -1: not yet */
+    double acc, loss; /* the last epoch's val accuracy (-1: none) and mean train loss */
+};
+
+/* The learning rate of the step: --lr, cosine-decayed over total_steps when asked, with a
+ * linear warm-up over the first warmup_steps (Goyal et al., 2017: the linearly scaled rate of a
+ * large batch can kill the ReLUs in the first steps otherwise). */
+static double step_lr(const struct imgclf_opts *o, long step, long total_steps, long warmup_steps)
+{
+    double lr = o->cosine ? 0.5 * o->lr * (1 + cos(M_PI * (double)step / total_steps)) : o->lr;
+    if (step < warmup_steps) /* large batches' large rates need a gentle start */
+        lr *= (double)(step + 1) / (double)warmup_steps;
+    return lr;
+}
+
+/* The batches of one epoch from l: one training step each (none with --input-only). Adds to
+ * t->images, t->step and t->train_s; *loss: the epoch's mean loss. 0, or 1 (message printed)
+ * when the model fails or the loss diverges. */
+static int train_epoch(struct model *net, struct loader *l, const struct imgclf_opts *o,
+                       long total_steps, long warmup_steps, struct run_totals *t, double *loss)
+{
+    const struct batch *b;
+    long epoch_steps = 0;
+    double epoch_loss = 0;
+    int status = 0;
+    while ((b = loader_next(l))) {
+        if (b->n == 0)
+            continue;
+        t->images += b->n;
+        if (o->input_only)
+            continue;
+        mlb_stage_begin("train");
+        double ts = wl_now();
+        double step_loss = model_step(net, b, step_lr(o, t->step, total_steps, warmup_steps), o);
+        t->train_s += wl_now() - ts;
+        mlb_stage_end("train");
+        mlb_counter("images", b->n);
+        if (t->step++ % 10 == 0)
+            mlb_counter("loss", step_loss);
+        epoch_loss += step_loss;
+        epoch_steps++;
+        if (!isfinite(step_loss) && *model_error(net)) {
+            wl_error(WL, "step %ld: %s", t->step, model_error(net));
+            status = 1;
+            break;
+        }
+        if (!isfinite(step_loss)) {
+            wl_error(WL, "the loss diverged (%g) at step %ld: lower --lr (now %g)", step_loss,
+                     t->step, o->lr);
+            status = 1;
+            break;
+        }
+    }
+    *loss = epoch_steps ? epoch_loss / epoch_steps : 0;
+    return status;
+}
+
+/* The epochs: train on lc's batches, then evaluate on val, with the per-epoch line. t0: the
+ * run's start, for the time to the target. 0, or 1 with the message printed. */
+static int train_epochs(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
+                        const struct loader_config *lc, double t0, struct run_totals *t)
+{
+    char err[256];
+    /* Steps of the whole run, for the cosine schedule (an upper bound when files are skipped). */
+    long total_steps = (long)o->epochs * ((lc->split->count + o->batch - 1) / o->batch);
+    long warmup_steps = total_steps / 20 > 1 ? total_steps / 20 : 1; /* 5 % of the steps */
+    for (int epoch = 0; epoch < o->epochs; epoch++) {
+        double te = wl_now();
+        struct loader *l = loader_start(lc, epoch, err, sizeof err);
+        if (!l) {
+            wl_error(WL, "%s", err);
+            return 1;
+        }
+        double loss;
+        int status = train_epoch(net, l, o, total_steps, warmup_steps, t, &loss);
+        report_skips(l, &t->skipped);
+        loader_free(l);
+        if (status)
+            return status;
+        if (o->input_only)
+            continue;
+        t->loss = loss;
+        mlb_stage_begin("evaluate");
+        t->acc = evaluate(net, o, d, &t->val_skipped, err, sizeof err);
+        mlb_stage_end("evaluate");
+        if (t->acc < 0) {
+            wl_error(WL, "evaluate: %s", err);
+            return 1;
+        }
+        mlb_counter("accuracy", t->acc);
+        if (t->reached_s < 0 && t->acc >= o->target) {
+            t->reached_s = wl_now() - t0;
+            mlb_counter("time_to_target_s", t->reached_s);
+        }
+        if (!o->quiet)
+            printf("epoch %d/%d: train loss %.4f, val accuracy %.4f, %.1f s\n", epoch + 1,
+                   o->epochs, t->loss, t->acc, wl_now() - te);
+    }
+    return 0;
+}
+
+/* The run's counters and summary line (status 0), and the skipped images (any status). */
+static void summarise(const struct imgclf_opts *o, const struct run_totals *t, int status,
+                      double total_s, double flops_step)
+{
+    long images = t->images, skipped = t->skipped + t->val_skipped;
+    if (skipped)
+        mlb_counter("skipped_images", (double)skipped);
+    if (status == 0 && o->input_only) {
+        mlb_counter("input_images_per_s", images / total_s);
+        printf("input only: %ld images in %.2f s, %.0f images/s, %d loader thread(s)\n", images,
+               total_s, images / total_s, o->loader_threads);
+    } else if (status == 0) {
+        double ips = t->train_s > 0 ? images / t->train_s : 0;
+        mlb_counter("train_images_per_s", ips);
+        mlb_counter("train_gflops", ips * flops_step * 1e-9);
+        printf("imgclf: %ld images in %d epoch(s), %.1f s; train %.0f images/s (%.1f GFLOP/s); "
+               "last epoch's train loss %.6f; val accuracy %.4f",
+               images, o->epochs, total_s, ips, ips * flops_step * 1e-9, t->loss, t->acc);
+        if (t->reached_s >= 0)
+            printf("; %.0f %% reached after %.1f s\n", 100 * o->target, t->reached_s);
+        else
+            printf("; %.0f %% not reached\n", 100 * o->target);
+    }
+    if (skipped)
+        printf("skipped %ld unreadable or corrupt image(s)\n", skipped);
+}
+
 static int run(const struct imgclf_opts *o, const struct dataset *d)
 {
     char err[256];
@@ -307,101 +438,10 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         .shuffle = 1, .aug = {.pad = pad, .flip = 1},
         .seed = o->seed, .marks = 1,
     };
-    double flops_step = cnn_flops_train(&shape);
-    double t0 = wl_now(), train_s = 0, reached_s = -1, acc = -1, loss_sum = 0;
-    long images = 0, skipped = 0, step = 0, val_skipped = 0;
-    /* Steps of the whole run, for the cosine schedule (an upper bound when files are skipped). */
-    long total_steps = (long)o->epochs * ((train.count + o->batch - 1) / o->batch);
-    /* Linear warm-up over the first 5 % of the steps (Goyal et al., 2017: the linearly scaled
-     * rate of a large batch can kill the ReLUs in the first steps otherwise). */
-    long warmup_steps = total_steps / 20 > 1 ? total_steps / 20 : 1;
-    for (int epoch = 0; epoch < o->epochs && status == 0; epoch++) {
-        double te = wl_now();
-        struct loader *l = loader_start(&lc, epoch, err, sizeof err);
-        if (!l) {
-            wl_error(WL, "%s", err);
-            status = 1;
-            break;
-        }
-        const struct batch *b;
-        long epoch_images = 0, epoch_steps = 0;
-        double epoch_loss = 0;
-        while ((b = loader_next(l))) {
-            if (b->n == 0)
-                continue;
-            epoch_images += b->n;
-            if (o->input_only)
-                continue;
-            mlb_stage_begin("train");
-            double ts = wl_now();
-            double lr = o->cosine ? 0.5 * o->lr * (1 + cos(M_PI * (double)step / total_steps))
-                                  : o->lr;
-            if (step < warmup_steps) /* large batches' large rates need a gentle start */
-                lr *= (double)(step + 1) / (double)warmup_steps;
-            double loss = model_step(&net, b, lr, o);
-            train_s += wl_now() - ts;
-            mlb_stage_end("train");
-            mlb_counter("images", b->n);
-            if (step++ % 10 == 0)
-                mlb_counter("loss", loss);
-            epoch_loss += loss;
-            epoch_steps++;
-            if (!isfinite(loss) && *model_error(&net)) {
-                wl_error(WL, "step %ld: %s", step, model_error(&net));
-                status = 1;
-                break;
-            }
-            if (!isfinite(loss)) {
-                wl_error(WL, "the loss diverged (%g) at step %ld: lower --lr (now %g)", loss,
-                         step, o->lr);
-                status = 1;
-                break;
-            }
-        }
-        report_skips(l, &skipped);
-        loader_free(l);
-        images += epoch_images;
-        if (o->input_only || status)
-            continue;
-        loss_sum = epoch_steps ? epoch_loss / epoch_steps : 0;
-        mlb_stage_begin("evaluate");
-        acc = evaluate(&net, o, d, &val_skipped, err, sizeof err);
-        mlb_stage_end("evaluate");
-        if (acc < 0) {
-            wl_error(WL, "evaluate: %s", err);
-            status = 1;
-            break;
-        }
-        mlb_counter("accuracy", acc);
-        if (reached_s < 0 && acc >= o->target) {
-            reached_s = wl_now() - t0;
-            mlb_counter("time_to_target_s", reached_s);
-        }
-        if (!o->quiet)
-            printf("epoch %d/%d: train loss %.4f, val accuracy %.4f, %.1f s\n", epoch + 1,
-                   o->epochs, loss_sum, acc, wl_now() - te);
-    }
-    double total_s = wl_now() - t0;
-    if (skipped || val_skipped)
-        mlb_counter("skipped_images", (double)(skipped + val_skipped));
-    if (status == 0 && o->input_only) {
-        mlb_counter("input_images_per_s", images / total_s);
-        printf("input only: %ld images in %.2f s, %.0f images/s, %d loader thread(s)\n", images,
-               total_s, images / total_s, o->loader_threads);
-    } else if (status == 0) {
-        double ips = train_s > 0 ? images / train_s : 0;
-        mlb_counter("train_images_per_s", ips);
-        mlb_counter("train_gflops", ips * flops_step * 1e-9);
-        printf("imgclf: %ld images in %d epoch(s), %.1f s; train %.0f images/s (%.1f GFLOP/s); "
-               "last epoch's train loss %.6f; val accuracy %.4f",
-               images, o->epochs, total_s, ips, ips * flops_step * 1e-9, loss_sum, acc);
-        if (reached_s >= 0)
-            printf("; %.0f %% reached after %.1f s\n", 100 * o->target, reached_s);
-        else
-            printf("; %.0f %% not reached\n", 100 * o->target);
-    }
-    if (skipped || val_skipped)
-        printf("skipped %ld unreadable or corrupt image(s)\n", skipped + val_skipped);
+    struct run_totals totals = {.reached_s = -1, .acc = -1};
+    double t0 = wl_now();
+    status = train_epochs(&net, o, d, &lc, t0, &totals);
+    summarise(o, &totals, status, wl_now() - t0, cnn_flops_train(&shape));
 done:
     if (owned) {
         free(train.paths);

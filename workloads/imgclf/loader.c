@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jpeg.h"
 #include "common/rng.h"
+#include "imgclf/data/jpeg.h"
 #include "mlbench/marker.h"
 
 struct slot {

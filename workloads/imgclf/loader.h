@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "common/dataset.h"
+#include "imgclf/data/dataset.h"
 #include "imgclf/preprocess.h"
 
 struct loader_config {

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "common/device.h"
-#include "common/npy.h"
 #include "common/opts.h"
 #include "common/pool.h"
 #include "logreg/lbfgs.h"
@@ -18,6 +17,7 @@
 #include "logreg/lralloc.h"
 #include "logreg/makeclass.h"
 #include "logreg/membw.h"
+#include "logreg/npy.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
 
@@ -193,7 +193,6 @@ static double measure_bandwidth(struct pool *pool, const void *buf, size_t bytes
     return membw_read_bytes_per_s(pool, buf, bytes, 3);
 }
 
-/* The run after parsing: 0, or 1 on a failure (message printed). */
 /* The objective on the GPU, counted and timed like logloss_eval for the summary. */
 struct gpu_objective {
     const struct cuda_backend *cuda;
@@ -211,6 +210,54 @@ static double gpu_eval_cb(void *ctx, const double *wb, double *grad)
     return f;
 }
 
+/* Evaluates the trained model wb on test and train (stage "evaluate") and reports: counters,
+ * the bandwidth each evaluation of the objective reached, and the summary line. */
+static void report(const struct logreg_opts *o, struct pool *pool,
+                   const struct makeclass_data *data, struct logloss *train, struct logloss *test,
+                   const double *wb, const struct lbfgs_result *res,
+                   const struct gpu_objective *gpu, double gen_s, double train_s)
+{
+    long d = data->features;
+    double t0 = wl_now();
+    mlb_stage_begin("evaluate");
+    double acc = logloss_accuracy(test, wb);
+    double train_acc = logloss_accuracy(train, wb);
+    mlb_stage_end("evaluate");
+    double eval_s = wl_now() - t0;
+    mlb_counter("accuracy", acc);
+    mlb_counter("train_accuracy", train_acc);
+
+    /* How close each evaluation came to the memory's limit: on the CPU it reads X once, on the
+     * GPU twice (a row pass, then a column pass); the GPU's bandwidth is not measured here. */
+    double per_eval_s = gpu->g ? gpu->seconds / (double)gpu->evals
+                               : logloss_eval_seconds(train) / (double)logloss_evals(train);
+    double eval_bps = (gpu->g ? 2 : 1) * logloss_bytes_per_eval(train) / per_eval_s;
+    double mem_bps = gpu->g ? 0
+                            : measure_bandwidth(pool, data->X_train,
+                                                (size_t)data->n_train * (size_t)d * sizeof(float));
+    mlb_counter("eval_ms", 1e3 * per_eval_s);
+    mlb_counter("eval_bytes_per_s", eval_bps);
+    if (mem_bps > 0) {
+        mlb_counter("memory_read_bytes_per_s", mem_bps);
+        mlb_counter("bandwidth_fraction", eval_bps / mem_bps);
+    }
+
+    char bandwidth[320] = ", read bandwidth not measured: X_train is under 64 MiB";
+    if (gpu->g)
+        snprintf(bandwidth, sizeof bandwidth, " on %s", o->dev.name);
+    if (mem_bps > 0)
+        snprintf(bandwidth, sizeof bandwidth, " = %.0f %% of %.1f GB/s read bandwidth",
+                 100.0 * eval_bps / mem_bps, mem_bps * 1e-9);
+    printf("logreg: %ld+%ld rows x %ld features, %d thread(s), %s kernel: generate %.3f s, "
+           "train %.3f s (%d iterations, %d evaluations, %.2f ms each = %.1f GB/s%s), "
+           "evaluate %.3f s; loss %.6f, test accuracy %.4f, train accuracy %.4f; %s\n",
+           data->n_train, data->n_test, d, o->threads,
+           gpu->g ? "cuda" : logloss_kernel_name(train), gen_s, train_s,
+           res->iterations, res->evals, 1e3 * per_eval_s, eval_bps * 1e-9, bandwidth, eval_s,
+           res->f, acc, train_acc, lbfgs_status_text(res->status));
+}
+
+/* The run after parsing: 0, or 1 on a failure (message printed). */
 static int run(const struct logreg_opts *o)
 {
     struct pool *pool = pool_create(o->threads);
@@ -286,43 +333,7 @@ static int run(const struct logreg_opts *o)
         goto out;
     }
 
-    t0 = wl_now();
-    mlb_stage_begin("evaluate");
-    double acc = logloss_accuracy(test, wb);
-    double train_acc = logloss_accuracy(train, wb);
-    mlb_stage_end("evaluate");
-    double eval_s = wl_now() - t0;
-    mlb_counter("accuracy", acc);
-    mlb_counter("train_accuracy", train_acc);
-
-    /* How close each evaluation came to the memory's limit: on the CPU it reads X once, on the
-     * GPU twice (a row pass, then a column pass); the GPU's bandwidth is not measured here. */
-    double per_eval_s = gpu.g ? gpu.seconds / (double)gpu.evals
-                              : logloss_eval_seconds(train) / (double)logloss_evals(train);
-    double eval_bps = (gpu.g ? 2 : 1) * logloss_bytes_per_eval(train) / per_eval_s;
-    double mem_bps = gpu.g ? 0
-                           : measure_bandwidth(pool, data.X_train,
-                                               (size_t)data.n_train * (size_t)d * sizeof(float));
-    mlb_counter("eval_ms", 1e3 * per_eval_s);
-    mlb_counter("eval_bytes_per_s", eval_bps);
-    if (mem_bps > 0) {
-        mlb_counter("memory_read_bytes_per_s", mem_bps);
-        mlb_counter("bandwidth_fraction", eval_bps / mem_bps);
-    }
-
-    char bandwidth[320] = ", read bandwidth not measured: X_train is under 64 MiB";
-    if (gpu.g)
-        snprintf(bandwidth, sizeof bandwidth, " on %s", o->dev.name);
-    if (mem_bps > 0)
-        snprintf(bandwidth, sizeof bandwidth, " = %.0f %% of %.1f GB/s read bandwidth",
-                 100.0 * eval_bps / mem_bps, mem_bps * 1e-9);
-    printf("logreg: %ld+%ld rows x %ld features, %d thread(s), %s kernel: generate %.3f s, "
-           "train %.3f s (%d iterations, %d evaluations, %.2f ms each = %.1f GB/s%s), "
-           "evaluate %.3f s; loss %.6f, test accuracy %.4f, train accuracy %.4f; %s\n",
-           data.n_train, data.n_test, d, o->threads,
-           gpu.g ? "cuda" : logloss_kernel_name(train), gen_s, train_s,
-           res.iterations, res.evals, 1e3 * per_eval_s, eval_bps * 1e-9, bandwidth, eval_s,
-           res.f, acc, train_acc, lbfgs_status_text(res.status));
+    report(o, pool, &data, train, test, wb, &res, &gpu, gen_s, train_s);
     rc = 0;
 out:
     free(wb);

@@ -3,7 +3,8 @@
  * example measured properly (warm-up, synchronised timing, repetitions, a correctness check
  * first), showing where half precision pays (large batches: compute-bound) and where a step is
  * bound by kernel launches (batch 1; --graph replays the step as one CUDA graph). CPU: OpenBLAS
- * sgemm + C, fp32. CUDA: the backend's cuBLAS path. Each (precision, batch) is a stage. */
+ * sgemm + C, fp32. CUDA: the backend's cuBLAS path. Each (precision, batch) is a stage; the
+ * driver (device, lists, check then time) is common/sweep.c's. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "common/device.h"
 #include "common/opts.h"
 #include "common/rng.h"
+#include "common/sweep.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
 
@@ -148,9 +150,12 @@ static void free_inputs(float *w[5])
         free(w[i]);
 }
 
+/* The sweep's parts (common/sweep.h); ctx is the struct mlp_opts. */
+
 /* Checks one precision on a small block; 0, or -1 with the error printed. */
-static int check(const struct device *dev, int precision, uint64_t seed)
+static int mlp_check(void *ctx, const struct device *dev, int precision)
 {
+    const uint64_t seed = ((const struct mlp_opts *)ctx)->seed;
     struct mlp_request rq = {.precision = precision, .batch = 4, .hidden = 64, .ff = 256};
     float *w[5] = {NULL}, *y = malloc(4 * 64 * sizeof *y);
     char err[512];
@@ -172,6 +177,85 @@ static int check(const struct device *dev, int precision, uint64_t seed)
     free(y);
     return rc;
 }
+
+static int mlp_setup(void *ctx, const struct device *dev)
+{
+    const struct mlp_opts *o = ctx;
+    if (o->graph && !dev->cuda) {
+        wl_error(WL, "--graph needs --device cuda (a CUDA graph replays GPU kernels)");
+        return -1;
+    }
+    if (!dev->cuda)
+        openblas_set_num_threads(o->threads);
+    return 0;
+}
+
+static void mlp_describe(void *ctx, const struct device *dev)
+{
+    const struct mlp_opts *o = ctx;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%dx%d", o->hidden, o->ff);
+    mlb_meta("shape", buf);
+    mlb_meta("cuda_graph", o->graph ? "yes" : "no");
+    printf("mlp on %s: y = GELU(x W1 + b1) W2 + b2, %d -> %d -> %d%s, median of %d after %d "
+           "warm-up\n",
+           dev->name, o->hidden, o->ff, o->hidden, o->graph ? ", CUDA graph" : "", o->reps,
+           o->warmup);
+}
+
+/* The CPU's inputs are made before the stage: the stage times the forwards only. */
+static int mlp_measure(void *ctx, const struct device *dev, int precision, int batch,
+                       const char *stage, struct gemm_timing *t, char *err, size_t errlen)
+{
+    const struct mlp_opts *o = ctx;
+    struct mlp_request rq = {.precision = precision, .batch = batch, .hidden = o->hidden,
+                             .ff = o->ff, .warmup = o->warmup, .reps = o->reps,
+                             .graph = o->graph, .seed = o->seed};
+    float *w[5] = {NULL};
+    if (!dev->cuda && make_inputs(&rq, w, o->seed)) {
+        free_inputs(w);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    mlb_stage_begin(stage);
+    int rc = forward(dev, &rq, w, NULL, t, err, errlen);
+    mlb_stage_end(stage);
+    free_inputs(w);
+    return rc;
+}
+
+static void mlp_report(void *ctx, int precision, int batch, const struct gemm_timing *t)
+{
+    const struct mlp_opts *o = ctx;
+    char buf[64];
+    double flops = 4.0 * batch * (double)o->hidden * o->ff; /* two products */
+    double tflops = flops / t->median_s * 1e-12;
+    snprintf(buf, sizeof buf, "ms_%s_b%d", precision_names[precision], batch);
+    mlb_counter(buf, t->median_s * 1e3);
+    snprintf(buf, sizeof buf, "tflops_%s_b%d", precision_names[precision], batch);
+    mlb_counter(buf, tflops);
+    printf("  %-5s batch %6d  %10.4f ms  (%.4f .. %.4f)  %12.0f rows/s  %8.3f TFLOP/s\n",
+           precision_names[precision], batch, t->median_s * 1e3, t->min_s * 1e3,
+           t->max_s * 1e3, batch / t->median_s, tflops);
+}
+
+static const struct sweep_parts mlp_parts = {
+    .wl = WL,
+    .list_opt = "batches",
+    .list_cpu = "1,256",
+    .list_cuda = "1,256",
+    .list_min = 1,
+    .list_max = 1 << 20,
+    .precisions_cpu = "fp32",
+    .precisions_cuda = "fp32,fp16,bf16",
+    .cpu_fp32 = "the CPU block runs in fp32",
+    .stage_tag = "b",
+    .setup = mlp_setup,
+    .describe = mlp_describe,
+    .check = mlp_check,
+    .measure = mlp_measure,
+    .report = mlp_report,
+};
 
 int mlp_main(int argc, char **argv)
 {
@@ -195,75 +279,6 @@ int mlp_main(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     if (!o.ff)
         o.ff = 4 * o.hidden;
-    struct device dev;
-    if (device_choose(WL, (enum device_choice)o.device, &dev))
-        return 2;
-    int batches[DEVICE_LIST_MAX], precisions[DEVICE_LIST_MAX];
-    int n_batches = device_parse_ints(WL, "batches", o.batches ? o.batches : "1,256", 1, 1 << 20,
-                                      batches);
-    int n_prec = device_parse_precisions(
-        WL, "precision", o.precisions ? o.precisions : dev.cuda ? "fp32,fp16,bf16" : "fp32",
-        precisions);
-    if (n_batches < 0 || n_prec < 0)
-        return 2;
-    for (int i = 0; i < n_prec; i++)
-        if (!dev.cuda && precisions[i] != GEMM_FP32) {
-            wl_error(WL, "--precision %s needs --device cuda; the CPU block runs in fp32",
-                     precision_names[precisions[i]]);
-            return 2;
-        }
-    if (o.graph && !dev.cuda) {
-        wl_error(WL, "--graph needs --device cuda (a CUDA graph replays GPU kernels)");
-        return 2;
-    }
-    if (!dev.cuda)
-        openblas_set_num_threads(o.threads);
-
-    char buf[64], err[512];
-    mlb_meta("model", "mlp");
-    mlb_meta("device", dev.cuda ? "cuda" : "cpu");
-    mlb_meta("device_name", dev.name);
-    snprintf(buf, sizeof buf, "%dx%d", o.hidden, o.ff);
-    mlb_meta("shape", buf);
-    mlb_meta("cuda_graph", o.graph ? "yes" : "no");
-    printf("mlp on %s: y = GELU(x W1 + b1) W2 + b2, %d -> %d -> %d%s, median of %d after %d "
-           "warm-up\n",
-           dev.name, o.hidden, o.ff, o.hidden, o.graph ? ", CUDA graph" : "", o.reps, o.warmup);
-    for (int p = 0; p < n_prec; p++) {
-        int prec = precisions[p];
-        if (check(&dev, prec, o.seed))
-            return 1;
-        for (int b = 0; b < n_batches; b++) {
-            struct mlp_request rq = {.precision = prec, .batch = batches[b], .hidden = o.hidden,
-                                     .ff = o.ff, .warmup = o.warmup, .reps = o.reps,
-                                     .graph = o.graph, .seed = o.seed};
-            float *w[5] = {NULL};
-            struct gemm_timing t;
-            char stage[64];
-            snprintf(stage, sizeof stage, "%s-b%d", precision_names[prec], batches[b]);
-            if (!dev.cuda && make_inputs(&rq, w, o.seed)) {
-                free_inputs(w);
-                wl_error(WL, "%s: out of memory", stage);
-                return 1;
-            }
-            mlb_stage_begin(stage);
-            rc = forward(&dev, &rq, w, NULL, &t, err, sizeof err);
-            mlb_stage_end(stage);
-            free_inputs(w);
-            if (rc) {
-                wl_error(WL, "%s: %s", stage, err);
-                return 1;
-            }
-            double flops = 4.0 * batches[b] * (double)o.hidden * o.ff; /* two products */
-            double tflops = flops / t.median_s * 1e-12;
-            snprintf(buf, sizeof buf, "ms_%s_b%d", precision_names[prec], batches[b]);
-            mlb_counter(buf, t.median_s * 1e3);
-            snprintf(buf, sizeof buf, "tflops_%s_b%d", precision_names[prec], batches[b]);
-            mlb_counter(buf, tflops);
-            printf("  %-5s batch %6d  %10.4f ms  (%.4f .. %.4f)  %12.0f rows/s  %8.3f TFLOP/s\n",
-                   precision_names[prec], batches[b], t.median_s * 1e3, t.min_s * 1e3,
-                   t.max_s * 1e3, batches[b] / t.median_s, tflops);
-        }
-    }
-    return 0;
+    struct sweep_args args = {.device = o.device, .precisions = o.precisions, .list = o.batches};
+    return sweep_main(&mlp_parts, &args, &o);
 }

@@ -8,7 +8,7 @@
 //   forward:  im2col3x3 -> cuBLAS (conv1) -> bias_relu_pool -> im2col3x3 -> cuBLAS (conv2) ->
 //             bias_relu_pool -> cuBLAS (fc1) -> bias_relu -> cuBLAS (fc2) -> bias_add
 //   loss:     softmax_xent, one thread per image: its loss, and dlogits / n in place
-//   backward: as cnn_cpu.c's fc_backward and conv_backward, for the whole batch at once (no
+//   backward: as cnn_layers.c's cnn_fc_backward and cnn_conv_backward, for the whole batch (no
 //             micro-batches: GPU memory holds every activation): weight gradients and input
 //             gradients by cuBLAS, bias gradients by column_sums, pool_backward to the argmax
 //             where the pooled output was positive, col2im3x3; no input gradient for conv1
@@ -18,6 +18,7 @@
 // it copies its results back. The reductions (bias gradients, the loss on the host) have a fixed
 // order, so a step is deterministic for a given GPU and cuBLAS.
 #include "common/cuda/cuda_check.cuh"
+#include "imgclf/cnn.h"
 
 #include <climits>
 #include <cmath>
@@ -140,7 +141,7 @@ static __device__ size_t window_at(size_t o, int h, int w, int nc)
 
 // Bias, ReLU and 2x2 max-pool of y (m x h x w x nc, before bias) into p (m x h/2 x w/2 x nc),
 // the window's argmax (0..3: top-left, top-right, bottom-left, bottom-right; the first of equal
-// values, as PyTorch and cnn_cpu.c) in arg. The bias is added after the max: it is the same for
+// values, as PyTorch and cnn_layers.c) in arg. The bias is added after the max: it is the same for
 // the whole window.
 static __global__ void bias_relu_pool(const float *y, const float *bias, int m, int h, int w,
                                       int nc, float *p, unsigned char *arg)
@@ -238,7 +239,7 @@ static __global__ void relu_backward(float *dh, const float *h, size_t n)
 }
 
 // Softmax cross-entropy of each of the n rows of z (n x nc) against its label, one thread per
-// row with the operations of cnn_cpu.c's loss_backward (max shift, sum of exponentials in
+// row with the operations of cnn_layers.c's cnn_loss_backward (max shift, sum of exponentials in
 // double): loss[i] = log(sum) - (z_y - max), and z is replaced by the gradient of the batch-mean
 // loss, (softmax - onehot) * scale with scale = 1/n. A thread per row is slow for thousands of
 // classes; the CNN has tens.

@@ -1,7 +1,7 @@
 /* npy: NumPy .npy (format 1.0) writer (see npy.h). The header is the dict NumPy writes
  * ({'descr': ..., 'fortran_order': False, 'shape': (...), }) padded with spaces and a newline so
  * that the data starts at a multiple of 64 bytes, as NumPy itself aligns it. */
-#include "common/npy.h"
+#include "logreg/npy.h"
 #include "common/opts.h"
 
 #include <errno.h>

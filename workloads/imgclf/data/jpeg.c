@@ -15,7 +15,7 @@
  *    without dimensions (a stream cut inside its tables) is an error.
  *  - The API is the 2.x one (tjInitCompress and friends): the tj3 API needs 3.0.
  */
-#include "common/jpeg.h"
+#include "imgclf/data/jpeg.h"
 
 #include <limits.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* synth: the synthetic image generator of the image datasets (see synth.h). */
-#include "common/synth.h"
+#include "imgclf/data/synth.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* idx: the IDX file reader (see idx.h), over zlib's gz* functions, which read gzip'd and plain
  * files alike. */
-#include "common/idx.h"
+#include "imgclf/data/idx.h"
 
 #include <errno.h>
 #include <limits.h>
