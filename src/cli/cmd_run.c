@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/workload_path.h"
 #include "cli/run_options.h"
-#include "cli/summary_text.h"
+#include "export/text.h"
 #include "live/http_server.h"
 #include "live/live.h"
 #include "util/log.h"
@@ -527,9 +527,9 @@ static int measure(struct run_config cfg)
         write_failed = 1;
     }
     if (cfg.json && doc)
-        summary_text_print_json(stdout, doc, path);
-    else if (!cfg.quiet)
-        summary_text_print(stdout, &l.result, path);
+        export_text_print_json(stdout, doc, path);
+    else if (!cfg.quiet && doc)
+        export_text_print(stdout, doc, path);
     fflush(stdout);
     json_decref(doc);
 
