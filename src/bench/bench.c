@@ -18,6 +18,7 @@
 #include "measure/session.h"
 #include "measure/stages.h"
 #include "result/resources.h"
+#include "result/result.h"
 #include "store/store.h"
 #include "util/clock.h"
 #include "util/fsx.h"
@@ -452,8 +453,7 @@ static void bench_free(struct bench *b)
     cmdline_free(&b->cleanup);
 }
 
-int bench_run(const struct run_config *cfg, bench_print_fn print, void *print_arg,
-              struct bench_output *out)
+int bench_run(const struct run_config *cfg, struct bench_output *out)
 {
     struct bench b = {.cfg = cfg};
     memset(out, 0, sizeof *out);
@@ -474,8 +474,6 @@ int bench_run(const struct run_config *cfg, bench_print_fn print, void *print_ar
         status = 3;
     else if (b.result.stop_signal)
         status = 128 + b.result.stop_signal;
-    if (print)
-        print(&b.result, out->doc, out->path, print_arg);
     bench_free(&b);
     return status;
 }

@@ -12,23 +12,17 @@
 #include <jansson.h>
 
 #include "measure/run_config.h"
-#include "result/result.h"
 
 struct bench_output {
     json_t *doc;    /* the result document, or NULL when nothing could run or it failed to build */
     char *path;     /* the file the result was written to (store or fallback), or NULL */
 };
 
-/* Called once the result is written (before the in-memory result is freed), to print it. */
-typedef void (*bench_print_fn)(const struct bench_result *r, json_t *doc, const char *path,
-                               void *arg);
-
 /* Measures cfg. Returns mlbench's exit status: 0 every run ok, 1 a run failed, 2 bad input
  * (nothing ran), 3 the harness could not start or the result could not be written where asked,
  * 127 the command was not found, 128+N stopped by signal N. out is filled in every case; free
  * it with bench_output_free. */
-int bench_run(const struct run_config *cfg, bench_print_fn print, void *print_arg,
-              struct bench_output *out);
+int bench_run(const struct run_config *cfg, struct bench_output *out);
 void bench_output_free(struct bench_output *out);
 
 #endif

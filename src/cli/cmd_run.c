@@ -7,21 +7,11 @@
 #include "bench/bench.h"
 #include "cli/commands.h"
 #include "cli/run_options.h"
-#include "cli/summary_text.h"
 #include "cli/workload_path.h"
+#include "export/text.h"
 #include "measure/workflow.h"
 #include "util/log.h"
 #include "util/xalloc.h"
-
-static void print_summary(const struct bench_result *r, json_t *doc, const char *path, void *arg)
-{
-    const struct run_config *cfg = arg;
-    if (cfg->json && doc)
-        summary_text_print_json(stdout, doc, path);
-    else if (!cfg->quiet)
-        summary_text_print(stdout, r, path);
-    fflush(stdout);
-}
 
 int cmd_run(int argc, char **argv)
 {
@@ -98,7 +88,12 @@ int cmd_run(int argc, char **argv)
         cfg.argc = 4;
     }
     struct bench_output out;
-    int status = bench_run(&cfg, print_summary, &cfg, &out);
+    int status = bench_run(&cfg, &out);
+    if (cfg.json && out.doc)
+        export_text_print_json(stdout, out.doc, out.path);
+    else if (!cfg.quiet && out.doc)
+        export_text_print(stdout, out.doc, out.path);
+    fflush(stdout);
     bench_output_free(&out);
     free(default_argv[0]);
     if (wf_argv)

@@ -1,7 +1,8 @@
 /* export: the report formats of `mlbench report` (docs/reports.md). One exporter = one file =
  * one `struct exporter` (markdown.c, html.c, trace.c, csv.c), listed in the one table of
- * export.c. Exporters read result documents ("mlbench.result/1", docs/result-schema.md) and,
- * for several results, the comparison document of compare_results ("mlbench.comparison/1").
+ * export.c; what they share is support.c, the outline of the documents outline.c. Exporters
+ * read result documents ("mlbench.result/1", docs/result-schema.md) and, for several results,
+ * the comparison document of compare_results ("mlbench.comparison/1").
  *
  * The second half of this header is for the exporters themselves: JSON accessors, the table
  * model and the document outline that the Markdown and HTML reports share, so that both say
@@ -9,6 +10,8 @@
 #ifndef MLBENCH_EXPORT_H
 #define MLBENCH_EXPORT_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
 
@@ -69,6 +72,18 @@ long long export_get_int(const json_t *o, const char *key, long long fallback);
 /* The value of a JSON number, or NAN for anything else (null included). */
 double export_num(const json_t *v);
 
+/* Whether s ends with suffix and has something before it. */
+bool export_ends_with(const char *s, const char *suffix);
+/* printf into a new string owned by the caller, through the one allocation policy (xalloc). */
+char *export_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* A growing string: start with {0}; s is NULL until the first add, then owned by the holder. */
+struct export_buf {
+    char *s;
+    size_t len, cap;
+};
+void export_buf_add(struct export_buf *b, const char *s);
+
 /* The result's label, or its id when it has none (never NULL). */
 const char *export_result_name(const json_t *result);
 /* The representative run: among measured runs with status ok (else measured runs, else all
@@ -106,6 +121,28 @@ size_t export_stage_colour(const struct export_request *req, const char *name);
  * first series of the metric). NULL when absent. */
 json_t *export_series_find(const json_t *run, const char *metric, const char *labels);
 
+/* The member of a resources array ({metric, labels, mean, peak, n}) with this metric and
+ * labels (NULL labels: the first with the metric), or NULL. */
+const json_t *export_resource_find(const json_t *resources, const char *metric,
+                                   const char *labels);
+/* What a stage (or the whole run) used of the machine, from its resources array: NAN for what
+ * was not measured. GPU figures cover the GPUs in gpus (analysis.gpus): mean utilisation
+ * averaged, memory peak of the busiest, power added up. */
+struct export_stage_figures {
+    double cpu_cores;           /* mean rate of process CPU time */
+    double rss_peak_bytes;
+    double read_bps, write_bps; /* storage bytes per second of the process tree */
+    double iowait;              /* ratio, the machine's */
+    double gpu_util;            /* ratio */
+    double gpu_mem_peak_bytes;
+    double gpu_power_watts;
+    size_t samples;             /* the most samples of any series (0: none fell in the stage) */
+};
+void export_stage_figures(const json_t *resources, const json_t *gpus,
+                          struct export_stage_figures *f);
+/* The share of the run of the stage named stage in result r (1 for "total"), or NAN. */
+double export_stage_share(const json_t *r, const char *stage);
+
 /* A table of text cells, filled by the outline and rendered by each format. */
 struct export_table {
     size_t ncols, nrows, cap;
@@ -124,6 +161,10 @@ void export_table_set(struct export_table *t, size_t row, size_t col, const char
     __attribute__((format(printf, 4, 5)));
 const char *export_table_cell(const struct export_table *t, size_t row, size_t col);
 void export_table_free(struct export_table *t);
+
+/* Starts t as the two-column (property, value) table of a result's environment object env
+ * (env_table.c); the caller frees it. */
+void export_env_table(struct export_table *t, const json_t *env);
 
 /* Figures a format may draw where the outline places them (the Markdown report has none). */
 enum export_figure {

@@ -1,5 +1,5 @@
 /* html.c: the HTML report (--format html): one self-contained page (no script, no network, no
- * external font; a Content-Security-Policy forbids any load) with the outline of export.c and
+ * external font; a Content-Security-Policy forbids any load) with the outline of outline.c and
  * inline SVG charts: the stage breakdown of every result as stacked bars, and timelines of the
  * representative run of each result (CPU cores, memory, storage I/O, GPU utilisation) with its
  * stages shaded. Every text from the result is escaped. */

@@ -1,4 +1,4 @@
-/* markdown.c: the Markdown report (--format md): the outline of export.c (environment,
+/* markdown.c: the Markdown report (--format md): the outline of outline.c (environment,
  * workload, methodology, results with intervals, resources, analysis, warnings, runs, the
  * command to reproduce; the comparison first when there are several results) as CommonMark
  * with GitHub tables. Text from the result is escaped so it renders as written. */

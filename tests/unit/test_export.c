@@ -1,7 +1,9 @@
 /* Unit tests of the report exporters (src/export/) on small hand-made results: the Markdown
  * report has every section and escapes text; CSV follows RFC 4180; the trace's events are
  * complete, in microseconds, with runs apart; the HTML page escapes text, holds SVG charts and
- * loads nothing; the helpers pick the median run and quote commands for a shell. */
+ * loads nothing; the helpers pick the median run and quote commands for a shell; the terminal
+ * summary (text.c) has every part, cuts long UTF-8 names at a character boundary and lets no
+ * control character through. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "export/text.h"
 
 /* JSON written with ' for " and ` for \" (a quote inside a string), to keep literals legible. */
 static json_t *json_from(const char *text)
@@ -558,6 +561,109 @@ static void test_median_run_and_quoting(void **state)
     json_decref(r);
 }
 
+/* The terminal summary of r into a new string. */
+static char *render_text(const json_t *r, const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(export_text_print(f, r, path), 0);
+    fclose(f);
+    return buf;
+}
+
+static void test_text_summary(void **state)
+{
+    (void)state;
+    char *out = render_text(base, "store/runs/20260101T000000-aaaaaa.json");
+    find_in(out, "\nmlbench run: prog a b   [base|line, \"q\" <b>]\n");
+    find_in(out, "result 20260101T000000-aaaaaa   created 2026-01-01T00:00:00.000Z   mlbench "
+                 "0.1.0 (abc)\nhost   box (Linux 6.1, 8 CPUs)\n");
+    find_in(out, "3 runs measured (+1 warm-up), 3 ok\n");
+    find_in(out, "95% CI of median");
+    find_in(out, "\na,b                      2.000 ms");
+    find_in(out, "\n  <script>x</script>     1.000 ms");
+    find_in(out, "(75%)");
+    find_in(out, "cpu 0.50 cores busy (user 500.0 ms, sys 0 ns)   max RSS 2.000 MiB");
+    find_in(out, "counters images           last 32   sum 64   100/s");
+    find_in(out, "metadata batch_size=32");
+    find_in(out, "resources (mean)        cores/8");
+    find_in(out, "GPU util");
+    find_in(out, "(shorter than the sampling interval)");
+    find_in(out, "verdicts (bottleneck: a,b):\n  a,b               50.0%  gpu-bound: GPU 90 %");
+    find_in(out, "  total            100.0%  gpu-bound");
+    find_in(out, "  1. a,b [gpu-bound]: GPU 90 %\n     -> use a larger batch (could save about "
+                 "1.000 ms a run)");
+    find_in(out, "warnings:\n  ! 3 runs cover 75 %");
+    find_in(out, "\nresult: store/runs/20260101T000000-aaaaaa.json\n");
+    free(out);
+}
+
+static void test_text_names_and_control_characters(void **state)
+{
+    (void)state;
+    json_t *r = json_deep_copy(base);
+    json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
+    /* 45 two-byte characters: cut to 39 and an ellipsis, never inside a character */
+    char name[128] = "";
+    for (int i = 0; i < 45; i++)
+        strcat(name, "\u00e9");
+    json_object_set_new(json_array_get(stages, 0), "name", json_string(name));
+    json_object_set_new(json_array_get(stages, 1), "name",
+                        json_string("esc\x1b[2J\x07" "bell\nnewline\xc2\x9b" "csi"));
+    json_object_set_new(r, "label", json_string("\x1b]0;title\x07"));
+    json_t *warnings = json_object_get(r, "warnings");
+    json_array_append_new(warnings, json_pack("{s:s, s:s}", "code", "x", "message",
+                                              "first line\nsecond line"));
+    char *out = render_text(r, NULL);
+    char cut[128] = "";
+    for (int i = 0; i < 39; i++)
+        strcat(cut, "\u00e9");
+    strcat(cut, "\u2026 ");
+    find_in(out, cut);
+    find_in(out, "  esc?[2J?bell?newline?csi ");
+    find_in(out, "[?]0;title?]");
+    find_in(out, "  ! first line\n    second line\n");
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++) {
+        assert_false(*p < 0x20 && *p != '\n');
+        assert_false(*p == 0x7f);
+        assert_false(p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f);
+    }
+    assert_null(strstr(out, "result: "));
+    /* both tables' names in one column: the widest label (40 columns) sets it */
+    const char *row = strstr(out, cut);
+    const char *figure = strstr(row, "2.000 ms");
+    assert_non_null(figure);
+    free(out);
+    json_decref(r);
+
+    char buf[64];
+    assert_string_equal(export_text_fit("abc", 3, buf, sizeof buf), "abc");
+    assert_string_equal(export_text_fit("abcd", 3, buf, sizeof buf), "ab\u2026");
+    assert_string_equal(export_text_fit("\u6570\u636e\u52a0", 5, buf, sizeof buf),
+                        "\u6570\u636e\u2026");
+    assert_int_equal(export_text_cols("\u6570\u636e\u2026"), 5);
+    assert_int_equal(export_text_cols("e\u0301"), 1);
+}
+
+static void test_text_no_run_completed(void **state)
+{
+    (void)state;
+    json_t *r = json_from("{'id':'x','status':'interrupted','interrupted_by':'SIGINT',"
+                          "'command':{'argv':['p']},'summary':{'runs_measured':1,'runs_ok':0,"
+                          "'used_failed_runs':true},'runs':[{'status':'failed','warmup':false,"
+                          "'wall_ns':0,'exit_code':-1,'prepare_error':'--prepare failed:\\n"
+                          "oops'}],'analysis':null}");
+    char *out = render_text(r, NULL);
+    find_in(out, "1 run measured, 0 ok, interrupted by SIGINT\n");
+    find_in(out, "  run 1: failed: --prepare failed:\n      oops\n");
+    find_in(out, "no run completed: nothing to summarise\n");
+    assert_null(strstr(out, "no run succeeded"));
+    free(out);
+    json_decref(r);
+}
+
 static void test_tables(void **state)
 {
     (void)state;
@@ -590,6 +696,9 @@ int main(void)
         cmocka_unit_test(test_requests_refused),
         cmocka_unit_test(test_median_run_and_quoting),
         cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_text_summary),
+        cmocka_unit_test(test_text_names_and_control_characters),
+        cmocka_unit_test(test_text_no_run_completed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

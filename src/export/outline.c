@@ -1,0 +1,776 @@
+/* outline.c: the outline of the Markdown and HTML reports: what a report says and in which
+ * order (the comparison first when there are several results, then for each: summary,
+ * environment, workload and configuration, methodology, results, resource use, analysis,
+ * warnings, runs, how to reproduce), as calls to the format's export_outline_ops, so both formats
+ * say the same things and only their markup differs (see export.h). */
+#include "export/export.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+static const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
+/* ---- primitives ---- */
+
+struct outline {
+    const struct export_outline_ops *ops;
+    void *ctx;
+    const struct export_request *req;
+    int level;  /* heading level of a result's sections */
+};
+
+static void o_heading(struct outline *o, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void o_heading(struct outline *o, int level, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    o->ops->heading(o->ctx, level, text);
+}
+
+static void o_para(struct outline *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void o_para(struct outline *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = export_vformat(fmt, ap);
+    va_end(ap);
+    o->ops->paragraph(o->ctx, text);
+    free(text);
+}
+
+/* A list of strings being built, then handed to ops->list. */
+struct strlist {
+    char **v;
+    size_t n, cap;
+};
+
+static void sl_add(struct strlist *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sl_add(struct strlist *l, const char *fmt, ...)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 8;
+        l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    l->v[l->n++] = export_vformat(fmt, ap);
+    va_end(ap);
+}
+
+static void o_list(struct outline *o, struct strlist *l)
+{
+    if (l->n)
+        o->ops->list(o->ctx, (const char *const *)l->v, l->n);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static void o_table(struct outline *o, struct export_table *t)
+{
+    o->ops->table(o->ctx, t);
+    export_table_free(t);
+}
+
+/* ---- environment ---- */
+
+static void section_environment(struct outline *o, const json_t *r)
+{
+    const json_t *env = json_object_get(r, "environment");
+    o_heading(o, o->level, "Environment");
+    if (!json_is_object(env) || json_object_size(env) == 0) {
+        o_para(o, "The result does not describe its environment.");
+        return;
+    }
+    struct export_table t;
+    export_env_table(&t, env);
+    o_table(o, &t);
+}
+
+/* ---- workload and configuration ---- */
+
+static void config_value(const char *key, const json_t *v, char *buf, size_t len)
+{
+    if (json_is_null(v) && !strcmp(key, "runs"))
+        snprintf(buf, len, "automatic (at least 3 runs and 5 s, at most 10)");
+    else if (json_is_null(v))
+        snprintf(buf, len, "none");
+    else if (export_ends_with(key, "_ns") && json_is_number(v))
+        export_fmt_duration(json_number_value(v), buf, len);
+    else if (export_ends_with(key, "_s") && json_is_number(v))
+        snprintf(buf, len, "%.6g s", json_number_value(v));
+    else
+        export_fmt_value(v, buf, len);
+}
+
+static void section_workload(struct outline *o, const json_t *r)
+{
+    const json_t *cmd = json_object_get(r, "command");
+    const json_t *argv = json_object_get(cmd, "argv");
+    struct export_buf b = {0};
+    export_buf_add(&b, "");
+    for (size_t i = 0; i < json_array_size(argv); i++) {
+        const char *w = json_string_value(json_array_get(argv, i));
+        char *q = export_shell_quote(w ? w : "");
+        if (i)
+            export_buf_add(&b, " ");
+        export_buf_add(&b, q);
+        free(q);
+    }
+    o_heading(o, o->level, "Workload and configuration");
+    o_para(o, "Command%s:", json_is_true(json_object_get(cmd, "shell"))
+                                ? " (run through /bin/sh -c)" : "");
+    o->ops->code(o->ctx, b.s);
+    free(b.s);
+
+    char buf[512];
+    struct export_table t;
+    export_table_init(&t, 2, "setting", "value");
+    size_t row = export_table_row(&t, 0);
+    export_table_set(&t, row, 0, "label");
+    export_table_set(&t, row, 1, "%s", export_fmt_value(json_object_get(r, "label"), buf,
+                                                          sizeof buf));
+    const json_t *cfg = json_object_get(r, "config");
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)cfg, k, v) {
+        config_value(k, v, buf, sizeof buf);
+        row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%s", k);
+        export_table_set(&t, row, 1, "%s", buf);
+    }
+    o_table(o, &t);
+
+    const json_t *meta = json_object_get(json_object_get(r, "summary"), "metadata");
+    if (json_array_size(meta)) {
+        o_para(o, "Metadata the workload sent (last run):");
+        export_table_init(&t, 2, "key", "value");
+        for (size_t i = 0; i < json_array_size(meta); i++) {
+            const json_t *m = json_array_get(meta, i);
+            row = export_table_row(&t, 0);
+            export_table_set(&t, row, 0, "%s", str_or(export_get_str(m, "key"), "?"));
+            export_table_set(&t, row, 1, "%s%s", str_or(export_get_str(m, "value"), ""),
+                             json_is_true(json_object_get(m, "varies"))
+                                 ? " (varies between runs)" : "");
+        }
+        o_table(o, &t);
+    }
+}
+
+/* ---- methodology ---- */
+
+static void section_methodology(struct outline *o, const json_t *r)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *cfg = json_object_get(r, "config");
+    const json_t *sampling = json_object_get(r, "sampling");
+    const json_t *mlb = json_object_get(r, "mlbench");
+    struct strlist l = {0};
+    long long measured = export_get_int(s, "runs_measured", 0);
+    long long warmup = 0;
+    const json_t *runs = json_object_get(r, "runs");
+    for (size_t i = 0; i < json_array_size(runs); i++)
+        warmup += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
+    sl_add(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
+           "result but not counted (first runs pay for cold caches and lazy initialisation).",
+           measured, measured == 1 ? "" : "s", export_get_int(s, "runs_ok", 0), warmup,
+           warmup == 1 ? "" : "s");
+    if (json_is_null(json_object_get(cfg, "runs")))
+        sl_add(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
+               "measurement, at most 10.");
+    if (json_is_true(json_object_get(s, "used_failed_runs")))
+        sl_add(&l, "No run succeeded: the statistics describe the failed runs.");
+    else
+        sl_add(&l, "Statistics are over the %lld measured runs that succeeded.",
+               export_get_int(s, "runs_used", 0));
+    sl_add(&l, "Each run: the command in its own process group, standard input from /dev/null, "
+           "output discarded; wall time from spawn to exit (CLOCK_MONOTONIC); CPU time, peak RSS "
+           "and page faults over the whole process tree.");
+    sl_add(&l, "Stage time is active time: wall time during which at least one span of the stage "
+           "was open on any thread or process (the union of its spans).");
+    sl_add(&l, "Figures are medians over the runs, with the confidence interval of the median from "
+           "order statistics (95 %% from 6 runs on; with fewer runs [min, max] and the coverage it "
+           "really has); CV is standard deviation over mean; outliers have a modified z-score "
+           "above 3.5 (docs/statistics.md).");
+    if (isfinite(export_get_num(cfg, "timeout_s")))
+        sl_add(&l, "Timeout per run: %.6g s.", export_get_num(cfg, "timeout_s"));
+    if (sampling) {
+        struct export_buf src = {0};
+        export_buf_add(&src, "");
+        const json_t *sources = json_object_get(sampling, "sources");
+        for (size_t i = 0; i < json_array_size(sources); i++) {
+            if (i)
+                export_buf_add(&src, ", ");
+            export_buf_add(&src, str_or(json_string_value(json_array_get(sources, i)), "?"));
+        }
+        double ratio = export_get_num(sampling, "cpu_ratio");
+        char cost[96] = "", a[64];
+        if (isfinite(ratio))
+            snprintf(cost, sizeof cost, "; sampling used %.2f %% of one core", 100 * ratio);
+        sl_add(&l, "Resources sampled every %s by %s%s; samples are attributed to the stages open "
+               "at their time.",
+               export_fmt_duration(export_get_num(sampling, "interval_ns"), a, sizeof a),
+               json_array_size(sources) ? src.s : "no source", cost);
+        free(src.s);
+        const json_t *nm = json_object_get(sampling, "not_measured");
+        for (size_t i = 0; i < json_array_size(nm); i++)
+            sl_add(&l, "Not measured: %s.", str_or(json_string_value(json_array_get(nm, i)), "?"));
+    }
+    sl_add(&l, "Measured with mlbench %s (commit %s); result %s, started %s.",
+           str_or(export_get_str(mlb, "version"), "?"),
+           str_or(export_get_str(mlb, "git_commit"), "?"),
+           str_or(export_get_str(r, "id"), "?"), str_or(export_get_str(r, "created"), "?"));
+    o_heading(o, o->level, "Methodology");
+    o_list(o, &l);
+}
+
+/* ---- results ---- */
+
+static void stats_row(struct export_table *t, const char *name, int depth, const json_t *st,
+                      double share, long long n)
+{
+    char m[32], mn[32], mx[32];
+    size_t row = export_table_row(t, depth);
+    double level = export_get_num(st, "ci_level");
+    long long sn = export_get_int(st, "n", 0);
+    export_table_set(t, row, 0, "%s", name);
+    export_table_set(t, row, 1, "%s", export_fmt_duration(export_get_num(st, "median"), m,
+                                                           sizeof m));
+    if (sn >= 2 && isfinite(export_get_num(st, "ci_low"))) {
+        char lo[32], hi[32];
+        export_fmt_duration(export_get_num(st, "ci_low"), lo, sizeof lo);
+        export_fmt_duration(export_get_num(st, "ci_high"), hi, sizeof hi);
+        if (isfinite(level) && level < 0.95 - 1e-9)
+            export_table_set(t, row, 2, "%s .. %s (%.0f %%)", lo, hi, 100 * level);
+        else
+            export_table_set(t, row, 2, "%s .. %s", lo, hi);
+    } else {
+        export_table_set(t, row, 2, "-");
+    }
+    export_table_set(t, row, 3, "%s", export_fmt_num(share, "%.1f %%", 100, m, sizeof m));
+    export_table_set(t, row, 4, "%s .. %s",
+                     export_fmt_duration(export_get_num(st, "min"), mn, sizeof mn),
+                     export_fmt_duration(export_get_num(st, "max"), mx, sizeof mx));
+    export_table_set(t, row, 5, "%s", sn >= 2 ? export_fmt_num(export_get_num(st, "cv"),
+                                                               "%.1f %%", 100, m, sizeof m) : "-");
+    export_table_set(t, row, 6, "%lld", n);
+}
+
+static void section_results(struct outline *o, const json_t *r, size_t index)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *stages = json_object_get(s, "stages");
+    const json_t *wall = json_object_get(s, "wall_ns");
+    char a[32], b[32], c[32], d[32];
+    o_heading(o, o->level, "Results");
+    if (!wall) {
+        o_para(o, "No run completed: there is nothing to summarise.");
+        return;
+    }
+    if (json_is_true(json_object_get(s, "used_failed_runs")))
+        o_para(o, "No run succeeded: the figures below describe failed runs.");
+    struct export_table t;
+    export_table_init(&t, 7, "stage", "median", "95% CI of median", "share", "min .. max", "CV",
+                      "runs");
+    t.numeric = 0x7e;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        stats_row(&t, str_or(export_get_str(st, "name"), "?"), (int)export_get_int(st, "depth", 0),
+                  json_object_get(st, "active_ns"), export_get_num(st, "share"),
+                  export_get_int(st, "n", 0));
+    }
+    double outside = export_get_num(s, "outside_ns");
+    double wall_median = export_get_num(wall, "median");
+    if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
+        outside / wall_median >= 0.01) {
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "(outside stages)");
+        export_table_set(&t, row, 1, "%s", export_fmt_duration(outside, a, sizeof a));
+        export_table_set(&t, row, 3, "%.1f %%", 100 * outside / wall_median);
+    }
+    stats_row(&t, "total", 0, wall, 1.0, export_get_int(wall, "n", 0));
+    o_table(o, &t);
+    o_para(o, "Stage time is the wall time with the stage open on any thread. CPU: %s cores busy "
+           "(user %s, system %s per run); peak RSS %s.",
+           export_fmt_num(export_get_num(s, "cpu_cores"), "%.2f", 1, c, sizeof c),
+           export_fmt_duration(export_get_num(json_object_get(s, "user_ns"), "median"), a,
+                               sizeof a),
+           export_fmt_duration(export_get_num(json_object_get(s, "sys_ns"), "median"), b,
+                               sizeof b),
+           export_fmt_bytes(export_get_num(json_object_get(s, "max_rss_bytes"), "median"), d,
+                            sizeof d));
+    if (o->req->n == 1 && o->ops->figure)
+        o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, index);
+
+    const json_t *counters = json_object_get(s, "counters");
+    if (json_array_size(counters)) {
+        export_table_init(&t, 4, "counter", "last value (median)", "sum per run (median)",
+                          "rate (median)");
+        t.numeric = 0xe;
+        for (size_t i = 0; i < json_array_size(counters); i++) {
+            const json_t *k = json_array_get(counters, i);
+            bool count = json_is_true(json_object_get(k, "count"));
+            size_t row = export_table_row(&t, 0);
+            export_table_set(&t, row, 0, "%s", str_or(export_get_str(k, "name"), "?"));
+            export_table_set(&t, row, 1, "%s", export_fmt_num(
+                export_get_num(json_object_get(k, "last"), "median"), "%.6g", 1, a, sizeof a));
+            /* sums and rates only mean something for counts (images), not for a loss */
+            export_table_set(&t, row, 2, "%s", count ? export_fmt_num(
+                export_get_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
+            export_table_set(&t, row, 3, "%s", count ? export_fmt_num(
+                export_get_num(k, "rate_per_s_median"), "%.4g/s", 1, a, sizeof a) : "-");
+        }
+        o_para(o, "Counters the workload sent:");
+        o_table(o, &t);
+    }
+}
+
+/* ---- resource use per stage ---- */
+
+static void resource_row(struct export_table *t, const char *name, int depth,
+                         const json_t *resources, const json_t *gpus)
+{
+    char b[32];
+    size_t row = export_table_row(t, depth);
+    export_table_set(t, row, 0, "%s", name);
+    if (!json_array_size(resources)) {
+        export_table_set(t, row, 1, "no sample (shorter than the sampling interval)");
+        return;
+    }
+    struct export_stage_figures f;
+    export_stage_figures(resources, gpus, &f);
+    export_table_set(t, row, 1, "%s", export_fmt_num(f.cpu_cores, "%.2f", 1, b, sizeof b));
+    export_table_set(t, row, 2, "%s", export_fmt_bytes(f.rss_peak_bytes, b, sizeof b));
+    export_table_set(t, row, 3, "%s", export_fmt_num(f.read_bps, "%.1f", 1e-6, b, sizeof b));
+    export_table_set(t, row, 4, "%s", export_fmt_num(f.write_bps, "%.1f", 1e-6, b, sizeof b));
+    export_table_set(t, row, 5, "%s", export_fmt_num(f.iowait, "%.0f %%", 100, b, sizeof b));
+    if (t->ncols > 6) {
+        export_table_set(t, row, 6, "%s", export_fmt_num(f.gpu_util, "%.0f %%", 100, b, sizeof b));
+        export_table_set(t, row, 7, "%s", export_fmt_bytes(f.gpu_mem_peak_bytes, b, sizeof b));
+        export_table_set(t, row, 8, "%s", export_fmt_num(f.gpu_power_watts, "%.0f", 1, b,
+                                                         sizeof b));
+    }
+}
+
+static void section_resources(struct outline *o, const json_t *r, size_t index)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
+    const json_t *stages = json_object_get(s, "stages");
+    o_heading(o, o->level, "Resource use per stage");
+    if (!json_object_get(s, "resources")) {
+        o_para(o, "No resource samples: the runs were shorter than the sampling interval or "
+               "no source could measure.");
+        return;
+    }
+    struct export_table t;
+    if (json_array_size(gpus))
+        export_table_init(&t, 9, "stage", "CPU cores busy", "peak memory", "read MB/s",
+                          "write MB/s", "iowait", "GPU util", "GPU memory peak", "GPU W");
+    else
+        export_table_init(&t, 6, "stage", "CPU cores busy", "peak memory", "read MB/s",
+                          "write MB/s", "iowait");
+    t.numeric = 0x1fe;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        resource_row(&t, str_or(export_get_str(st, "name"), "?"),
+                     (int)export_get_int(st, "depth", 0),
+                     json_object_get(st, "resources"), gpus);
+    }
+    resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus);
+    o_table(o, &t);
+    o_para(o, "Means over the samples that fell in each stage (medians over the runs); peak "
+           "memory is the highest sample. CPU cores busy is the rate of process CPU time; MB/s are "
+           "storage bytes of the process tree; iowait is the machine's.%s",
+           json_array_size(gpus) ? " GPU figures cover the GPUs the workload used." : "");
+    if (o->ops->figure)
+        o->ops->figure(o->ctx, EXPORT_FIGURE_TIMELINES, o->req, index);
+}
+
+/* ---- analysis, warnings, runs, reproduce ---- */
+
+static const json_t *verdict_of(const json_t *r, const char *stage)
+{
+    const json_t *v = json_object_get(json_object_get(r, "analysis"), "verdicts");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const char *s = export_get_str(json_array_get(v, i), "stage");
+        if (s && !strcmp(s, stage))
+            return json_array_get(v, i);
+    }
+    return NULL;
+}
+
+/* The figures a reader wants first: total with its interval, the largest stage, the
+ * bottleneck, the first finding, the count of warnings. */
+static void section_summary(struct outline *o, const json_t *r)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *wall = json_object_get(s, "wall_ns");
+    char a[32], b[32];
+    struct strlist l = {0};
+    o_heading(o, o->level, "Summary");
+    long long measured = export_get_int(s, "runs_measured", 0);
+    long long ok = export_get_int(s, "runs_ok", 0);
+    if (wall && export_get_int(wall, "n", 0) >= 2 && isfinite(export_get_num(wall, "ci_low"))) {
+        double level = export_get_num(wall, "ci_level");
+        char c[32];
+        sl_add(&l, "Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).",
+               export_fmt_duration(export_get_num(wall, "median"), a, sizeof a),
+               isfinite(level) ? 100 * level : 95.0,
+               export_fmt_duration(export_get_num(wall, "ci_low"), b, sizeof b),
+               export_fmt_duration(export_get_num(wall, "ci_high"), c, sizeof c), measured,
+               measured == 1 ? "" : "s", ok);
+    } else if (wall) {
+        sl_add(&l, "Total: %s over %lld run%s (%lld ok): too few for an interval.",
+               export_fmt_duration(export_get_num(wall, "median"), a, sizeof a), measured,
+               measured == 1 ? "" : "s", ok);
+    } else {
+        sl_add(&l, "No run completed (%lld measured).", measured);
+    }
+    const json_t *stages = json_object_get(s, "stages"), *largest = NULL;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        if (export_get_int(st, "depth", 0) == 0 &&
+            (!largest || export_get_num(st, "share") > export_get_num(largest, "share")))
+            largest = st;
+    }
+    if (largest)
+        sl_add(&l, "Largest stage: %s, %s median, %s of the total.",
+               str_or(export_get_str(largest, "name"), "?"),
+               export_fmt_duration(export_get_num(json_object_get(largest, "active_ns"), "median"),
+                                   a, sizeof a),
+               export_fmt_num(export_get_num(largest, "share"), "%.1f %%", 100, b, sizeof b));
+    const json_t *analysis = json_object_get(r, "analysis");
+    const char *bottleneck = export_get_str(analysis, "bottleneck");
+    if (bottleneck) {
+        const json_t *v = verdict_of(r, bottleneck);
+        sl_add(&l, "Bottleneck: %s (%s: %s).", bottleneck, str_or(export_get_str(v, "rule"), "?"),
+               str_or(export_get_str(v, "evidence"), ""));
+    }
+    const json_t *first = json_array_get(json_object_get(analysis, "findings"), 0);
+    if (first)
+        sl_add(&l, "First recommendation (%s): %s.", str_or(export_get_str(first, "stage"), "?"),
+               str_or(export_get_str(first, "recommendation"), ""));
+    size_t nw = json_array_size(json_object_get(r, "warnings"));
+    if (nw)
+        sl_add(&l, "%zu warning%s about the measurement (below).", nw, nw == 1 ? "" : "s");
+    else
+        sl_add(&l, "No warning about the measurement.");
+    o_list(o, &l);
+}
+
+static void section_analysis(struct outline *o, const json_t *r)
+{
+    const json_t *a = json_object_get(r, "analysis");
+    char b[32];
+    o_heading(o, o->level, "Analysis");
+    if (!json_is_object(a)) {
+        o_para(o, "No analysis: there were no resource samples or no usable run.");
+        return;
+    }
+    const char *bottleneck = export_get_str(a, "bottleneck");
+    if (bottleneck)
+        o_para(o, "Bottleneck: %s, the top-level stage holding the pipeline back.", bottleneck);
+    struct export_table t;
+    export_table_init(&t, 4, "stage", "share", "verdict", "evidence");
+    t.numeric = 0x2;
+    const json_t *verdicts = json_object_get(a, "verdicts");
+    for (size_t i = 0; i < json_array_size(verdicts); i++) {
+        const json_t *v = json_array_get(verdicts, i);
+        const char *stage = str_or(export_get_str(v, "stage"), "?");
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%s", stage);
+        export_table_set(&t, row, 1, "%s", export_fmt_num(export_stage_share(r, stage),
+                                                          "%.1f %%", 100, b, sizeof b));
+        export_table_set(&t, row, 2, "%s", str_or(export_get_str(v, "rule"), "?"));
+        export_table_set(&t, row, 3, "%s", str_or(export_get_str(v, "evidence"), ""));
+    }
+    o_table(o, &t);
+    const json_t *findings = json_object_get(a, "findings");
+    if (!json_array_size(findings)) {
+        o_para(o, "No findings.");
+        return;
+    }
+    o_para(o, "Findings, largest estimated saving first:");
+    export_table_init(&t, 6, "#", "stage", "rule", "evidence", "recommendation",
+                      "could save per run");
+    t.numeric = 0x21;
+    for (size_t i = 0; i < json_array_size(findings); i++) {
+        const json_t *f = json_array_get(findings, i);
+        double saving = export_get_num(f, "saving_ns");
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%zu", i + 1);
+        export_table_set(&t, row, 1, "%s", str_or(export_get_str(f, "stage"), "?"));
+        export_table_set(&t, row, 2, "%s", str_or(export_get_str(f, "rule"), "?"));
+        export_table_set(&t, row, 3, "%s", str_or(export_get_str(f, "evidence"), ""));
+        export_table_set(&t, row, 4, "%s", str_or(export_get_str(f, "recommendation"), ""));
+        export_table_set(&t, row, 5, "%s", saving > 0 ? export_fmt_duration(saving, b, sizeof b)
+                                                      : "-");
+    }
+    o_table(o, &t);
+}
+
+static void section_warnings(struct outline *o, const json_t *r)
+{
+    const json_t *w = json_object_get(r, "warnings");
+    struct strlist l = {0};
+    o_heading(o, o->level, "Warnings");
+    if (json_is_string(json_object_get(r, "interrupted_by")))
+        sl_add(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",
+               export_get_str(r, "interrupted_by"));
+    for (size_t i = 0; i < json_array_size(w); i++) {
+        const json_t *x = json_array_get(w, i);
+        sl_add(&l, "%s: %s", str_or(export_get_str(x, "code"), "?"),
+               str_or(export_get_str(x, "message"), ""));
+    }
+    if (!l.n)
+        o_para(o, "None: nothing suggests the measurement is off.");
+    o_list(o, &l);
+}
+
+static void section_runs(struct outline *o, const json_t *r)
+{
+    const json_t *runs = json_object_get(r, "runs");
+    char a[32], b[32], c[32], d[32];
+    o_heading(o, o->level, "Runs");
+    struct export_table t;
+    export_table_init(&t, 8, "run", "kind", "status", "wall", "user", "system", "max RSS",
+                      "exit");
+    t.numeric = 0xf9;
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *x = json_array_get(runs, i);
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%lld", export_get_int(x, "index", (long long)i));
+        export_table_set(&t, row, 1, "%s", json_is_true(json_object_get(x, "warmup"))
+                                               ? "warm-up" : "measured");
+        const char *err = export_get_str(x, "error");
+        const char *perr = export_get_str(x, "prepare_error");
+        export_table_set(&t, row, 2, "%s%s%s", str_or(export_get_str(x, "status"), "?"),
+                         err || perr ? ": " : "", err ? err : perr ? perr : "");
+        export_table_set(&t, row, 3, "%s", export_fmt_duration(export_get_num(x, "wall_ns"), a,
+                                                               sizeof a));
+        export_table_set(&t, row, 4, "%s", export_fmt_duration(export_get_num(x, "user_ns"), b,
+                                                               sizeof b));
+        export_table_set(&t, row, 5, "%s", export_fmt_duration(export_get_num(x, "sys_ns"), c,
+                                                               sizeof c));
+        export_table_set(&t, row, 6, "%s", export_fmt_bytes(export_get_num(x, "max_rss_bytes"),
+                                                            d, sizeof d));
+        if (export_get_str(x, "signal"))
+            export_table_set(&t, row, 7, "%s", export_get_str(x, "signal"));
+        else
+            export_table_set(&t, row, 7, "%s", export_fmt_value(json_object_get(x, "exit_code"),
+                                                                a, sizeof a));
+    }
+    o_table(o, &t);
+}
+
+static void section_reproduce(struct outline *o, const json_t *r)
+{
+    o_heading(o, o->level, "Reproduce");
+    o_para(o, "From the directory it was measured in, with the same environment:");
+    char *cmd = export_reproduce_command(r);
+    o->ops->code(o->ctx, cmd);
+    free(cmd);
+}
+
+/* ---- comparison ---- */
+
+static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
+{
+    const json_t *stages = json_object_get(cand, "stages");
+    char a[32], b[32], ci[32];
+    if (!json_array_size(stages))
+        return;
+    snprintf(ci, sizeof ci, "ratio %g%% CI", isfinite(alpha) ? 100 * (1 - alpha) : 95.0);
+    struct export_table t;
+    export_table_init(&t, 9, "stage", "baseline", "candidate", "change", "speedup", ci, "p",
+                      "runs", "verdict");
+    t.numeric = 0xfe;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *s = json_array_get(stages, i);
+        size_t row = export_table_row(&t, 0);
+        double p = export_get_num(s, "p_value");
+        export_table_set(&t, row, 0, "%s", str_or(export_get_str(s, "name"), "?"));
+        export_table_set(&t, row, 1, "%s", export_fmt_duration(
+            export_get_num(s, "baseline_median_ns"), a, sizeof a));
+        export_table_set(&t, row, 2, "%s", export_fmt_duration(
+            export_get_num(s, "candidate_median_ns"), a, sizeof a));
+        export_table_set(&t, row, 3, "%s", export_fmt_num(export_get_num(s, "change_pct"),
+                                                          "%+.1f %%", 1, a, sizeof a));
+        export_table_set(&t, row, 4, "%s", export_fmt_num(export_get_num(s, "speedup"),
+                                                          "%.3fx", 1, a, sizeof a));
+        if (isfinite(export_get_num(s, "ratio_ci_low")))
+            export_table_set(&t, row, 5, "%s .. %s",
+                             export_fmt_num(export_get_num(s, "ratio_ci_low"), "%.3f", 1, a,
+                                            sizeof a),
+                             export_fmt_num(export_get_num(s, "ratio_ci_high"), "%.3f", 1, b,
+                                            sizeof b));
+        else
+            export_table_set(&t, row, 5, "-");
+        if (isfinite(p) && p < 0.001)
+            export_table_set(&t, row, 6, "< 0.001");
+        else
+            export_table_set(&t, row, 6, "%s", export_fmt_num(p, "%.3f", 1, a, sizeof a));
+        export_table_set(&t, row, 7, "%lld / %lld", export_get_int(s, "n_baseline", 0),
+                         export_get_int(s, "n_candidate", 0));
+        export_table_set(&t, row, 8, "%s", str_or(export_get_str(s, "verdict"), "-"));
+    }
+    o_table(o, &t);
+}
+
+/* A figure of a metric in its unit: counters as rates (CPU seconds as cores), bytes in binary
+ * units, ratios in percent; anything else (metric NULL: not a resource) as it is. */
+static char *metric_value(const char *metric, const json_t *v, char *buf, size_t len)
+{
+    double x = export_num(v);
+    if (!metric || !isfinite(x))
+        return export_fmt_value(v, buf, len);
+    if (!strcmp(metric, "process_cpu_seconds_total"))
+        return export_fmt_num(x, "%.2f cores", 1, buf, len);
+    if (export_ends_with(metric, "_bytes_total")) {
+        export_fmt_bytes(x, buf, len);
+        strncat(buf, "/s", len - strlen(buf) - 1);
+        return buf;
+    }
+    if (export_ends_with(metric, "_bytes"))
+        return export_fmt_bytes(x, buf, len);
+    if (export_ends_with(metric, "_ratio"))
+        return export_fmt_num(x, "%.1f %%", 100, buf, len);
+    return export_fmt_num(x, "%.4g", 1, buf, len);
+}
+
+/* A baseline/candidate table of the comparison member `member`: columns named by keys. */
+static void cmp_pairs(struct outline *o, const json_t *cand, const char *member,
+                      const char *intro, const char *k1, const char *k2, const char *h1,
+                      const char *h2)
+{
+    const json_t *items = json_object_get(cand, member);
+    if (!json_array_size(items))
+        return;
+    bool env = !strcmp(member, "environment_differences");
+    char buf[512];
+    struct export_table t;
+    size_t ncols = (k2 ? 4 : 3) + env;
+    if (k2)
+        export_table_init(&t, ncols, h1, h2, "baseline", "candidate", "matters");
+    else
+        export_table_init(&t, ncols, h1, "baseline", "candidate", "matters");
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        const json_t *x = json_array_get(items, i);
+        size_t row = export_table_row(&t, 0), c = 0;
+        export_table_set(&t, row, c++, "%s", export_fmt_value(json_object_get(x, k1), buf,
+                                                              sizeof buf));
+        if (k2)
+            export_table_set(&t, row, c++, "%s", export_fmt_value(json_object_get(x, k2), buf,
+                                                                  sizeof buf));
+        const char *metric = export_get_str(x, "metric");
+        export_table_set(&t, row, c++, "%s", metric_value(metric, json_object_get(x, "baseline"),
+                                                          buf, sizeof buf));
+        export_table_set(&t, row, c++, "%s", metric_value(metric, json_object_get(x, "candidate"),
+                                                          buf, sizeof buf));
+        if (env)
+            export_table_set(&t, row, c, "%s", json_is_true(json_object_get(x, "matters"))
+                                                   ? "yes" : "no");
+    }
+    o_para(o, "%s", intro);
+    o_table(o, &t);
+}
+
+static void section_comparison(struct outline *o)
+{
+    const json_t *c = o->req->comparison;
+    o_heading(o, 2, "Comparison");
+    if (o->ops->figure)
+        o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, 0);
+    if (!json_is_object(c)) {
+        o_para(o, "No comparison was made.");
+        return;
+    }
+    const json_t *base = json_object_get(c, "baseline");
+    double alpha = export_get_num(c, "alpha"), effect = export_get_num(c, "min_effect_pct");
+    char a[32], e[32];
+    const char *base_label = export_get_str(base, "label");
+    o_para(o, "Baseline: %s%s%s%s. A change counts when p < %s and it is larger than %s; the "
+           "ratio is the candidate's median over the baseline's, with its bootstrap confidence "
+           "interval; p is from a Mann-Whitney test over the runs.",
+           base_label ? base_label : "", base_label ? " (" : "",
+           str_or(export_get_str(base, "id"), "?"), base_label ? ")" : "",
+           export_fmt_num(alpha, "%g", 1, a, sizeof a),
+           isfinite(effect) ? export_fmt_num(effect, "%g %%", 1, e, sizeof e) : "zero");
+    const json_t *cands = json_object_get(c, "candidates");
+    for (size_t i = 0; i < json_array_size(cands); i++) {
+        const json_t *cand = json_array_get(cands, i);
+        o_heading(o, 3, "%s against %s",
+                  str_or(export_get_str(cand, "label"), str_or(export_get_str(cand, "id"), "?")),
+                  str_or(export_get_str(base, "label"), str_or(export_get_str(base, "id"), "?")));
+        if (json_is_false(json_object_get(cand, "like_for_like")))
+            o_para(o, "Not like for like: the environments differ in ways that matter (below); "
+                   "the changes may not be caused by the workload.");
+        cmp_stages(o, cand, alpha);
+        cmp_pairs(o, cand, "counters", "Counters:", "name", NULL, "counter", NULL);
+        cmp_pairs(o, cand, "metadata", "Metadata:", "key", NULL, "key", NULL);
+        cmp_pairs(o, cand, "resources", "Resources:", "stage", "metric", "stage", "metric");
+        cmp_pairs(o, cand, "environment_differences", "Environment differences:", "key", NULL,
+                  "property", NULL);
+    }
+}
+
+/* ---- the whole outline ---- */
+
+void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
+                    void *ctx)
+{
+    struct outline o = {ops, ctx, req, req->n > 1 ? 3 : 2};
+    if (req->n == 0)
+        return;
+    const json_t *first = req->results[0];
+    if (req->n == 1) {
+        o_heading(&o, 1, "mlbench report: %s", export_result_name(first));
+    } else {
+        struct export_buf b = {0};
+        export_buf_add(&b, "");
+        for (size_t i = 1; i < req->n; i++) {
+            if (i > 1)
+                export_buf_add(&b, ", ");
+            export_buf_add(&b, export_result_name(req->results[i]));
+        }
+        o_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
+        free(b.s);
+        section_comparison(&o);
+    }
+    for (size_t i = 0; i < req->n; i++) {
+        const json_t *r = req->results[i];
+        if (req->n > 1)
+            o_heading(&o, 2, "%s: %s", i == 0 ? "Baseline" : "Candidate", export_result_name(r));
+        o_para(&o, "Result %s%s%s, created %s%s.", str_or(export_get_str(r, "id"), "?"),
+               req->paths && req->paths[i] ? " read from " : "",
+               req->paths && req->paths[i] ? req->paths[i] : "",
+               str_or(export_get_str(r, "created"), "?"),
+               json_is_string(json_object_get(r, "status")) &&
+                       strcmp(export_get_str(r, "status"), "complete")
+                   ? " (interrupted: incomplete)" : "");
+        section_summary(&o, r);
+        section_environment(&o, r);
+        section_workload(&o, r);
+        section_methodology(&o, r);
+        section_results(&o, r, i);
+        section_resources(&o, r, i);
+        section_analysis(&o, r);
+        section_warnings(&o, r);
+        section_runs(&o, r);
+        section_reproduce(&o, r);
+    }
+}

@@ -1,0 +1,516 @@
+/* support.c: what the report formats share (see the second half of export.h): JSON accessors
+ * that tolerate missing members, number formatting with "-" for what was not measured, the
+ * representative run, the command that reproduces a result, stage colours, sampled series,
+ * per-stage resource figures, a growing string and the text table the outline fills. */
+#include "export/export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/units.h"
+#include "util/xalloc.h"
+
+int export_finish(FILE *out, const char *what, char *err, size_t errlen)
+{
+    if (fflush(out) != 0 || ferror(out)) {
+        snprintf(err, errlen, "cannot write %s: %s", what, errno ? strerror(errno) : "I/O error");
+        return EXPORT_EIO;
+    }
+    return EXPORT_OK;
+}
+
+/* ---- JSON accessors ------------------------------------------------------------------- */
+
+const char *export_get_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+double export_num(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+double export_get_num(const json_t *o, const char *key)
+{
+    return export_num(json_object_get(o, key));
+}
+
+long long export_get_int(const json_t *o, const char *key, long long fallback)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v) && isfinite(json_real_value(v)))
+        return llround(json_real_value(v));
+    return fallback;
+}
+
+bool export_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && !memcmp(s + (n - k), suffix, k);
+}
+
+char *export_vformat(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = xmalloc(n > 0 ? (size_t)n + 1 : 1);
+    vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, again);
+    va_end(again);
+    return s;
+}
+
+const char *export_result_name(const json_t *result)
+{
+    const char *label = export_get_str(result, "label");
+    if (label && *label)
+        return label;
+    const char *id = export_get_str(result, "id");
+    return id ? id : "(no id)";
+}
+
+/* ---- the representative run ----------------------------------------------------------- */
+
+struct run_wall {
+    int index;
+    double wall_ns;
+};
+
+static int by_wall(const void *a, const void *b)
+{
+    const struct run_wall *x = a, *y = b;
+    if (x->wall_ns != y->wall_ns)
+        return x->wall_ns < y->wall_ns ? -1 : 1;
+    return x->index - y->index;
+}
+
+int export_median_run(const json_t *result)
+{
+    const json_t *runs = json_object_get(result, "runs");
+    size_t n = json_array_size(runs);
+    if (n == 0)
+        return -1;
+    struct run_wall *c = xcalloc(n, sizeof *c);
+    size_t nc = 0;
+    /* pass 0: measured and ok; 1: measured; 2: any */
+    for (int pass = 0; pass < 3 && nc == 0; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const json_t *r = json_array_get(runs, i);
+            int warmup = json_is_true(json_object_get(r, "warmup"));
+            const char *status = export_get_str(r, "status");
+            if (pass < 2 && warmup)
+                continue;
+            if (pass == 0 && !(status && !strcmp(status, "ok")))
+                continue;
+            double wall = export_get_num(r, "wall_ns");
+            c[nc].index = (int)i;
+            c[nc].wall_ns = isfinite(wall) ? wall : 0;
+            nc++;
+        }
+    }
+    qsort(c, nc, sizeof *c, by_wall);
+    int index = c[(nc - 1) / 2].index;
+    free(c);
+    return index;
+}
+
+int export_chosen_run(const struct export_request *req, const json_t *result)
+{
+    return req->run >= 0 ? req->run : export_median_run(result);
+}
+
+int export_check_run(const struct export_request *req, char *err, size_t errlen)
+{
+    if (req->run < 0)
+        return EXPORT_OK;
+    for (size_t i = 0; i < req->n; i++) {
+        size_t n = json_array_size(json_object_get(req->results[i], "runs"));
+        if ((size_t)req->run >= n) {
+            if (n == 0)
+                snprintf(err, errlen, "--run %d: result %s has no runs", req->run,
+                         export_result_name(req->results[i]));
+            else
+                snprintf(err, errlen, "--run %d: result %s has runs 0 to %zu (warm-up runs "
+                         "first)", req->run, export_result_name(req->results[i]), n - 1);
+            return EXPORT_EREQUEST;
+        }
+    }
+    return EXPORT_OK;
+}
+
+/* ---- reproducing a result ------------------------------------------------------------- */
+
+char *export_shell_quote(const char *s)
+{
+    bool plain = *s != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                       "_@%+=:,./-", *p) != NULL;
+    if (plain)
+        return xstrdup(s);
+    size_t quotes = 0;
+    for (const char *p = s; *p; p++)
+        quotes += *p == '\'';
+    char *q = xmalloc(strlen(s) + 3 * quotes + 3);
+    char *w = q;
+    *w++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy(w, "'\\''", 4);
+            w += 4;
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w++ = '\'';
+    *w = '\0';
+    return q;
+}
+
+void export_buf_add(struct export_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = 2 * (b->len + n + 1);
+        b->s = xreallocarray(b->s, b->cap, 1);
+    }
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+static void sb_word(struct export_buf *b, const char *word)
+{
+    char *q = export_shell_quote(word);
+    export_buf_add(b, " ");
+    export_buf_add(b, q);
+    free(q);
+}
+
+/* A time in seconds as an option value: "2.5s". */
+static void sb_seconds(struct export_buf *b, const char *option, double s)
+{
+    char v[48];
+    snprintf(v, sizeof v, "%.9gs", s);
+    sb_word(b, option);
+    sb_word(b, v);
+}
+
+char *export_reproduce_command(const json_t *result)
+{
+    struct export_buf b = {0};
+    const json_t *cfg = json_object_get(result, "config");
+    const json_t *cmd = json_object_get(result, "command");
+    char v[48];
+    export_buf_add(&b, "mlbench run");
+    long long runs = export_get_int(cfg, "runs", -1);
+    if (runs > 0) {
+        snprintf(v, sizeof v, "%lld", runs);
+        sb_word(&b, "-r");
+        sb_word(&b, v);
+    }
+    long long warmup = export_get_int(cfg, "warmup", 0);
+    if (warmup > 0) {
+        snprintf(v, sizeof v, "%lld", warmup);
+        sb_word(&b, "-w");
+        sb_word(&b, v);
+    }
+    if (isfinite(export_get_num(cfg, "timeout_s")))
+        sb_seconds(&b, "--timeout", export_get_num(cfg, "timeout_s"));
+    double grace = export_get_num(cfg, "grace_s");
+    if (isfinite(grace) && fabs(grace - 2.0) > 1e-9)
+        sb_seconds(&b, "--grace", grace);
+    long long interval = export_get_int(cfg, "interval_ns", 100000000);
+    if (interval != 100000000) {
+        if (interval % 1000000 == 0)
+            snprintf(v, sizeof v, "%lldms", interval / 1000000);
+        else
+            snprintf(v, sizeof v, "%.9gs", (double)interval / 1e9);
+        sb_word(&b, "--interval");
+        sb_word(&b, v);
+    }
+    static const struct {
+        const char *key, *option;
+    } strings[] = {{"prepare", "--prepare"}, {"cleanup", "--cleanup"}};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+        const char *s = export_get_str(cfg, strings[i].key);
+        if (s) {
+            sb_word(&b, strings[i].option);
+            sb_word(&b, s);
+        }
+    }
+    static const struct {
+        const char *key, *option;
+    } flags[] = {{"fail_fast", "--fail-fast"}, {"show_output", "--show-output"},
+                 {"all_gpus", "--all-gpus"}};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (json_is_true(json_object_get(cfg, flags[i].key)))
+            sb_word(&b, flags[i].option);
+    if (json_is_true(json_object_get(cmd, "shell")))
+        sb_word(&b, "--shell");
+    const char *label = export_get_str(result, "label");
+    if (label) {
+        sb_word(&b, "-l");
+        sb_word(&b, label);
+    }
+    export_buf_add(&b, " --");
+    const json_t *argv = json_object_get(cmd, "argv");
+    for (size_t i = 0; i < json_array_size(argv); i++) {
+        const char *w = json_string_value(json_array_get(argv, i));
+        sb_word(&b, w ? w : "");
+    }
+    return b.s;
+}
+
+/* ---- formatting ----------------------------------------------------------------------- */
+
+char *export_fmt_duration(double ns, char *buf, size_t len)
+{
+    if (!isfinite(ns)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    return units_duration(ns, buf, len);
+}
+
+char *export_fmt_bytes(double bytes, char *buf, size_t len)
+{
+    if (!isfinite(bytes)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    return units_bytes(bytes, buf, len);
+}
+
+char *export_fmt_num(double v, const char *fmt, double scale, char *buf, size_t len)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(buf, len, fmt, v * scale);
+#pragma GCC diagnostic pop
+    return buf;
+}
+
+char *export_fmt_exact(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, len, "%.17g", v);
+    return buf;
+}
+
+char *export_fmt_value(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v)) {
+        snprintf(buf, len, "%s", json_string_value(v));
+    } else if (json_is_integer(v)) {
+        snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        snprintf(buf, len, "%.6g", json_real_value(v));
+    } else if (json_is_true(v) || json_is_false(v)) {
+        snprintf(buf, len, "%s", json_is_true(v) ? "yes" : "no");
+    } else if (!v || json_is_null(v)) {
+        snprintf(buf, len, "-");
+    } else {
+        char *s = json_dumps(v, JSON_COMPACT);
+        snprintf(buf, len, "%s", s ? s : "?");
+        free(s);
+    }
+    return buf;
+}
+
+/* ---- stage colours and series --------------------------------------------------------- */
+
+/* Whether name is a stage of a result before i, or of result i before its stage j. */
+static bool stage_seen_before(const struct export_request *req, size_t i, size_t j,
+                              const char *name)
+{
+    for (size_t a = 0; a <= i; a++) {
+        const json_t *stages = json_object_get(json_object_get(req->results[a], "summary"),
+                                               "stages");
+        size_t lim = a == i ? j : json_array_size(stages);
+        for (size_t b = 0; b < lim; b++) {
+            const char *s = export_get_str(json_array_get(stages, b), "name");
+            if (s && !strcmp(s, name))
+                return true;
+        }
+    }
+    return false;
+}
+
+size_t export_stage_colour(const struct export_request *req, const char *name)
+{
+    /* distinct names in order of first appearance; name's position among them */
+    size_t k = 0;
+    for (size_t i = 0; i < req->n; i++) {
+        const json_t *stages = json_object_get(json_object_get(req->results[i], "summary"),
+                                               "stages");
+        for (size_t j = 0; j < json_array_size(stages); j++) {
+            const char *s = export_get_str(json_array_get(stages, j), "name");
+            if (!s)
+                continue;
+            if (!strcmp(s, name))
+                return k;
+            if (!stage_seen_before(req, i, j, s))
+                k++;
+        }
+    }
+    return k;
+}
+
+json_t *export_series_find(const json_t *run, const char *metric, const char *labels)
+{
+    const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
+    for (size_t i = 0; i < json_array_size(series); i++) {
+        json_t *s = json_array_get(series, i);
+        const char *m = export_get_str(s, "metric");
+        const char *l = export_get_str(s, "labels");
+        if (m && !strcmp(m, metric) && (!labels || (l && !strcmp(l, labels))))
+            return s;
+    }
+    return NULL;
+}
+
+/* ---- tables --------------------------------------------------------------------------- */
+
+void export_table_init(struct export_table *t, size_t ncols, ...)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    t->header = xcalloc(ncols, sizeof *t->header);
+    va_list ap;
+    va_start(ap, ncols);
+    for (size_t c = 0; c < ncols; c++) {
+        const char *h = va_arg(ap, const char *);
+        t->header[c] = xstrdup(h ? h : "");
+    }
+    va_end(ap);
+}
+
+size_t export_table_row(struct export_table *t, int indent)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 8;
+        t->cells = xreallocarray(t->cells, t->cap * t->ncols, sizeof *t->cells);
+        t->indent = xreallocarray(t->indent, t->cap, sizeof *t->indent);
+    }
+    for (size_t c = 0; c < t->ncols; c++)
+        t->cells[t->nrows * t->ncols + c] = xstrdup("");
+    t->indent[t->nrows] = indent;
+    return t->nrows++;
+}
+
+void export_table_set(struct export_table *t, size_t row, size_t col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = export_vformat(fmt, ap);
+    va_end(ap);
+    free(t->cells[row * t->ncols + col]);
+    t->cells[row * t->ncols + col] = s;
+}
+
+const char *export_table_cell(const struct export_table *t, size_t row, size_t col)
+{
+    return t->cells[row * t->ncols + col];
+}
+
+void export_table_free(struct export_table *t)
+{
+    for (size_t c = 0; c < t->ncols; c++)
+        free(t->header[c]);
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i]);
+    free(t->header);
+    free(t->cells);
+    free(t->indent);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- resources and shares ------------------------------------------------------------ */
+
+const json_t *export_resource_find(const json_t *resources, const char *metric,
+                                   const char *labels)
+{
+    for (size_t i = 0; i < json_array_size(resources); i++) {
+        const json_t *x = json_array_get(resources, i);
+        const char *m = export_get_str(x, "metric"), *l = export_get_str(x, "labels");
+        if (m && !strcmp(m, metric) && (!labels || (l && !strcmp(l, labels))))
+            return x;
+    }
+    return NULL;
+}
+
+/* GPU figures over the GPUs in gpus: mean utilisation averaged, memory peak of the busiest,
+ * power added up (as resources.c computes them for the analysis). */
+static void gpu_figures(const json_t *resources, const json_t *gpus,
+                        struct export_stage_figures *f)
+{
+    double u = 0, p = 0;
+    int nu = 0, np = 0;
+    for (size_t g = 0; g < json_array_size(gpus); g++) {
+        char labels[32];
+        snprintf(labels, sizeof labels, "gpu=\"%lld\"",
+                 (long long)json_integer_value(json_array_get(gpus, g)));
+        double v = export_get_num(
+            export_resource_find(resources, "gpu_utilization_ratio", labels), "mean");
+        if (isfinite(v))
+            u += v, nu++;
+        v = export_get_num(export_resource_find(resources, "gpu_power_watts", labels), "mean");
+        if (isfinite(v))
+            p += v, np++;
+        v = export_get_num(export_resource_find(resources, "gpu_memory_used_bytes", labels),
+                           "peak");
+        if (isfinite(v) && !(f->gpu_mem_peak_bytes >= v))
+            f->gpu_mem_peak_bytes = v;
+    }
+    f->gpu_util = nu ? u / nu : NAN;
+    f->gpu_power_watts = np ? p : NAN;
+}
+
+void export_stage_figures(const json_t *resources, const json_t *gpus,
+                          struct export_stage_figures *f)
+{
+    f->cpu_cores = export_get_num(
+        export_resource_find(resources, "process_cpu_seconds_total", NULL), "mean");
+    f->rss_peak_bytes = export_get_num(
+        export_resource_find(resources, "process_resident_bytes", NULL), "peak");
+    f->read_bps = export_get_num(
+        export_resource_find(resources, "process_read_bytes_total", NULL), "mean");
+    f->write_bps = export_get_num(
+        export_resource_find(resources, "process_written_bytes_total", NULL), "mean");
+    f->iowait = export_get_num(
+        export_resource_find(resources, "system_cpu_iowait_ratio", NULL), "mean");
+    f->samples = 0;
+    for (size_t i = 0; i < json_array_size(resources); i++) {
+        long long n = export_get_int(json_array_get(resources, i), "n", 0);
+        if (n > 0 && (size_t)n > f->samples)
+            f->samples = (size_t)n;
+    }
+    f->gpu_mem_peak_bytes = NAN;
+    gpu_figures(resources, gpus, f);
+}
+
+double export_stage_share(const json_t *r, const char *stage)
+{
+    if (!strcmp(stage, "total"))
+        return 1;
+    const json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        const char *name = export_get_str(st, "name");
+        if (name && !strcmp(name, stage))
+            return export_get_num(st, "share");
+    }
+    return NAN;
+}

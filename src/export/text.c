@@ -1,0 +1,581 @@
+/* text.c: the terminal summary of a result document (see text.h): what `mlbench run` prints
+ * after its runs and `mlbench show` prints of a stored result. Composed in memory, then written
+ * through export_text_clean, so no string of the workload (stage and counter names, metadata,
+ * labels, error messages with a stderr tail) can drive the terminal. */
+#include "export/text.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "util/units.h"
+
+#define STAGE_COLS 22   /* the stage column is at least this wide, as before names widened it */
+#define VERDICT_COLS 16 /* the same for verdicts and counters */
+#define MAX_DEPTH 19    /* deeper nesting is shown at this depth */
+
+/* ---- terminal text: columns, cutting, cleaning ---------------------------------------- */
+
+/* The code point of the UTF-8 sequence at s and its length in bytes; an invalid byte is one
+ * byte long and decodes as U+FFFD. */
+static size_t utf8_next(const char *s, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : 2;
+    if (n > 1 && (strnlen(s, n) < n || !units_utf8_valid(s, n))) {
+        *cp = 0xfffd;
+        return 1;
+    }
+    if (n == 1)
+        *cp = u[0];
+    else if (n == 2)
+        *cp = (uint32_t)(u[0] & 0x1f) << 6 | (u[1] & 0x3f);
+    else if (n == 3)
+        *cp = (uint32_t)(u[0] & 0x0f) << 12 | (uint32_t)(u[1] & 0x3f) << 6 | (u[2] & 0x3f);
+    else
+        *cp = (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3f) << 12 |
+              (uint32_t)(u[2] & 0x3f) << 6 | (u[3] & 0x3f);
+    return n;
+}
+
+/* Columns of one character. glibc's wcwidth would need a UTF-8 locale, which mlbench does not
+ * set (its numbers must not depend on one): these ranges cover combining marks and the wide
+ * scripts and symbols that stage names use. */
+static int char_cols(uint32_t cp)
+{
+    if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
+        (cp >= 0xfe00 && cp <= 0xfe0f))
+        return 0;
+    if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+        (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+        (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+        (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+        (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+        return 2;
+    return 1;
+}
+
+int export_text_cols(const char *s)
+{
+    int cols = 0;
+    uint32_t cp;
+    while (*s) {
+        s += utf8_next(s, &cp);
+        cols += char_cols(cp);
+    }
+    return cols;
+}
+
+char *export_text_fit(const char *s, int max_cols, char *buf, size_t len)
+{
+    static const char ellipsis[] = "\u2026";
+    bool cut = export_text_cols(s) > max_cols;
+    int room = cut ? max_cols - 1 : max_cols, cols = 0;
+    size_t w = 0;
+    uint32_t cp;
+    while (*s) {
+        size_t n = utf8_next(s, &cp);
+        int c = char_cols(cp);
+        if (cols + c > room || w + n + sizeof ellipsis > len)
+            break;
+        if (*s == '\n' || *s == '\t' || *s == '\r')
+            buf[w++] = '?';
+        else
+            memcpy(buf + w, s, n), w += n;
+        cols += c;
+        s += n;
+    }
+    if (cut && w + sizeof ellipsis <= len)
+        memcpy(buf + w, ellipsis, sizeof ellipsis - 1), w += sizeof ellipsis - 1;
+    buf[w] = '\0';
+    return buf;
+}
+
+int export_text_clean(FILE *out, const char *text, size_t len)
+{
+    char *valid = units_utf8_sanitize(text, len); /* invalid bytes already '?' */
+    int rc = 0;
+    for (const unsigned char *p = (const unsigned char *)valid; *p && rc == 0; p++) {
+        int c = *p;
+        if ((c < 0x20 && c != '\n') || c == 0x7f) {
+            c = '?';
+        } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* a C1 control */
+            c = '?';
+            p++;
+        }
+        rc = putc(c, out) == EOF ? -1 : 0;
+    }
+    free(valid);
+    return rc;
+}
+
+/* Prints s then spaces up to cols columns. */
+static void pad(FILE *out, const char *s, int cols)
+{
+    fputs(s, out);
+    for (int c = export_text_cols(s); c < cols; c++)
+        putc(' ', out);
+}
+
+/* A name for a table: indented by depth, cut to EXPORT_TEXT_NAME_COLS columns. */
+static const char *label(char *buf, size_t len, int depth, const char *name)
+{
+    char fitted[4 * EXPORT_TEXT_NAME_COLS + 8];
+    export_text_fit(name, EXPORT_TEXT_NAME_COLS, fitted, sizeof fitted);
+    snprintf(buf, len, "%*s%s", 2 * depth, "", fitted);
+    return buf;
+}
+
+/* Prints s on one line, newlines and tabs as '?'. */
+static void one_line(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        putc(*s == '\n' || *s == '\t' || *s == '\r' ? '?' : *s, out);
+}
+
+/* Prints s; each line after the first starts with indent (a message with a stderr tail). */
+static void lines(FILE *out, const char *s, const char *indent)
+{
+    size_t n = strlen(s);
+    while (n && s[n - 1] == '\n')
+        n--;
+    for (size_t i = 0; i < n; i++) {
+        putc(s[i], out);
+        if (s[i] == '\n')
+            fputs(indent, out);
+    }
+}
+
+/* ---- reading the document --------------------------------------------------------------- */
+
+static const char *str(const json_t *o, const char *key, const char *fallback)
+{
+    const char *s = export_get_str(o, key);
+    return s ? s : fallback;
+}
+
+static int depth_of(const json_t *stage)
+{
+    long long d = export_get_int(stage, "depth", 0);
+    return d < 0 ? 0 : d > MAX_DEPTH ? MAX_DEPTH : (int)d;
+}
+
+/* The widest label of the stages (indent included), at least min columns. */
+static int stage_cols(const json_t *stages, int min)
+{
+    int cols = min;
+    char buf[256];
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        int c = export_text_cols(label(buf, sizeof buf, depth_of(st), str(st, "name", "?")));
+        if (c > cols)
+            cols = c;
+    }
+    return cols;
+}
+
+/* The widest of the names under key in the objects of a, at least min, at most the cap. */
+static int name_cols(const json_t *a, const char *key, int min)
+{
+    int cols = min;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        int c = export_text_cols(str(json_array_get(a, i), key, "?"));
+        if (c > cols)
+            cols = c < EXPORT_TEXT_NAME_COLS ? c : EXPORT_TEXT_NAME_COLS;
+    }
+    return cols;
+}
+
+/* ---- sections ------------------------------------------------------------------------- */
+
+/* The command, then which result this is: id, when and where it was made, by which mlbench. */
+static void header(FILE *out, const json_t *r)
+{
+    const json_t *cmd = json_object_get(r, "command");
+    const json_t *argv = json_object_get(cmd, "argv");
+    fputs("\nmlbench run:", out);
+    for (size_t i = 0; i < json_array_size(argv); i++) {
+        const char *word = json_string_value(json_array_get(argv, i));
+        putc(' ', out);
+        one_line(out, word ? word : "?");
+    }
+    if (export_get_str(r, "label")) {
+        fputs("   [", out);
+        one_line(out, export_get_str(r, "label"));
+        putc(']', out);
+    }
+    if (json_is_true(json_object_get(cmd, "shell")))
+        fputs("   (through /bin/sh -c)", out);
+    putc('\n', out);
+
+    const json_t *env = json_object_get(r, "environment");
+    const json_t *mlb = json_object_get(r, "mlbench");
+    fputs("result ", out);
+    one_line(out, str(r, "id", "?"));
+    fputs("   created ", out);
+    one_line(out, str(r, "created", "?"));
+    if (export_get_str(mlb, "version")) {
+        fputs("   mlbench ", out);
+        one_line(out, export_get_str(mlb, "version"));
+        fputs(" (", out);
+        one_line(out, str(mlb, "git_commit", "?"));
+        putc(')', out);
+    }
+    putc('\n', out);
+    if (export_get_str(env, "hostname")) {
+        fputs("host   ", out);
+        one_line(out, export_get_str(env, "hostname"));
+        const char *parts[2] = {export_get_str(env, "kernel"), export_get_str(env, "machine")};
+        double cpus = export_get_num(env, "cpus_online");
+        const char *sep = " (";
+        for (size_t i = 0; i < 2; i++)
+            if (parts[i]) {
+                fputs(sep, out);
+                one_line(out, parts[i]);
+                sep = ", ";
+            }
+        if (isfinite(cpus)) {
+            fprintf(out, "%s%.0f CPUs", sep, cpus);
+            sep = ", ";
+        }
+        if (strcmp(sep, " (") != 0)
+            putc(')', out);
+        putc('\n', out);
+    }
+}
+
+/* How many runs were measured, and each one that did not succeed with why. */
+static void runs_text(FILE *out, const json_t *r)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *runs = json_object_get(r, "runs");
+    long long warmups = 0, measured = export_get_int(s, "runs_measured", 0);
+    for (size_t i = 0; i < json_array_size(runs); i++)
+        warmups += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
+    fprintf(out, "%lld run%s measured", measured, measured == 1 ? "" : "s");
+    if (warmups)
+        fprintf(out, " (+%lld warm-up)", warmups);
+    fprintf(out, ", %lld ok", export_get_int(s, "runs_ok", 0));
+    if (!strcmp(str(r, "status", ""), "interrupted")) {
+        fputs(", interrupted", out);
+        if (export_get_str(r, "interrupted_by"))
+            fprintf(out, " by %s", export_get_str(r, "interrupted_by"));
+    }
+    putc('\n', out);
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *run = json_array_get(runs, i);
+        const char *st = export_get_str(run, "status");
+        if (!st || !strcmp(st, "ok"))
+            continue;
+        char w[32];
+        fprintf(out, "  run %zu%s: %s", i + 1,
+                json_is_true(json_object_get(run, "warmup")) ? " (warm-up)" : "", st);
+        if (!export_get_str(run, "prepare_error")) /* else the command did not run */
+            fprintf(out, " after %s",
+                    export_fmt_duration(export_get_num(run, "wall_ns"), w, sizeof w));
+        const char *why = export_get_str(run, "error");
+        if (!why)
+            why = export_get_str(run, "prepare_error");
+        if (why) {
+            fputs(": ", out);
+            lines(out, why, "      ");
+        } else if (export_get_str(run, "signal")) {
+            fprintf(out, " (%s)", export_get_str(run, "signal"));
+        } else if (isfinite(export_get_num(run, "exit_code"))) {
+            fprintf(out, " (exit status %.0f)", export_get_num(run, "exit_code"));
+        }
+        putc('\n', out);
+    }
+    if (json_is_true(json_object_get(s, "used_failed_runs")) &&
+        json_is_object(json_object_get(s, "wall_ns")))
+        fputs("no run succeeded: the figures below describe failed runs\n", out);
+}
+
+/* One row of the stage table: median, interval of the median, share, range, CV. */
+static void stage_row(FILE *out, int cols, const char *name, int depth, const json_t *t,
+                      double share)
+{
+    char lab[256], med[32], lo[32], hi[32], ci[96], mn[32], mx[32], range[72], cv[16], sh[16];
+    long long n = export_get_int(t, "n", 0);
+    double level = export_get_num(t, "ci_level");
+    if (n >= 2) {
+        export_fmt_duration(export_get_num(t, "ci_low"), lo, sizeof lo);
+        export_fmt_duration(export_get_num(t, "ci_high"), hi, sizeof hi);
+        if (isfinite(level) && level < 0.95 - 1e-9)
+            snprintf(ci, sizeof ci, "%s .. %s (%.0f%%)", lo, hi, 100 * level);
+        else
+            snprintf(ci, sizeof ci, "%s .. %s", lo, hi);
+    } else {
+        snprintf(ci, sizeof ci, "-");
+    }
+    snprintf(range, sizeof range, "%s .. %s",
+             export_fmt_duration(export_get_num(t, "min"), mn, sizeof mn),
+             export_fmt_duration(export_get_num(t, "max"), mx, sizeof mx));
+    export_fmt_num(n >= 2 ? export_get_num(t, "cv") : NAN, "%.1f%%", 100, cv, sizeof cv);
+    export_fmt_num(share, "%.1f%%", 100, sh, sizeof sh);
+    pad(out, label(lab, sizeof lab, depth, name), cols);
+    fprintf(out, " %10s  %-30s %7s  %-24s %6s\n",
+            export_fmt_duration(export_get_num(t, "median"), med, sizeof med), ci, sh, range, cv);
+}
+
+/* Top-level stages open at least 5 % of their time beside another stage on another thread:
+ * their shares then add up to more than the run, and removing one would not save all of it. */
+static void overlap_line(FILE *out, const json_t *stages)
+{
+    int listed = 0;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        double active = export_get_num(json_object_get(st, "active_ns"), "median");
+        double part = active > 0 ? export_get_num(st, "overlap_ns_median") / active : 0;
+        if (depth_of(st) != 0 || !(part >= 0.05))
+            continue;
+        fputs(listed++ ? ", " : "stages overlap (time beside other stages, on other threads): ",
+              out);
+        one_line(out, str(st, "name", "?"));
+        fprintf(out, " %.0f %%", 100 * part);
+    }
+    if (listed)
+        putc('\n', out);
+}
+
+static void counters_text(FILE *out, const json_t *counters)
+{
+    int cols = name_cols(counters, "name", VERDICT_COLS);
+    for (size_t i = 0; i < json_array_size(counters); i++) {
+        const json_t *k = json_array_get(counters, i);
+        double last = export_get_num(json_object_get(k, "last"), "median");
+        double sum = export_get_num(k, "sum_median");
+        char name[4 * EXPORT_TEXT_NAME_COLS + 8];
+        fprintf(out, "%-8s ", i ? "" : "counters");
+        pad(out, export_text_fit(str(k, "name", "?"), cols, name, sizeof name), cols);
+        fprintf(out, " last %.6g", last);
+        /* Sums and rates only mean something for counts (images), not for a loss. */
+        if (json_is_true(json_object_get(k, "count")) && isfinite(sum) &&
+            fabs(sum - last) > 1e-12 * fabs(sum))
+            fprintf(out, "   sum %.6g   %.4g/s", sum, export_get_num(k, "rate_per_s_median"));
+        putc('\n', out);
+    }
+}
+
+static void metadata_text(FILE *out, const json_t *meta)
+{
+    if (!json_array_size(meta))
+        return;
+    fputs("metadata", out);
+    for (size_t i = 0; i < json_array_size(meta); i++) {
+        const json_t *m = json_array_get(meta, i);
+        const char *v = str(m, "value", "");
+        const char *q = strpbrk(v, " \t") ? "\"" : "";
+        putc(' ', out);
+        one_line(out, str(m, "key", "?"));
+        fprintf(out, "=%s", q);
+        one_line(out, v);
+        fprintf(out, "%s%s", q, json_is_true(json_object_get(m, "varies"))
+                                    ? " (varies between runs)" : "");
+    }
+    putc('\n', out);
+}
+
+/* The stage table, CPU and memory, overlap, counters and metadata; false when no run
+ * completed (nothing to summarise). */
+static bool stages_text(FILE *out, const json_t *s, int cols)
+{
+    const json_t *wall = json_object_get(s, "wall_ns");
+    const json_t *stages = json_object_get(s, "stages");
+    if (!json_is_object(wall)) {
+        fputs("no run completed: nothing to summarise\n", out);
+        return false;
+    }
+    char a[32], b[32];
+    putc('\n', out);
+    pad(out, "stage", cols);
+    fprintf(out, " %10s  %-30s %7s  %-24s %6s\n", "median", "95% CI of median", "share",
+            "min .. max", "CV");
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        stage_row(out, cols, str(st, "name", "?"), depth_of(st), json_object_get(st, "active_ns"),
+                  export_get_num(st, "share"));
+    }
+    double outside = export_get_num(s, "outside_ns"), wall_median = export_get_num(wall, "median");
+    if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
+        outside / wall_median >= 0.01) {
+        pad(out, "(outside stages)", cols);
+        fprintf(out, " %10s  %-30s %6.1f%%\n", export_fmt_duration(outside, a, sizeof a), "",
+                100 * outside / wall_median);
+    }
+    stage_row(out, cols, "total", 0, wall, 1.0);
+
+    putc('\n', out);
+    double cores = export_get_num(s, "cpu_cores");
+    if (isfinite(cores))
+        fprintf(out, "cpu %.2f cores busy ", cores);
+    fprintf(out, "(user %s, sys %s)",
+            export_fmt_duration(export_get_num(json_object_get(s, "user_ns"), "median"), a,
+                                sizeof a),
+            export_fmt_duration(export_get_num(json_object_get(s, "sys_ns"), "median"), b,
+                                sizeof b));
+    double rss = export_get_num(json_object_get(s, "max_rss_bytes"), "median");
+    if (isfinite(rss))
+        fprintf(out, "   max RSS %s", export_fmt_bytes(rss, a, sizeof a));
+    putc('\n', out);
+    if (json_array_size(stages))
+        fputs("stage time is wall time with the stage open on any thread (docs/markers.md)\n", out);
+    overlap_line(out, stages);
+    counters_text(out, json_object_get(s, "counters"));
+    metadata_text(out, json_object_get(s, "metadata"));
+    return true;
+}
+
+static void resource_row(FILE *out, int cols, const char *name, int depth,
+                         const json_t *resources, const json_t *gpus, bool stage)
+{
+    struct export_stage_figures f;
+    char lab[256], c[8][32];
+    export_stage_figures(resources, gpus, &f);
+    pad(out, label(lab, sizeof lab, depth, name), cols);
+    fprintf(out, " %8s %10s %9s %9s %7s", export_fmt_num(f.cpu_cores, "%.2f", 1, c[0], 32),
+            export_fmt_bytes(f.rss_peak_bytes, c[1], 32),
+            export_fmt_num(f.read_bps, "%.1f", 1e-6, c[2], 32),
+            export_fmt_num(f.write_bps, "%.1f", 1e-6, c[3], 32),
+            export_fmt_num(f.iowait, "%.0f%%", 100, c[4], 32));
+    if (json_array_size(gpus))
+        fprintf(out, " %8s %10s %7s", export_fmt_num(f.gpu_util, "%.0f%%", 100, c[5], 32),
+                export_fmt_bytes(f.gpu_mem_peak_bytes, c[6], 32),
+                export_fmt_num(f.gpu_power_watts, "%.0f", 1, c[7], 32));
+    if (stage && f.samples == 0)
+        fputs("  (shorter than the sampling interval)", out);
+    putc('\n', out);
+}
+
+/* What each stage used of the machine (means over its samples; GPUs the workload used). */
+static void resources_text(FILE *out, const json_t *r, int cols)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *stages = json_object_get(s, "stages");
+    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
+    double cpus = export_get_num(json_object_get(r, "environment"), "cpus_online");
+    char cores[32] = "cores";
+    if (isfinite(cpus))
+        snprintf(cores, sizeof cores, "cores/%.0f", cpus);
+    putc('\n', out);
+    pad(out, "resources (mean)", cols);
+    fprintf(out, " %8s %10s %9s %9s %7s", cores, "peak mem", "read MB/s", "write MB/s", "iowait");
+    if (json_array_size(gpus))
+        fprintf(out, " %8s %10s %7s", "GPU util", "GPU mem", "GPU W");
+    putc('\n', out);
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        resource_row(out, cols, str(st, "name", "?"), depth_of(st),
+                     json_object_get(st, "resources"), gpus, true);
+    }
+    resource_row(out, cols, "total", 0, json_object_get(s, "resources"), gpus, false);
+}
+
+static void analysis_text(FILE *out, const json_t *r)
+{
+    const json_t *a = json_object_get(r, "analysis");
+    const json_t *verdicts = json_object_get(a, "verdicts");
+    const json_t *findings = json_object_get(a, "findings");
+    int cols = name_cols(verdicts, "stage", VERDICT_COLS);
+    char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16], t[32];
+    fputs("\nverdicts", out);
+    if (export_get_str(a, "bottleneck"))
+        fprintf(out, " (bottleneck: %s)", export_text_fit(export_get_str(a, "bottleneck"),
+                                                          EXPORT_TEXT_NAME_COLS, name,
+                                                          sizeof name));
+    fputs(":\n", out);
+    for (size_t i = 0; i < json_array_size(verdicts); i++) {
+        const json_t *v = json_array_get(verdicts, i);
+        const char *stage = str(v, "stage", "?");
+        fputs("  ", out);
+        pad(out, export_text_fit(stage, cols, name, sizeof name), cols);
+        fprintf(out, " %6s  %s: ",
+                export_fmt_num(export_stage_share(r, stage), "%.1f%%", 100, sh, sizeof sh),
+                str(v, "rule", "?"));
+        lines(out, str(v, "evidence", ""), "    ");
+        putc('\n', out);
+    }
+    if (json_array_size(findings))
+        fputs("findings, by the time they could save:\n", out);
+    for (size_t i = 0; i < json_array_size(findings); i++) {
+        const json_t *f = json_array_get(findings, i);
+        double saving = export_get_num(f, "saving_ns");
+        fprintf(out, "  %zu. %s [%s]: ", i + 1,
+                export_text_fit(str(f, "stage", "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
+                str(f, "rule", "?"));
+        lines(out, str(f, "evidence", ""), "     ");
+        fputs("\n     -> ", out);
+        lines(out, str(f, "recommendation", ""), "     ");
+        if (saving > 0)
+            fprintf(out, " (could save about %s a run)", units_duration(saving, t, sizeof t));
+        putc('\n', out);
+    }
+}
+
+/* Sources that could not measure, and the warnings about the measurement. */
+static void notes_text(FILE *out, const json_t *r)
+{
+    const json_t *missing = json_object_get(json_object_get(r, "sampling"), "not_measured");
+    for (size_t i = 0; i < json_array_size(missing); i++) {
+        const char *m = json_string_value(json_array_get(missing, i));
+        fputs(i ? "             " : "not measured: ", out);
+        lines(out, m ? m : "?", "              ");
+        putc('\n', out);
+    }
+    const json_t *warnings = json_object_get(r, "warnings");
+    if (json_array_size(warnings))
+        fputs("\nwarnings:\n", out);
+    for (size_t i = 0; i < json_array_size(warnings); i++) {
+        fputs("  ! ", out);
+        lines(out, str(json_array_get(warnings, i), "message", "?"), "    ");
+        putc('\n', out);
+    }
+}
+
+static void summary_text(FILE *out, const json_t *r, const char *result_path)
+{
+    const json_t *s = json_object_get(r, "summary");
+    /* One width for the stage names of both tables, so their rows line up. */
+    int cols = stage_cols(json_object_get(s, "stages"), STAGE_COLS);
+    header(out, r);
+    runs_text(out, r);
+    if (stages_text(out, s, cols) && json_is_object(json_object_get(r, "analysis"))) {
+        resources_text(out, r, cols);
+        analysis_text(out, r);
+    }
+    notes_text(out, r);
+    if (result_path) {
+        fputs("\nresult: ", out);
+        one_line(out, result_path);
+        putc('\n', out);
+    }
+}
+
+int export_text_print(FILE *out, const json_t *doc, const char *result_path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        return -1;
+    summary_text(mem, doc, result_path);
+    int rc = fclose(mem) == 0 ? export_text_clean(out, buf, len) : -1;
+    free(buf);
+    return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+void export_text_print_json(FILE *out, json_t *doc, const char *result_path)
+{
+    json_t *j = json_pack("{s:O, s:o, s:O, s:O, s:O}", "id", json_object_get(doc, "id"),
+                          "result_file", result_path ? json_string(result_path) : json_null(),
+                          "status", json_object_get(doc, "status"),
+                          "summary", json_object_get(doc, "summary"),
+                          "warnings", json_object_get(doc, "warnings"));
+    if (j)
+        json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    fputc('\n', out);
+    json_decref(j);
+}

@@ -1,0 +1,45 @@
+/* text: the terminal summary of a result, the one renderer that `mlbench run` (after its runs)
+ * and `mlbench show` (of a stored result) both print, from the result document
+ * ("mlbench.result/1", docs/result-schema.md), so the two print the same thing; and the JSON
+ * summary of `mlbench run --json`. Not thread-safe (one call at a time per stream). */
+#ifndef MLBENCH_EXPORT_TEXT_H
+#define MLBENCH_EXPORT_TEXT_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* Longest stage or counter name a table shows, in terminal columns: name columns widen to the
+ * longest name up to this, and longer names are cut at a character boundary with an ellipsis
+ * (the result file keeps them whole). */
+#define EXPORT_TEXT_NAME_COLS 40
+
+/* Prints the summary of the result document doc to out: the command, the result's id, creation
+ * time, host and mlbench version, the runs (and why each one that did not succeed failed), the
+ * stage table with the interval of each median, CPU and memory, the overlap of stages on other
+ * threads, counters, metadata, the resource table per stage, verdicts and findings, the sources
+ * that could not measure, the warnings, and "result: PATH" when result_path is not NULL. doc is
+ * borrowed and may be incomplete (missing members print as "-" or are left out). Nothing from
+ * the document reaches out as a control character (see export_text_clean). Returns 0, or -1
+ * when out cannot be written. */
+int export_text_print(FILE *out, const json_t *doc, const char *result_path);
+
+/* Prints {"id", "result_file", "status", "summary", "warnings"} of doc as one JSON document
+ * (ASCII, indented) and a newline. result_path may be NULL (written as null). */
+void export_text_print_json(FILE *out, json_t *doc, const char *result_path);
+
+/* Writes text[0..len) to out for a terminal: a byte that is not well-formed UTF-8, a control
+ * character other than newline (C0, DEL, and the C1 controls U+0080..U+009F, which some
+ * terminals obey too) each become '?'. Returns 0, or -1 when out fails. */
+int export_text_clean(FILE *out, const char *text, size_t len);
+
+/* s made fit for one cell of a terminal table into buf (returned): newlines and tabs become
+ * '?', and a string wider than max_cols terminal columns is cut at a character boundary and
+ * ends with an ellipsis, within max_cols. */
+char *export_text_fit(const char *s, int max_cols, char *buf, size_t len);
+/* The terminal columns s takes: characters count 1, East Asian wide ones 2, combining marks 0
+ * (an approximation of wcwidth that needs no UTF-8 locale). */
+int export_text_cols(const char *s);
+
+#endif
