@@ -1,0 +1,184 @@
+/* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
+ * file each beside this one: cpu, limits, blas, virt, vars, git, build), plus what needs no
+ * file of its own: host name, CPUs online and allowed, kernel (uname), distribution
+ * (os-release), libc, and the GPUs of the nvml metric source. */
+#include "result/envinfo/internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
+#include "sources/nvml.h"
+#include "sources/sources.h"
+
+extern char **environ;
+
+static const char *root_of(const struct envinfo_options *opt)
+{
+    return opt && opt->root ? opt->root : "";
+}
+
+/* Adds o under key when it has any field, else drops it. */
+static void set_object(json_t *parent, const char *key, json_t *o)
+{
+    if (o && json_object_size(o) > 0)
+        json_object_set_new(parent, key, o);
+    else
+        json_decref(o);
+}
+
+/* Copies an os-release value (maybe quoted, with backslash escapes) into out. */
+static void os_release_value(const char *v, size_t n, char *out, size_t outlen)
+{
+    size_t o = 0;
+    char quote = 0;
+    if (n > 0 && (v[0] == '"' || v[0] == '\'')) {
+        quote = v[0];
+        v++;
+        n--;
+    }
+    for (size_t i = 0; i < n && o + 1 < outlen; i++) {
+        if (quote && v[i] == quote)
+            break;
+        if (quote == '"' && v[i] == '\\' && i + 1 < n)
+            i++;
+        out[o++] = v[i];
+    }
+    out[o] = '\0';
+}
+
+json_t *envinfo_parse_os_release(const char *text)
+{
+    static const struct {
+        const char *var, *key;
+    } wanted[] = {
+        {"PRETTY_NAME", "pretty_name"}, {"NAME", "name"},       {"ID", "id"},
+        {"VERSION_ID", "version_id"},   {"VERSION", "version"},
+    };
+    json_t *o = json_object();
+    for (const char *line = text; line && *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *eq = memchr(line, '=', len);
+        if (eq && line[0] != '#') {
+            for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+                size_t klen = strlen(wanted[i].var);
+                if ((size_t)(eq - line) == klen && !strncmp(line, wanted[i].var, klen)) {
+                    char value[256];
+                    os_release_value(eq + 1, len - (size_t)(eq - line) - 1, value, sizeof value);
+                    envinfo_set_text(o, wanted[i].key, value);
+                }
+            }
+        }
+        line += len + (line[len] == '\n');
+    }
+    if (json_object_size(o) == 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* GPUs of the open nvml source (opening one for the capture when asked): gpus, gpu_driver, or
+ * gpu_error saying why there are none. */
+static void gpus_json(json_t *env, bool open_nvml)
+{
+    struct series_registry reg = {.defs = NULL, .n = 0, .cap = 0};
+    void *state = NULL;
+    bool opened = false;
+    if (open_nvml && nvml_device_count() == 0) {
+        struct sample_ctx ctx;
+        char err[512] = "";
+        memset(&ctx, 0, sizeof ctx);
+        if (nvml_source.open(&reg, &ctx, &state, err, sizeof err) == 0)
+            opened = true;
+        else
+            envinfo_set_text(env, "gpu_error", err[0] ? err : "NVML could not be opened");
+    }
+    size_t n = nvml_device_count();
+    if (n > 0) {
+        json_t *gpus = json_array();
+        for (size_t i = 0; i < n; i++) {
+            struct nvml_device_facts f;
+            if (nvml_device_get_facts(i, &f) != 0)
+                continue;
+            json_t *g = json_pack("{s:I, s:b}", "index", (json_int_t)i, "usable", f.usable);
+            envinfo_set_text(g, "name", f.name);
+            envinfo_set_text(g, "uuid", f.uuid);
+            if (isfinite(f.memory_total_bytes) && f.memory_total_bytes > 0)
+                envinfo_set_int(g, "memory_bytes", (int64_t)f.memory_total_bytes);
+            if (f.cc_major >= 0 && f.cc_minor >= 0)
+                json_object_set_new(g, "compute_capability",
+                                    json_sprintf("%d.%d", f.cc_major, f.cc_minor));
+            json_array_append_new(gpus, g);
+        }
+        json_object_set_new(env, "gpus", gpus);
+        char driver[96];
+        if (nvml_driver_version(driver, sizeof driver) == 0)
+            envinfo_set_text(env, "gpu_driver", driver);
+    }
+    if (opened)
+        nvml_source.close(state);
+    series_registry_free(&reg);
+}
+
+json_t *envinfo_capture(const struct envinfo_options *opt)
+{
+    const char *root = root_of(opt);
+    char *const *envp = opt && opt->envp ? opt->envp : environ;
+    json_t *env = json_object();
+
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) == 0)
+        envinfo_set_text(env, "hostname", host);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 0)
+        envinfo_set_int(env, "cpus_online", online);
+    int allowed = envinfo_cpus_allowed();
+    if (allowed > 0)
+        envinfo_set_int(env, "cpus_allowed", allowed);
+    struct utsname u;
+    bool have_uname = uname(&u) == 0;
+    if (have_uname) {
+        json_object_set_new(env, "kernel", json_sprintf("%s %s", u.sysname, u.release));
+        envinfo_set_text(env, "kernel_build", u.version);
+        envinfo_set_text(env, "machine", u.machine);
+    }
+
+    char *os_text = envinfo_read_file(root, "/etc/os-release");
+    if (!os_text)
+        os_text = envinfo_read_file(root, "/usr/lib/os-release");
+    if (os_text) {
+        json_t *os = envinfo_parse_os_release(os_text);
+        if (os)
+            json_object_set_new(env, "os", os);
+        free(os_text);
+    }
+#ifdef __GLIBC__
+    json_object_set_new(env, "libc",
+                        json_pack("{s:s, s:s}", "name", "glibc", "version", gnu_get_libc_version()));
+#endif
+    json_object_set_new(env, "build", envinfo_build());
+
+    struct cpuinfo_facts cpu;
+    set_object(env, "cpu", envinfo_cpu(root, &cpu));
+    set_object(env, "memory", envinfo_memory(root));
+    set_object(env, "cgroup", envinfo_cgroup(root));
+    set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,
+                                      allowed > 0 ? allowed : (int)online, cpu.cores));
+    gpus_json(env, opt && opt->open_nvml);
+    json_object_set_new(env, "virtualization",
+                        envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL));
+    json_object_set_new(env, "variables", envinfo_variables(envp));
+    if (!(opt && opt->no_git)) {
+        json_t *git = envinfo_git(opt ? opt->git_dir : NULL);
+        if (git)
+            json_object_set_new(env, "git", git);
+    }
+    return env;
+}
