@@ -489,13 +489,14 @@ static int measure(struct run_config cfg)
     for (size_t i = 0; i < l.result.n_reps; i++)
         l.result.sampling.sampled_ns += l.result.reps[i].outcome.wall_ns;
     summary_compute(&l.result);
+    result_capture_environment(&l.result, l.sampler); /* before sampler_close and the analysis */
     resources_analyze(&l.result);
     if (!cfg.runs && l.measured == 1 && l.measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&l.result.summary, "single_run",
                      "one run took over %.0f s, so only one was made: no confidence interval can be "
                      "given; use -r N to repeat anyway", RUN_AUTO_LONG_SECONDS);
 
-    /* One document for every copy: the environment is captured once. */
+    /* One document for every copy. */
     json_t *doc = result_to_json(&l.result);
     char *path = xasprintf("%s/%s.json", runs_dir, l.result.id);
     int write_failed = 0;
