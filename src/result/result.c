@@ -319,9 +319,11 @@ static json_t *summary_json(const struct summary *s)
 
 void result_capture_environment(struct bench_result *r, const struct sampler *sampler)
 {
-    (void)sampler; /* the GPU facts come from its open nvml source */
+    json_t *sources = sampler ? sampler_describe(sampler) : NULL;
+    struct envinfo_options opt = {.sources = sources};
     json_decref(r->environment);
-    r->environment = envinfo_capture(NULL);
+    r->environment = envinfo_capture(&opt);
+    json_decref(sources);
 }
 
 static json_t *sampling_json(const struct sampling_info *si)

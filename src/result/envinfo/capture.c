@@ -1,11 +1,9 @@
 /* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
  * file each beside this one: cpu, limits, blas, virt, vars, git, build), plus what needs no
  * file of its own: host name, CPUs online and allowed, kernel (uname), distribution
- * (os-release), libc, and the GPUs of the nvml metric source. */
+ * (os-release), libc, and the GPUs the nvml metric source described. */
 #include "result/envinfo/internal.h"
 
-#include <ctype.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -13,9 +11,6 @@
 #ifdef __GLIBC__
 #include <gnu/libc-version.h>
 #endif
-
-#include "sources/nvml.h"
-#include "sources/sources.h"
 
 extern char **environ;
 
@@ -84,47 +79,19 @@ json_t *envinfo_parse_os_release(const char *text)
     return o;
 }
 
-/* GPUs of the open nvml source (opening one for the capture when asked): gpus, gpu_driver, or
- * gpu_error saying why there are none. */
-static void gpus_json(json_t *env, bool open_nvml)
+/* The GPUs of the nvml source's facts (sources: see envinfo_options): gpus and gpu_driver; or
+ * gpu_error saying why there are none, when the caller knows. */
+static void gpus_json(json_t *env, const json_t *sources, const char *gpu_error)
 {
-    struct series_registry reg = {.defs = NULL, .n = 0, .cap = 0};
-    void *state = NULL;
-    bool opened = false;
-    if (open_nvml && nvml_device_count() == 0) {
-        struct sample_ctx ctx;
-        char err[512] = "";
-        memset(&ctx, 0, sizeof ctx);
-        if (nvml_source.open(&reg, &ctx, &state, err, sizeof err) == 0)
-            opened = true;
-        else
-            envinfo_set_text(env, "gpu_error", err[0] ? err : "NVML could not be opened");
+    const json_t *nvml = json_object_get(sources, "nvml");
+    const json_t *gpus = json_object_get(nvml, "gpus");
+    if (json_array_size(gpus) > 0) {
+        json_object_set_new(env, "gpus", json_deep_copy(gpus));
+        envinfo_set_text(env, "gpu_driver",
+                         json_string_value(json_object_get(nvml, "driver_version")));
+    } else if (gpu_error) {
+        envinfo_set_text(env, "gpu_error", *gpu_error ? gpu_error : "NVML could not be opened");
     }
-    size_t n = nvml_device_count();
-    if (n > 0) {
-        json_t *gpus = json_array();
-        for (size_t i = 0; i < n; i++) {
-            struct nvml_device_facts f;
-            if (nvml_device_get_facts(i, &f) != 0)
-                continue;
-            json_t *g = json_pack("{s:I, s:b}", "index", (json_int_t)i, "usable", f.usable);
-            envinfo_set_text(g, "name", f.name);
-            envinfo_set_text(g, "uuid", f.uuid);
-            if (isfinite(f.memory_total_bytes) && f.memory_total_bytes > 0)
-                envinfo_set_int(g, "memory_bytes", (int64_t)f.memory_total_bytes);
-            if (f.cc_major >= 0 && f.cc_minor >= 0)
-                json_object_set_new(g, "compute_capability",
-                                    json_sprintf("%d.%d", f.cc_major, f.cc_minor));
-            json_array_append_new(gpus, g);
-        }
-        json_object_set_new(env, "gpus", gpus);
-        char driver[96];
-        if (nvml_driver_version(driver, sizeof driver) == 0)
-            envinfo_set_text(env, "gpu_driver", driver);
-    }
-    if (opened)
-        nvml_source.close(state);
-    series_registry_free(&reg);
 }
 
 json_t *envinfo_capture(const struct envinfo_options *opt)
@@ -171,7 +138,7 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
     set_object(env, "cgroup", envinfo_cgroup(root));
     set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,
                                       allowed > 0 ? allowed : (int)online, cpu.cores));
-    gpus_json(env, opt && opt->open_nvml);
+    gpus_json(env, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);
     json_object_set_new(env, "virtualization",
                         envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL));
     json_object_set_new(env, "variables", envinfo_variables(envp));
