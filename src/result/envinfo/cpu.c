@@ -243,7 +243,8 @@ static json_t *caches_json(const char *root)
         if (!envinfo_read_line(root, path, type, sizeof type))
             continue;
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        int64_t bytes = envinfo_read_line(root, path, size, sizeof size) ? envinfo_parse_size(size) : -1;
+        int64_t bytes =
+            envinfo_read_line(root, path, size, sizeof size) ? envinfo_parse_size(size) : -1;
         char name[16];
         snprintf(name, sizeof name, "L%d%s", (int)level,
                  !strcmp(type, "Data") ? "d" : !strcmp(type, "Instruction") ? "i" : "");
@@ -310,11 +311,13 @@ static void cpufreq_json(const char *root, json_t *cpu)
         if (envinfo_read_line(root, POLICY_FILE("scaling_driver"), buf, sizeof buf))
             distinct_add(&drivers, buf);
         int64_t v;
-        if ((v = envinfo_read_int(root, POLICY_FILE("cpuinfo_min_freq"))) > 0 && (hw_min < 0 || v < hw_min))
+        if ((v = envinfo_read_int(root, POLICY_FILE("cpuinfo_min_freq"))) > 0 &&
+            (hw_min < 0 || v < hw_min))
             hw_min = v;
         if ((v = envinfo_read_int(root, POLICY_FILE("cpuinfo_max_freq"))) > hw_max)
             hw_max = v;
-        if ((v = envinfo_read_int(root, POLICY_FILE("scaling_min_freq"))) > 0 && (sc_min < 0 || v < sc_min))
+        if ((v = envinfo_read_int(root, POLICY_FILE("scaling_min_freq"))) > 0 &&
+            (sc_min < 0 || v < sc_min))
             sc_min = v;
         if ((v = envinfo_read_int(root, POLICY_FILE("scaling_max_freq"))) > sc_max)
             sc_max = v;

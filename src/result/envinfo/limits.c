@@ -99,7 +99,8 @@ static double cpu_max_value(const char *root, const char *path)
 {
     char buf[64];
     double quota, period;
-    if (!envinfo_read_line(root, path, buf, sizeof buf) || sscanf(buf, "%lf %lf", &quota, &period) != 2 ||
+    if (!envinfo_read_line(root, path, buf, sizeof buf) ||
+        sscanf(buf, "%lf %lf", &quota, &period) != 2 ||
         period <= 0 || quota <= 0)
         return -1;
     return quota / period;

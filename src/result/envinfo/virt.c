@@ -105,7 +105,7 @@ json_t *envinfo_virtualization(const char *root, const struct cpuinfo_facts *cpu
         vm = "wsl";
         json_array_append_new(evidence, json_string("kernel release names WSL"));
     }
-    /* container and vm may come from a variable or a file: envinfo_set_text keeps them valid UTF-8 */
+    /* container and vm may come from a variable or a file: envinfo_set_text keeps them UTF-8 */
     json_t *o = json_object();
     envinfo_set_text(o, "container", container);
     envinfo_set_text(o, "vm", vm);
