@@ -397,6 +397,8 @@ static void finish(struct bench *b)
     for (size_t i = 0; i < r->n_reps; i++)
         r->sampling.sampled_ns += r->reps[i].outcome.wall_ns;
     summary_compute(r);
+    /* Once, while the sources are open (GPU facts) and before the analysis, which reads them. */
+    result_capture_environment(r, s->sampler);
     resources_analyze(r);
     if (!b->cfg->runs && b->measured == 1 && b->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&r->summary, "single_run",
@@ -468,7 +470,7 @@ int bench_run(const struct run_config *cfg, struct bench_output *out)
     }
     status = repeat(&b);
     finish(&b);
-    /* One document for every copy: the environment is captured once. */
+    /* One document for every copy. */
     out->doc = result_to_json(&b.result);
     if (write_result(&b, out) != 0)
         status = 3;

@@ -1,11 +1,12 @@
 /* cmd_env: `mlbench env`, describes this machine and environment as every result records it
- * (src/result/envinfo.c; fields in docs/environment.md): as text, or the JSON object with --json. */
+ * (src/result/envinfo/; fields in docs/environment.md): as text, or the JSON object with --json. */
 #include <getopt.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "measure/sampler.h"
 #include "result/envinfo.h"
 #include "util/log.h"
 
@@ -34,8 +35,7 @@ int cmd_env(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     bool json = false;
-    /* GPU facts are read through the nvml metric source, opened for the capture alone. */
-    struct envinfo_options opt = {.open_nvml = true};
+    struct envinfo_options opt = {.sources = NULL};
     optind = 0; /* GNU getopt: reinitialise, and argv[0] is the verb */
     opterr = 0;
     for (;;) {
@@ -56,7 +56,13 @@ int cmd_env(int argc, char **argv)
         return 2;
     }
 
+    /* No sampler runs here: the nvml metric source is opened for its facts alone. */
+    char gpu_error[512];
+    json_t *sources = sampler_describe_source("nvml", gpu_error, sizeof gpu_error);
+    opt.sources = sources;
+    opt.gpu_error = json_object_get(sources, "nvml") ? NULL : gpu_error;
     json_t *env = envinfo_capture(&opt);
+    json_decref(sources);
     int rc = 0;
     if (json) {
         rc = json_dumpf(env, stdout, JSON_INDENT(2)) == 0 ? 0 : 1;

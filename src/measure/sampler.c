@@ -43,20 +43,27 @@ struct sampler {
     size_t keep_rows;          /* 0: all */
 };
 
+/* The context sources open with: this machine's facts, /proc or $MLBENCH_PROC_ROOT (copied
+ * into proc_root, which ctx then points to). */
+static void ctx_init(struct sample_ctx *ctx, char *proc_root, size_t len, bool all_gpus)
+{
+    const char *root = getenv("MLBENCH_PROC_ROOT");
+    snprintf(proc_root, len, "%s", root && *root ? root : "/proc");
+    ctx->proc_root = proc_root;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    ctx->ncpu = n > 0 ? (int)n : 1;
+    ctx->ticks_per_s = sysconf(_SC_CLK_TCK);
+    ctx->page_size = sysconf(_SC_PAGESIZE);
+    ctx->all_gpus = all_gpus;
+}
+
 struct sampler *sampler_open(const struct sampler_config *cfg)
 {
     struct sampler *s = xcalloc(1, sizeof *s);
     s->cfg = *cfg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    const char *root = getenv("MLBENCH_PROC_ROOT");
-    snprintf(s->proc_root, sizeof s->proc_root, "%s", root && *root ? root : "/proc");
-    s->ctx.proc_root = s->proc_root;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    s->ctx.ncpu = n > 0 ? (int)n : 1;
-    s->ctx.ticks_per_s = sysconf(_SC_CLK_TCK);
-    s->ctx.page_size = sysconf(_SC_PAGESIZE);
-    s->ctx.all_gpus = cfg->all_gpus;
+    ctx_init(&s->ctx, s->proc_root, sizeof s->proc_root, cfg->all_gpus);
 
     for (const struct metric_source *const *m = metric_sources; *m; m++) {
         char err[512] = "";
@@ -72,6 +79,45 @@ struct sampler *sampler_open(const struct sampler_config *cfg)
         }
     }
     return s;
+}
+
+json_t *sampler_describe(const struct sampler *s)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < s->n_src; i++)
+        if (s->src[i].ops->describe)
+            json_object_set_new(o, s->src[i].ops->name, s->src[i].ops->describe(s->src[i].state));
+    return o;
+}
+
+json_t *sampler_describe_source(const char *name, char *err, size_t errlen)
+{
+    json_t *o = json_object();
+    const struct metric_source *m = NULL;
+    for (const struct metric_source *const *p = metric_sources; *p && !m; p++)
+        if (!strcmp((*p)->name, name))
+            m = *p;
+    snprintf(err, errlen, "%s", m ? "" : "not a metric source");
+    if (!m)
+        return o;
+    struct series_registry reg = {.defs = NULL, .n = 0, .cap = 0};
+    struct sample_ctx ctx = {.proc_root = NULL};
+    char proc_root[256];
+    ctx_init(&ctx, proc_root, sizeof proc_root, false);
+    void *state = NULL;
+    if (m->open(&reg, &ctx, &state, err, errlen) != 0) {
+        if (!err[0])
+            snprintf(err, errlen, "%s could not be opened", name);
+    } else {
+        if (m->describe)
+            json_object_set_new(o, name, m->describe(state));
+        else
+            snprintf(err, errlen, "%s has no static facts", name);
+        if (m->close)
+            m->close(state);
+    }
+    series_registry_free(&reg);
+    return o;
 }
 
 size_t sampler_skipped(const struct sampler *s, const char *const **reasons)

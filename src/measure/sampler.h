@@ -17,6 +17,8 @@
 #define SAMPLER_MAX_INTERVAL_NS 10000000000LL   /* 10 s */
 #define SAMPLER_DEFAULT_INTERVAL_NS 100000000LL /* 100 ms */
 
+#include <jansson.h>
+
 #include "sources/source.h"
 
 struct sampler;
@@ -50,6 +52,16 @@ void sampler_keep_rows(struct sampler *s, size_t n);
 int sampler_start(struct sampler *s, struct sample_table *tab);
 /* The workload's leader, once spawned (called from the controlling thread). */
 void sampler_set_leader(struct sampler *s, pid_t leader);
+/* The static facts of the open sources (their describe op): an object with one member per
+ * source that has facts, named after it ({"nvml": {...}}); {} when none has. New reference,
+ * owned by the caller. Safe while sampling (describe reads only what open wrote). */
+json_t *sampler_describe(const struct sampler *s);
+/* For a caller with no sampler (mlbench env): opens the source `name` of the table in
+ * sources.c on its own, takes its description and closes it. Returns an object of the same
+ * shape as sampler_describe's ({name: facts}, or {} when the source could not open, is not in
+ * the table or has no facts; err then says why, else it is ""). New reference. Not
+ * thread-safe against another open or close of that source. */
+json_t *sampler_describe_source(const char *name, char *err, size_t errlen);
 /* Takes a last sample and stops the thread. tab stays valid, owned by the caller. */
 void sampler_stop(struct sampler *s);
 void sampler_close(struct sampler *s);

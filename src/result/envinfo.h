@@ -1,6 +1,6 @@
 /* envinfo: what a measurement ran on, captured as one JSON object: CPU (model, topology,
  * caches, frequency policy), memory, kernel, distribution, libc, how mlbench was built, the BLAS
- * a workload would load and its thread count, GPUs (from the nvml source), container or virtual
+ * a workload would load and its thread count, GPUs (the nvml source's facts), container or virtual
  * machine, the environment variables that change ML performance, and the git state of the
  * working directory. It is the `environment` of every result and the output of `mlbench env`;
  * docs/environment.md describes every field and where it comes from.
@@ -25,18 +25,21 @@ struct envinfo_options {
     /* Directory whose git commit and dirty state are recorded. NULL: the current directory. */
     const char *git_dir;
     bool no_git; /* do not run git: no `git` object */
-    /* When no nvml source is open (nvml_device_count() is 0), open one for the capture and
-     * close it after (mlbench env). False: only read the facts of an open source (mlbench run,
-     * whose sampler has it open), so that NVML is never loaded twice. */
-    bool open_nvml;
+    /* The static facts of the metric sources, by source name, as sampler_describe (mlbench
+     * run, whose sampler has them open) or sampler_describe_source (mlbench env) give them:
+     * gpus and gpu_driver come from "nvml". NULL: no GPU facts. Borrowed. */
+    const json_t *sources;
+    /* Why there are no GPU facts (the nvml source could not open), recorded as gpu_error
+     * (mlbench env). NULL: not recorded (a result says it in sampling.not_measured). */
+    const char *gpu_error;
     /* Variables to filter, as environ; NULL: this process's environment. */
     char *const *envp;
 };
 
 /* Captures the environment. opt may be NULL (all defaults). Returns a new reference to an
  * object, never NULL; the fields are those of docs/environment.md. Takes a few milliseconds
- * plus the git commands (2 s at most). Not thread-safe against setenv() or against an nvml
- * source opening or closing on another thread. */
+ * plus the git commands (2 s at most). Opens no metric source. Not thread-safe against
+ * setenv(). */
 json_t *envinfo_capture(const struct envinfo_options *opt);
 
 /* Writes env (an object made by envinfo_capture, maybe read back from a result: any field may
@@ -66,7 +69,7 @@ int64_t envinfo_parse_size(const char *s);
 int envinfo_count_cpu_list(const char *list);
 
 /* True when the variable NAME belongs in the record: it changes ML performance (OMP_*, MKL_*,
- * OPENBLAS_*, CUDA_*, NCCL_*, TF_*, PYTORCH_*, LD_PRELOAD ...: the list is in envinfo.c and
+ * OPENBLAS_*, CUDA_*, NCCL_*, TF_*, PYTORCH_*, LD_PRELOAD ...: the list is in envinfo/vars.c and
  * docs/environment.md) and does not look like a secret (names with TOKEN, SECRET, PASSWORD,
  * PASSWD, CREDENTIAL, or KEY or KEYS as a word are never recorded, whatever their prefix), nor
  * one of Terraform's TF_* variables (TF_VAR_*, TF_CLI_*, TF_LOG ...). */

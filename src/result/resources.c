@@ -11,7 +11,6 @@
 
 #include "util/units.h"
 #include "util/xalloc.h"
-#include "sources/nvml.h"
 
 #define MAX_GPUS 64
 #define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
@@ -249,6 +248,29 @@ static void check_throttling(struct bench_result *r)
                      reasons & 0x8c ? "power" : "");
 }
 
+/* The name and tensor cores of the first GPU shown that NVML gave a handle for, from the GPUs
+ * of the captured environment (result_capture_environment); untouched when there is none. The
+ * name is borrowed from r->environment. */
+static void gpu_facts(const struct bench_result *r, struct analysis_context *ctx)
+{
+    const json_t *gpus = json_object_get(r->environment, "gpus"), *g;
+    size_t i;
+    json_array_foreach(gpus, i, g) {
+        json_int_t index = json_integer_value(json_object_get(g, "index"));
+        if (index < 0 || index >= MAX_GPUS || !(r->gpus_shown & (1ull << index)) ||
+            !json_is_true(json_object_get(g, "usable")))
+            continue;
+        const char *name = json_string_value(json_object_get(g, "name"));
+        const char *cc = json_string_value(json_object_get(g, "compute_capability"));
+        int major = -1;
+        if (cc && sscanf(cc, "%d", &major) != 1)
+            major = -1;
+        ctx->gpu_name = name ? name : "";
+        ctx->gpu_tensor_cores = major >= 7;
+        return;
+    }
+}
+
 void resources_analyze(struct bench_result *r)
 {
     struct summary *s = &r->summary;
@@ -284,17 +306,8 @@ void resources_analyze(struct bench_result *r)
         ctx.batch_size = v;
     ctx.precision = meta_value(s, "precision");
     ctx.device = meta_value(s, "device");
-    static char gpu_name[128];
-    for (int g = 0; g < MAX_GPUS && ctx.gpu_measured; g++) {
-        int major = 0, minor = 0;
-        double mem = 0;
-        if ((r->gpus_shown & (1ull << g)) &&
-            nvml_device_info((size_t)g, gpu_name, sizeof gpu_name, &major, &minor, &mem) == 0) {
-            ctx.gpu_name = gpu_name;
-            ctx.gpu_tensor_cores = major >= 7;
-            break;
-        }
-    }
+    if (ctx.gpu_measured)
+        gpu_facts(r, &ctx);
     analyze(&ctx, sr, s->n_stages, total, &r->analysis);
     r->analyzed = true;
 

@@ -10,7 +10,9 @@
 
 #include "result/result.h"
 
-/* After summary_compute: fills r->analysis (r->analyzed) and adds warnings to r->summary. */
+/* After summary_compute and result_capture_environment (the GPU name and compute capability
+ * the rules use come from r->environment): fills r->analysis (r->analyzed) and adds warnings
+ * to r->summary. */
 void resources_analyze(struct bench_result *r);
 
 /* Whether GPU device index (label gpu="index") counts in the figures: used by the workload, or

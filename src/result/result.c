@@ -71,6 +71,7 @@ void result_free(struct bench_result *r)
     free(r->figures);
     free(r->reps);
     summary_free(&r->summary);
+    json_decref(r->environment);
     memset(r, 0, sizeof *r);
 }
 
@@ -317,9 +318,13 @@ static json_t *summary_json(const struct summary *s)
     return j;
 }
 
-static json_t *environment_json(void)
+void result_capture_environment(struct bench_result *r, const struct sampler *sampler)
 {
-    return envinfo_capture(NULL); /* the sampler is open: GPU facts come from its nvml source */
+    json_t *sources = sampler ? sampler_describe(sampler) : NULL;
+    struct envinfo_options opt = {.sources = sources};
+    json_decref(r->environment);
+    r->environment = envinfo_capture(&opt);
+    json_decref(sources);
 }
 
 static json_t *sampling_json(const struct sampling_info *si)
@@ -393,7 +398,8 @@ json_t *result_to_json(const struct bench_result *r)
         "created", jtime(r->created_unix_ns),
         "mlbench", "version", MLBENCH_VERSION, "git_commit", MLBENCH_GIT_COMMIT,
         "command", "argv", argv, "shell", c->shell,
-        "config", config, "environment", environment_json(),
+        "config", config,
+        "environment", r->environment ? json_incref(r->environment) : json_object(),
         "status", r->stop_signal ? "interrupted" : "complete",
         "interrupted_by", jsignal(r->stop_signal),
         "runs", runs, "summary", summary_json(&r->summary), "warnings", warnings,

@@ -61,6 +61,7 @@ struct bench_result {
     uint64_t gpus_shown;       /* bit i: GPU i was used by the workload (or --all-gpus) */
     struct stage_resources *figures; /* per summary stage, then the whole run (n_stages + 1);
                                       * names borrowed from the summary; NULL without samples */
+    json_t *environment;       /* owned; filled by result_capture_environment, NULL before */
 };
 
 /* Sets up an empty result for config (which must outlive it) with a fresh id. */
@@ -69,7 +70,15 @@ void result_init(struct bench_result *r, const struct run_config *config);
 struct repetition *result_add_rep(struct bench_result *r, bool warmup);
 void result_free(struct bench_result *r);
 
-/* The whole result as JSON (new reference). */
+/* Captures what the runs ran on into r->environment (envinfo_capture), replacing any earlier
+ * capture: the machine, the git state of the current directory (runs git, 2 s at most) and
+ * the static facts of the sampler's open sources (its GPUs). sampler may be NULL (no GPUs).
+ * Call once after the runs, while the sampler is still open (before sampler_close) and before
+ * resources_analyze, which reads the GPUs from it. */
+void result_capture_environment(struct bench_result *r, const struct sampler *sampler);
+
+/* The whole result as JSON (new reference). Pure serialisation: the environment is the one
+ * result_capture_environment captured ({} when none was). */
 json_t *result_to_json(const struct bench_result *r);
 
 /* Writes a result document (from result_to_json) to path atomically (temporary file in the

@@ -7,12 +7,13 @@
  * Per GPU i, series labelled gpu="i" (docs/metrics.md): utilisation, memory, power, clocks,
  * temperature, PCIe throughput, throttle reasons and the GPU memory of the workload's processes.
  *
+ * Static facts (driver version; name, uuid, compute capability and memory size of each GPU) are
+ * read once when the source opens and given by its describe op.
+ *
  * Failures: a function the library lacks, or one NVML says the GPU does not support, leaves its
  * series NAN without counting an error (it is a capability, not a failure, and is not asked
  * again); any other error leaves the value NAN and counts one error; a lost GPU
  * (NVML_ERROR_GPU_IS_LOST, or one needing a reset) counts one error and is not asked again. */
-#include "sources/nvml.h"
-
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
@@ -21,10 +22,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "sources/sources.h"
-#include "util/xalloc.h"
 #include "sources/nvml_abi.h"
+#include "sources/sources.h"
 #include "util/clock.h"
+#include "util/units.h"
+#include "util/xalloc.h"
 
 #define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
 
@@ -39,6 +41,15 @@
 
 /* Initial capacity of the process list (entries); it grows when NVML says it is too small. */
 #define PROCS_INITIAL_CAP 64
+
+/* What a GPU is, read when the source opens. */
+struct nvml_device_facts {
+    char name[96];             /* "NVIDIA H200"; "" when unknown */
+    char uuid[96];             /* "GPU-5f1c..."; "" when unknown */
+    int cc_major, cc_minor;    /* CUDA compute capability; -1 when unknown */
+    double memory_total_bytes; /* NAN when unknown */
+    bool usable;               /* false: NVML lists it but gave no handle (lost, no permission) */
+};
 
 /* The series of one GPU, registered in this order. */
 enum gpu_series {
@@ -134,8 +145,6 @@ struct tick {
     int64_t pcie_cost_ns; /* time spent in PCIe calls this tick */
 };
 
-/* The state the device facts are read from (see nvml.h for its thread-safety). */
-static const struct nvml_state *current;
 
 /* The first of the NULL-terminated names that lib exports, or NULL. */
 static void *lookup(void *lib, const char *const *names)
@@ -316,7 +325,6 @@ static int nvml_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     st->procs_cap = PROCS_INITIAL_CAP;
     st->procs = xcalloc(st->procs_cap, api->procs_v2 ? sizeof(nvmlProcessInfo_v2_t)
                                                      : sizeof(nvmlProcessInfo_v1_t));
-    current = st;
     *state = st;
     return 0;
 }
@@ -500,10 +508,40 @@ static void nvml_run_start(void *state)
 
 static void nvml_close(void *state)
 {
-    struct nvml_state *st = state;
-    if (current == st)
-        current = NULL;
-    unload(st, true);
+    unload(state, true);
+}
+
+/* Sets key to s when s is not empty; bytes that are not UTF-8 become '?'. */
+static void set_text(json_t *o, const char *key, const char *s)
+{
+    if (!*s)
+        return;
+    char *clean = units_utf8_sanitize(s, strlen(s));
+    json_object_set_new(o, key, json_string(clean));
+    free(clean);
+}
+
+/* The static facts: every GPU NVML lists, in index order (the label gpu="i" of its series;
+ * NVML orders by PCI bus id, CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID). */
+static json_t *nvml_describe(void *state)
+{
+    const struct nvml_state *st = state;
+    json_t *gpus = json_array();
+    for (size_t i = 0; i < st->n_gpus; i++) {
+        const struct nvml_device_facts *f = &st->gpus[i].facts;
+        json_t *g = json_pack("{s:I, s:b}", "index", (json_int_t)i, "usable", f->usable);
+        set_text(g, "name", f->name);
+        set_text(g, "uuid", f->uuid);
+        if (isfinite(f->memory_total_bytes) && f->memory_total_bytes > 0)
+            json_object_set_new(g, "memory_bytes", json_integer((json_int_t)f->memory_total_bytes));
+        if (f->cc_major >= 0 && f->cc_minor >= 0)
+            json_object_set_new(g, "compute_capability",
+                                json_sprintf("%d.%d", f->cc_major, f->cc_minor));
+        json_array_append_new(gpus, g);
+    }
+    json_t *o = json_pack("{s:o}", "gpus", gpus);
+    set_text(o, "driver_version", st->driver);
+    return o;
 }
 
 const struct metric_source nvml_source = {
@@ -511,43 +549,6 @@ const struct metric_source nvml_source = {
     .open = nvml_open,
     .sample = nvml_sample,
     .run_start = nvml_run_start,
+    .describe = nvml_describe,
     .close = nvml_close,
 };
-
-size_t nvml_device_count(void)
-{
-    return current ? current->n_gpus : 0;
-}
-
-int nvml_device_get_facts(size_t index, struct nvml_device_facts *out)
-{
-    if (!current || index >= current->n_gpus)
-        return -1;
-    *out = current->gpus[index].facts;
-    return 0;
-}
-
-int nvml_device_info(size_t index, char *name, size_t namelen, int *cc_major, int *cc_minor,
-                     double *mem_total_bytes)
-{
-    struct nvml_device_facts f;
-    if (nvml_device_get_facts(index, &f) != 0 || !f.usable)
-        return -1;
-    if (name && namelen)
-        snprintf(name, namelen, "%s", f.name);
-    if (cc_major)
-        *cc_major = f.cc_major;
-    if (cc_minor)
-        *cc_minor = f.cc_minor;
-    if (mem_total_bytes)
-        *mem_total_bytes = f.memory_total_bytes;
-    return 0;
-}
-
-int nvml_driver_version(char *buf, size_t len)
-{
-    const char *v = current ? current->driver : "";
-    if (len)
-        snprintf(buf, len, "%s", v);
-    return *v ? 0 : -1;
-}

@@ -1,9 +1,9 @@
-/* Unit tests of the environment capture (src/result/envinfo.c): the parsers on fixed texts
+/* Unit tests of the environment capture (src/result/envinfo/): the parsers on fixed texts
  * (os-release, cpuinfo of x86 and ARM, sizes, CPU lists), the variable filter, BLAS thread
  * rules, git state in a temporary repository, a capture of a fake /proc-/sys-/etc tree, a
  * capture of this machine checked against /proc/cpuinfo and sysconf, and GPUs through the fake
  * NVML library (FAKE_NVML_PATH, as an environment variable or compile definition; skipped
- * without it). */
+ * without it), described by the nvml source as mlbench env opens it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "measure/sampler.h"
 #include "result/envinfo.h"
-#include "sources/nvml.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -677,14 +678,29 @@ static const char *fake_nvml_path(void)
 #endif
 }
 
+/* The capture as mlbench env makes it: the nvml source opened for its description alone
+ * (sampler_describe_source), gpu_error when it could not open. */
+static json_t *capture_with_nvml(struct envinfo_options *opt)
+{
+    char err[512];
+    json_t *sources = sampler_describe_source("nvml", err, sizeof err);
+    opt->sources = sources;
+    opt->gpu_error = json_object_get(sources, "nvml") ? NULL : err;
+    json_t *env = envinfo_capture(opt);
+    json_decref(sources);
+    opt->sources = NULL;
+    opt->gpu_error = NULL;
+    return env;
+}
+
 /* GPUs: through the fake NVML, the nvml source opened for the capture and closed after. */
 static void test_capture_gpus(void **state)
 {
     (void)state;
-    struct envinfo_options opt = {.no_git = true, .open_nvml = true};
+    struct envinfo_options opt = {.no_git = true};
 
     assert_int_equal(setenv("MLBENCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1), 0);
-    json_t *env = envinfo_capture(&opt);
+    json_t *env = capture_with_nvml(&opt);
     assert_null(json_object_get(env, "gpus"));
     assert_non_null(strstr(str_at(env, "gpu_error"), "not found"));
     json_decref(env);
@@ -703,8 +719,14 @@ static void test_capture_gpus(void **state)
     close(fd);
     assert_int_equal(setenv("MLBENCH_NVML_LIBRARY", fake, 1), 0);
     assert_int_equal(setenv("FAKE_NVML_SCRIPT", script, 1), 0);
+    /* the test's own reference: the same loaded library as the source's, to count its calls */
+    void *lib = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    unsigned long (*calls)(const char *) =
+        (unsigned long (*)(const char *))dlsym(lib, "fake_nvml_calls");
+    assert_non_null(calls);
 
-    env = envinfo_capture(&opt);
+    env = capture_with_nvml(&opt);
     const json_t *gpus = json_object_get(env, "gpus");
     assert_int_equal(json_array_size(gpus), 2);
     const json_t *g0 = json_array_get(gpus, 0), *g1 = json_array_get(gpus, 1);
@@ -719,10 +741,11 @@ static void test_capture_gpus(void **state)
     assert_string_equal(str_at(env, "gpu_driver"), "580.65.06");
     assert_null(json_object_get(env, "gpu_error"));
     json_decref(env);
-    assert_int_equal(nvml_device_count(), 0); /* closed after the capture */
+    assert_int_equal(calls("nvmlShutdown"), calls("nvmlInit_v2")); /* closed after the capture */
+    assert_int_equal(calls("nvmlShutdown"), 1);
+    dlclose(lib);
 
-    /* without open_nvml, and no source open: no GPU and no reason (results get it elsewhere) */
-    opt.open_nvml = false;
+    /* without the sources' facts: no GPU and no reason (results get it elsewhere) */
     env = envinfo_capture(&opt);
     assert_null(json_object_get(env, "gpus"));
     assert_null(json_object_get(env, "gpu_error"));

@@ -23,6 +23,7 @@ enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, N_SER
 static struct series_registry reg;
 static struct run_config cfg;
 static struct bench_result res;
+static json_t *next_environment; /* the environment the next setup_run captures, or NULL */
 
 /* Values per second (counters) or levels (gauges) held for a 1 s run sampled every 100 ms. */
 struct levels {
@@ -77,6 +78,8 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
     }
     rep->metrics = attrib_run(&rep->samples, T0, rep->outcome.wall_ns, &rep->stages);
     summary_compute(&res);
+    res.environment = next_environment; /* as result_capture_environment would */
+    next_environment = NULL;
     resources_analyze(&res);
 }
 
@@ -146,6 +149,44 @@ static void test_gpu_claims(void **state)
     teardown_run();
 }
 
+static int has_finding(const char *rule, const char *evidence)
+{
+    for (size_t i = 0; i < res.analysis.n_findings; i++)
+        if (!strcmp(res.analysis.findings[i].rule, rule) &&
+            strstr(res.analysis.findings[i].evidence, evidence))
+            return 1;
+    return 0;
+}
+
+/* The GPU the rules name comes from the captured environment: the first GPU used that NVML
+ * gave a handle for; tensor cores from its compute capability. */
+static void test_gpu_facts_from_environment(void **state)
+{
+    (void)state;
+    struct levels busy = {.cores = 1.0, .gpu0_util = 0.97, .gpu0_mem = 1e9};
+    const char *gpus = "[{\"index\": 0, \"usable\": true, \"name\": \"NVIDIA H200\","
+                       " \"compute_capability\": \"9.0\"}]";
+    next_environment = json_pack("{s:o}", "gpus", json_loads(gpus, 0, NULL));
+    setup_run(&busy, NULL, "cuda");
+    assert_true(has_finding("mixed-precision", "on NVIDIA H200, which has tensor cores"));
+    teardown_run();
+
+    next_environment = json_pack("{s:[{s:i, s:b, s:s, s:s}]}", "gpus", "index", 0, "usable", 1,
+                                 "name", "Tesla P100", "compute_capability", "6.0");
+    setup_run(&busy, NULL, "cuda");
+    assert_false(has_finding("mixed-precision", "")); /* no tensor cores */
+    teardown_run();
+
+    next_environment = json_pack("{s:[{s:i, s:b}]}", "gpus", "index", 0, "usable", 0);
+    setup_run(&busy, NULL, "cuda");
+    assert_false(has_finding("mixed-precision", "")); /* no handle: nothing known */
+    teardown_run();
+
+    setup_run(&busy, NULL, "cuda"); /* no environment captured */
+    assert_false(has_finding("mixed-precision", ""));
+    teardown_run();
+}
+
 static void test_governor(void **state)
 {
     (void)state;
@@ -191,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_figures_and_gpu_choice),
         cmocka_unit_test(test_other_load_and_swapping),
         cmocka_unit_test(test_gpu_claims),
+        cmocka_unit_test(test_gpu_facts_from_environment),
         cmocka_unit_test(test_governor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,7 +24,6 @@
 
 #include "measure/sampler.h"
 #include "sources/sources.h"
-#include "sources/nvml.h"
 
 #define N_GPU_SERIES 12
 
@@ -354,56 +353,55 @@ static void test_two_gpus(void **state)
     assert_int_equal(fx->calls("nvmlShutdown"), 1);
 }
 
-/* Facts for the report, read when the source opens; a GPU without a handle is listed but not
- * usable, keeps its series (NAN) and is never asked anything. */
+/* GPU i of a description (describe op), or NULL. */
+static const json_t *described_gpu(const json_t *d, size_t i)
+{
+    return json_array_get(json_object_get(d, "gpus"), i);
+}
+
+static const char *field_text(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Facts for the report, read when the source opens and given by its describe op; a GPU
+ * without a handle is listed but not usable, keeps its series (NAN) and is never asked
+ * anything. The facts are those of the state described: there is nothing to ask of a source
+ * that is not open, and a new open reads them again. */
 static void test_device_info(void **state)
 {
     struct fixture *fx = *state;
-    struct nvml_device_facts f;
-    char driver[80];
-    assert_int_equal(nvml_device_count(), 0);
-    assert_int_equal(nvml_device_get_facts(0, &f), -1);
-    assert_int_equal(nvml_driver_version(driver, sizeof driver), -1);
+    assert_non_null(nvml_source.describe);
 
     use_fake(fx, false, "devices 3\nname 0 NVIDIA H200\nuuid 0 GPU-abc\ncc 0 9 0\n"
                         "mem_total 0 150000000000\nmem_used 0 1\n"
                         "name 1 NVIDIA L4\ncc 1 8 9\n"
                         "handle 2 ERR_GPU_IS_LOST\n");
     assert_int_equal(open_source(fx), 0);
-    assert_int_equal(nvml_device_count(), 3);
-    assert_int_equal(nvml_device_get_facts(0, &f), 0);
-    assert_string_equal(f.name, "NVIDIA H200");
-    assert_string_equal(f.uuid, "GPU-abc");
-    assert_int_equal(f.cc_major, 9);
-    assert_int_equal(f.cc_minor, 0);
-    assert_true(f.memory_total_bytes == 150e9);
-    assert_true(f.usable);
-    assert_int_equal(nvml_device_get_facts(1, &f), 0);
-    assert_string_equal(f.name, "NVIDIA L4");
-    assert_string_equal(f.uuid, "GPU-fake-1");
-    assert_int_equal(f.cc_major, 8);
-    assert_int_equal(f.cc_minor, 9);
-    assert_true(isnan(f.memory_total_bytes)); /* no mem_used script: not supported */
-    assert_int_equal(nvml_device_get_facts(2, &f), 0);
-    assert_false(f.usable);
-    assert_string_equal(f.name, "");
-    assert_int_equal(f.cc_major, -1);
-    assert_int_equal(nvml_device_get_facts(3, &f), -1);
-
-    char name[8];
-    int major = 0, minor = 0;
-    double mem = 0;
-    assert_int_equal(nvml_device_info(0, name, sizeof name, &major, &minor, &mem), 0);
-    assert_string_equal(name, "NVIDIA "); /* truncated to the buffer */
-    assert_int_equal(major, 9);
-    assert_int_equal(minor, 0);
-    assert_true(mem == 150e9);
-    assert_int_equal(nvml_device_info(1, NULL, 0, &major, NULL, NULL), 0);
-    assert_int_equal(major, 8);
-    assert_int_equal(nvml_device_info(2, name, sizeof name, &major, &minor, &mem), -1);
-    assert_int_equal(nvml_device_info(3, name, sizeof name, &major, &minor, &mem), -1);
-    assert_int_equal(nvml_driver_version(driver, sizeof driver), 0);
-    assert_string_equal(driver, "999.0.fake");
+    json_t *d = nvml_source.describe(fx->state);
+    assert_int_equal(json_array_size(json_object_get(d, "gpus")), 3);
+    const json_t *g = described_gpu(d, 0);
+    assert_int_equal(json_integer_value(json_object_get(g, "index")), 0);
+    assert_string_equal(field_text(g, "name"), "NVIDIA H200");
+    assert_string_equal(field_text(g, "uuid"), "GPU-abc");
+    assert_string_equal(field_text(g, "compute_capability"), "9.0");
+    assert_true(json_integer_value(json_object_get(g, "memory_bytes")) == 150000000000LL);
+    assert_true(json_is_true(json_object_get(g, "usable")));
+    g = described_gpu(d, 1);
+    assert_int_equal(json_integer_value(json_object_get(g, "index")), 1);
+    assert_string_equal(field_text(g, "name"), "NVIDIA L4");
+    assert_string_equal(field_text(g, "uuid"), "GPU-fake-1");
+    assert_string_equal(field_text(g, "compute_capability"), "8.9");
+    assert_null(json_object_get(g, "memory_bytes")); /* no mem_used script: not supported */
+    assert_true(json_is_true(json_object_get(g, "usable")));
+    g = described_gpu(d, 2);
+    assert_int_equal(json_integer_value(json_object_get(g, "index")), 2);
+    assert_true(json_is_false(json_object_get(g, "usable")));
+    assert_null(json_object_get(g, "name"));               /* unknown: left out, not "" */
+    assert_null(json_object_get(g, "compute_capability")); /* unknown: left out, not -1 */
+    assert_null(described_gpu(d, 3));
+    assert_string_equal(field_text(d, "driver_version"), "999.0.fake");
+    json_decref(d);
 
     assert_int_equal(fx->reg.n, 3 * N_GPU_SERIES);
     size_t row = tick(fx);
@@ -411,11 +409,56 @@ static void test_device_info(void **state)
         assert_nan(fx, all_series[s], 2, row);
     assert_int_equal(fx->errors, 0);
     assert_value(fx, "gpu_memory_used_bytes", 0, row, 1);
-
     close_source(fx);
-    assert_int_equal(nvml_device_count(), 0);
-    assert_int_equal(nvml_device_get_facts(0, &f), -1);
-    assert_int_equal(nvml_device_info(0, name, sizeof name, &major, &minor, &mem), -1);
+
+    /* Reopened on other GPUs: their facts, nothing left of the first open. */
+    FILE *f = fopen(fx->script, "w");
+    assert_non_null(f);
+    fputs("devices 1\nname 0 NVIDIA A100\n", f);
+    fclose(f);
+    series_registry_free(&fx->reg);
+    assert_int_equal(open_source(fx), 0);
+    d = nvml_source.describe(fx->state);
+    assert_int_equal(json_array_size(json_object_get(d, "gpus")), 1);
+    assert_string_equal(field_text(described_gpu(d, 0), "name"), "NVIDIA A100");
+    json_decref(d);
+}
+
+/* The sampler collects the descriptions of its open sources; without a sampler (mlbench env)
+ * one source is opened for its description alone and closed after. */
+static void test_sampler_describe(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512];
+    setenv("MLBENCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    json_t *d = sampler_describe_source("nvml", err, sizeof err);
+    assert_int_equal(json_object_size(d), 0);
+    assert_contains(err, "not found");
+    json_decref(d);
+    d = sampler_describe_source("no-such-source", err, sizeof err);
+    assert_int_equal(json_object_size(d), 0);
+    assert_string_equal(err, "not a metric source");
+    json_decref(d);
+
+    use_fake(fx, false, "devices 2\nname 0 NVIDIA H200\ndriver 580.65.06\n");
+    d = sampler_describe_source("nvml", err, sizeof err);
+    assert_string_equal(err, "");
+    assert_int_equal(json_object_size(d), 1);
+    assert_string_equal(field_text(described_gpu(json_object_get(d, "nvml"), 0), "name"),
+                        "NVIDIA H200");
+    assert_string_equal(field_text(json_object_get(d, "nvml"), "driver_version"), "580.65.06");
+    json_decref(d);
+    assert_int_equal(fx->calls("nvmlInit_v2"), 1);
+    assert_int_equal(fx->calls("nvmlShutdown"), 1); /* closed after */
+
+    struct sampler_config cfg = {.interval_ns = SAMPLER_DEFAULT_INTERVAL_NS};
+    struct sampler *s = sampler_open(&cfg);
+    d = sampler_describe(s);
+    /* proc and system have no static facts: only nvml is described */
+    assert_int_equal(json_object_size(d), 1);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(d, "nvml"), "gpus")), 2);
+    json_decref(d);
+    sampler_close(s);
 }
 
 /* An error answer: that value NAN, one error, the next tick normal again. */
@@ -617,6 +660,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_usable_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_gpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_info, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sampler_describe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_supported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_lost, setup, teardown),

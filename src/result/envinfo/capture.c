@@ -1,0 +1,151 @@
+/* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
+ * file each beside this one: cpu, limits, blas, virt, vars, git, build), plus what needs no
+ * file of its own: host name, CPUs online and allowed, kernel (uname), distribution
+ * (os-release), libc, and the GPUs the nvml metric source described. */
+#include "result/envinfo/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
+extern char **environ;
+
+static const char *root_of(const struct envinfo_options *opt)
+{
+    return opt && opt->root ? opt->root : "";
+}
+
+/* Adds o under key when it has any field, else drops it. */
+static void set_object(json_t *parent, const char *key, json_t *o)
+{
+    if (o && json_object_size(o) > 0)
+        json_object_set_new(parent, key, o);
+    else
+        json_decref(o);
+}
+
+/* Copies an os-release value (maybe quoted, with backslash escapes) into out. */
+static void os_release_value(const char *v, size_t n, char *out, size_t outlen)
+{
+    size_t o = 0;
+    char quote = 0;
+    if (n > 0 && (v[0] == '"' || v[0] == '\'')) {
+        quote = v[0];
+        v++;
+        n--;
+    }
+    for (size_t i = 0; i < n && o + 1 < outlen; i++) {
+        if (quote && v[i] == quote)
+            break;
+        if (quote == '"' && v[i] == '\\' && i + 1 < n)
+            i++;
+        out[o++] = v[i];
+    }
+    out[o] = '\0';
+}
+
+json_t *envinfo_parse_os_release(const char *text)
+{
+    static const struct {
+        const char *var, *key;
+    } wanted[] = {
+        {"PRETTY_NAME", "pretty_name"}, {"NAME", "name"},       {"ID", "id"},
+        {"VERSION_ID", "version_id"},   {"VERSION", "version"},
+    };
+    json_t *o = json_object();
+    for (const char *line = text; line && *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *eq = memchr(line, '=', len);
+        if (eq && line[0] != '#') {
+            for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+                size_t klen = strlen(wanted[i].var);
+                if ((size_t)(eq - line) == klen && !strncmp(line, wanted[i].var, klen)) {
+                    char value[256];
+                    os_release_value(eq + 1, len - (size_t)(eq - line) - 1, value, sizeof value);
+                    envinfo_set_text(o, wanted[i].key, value);
+                }
+            }
+        }
+        line += len + (line[len] == '\n');
+    }
+    if (json_object_size(o) == 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The GPUs of the nvml source's facts (sources: see envinfo_options): gpus and gpu_driver; or
+ * gpu_error saying why there are none, when the caller knows. */
+static void gpus_json(json_t *env, const json_t *sources, const char *gpu_error)
+{
+    const json_t *nvml = json_object_get(sources, "nvml");
+    const json_t *gpus = json_object_get(nvml, "gpus");
+    if (json_array_size(gpus) > 0) {
+        json_object_set_new(env, "gpus", json_deep_copy(gpus));
+        envinfo_set_text(env, "gpu_driver",
+                         json_string_value(json_object_get(nvml, "driver_version")));
+    } else if (gpu_error) {
+        envinfo_set_text(env, "gpu_error", *gpu_error ? gpu_error : "NVML could not be opened");
+    }
+}
+
+json_t *envinfo_capture(const struct envinfo_options *opt)
+{
+    const char *root = root_of(opt);
+    char *const *envp = opt && opt->envp ? opt->envp : environ;
+    json_t *env = json_object();
+
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) == 0)
+        envinfo_set_text(env, "hostname", host);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 0)
+        envinfo_set_int(env, "cpus_online", online);
+    int allowed = envinfo_cpus_allowed();
+    if (allowed > 0)
+        envinfo_set_int(env, "cpus_allowed", allowed);
+    struct utsname u;
+    bool have_uname = uname(&u) == 0;
+    if (have_uname) {
+        json_object_set_new(env, "kernel", json_sprintf("%s %s", u.sysname, u.release));
+        envinfo_set_text(env, "kernel_build", u.version);
+        envinfo_set_text(env, "machine", u.machine);
+    }
+
+    char *os_text = envinfo_read_file(root, "/etc/os-release");
+    if (!os_text)
+        os_text = envinfo_read_file(root, "/usr/lib/os-release");
+    if (os_text) {
+        json_t *os = envinfo_parse_os_release(os_text);
+        if (os)
+            json_object_set_new(env, "os", os);
+        free(os_text);
+    }
+#ifdef __GLIBC__
+    json_object_set_new(env, "libc",
+                        json_pack("{s:s, s:s}", "name", "glibc", "version", gnu_get_libc_version()));
+#endif
+    json_object_set_new(env, "build", envinfo_build());
+
+    struct cpuinfo_facts cpu;
+    set_object(env, "cpu", envinfo_cpu(root, &cpu));
+    set_object(env, "memory", envinfo_memory(root));
+    set_object(env, "cgroup", envinfo_cgroup(root));
+    set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,
+                                      allowed > 0 ? allowed : (int)online, cpu.cores));
+    gpus_json(env, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);
+    json_object_set_new(env, "virtualization",
+                        envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL));
+    json_object_set_new(env, "variables", envinfo_variables(envp));
+    if (!(opt && opt->no_git)) {
+        json_t *git = envinfo_git(opt ? opt->git_dir : NULL);
+        if (git)
+            json_object_set_new(env, "git", git);
+    }
+    return env;
+}

@@ -1,0 +1,307 @@
+/* envinfo/print.c: the environment as text for a terminal (`mlbench env`),
+ * one aspect a line, from the JSON object alone: it may come from an old result, so any field
+ * may be missing. */
+#include "result/envinfo.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/units.h"
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* An integer field, or -1. */
+static int64_t jint_of(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+}
+
+static double jnum_of(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* A line being built: "a, b, c". */
+struct line {
+    char text[1024];
+    size_t len;
+};
+
+static void add(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct line *l, const char *fmt, ...)
+{
+    if (l->len >= sizeof l->text - 1)
+        return;
+    if (l->len > 0) {
+        int w = snprintf(l->text + l->len, sizeof l->text - l->len, ", ");
+        l->len += (size_t)w < sizeof l->text - l->len ? (size_t)w : sizeof l->text - l->len - 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(l->text + l->len, sizeof l->text - l->len, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        l->len += (size_t)w < sizeof l->text - l->len ? (size_t)w : sizeof l->text - l->len - 1;
+}
+
+static void emit(FILE *out, const char *label, const struct line *l)
+{
+    fprintf(out, "%-13s%s\n", label, l->len ? l->text : "unknown");
+}
+
+static void print_cpu(FILE *out, const json_t *env)
+{
+    const json_t *cpu = json_object_get(env, "cpu");
+    struct line l = {.len = 0};
+    if (jstr(cpu, "model"))
+        add(&l, "%s", jstr(cpu, "model"));
+    int64_t v;
+    if ((v = jint_of(cpu, "sockets")) > 0)
+        add(&l, "%lld socket%s", (long long)v, v == 1 ? "" : "s");
+    if ((v = jint_of(cpu, "cores")) > 0)
+        add(&l, "%lld cores", (long long)v);
+    if ((v = jint_of(cpu, "threads")) > 0)
+        add(&l, "%lld threads", (long long)v);
+    if ((v = jint_of(env, "cpus_online")) > 0)
+        add(&l, "%lld online", (long long)v);
+    if ((v = jint_of(env, "cpus_allowed")) > 0)
+        add(&l, "%lld allowed to mlbench", (long long)v);
+    emit(out, "cpu", &l);
+
+    l.len = 0;
+    const json_t *caches = json_object_get(cpu, "caches"), *c;
+    size_t i;
+    json_array_foreach(caches, i, c) {
+        char size[32] = "?";
+        if (jint_of(c, "size_bytes") > 0)
+            units_bytes((double)jint_of(c, "size_bytes"), size, sizeof size);
+        if (jint_of(c, "shared_by_cpus") > 1)
+            add(&l, "%s %s (shared by %lld)", jstr(c, "name") ? jstr(c, "name") : "?", size,
+                (long long)jint_of(c, "shared_by_cpus"));
+        else
+            add(&l, "%s %s", jstr(c, "name") ? jstr(c, "name") : "?", size);
+    }
+    emit(out, "  caches", &l);
+
+    l.len = 0;
+    if (jstr(cpu, "governor"))
+        add(&l, "governor %s", jstr(cpu, "governor"));
+    if (jstr(cpu, "energy_performance_preference"))
+        add(&l, "energy preference %s", jstr(cpu, "energy_performance_preference"));
+    double lo = jnum_of(cpu, "min_mhz"), hi = jnum_of(cpu, "max_mhz");
+    if (isfinite(lo) && isfinite(hi))
+        add(&l, "%.0f-%.0f MHz", lo, hi);
+    lo = jnum_of(cpu, "scaling_min_mhz");
+    hi = jnum_of(cpu, "scaling_max_mhz");
+    if (isfinite(lo) && isfinite(hi))
+        add(&l, "allowed %.0f-%.0f MHz", lo, hi);
+    const json_t *boost = json_object_get(cpu, "boost");
+    if (json_is_boolean(boost))
+        add(&l, "boost %s", json_is_true(boost) ? "on" : "off");
+    if (jstr(cpu, "frequency_driver"))
+        add(&l, "driver %s", jstr(cpu, "frequency_driver"));
+    if (!l.len)
+        add(&l, "unknown (no cpufreq in /sys: usual in virtual machines)");
+    emit(out, "  frequency", &l);
+
+    const json_t *feat = json_object_get(cpu, "features");
+    if (json_is_array(feat)) {
+        l.len = 0;
+        char buf[1024] = "";
+        size_t len = 0;
+        json_array_foreach(feat, i, c) {
+            int w = snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "",
+                             json_string_value(c) ? json_string_value(c) : "?");
+            if (w < 0 || (size_t)w >= sizeof buf - len)
+                break;
+            len += (size_t)w;
+        }
+        add(&l, "%s", len ? buf : "none of those ML libraries look for");
+        emit(out, "  features", &l);
+    }
+}
+
+static void print_blas(FILE *out, const json_t *env)
+{
+    const json_t *blas = json_object_get(env, "blas");
+    struct line l = {.len = 0};
+    if (jstr(blas, "provider"))
+        add(&l, "%s (%s)", jstr(blas, "provider"), jstr(blas, "library") ? jstr(blas, "library") : "?");
+    if (jint_of(blas, "threads") > 0)
+        add(&l, "%lld thread%s (%s)", (long long)jint_of(blas, "threads"),
+            jint_of(blas, "threads") == 1 ? "" : "s",
+            jstr(blas, "threads_from") ? jstr(blas, "threads_from") : "?");
+    if (!l.len)
+        add(&l, "no libblas.so.3 alternative found");
+    emit(out, "blas", &l);
+    if (jstr(blas, "openblas_library")) {
+        l.len = 0;
+        add(&l, "%s (%s)", jstr(blas, "openblas_provider") ? jstr(blas, "openblas_provider") : "?",
+            jstr(blas, "openblas_library"));
+        if (jint_of(blas, "openblas_threads") > 0)
+            add(&l, "%lld thread%s (%s)", (long long)jint_of(blas, "openblas_threads"),
+                jint_of(blas, "openblas_threads") == 1 ? "" : "s",
+                jstr(blas, "openblas_threads_from") ? jstr(blas, "openblas_threads_from") : "?");
+        emit(out, "  openblas", &l);
+    }
+    l.len = 0;
+    add(&l, "%s", jstr(blas, "openblas_coretype") ? jstr(blas, "openblas_coretype")
+                                                  : "not set (OpenBLAS detects the CPU)");
+    emit(out, "  coretype", &l);
+}
+
+static void print_gpus(FILE *out, const json_t *env)
+{
+    const json_t *gpus = json_object_get(env, "gpus"), *g;
+    size_t i;
+    if (!json_array_size(gpus)) {
+        struct line l = {.len = 0};
+        add(&l, "none%s%s", jstr(env, "gpu_error") ? ": " : "",
+            jstr(env, "gpu_error") ? jstr(env, "gpu_error") : "");
+        emit(out, "gpus", &l);
+        return;
+    }
+    json_array_foreach(gpus, i, g) {
+        struct line l = {.len = 0};
+        char label[32];
+        snprintf(label, sizeof label, "gpu %lld", (long long)jint_of(g, "index"));
+        add(&l, "%s", jstr(g, "name") ? jstr(g, "name") : "unnamed");
+        if (jint_of(g, "memory_bytes") > 0) {
+            char size[32];
+            add(&l, "%s", units_bytes((double)jint_of(g, "memory_bytes"), size, sizeof size));
+        }
+        if (jstr(g, "compute_capability"))
+            add(&l, "compute capability %s", jstr(g, "compute_capability"));
+        if (jstr(g, "uuid"))
+            add(&l, "%s", jstr(g, "uuid"));
+        if (json_is_false(json_object_get(g, "usable")))
+            add(&l, "not usable (NVML gave no handle)");
+        emit(out, label, &l);
+    }
+    struct line l = {.len = 0};
+    if (jstr(env, "gpu_driver"))
+        add(&l, "%s", jstr(env, "gpu_driver"));
+    emit(out, "  driver", &l);
+}
+
+void envinfo_print(FILE *out, const json_t *env)
+{
+    struct line l = {.len = 0};
+    char size[32];
+    const json_t *build = json_object_get(env, "build");
+    if (jstr(build, "version"))
+        add(&l, "%s (%s)", jstr(build, "version"),
+            jstr(build, "git_commit") ? jstr(build, "git_commit") : "?");
+    if (jstr(build, "compiler"))
+        add(&l, "%s", jstr(build, "compiler"));
+    if (jstr(build, "type"))
+        add(&l, "build %s", jstr(build, "type"));
+    if (json_is_true(json_object_get(build, "address_sanitizer")))
+        add(&l, "with AddressSanitizer (slower)");
+    emit(out, "mlbench", &l);
+    if (jstr(build, "flags")) {
+        l.len = 0;
+        add(&l, "%s", jstr(build, "flags"));
+        emit(out, "  flags", &l);
+    }
+
+    l.len = 0;
+    if (jstr(env, "hostname"))
+        add(&l, "%s", jstr(env, "hostname"));
+    emit(out, "host", &l);
+
+    l.len = 0;
+    const json_t *os = json_object_get(env, "os");
+    const char *osname = jstr(os, "pretty_name") ? jstr(os, "pretty_name") : jstr(os, "name");
+    if (osname)
+        add(&l, "%s", osname);
+    if (jstr(env, "kernel"))
+        add(&l, "%s", jstr(env, "kernel"));
+    if (jstr(env, "machine"))
+        add(&l, "%s", jstr(env, "machine"));
+    const json_t *libc = json_object_get(env, "libc");
+    if (jstr(libc, "version"))
+        add(&l, "%s %s", jstr(libc, "name") ? jstr(libc, "name") : "libc", jstr(libc, "version"));
+    emit(out, "os", &l);
+
+    print_cpu(out, env);
+
+    l.len = 0;
+    const json_t *mem = json_object_get(env, "memory");
+    if (jint_of(mem, "total_bytes") >= 0)
+        add(&l, "%s", units_bytes((double)jint_of(mem, "total_bytes"), size, sizeof size));
+    if (jint_of(mem, "swap_bytes") >= 0)
+        add(&l, "swap %s", units_bytes((double)jint_of(mem, "swap_bytes"), size, sizeof size));
+    if (jstr(mem, "transparent_hugepages"))
+        add(&l, "transparent hugepages %s", jstr(mem, "transparent_hugepages"));
+    if (jint_of(mem, "numa_nodes") > 0)
+        add(&l, "%lld NUMA node%s", (long long)jint_of(mem, "numa_nodes"),
+            jint_of(mem, "numa_nodes") == 1 ? "" : "s");
+    emit(out, "memory", &l);
+
+    const json_t *cg = json_object_get(env, "cgroup");
+    if (json_object_size(cg)) {
+        l.len = 0;
+        if (isfinite(jnum_of(cg, "cpu_limit_cores")))
+            add(&l, "%.2f CPUs", jnum_of(cg, "cpu_limit_cores"));
+        if (jint_of(cg, "memory_limit_bytes") > 0)
+            add(&l, "%s memory",
+                units_bytes((double)jint_of(cg, "memory_limit_bytes"), size, sizeof size));
+        emit(out, "cgroup limit", &l);
+    }
+
+    print_blas(out, env);
+    print_gpus(out, env);
+
+    const json_t *virt = json_object_get(env, "virtualization");
+    l.len = 0;
+    if (jstr(virt, "container"))
+        add(&l, "container %s", jstr(virt, "container"));
+    if (jstr(virt, "vm"))
+        add(&l, "virtual machine %s", jstr(virt, "vm"));
+    const json_t *ev = json_object_get(virt, "evidence"), *e;
+    size_t i;
+    char because[512] = "";
+    json_array_foreach(ev, i, e) {
+        size_t used = strlen(because);
+        if (json_string_value(e))
+            snprintf(because + used, sizeof because - used, "%s%s", used ? "; " : "",
+                     json_string_value(e));
+    }
+    if (because[0])
+        add(&l, "evidence: %s", because);
+    emit(out, "virtual", &l);
+
+    l.len = 0;
+    const json_t *git = json_object_get(env, "git");
+    if (jstr(git, "commit")) {
+        add(&l, "%.12s%s%s", jstr(git, "commit"), jstr(git, "branch") ? " on " : "",
+            jstr(git, "branch") ? jstr(git, "branch") : "");
+        if (json_is_true(json_object_get(git, "dirty")))
+            add(&l, "dirty: %lld tracked file%s changed", (long long)jint_of(git, "changed_files"),
+                jint_of(git, "changed_files") == 1 ? "" : "s");
+        else
+            add(&l, "clean");
+    } else {
+        add(&l, "not a git work tree");
+    }
+    emit(out, "git", &l);
+
+    const json_t *vars = json_object_get(env, "variables"), *v;
+    if (!json_array_size(vars)) {
+        l.len = 0;
+        add(&l, "none of those that change ML performance");
+        emit(out, "variables", &l);
+    }
+    json_array_foreach(vars, i, v) {
+        fprintf(out, "%-13s%s=%s\n", i == 0 ? "variables" : "", jstr(v, "name") ? jstr(v, "name") : "?",
+                jstr(v, "value") ? jstr(v, "value") : "");
+    }
+}
