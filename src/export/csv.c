@@ -53,7 +53,7 @@ static void stats_fields(FILE *out, const json_t *st)
                                        "stddev", "mad", "min", "max", "cv"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         fputc(',', out);
-        csv_num(out, export_get_num(st, keys[k]));
+        csv_num(out, jsonx_num(st, keys[k]));
     }
 }
 
@@ -70,18 +70,18 @@ static void table_stages(FILE *out, const struct export_request *req)
         const json_t *stages = json_object_get(s, "stages");
         for (size_t k = 0; k < json_array_size(stages); k++) {
             const json_t *st = json_array_get(stages, k);
-            csv_field(out, export_get_str(r, "id"));
+            csv_field(out, jsonx_str(r, "id"));
             fputc(',', out);
-            csv_field(out, export_get_str(r, "label"));
+            csv_field(out, jsonx_str(r, "label"));
             fputs(",stage,", out);
-            csv_field(out, export_get_str(st, "name"));
-            fprintf(out, ",%lld,%lld", export_get_int(st, "depth", 0), export_get_int(st, "n", 0));
+            csv_field(out, jsonx_str(st, "name"));
+            fprintf(out, ",%lld,%lld", jsonx_int(st, "depth", 0), jsonx_int(st, "n", 0));
             stats_fields(out, json_object_get(st, "active_ns"));
             static const char *const more[] = {"share", "busy_ns_median", "span_ns_median",
                                                "count_median"};
             for (size_t m = 0; m < sizeof more / sizeof more[0]; m++) {
                 fputc(',', out);
-                csv_num(out, export_get_num(st, more[m]));
+                csv_num(out, jsonx_num(st, more[m]));
             }
             fputs("\r\n", out);
         }
@@ -89,10 +89,10 @@ static void table_stages(FILE *out, const struct export_request *req)
         if (!wall)
             continue;
         /* the whole run: scope "run", named total as in the analysis */
-        csv_field(out, export_get_str(r, "id"));
+        csv_field(out, jsonx_str(r, "id"));
         fputc(',', out);
-        csv_field(out, export_get_str(r, "label"));
-        fprintf(out, ",run,total,0,%lld", export_get_int(wall, "n", 0));
+        csv_field(out, jsonx_str(r, "label"));
+        fprintf(out, ",run,total,0,%lld", jsonx_int(wall, "n", 0));
         stats_fields(out, wall);
         fputs(",1,,,\r\n", out);
     }
@@ -111,17 +111,17 @@ static void table_runs(FILE *out, const struct export_request *req)
         const json_t *runs = json_object_get(r, "runs");
         for (size_t k = 0; k < json_array_size(runs); k++) {
             const json_t *run = json_array_get(runs, k);
-            csv_field(out, export_get_str(r, "id"));
+            csv_field(out, jsonx_str(r, "id"));
             fprintf(out, ",%zu,%s,", k, json_is_true(json_object_get(run, "warmup")) ? "true"
                                                                                      : "false");
-            csv_field(out, export_get_str(run, "status"));
+            csv_field(out, jsonx_str(run, "status"));
             fputc(',', out);
-            csv_num(out, export_get_num(run, "exit_code"));
+            csv_num(out, jsonx_num(run, "exit_code"));
             fputc(',', out);
-            csv_field(out, export_get_str(run, "signal"));
+            csv_field(out, jsonx_str(run, "signal"));
             for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
                 fputc(',', out);
-                csv_num(out, export_get_num(run, nums[m]));
+                csv_num(out, jsonx_num(run, nums[m]));
             }
             fputs("\r\n", out);
         }
@@ -146,15 +146,15 @@ static void table_samples(FILE *out, const struct export_request *req)
                 const json_t *x = json_array_get(series, s);
                 const json_t *values = json_object_get(x, "values");
                 for (size_t j = 0; j < json_array_size(t); j++) {
-                    csv_field(out, export_get_str(r, "id"));
+                    csv_field(out, jsonx_str(r, "id"));
                     fprintf(out, ",%zu,", k);
-                    csv_num(out, export_num(json_array_get(t, j)));
+                    csv_num(out, jsonx_number(json_array_get(t, j)));
                     fputc(',', out);
-                    csv_field(out, export_get_str(x, "metric"));
+                    csv_field(out, jsonx_str(x, "metric"));
                     fputc(',', out);
-                    csv_field(out, export_get_str(x, "labels"));
+                    csv_field(out, jsonx_str(x, "labels"));
                     fputc(',', out);
-                    csv_num(out, export_num(json_array_get(values, j)));
+                    csv_num(out, jsonx_number(json_array_get(values, j)));
                     fputs("\r\n", out);
                 }
             }
@@ -178,7 +178,7 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
         return EXPORT_EREQUEST;
     }
     csv_header(out, header);
-    const char *base = export_get_str(json_object_get(c, "baseline"), "id");
+    const char *base = jsonx_str(json_object_get(c, "baseline"), "id");
     const json_t *cands = json_object_get(c, "candidates");
     for (size_t i = 0; i < json_array_size(cands); i++) {
         const json_t *cand = json_array_get(cands, i);
@@ -187,15 +187,15 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
             const json_t *s = json_array_get(stages, k);
             csv_field(out, base);
             fputc(',', out);
-            csv_field(out, export_get_str(cand, "id"));
+            csv_field(out, jsonx_str(cand, "id"));
             fputc(',', out);
-            csv_field(out, export_get_str(s, "name"));
+            csv_field(out, jsonx_str(s, "name"));
             for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
                 fputc(',', out);
-                csv_num(out, export_get_num(s, nums[m]));
+                csv_num(out, jsonx_num(s, nums[m]));
             }
             fputc(',', out);
-            csv_field(out, export_get_str(s, "verdict"));
+            csv_field(out, jsonx_str(s, "verdict"));
             fputs("\r\n", out);
         }
     }

@@ -49,12 +49,12 @@ static const char *env_label_key(const json_t *o)
 static char *env_inline(const json_t *o, const char *skip)
 {
     char buf[1024];
-    struct export_buf b = {0};
-    export_buf_add(&b, "");
+    struct strbuf b = {0};
+    strbuf_puts(&b, "");
     const json_t *value = json_object_get(o, "value");
     if (skip && value && json_object_size(o) == 2 && !json_is_object(value) &&
         !json_is_array(value)) {
-        export_buf_add(&b, env_scalar("value", value, buf, sizeof buf));
+        strbuf_puts(&b, env_scalar("value", value, buf, sizeof buf));
         return b.s;
     }
     const char *k;
@@ -63,10 +63,10 @@ static char *env_inline(const json_t *o, const char *skip)
         if (skip && !strcmp(k, skip))
             continue;
         if (b.len)
-            export_buf_add(&b, ", ");
-        export_buf_add(&b, k);
-        export_buf_add(&b, " ");
-        export_buf_add(&b, env_scalar(k, x, buf, sizeof buf));
+            strbuf_puts(&b, ", ");
+        strbuf_puts(&b, k);
+        strbuf_puts(&b, " ");
+        strbuf_puts(&b, env_scalar(k, x, buf, sizeof buf));
     }
     return b.s;
 }
@@ -97,12 +97,12 @@ static void env_rows(struct export_table *t, const char *name, const json_t *v)
         scalars = scalars && !json_is_object(json_array_get(v, i)) &&
                   !json_is_array(json_array_get(v, i));
     if (scalars) {
-        struct export_buf b = {0};
-        export_buf_add(&b, json_array_size(v) ? "" : "(none)");
+        struct strbuf b = {0};
+        strbuf_puts(&b, json_array_size(v) ? "" : "(none)");
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
-                export_buf_add(&b, ", ");
-            export_buf_add(&b, export_fmt_value(json_array_get(v, i), buf, sizeof buf));
+                strbuf_puts(&b, ", ");
+            strbuf_puts(&b, export_fmt_value(json_array_get(v, i), buf, sizeof buf));
         }
         export_table_set(t, r, 0, "%s", name);
         export_table_set(t, r, 1, "%s", b.s);

@@ -17,6 +17,9 @@
 
 #include <jansson.h>
 
+#include "util/jsonx.h"   /* the tolerant getters every format uses */
+#include "util/strbuf.h"
+
 /* What to render. results[0] is the baseline when there are several. */
 struct export_request {
     json_t *const *results;    /* n result documents (borrowed) */
@@ -65,24 +68,10 @@ const struct exporter *export_at(size_t i);
  * EXPORT_EIO ("cannot write <what>: <reason>"); EXPORT_OK otherwise. */
 int export_finish(FILE *out, const char *what, char *err, size_t errlen);
 
-/* JSON accessors that tolerate missing members and nulls (o may be NULL). */
-const char *export_get_str(const json_t *o, const char *key);  /* NULL unless a string */
-double export_get_num(const json_t *o, const char *key);       /* NAN unless a number */
-long long export_get_int(const json_t *o, const char *key, long long fallback);
-/* The value of a JSON number, or NAN for anything else (null included). */
-double export_num(const json_t *v);
-
 /* Whether s ends with suffix and has something before it. */
 bool export_ends_with(const char *s, const char *suffix);
 /* printf into a new string owned by the caller, through the one allocation policy (xalloc). */
 char *export_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
-
-/* A growing string: start with {0}; s is NULL until the first add, then owned by the holder. */
-struct export_buf {
-    char *s;
-    size_t len, cap;
-};
-void export_buf_add(struct export_buf *b, const char *s);
 
 /* The result's label, or its id when it has none (never NULL). */
 const char *export_result_name(const json_t *result);

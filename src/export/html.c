@@ -217,15 +217,15 @@ static size_t breakdown_segments(const struct export_request *req, const json_t 
     size_t n = 0;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        const char *name = export_get_str(st, "name");
-        double ns = export_get_num(json_object_get(st, "active_ns"), "median");
-        if (!name || export_get_int(st, "depth", 0) != 0 || !(ns > 0))
+        const char *name = jsonx_str(st, "name");
+        double ns = jsonx_num(json_object_get(st, "active_ns"), "median");
+        if (!name || jsonx_int(st, "depth", 0) != 0 || !(ns > 0))
             continue;
         seg[n++] = (struct segment){name, ns, stage_colour(req, name)};
     }
-    double outside = export_get_num(s, "outside_ns");
+    double outside = jsonx_num(s, "outside_ns");
     if (n == 0) {
-        double wall = export_get_num(json_object_get(s, "wall_ns"), "median");
+        double wall = jsonx_num(json_object_get(s, "wall_ns"), "median");
         if (wall > 0)
             seg[n++] = (struct segment){"total (no stages)", wall, OUTSIDE_COLOUR};
     } else if (outside > 0) {
@@ -245,7 +245,7 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
         double sum = 0;
         for (size_t k = 0; k < n; k++)
             sum += seg[k].ns;
-        double wall = export_get_num(json_object_get(json_object_get(req->results[i], "summary"),
+        double wall = jsonx_num(json_object_get(json_object_get(req->results[i], "summary"),
                                                      "wall_ns"), "median");
         if (sum > max_ns)
             max_ns = sum;
@@ -297,7 +297,7 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
             total += seg[k].ns;
         }
         char d[32];
-        double wall = export_get_num(json_object_get(json_object_get(r, "summary"), "wall_ns"),
+        double wall = jsonx_num(json_object_get(json_object_get(r, "summary"), "wall_ns"),
                                      "median");
         double end = at;
         if (isfinite(wall) && total > wall * 1.02) {
@@ -368,8 +368,8 @@ static void shade_stages(FILE *out, const struct export_request *req, const json
     size_t nn = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *sp = json_array_get(spans, i);
-        const char *name = export_get_str(sp, "name");
-        if (!name || export_get_int(sp, "depth", 0) != 0)
+        const char *name = jsonx_str(sp, "name");
+        if (!name || jsonx_int(sp, "depth", 0) != 0)
             continue;
         bool known = false;
         for (size_t k = 0; k < nn && !known; k++)
@@ -383,10 +383,10 @@ static void shade_stages(FILE *out, const struct export_request *req, const json
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             const json_t *sp = json_array_get(spans, i);
-            const char *name = export_get_str(sp, "name");
-            if (!name || strcmp(name, names[k]) || export_get_int(sp, "depth", 0) != 0)
+            const char *name = jsonx_str(sp, "name");
+            if (!name || strcmp(name, names[k]) || jsonx_int(sp, "depth", 0) != 0)
                 continue;
-            double s = export_get_num(sp, "start_ns"), e = export_get_num(sp, "end_ns");
+            double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
             if (isfinite(s) && isfinite(e) && e >= s)
                 iv[m++] = (struct interval){s < 0 ? 0 : s, e};
         }
@@ -426,15 +426,15 @@ struct line {
 static double line_value(const struct line *l, const json_t *t, size_t i, double *t0, double *t1)
 {
     const json_t *values = json_object_get(l->series, "values");
-    double v = export_num(json_array_get(values, i));
-    *t1 = export_num(json_array_get(t, i));
+    double v = jsonx_number(json_array_get(values, i));
+    *t1 = jsonx_number(json_array_get(t, i));
     *t0 = *t1;
     if (!l->rate)
         return v * l->scale;
     if (i == 0)
         return NAN;
-    double prev = export_num(json_array_get(values, i - 1));
-    *t0 = export_num(json_array_get(t, i - 1));
+    double prev = jsonx_number(json_array_get(values, i - 1));
+    *t0 = jsonx_number(json_array_get(t, i - 1));
     if (!(*t1 > *t0) || !(v >= prev))
         return NAN;
     return (v - prev) / ((*t1 - *t0) / 1e9) * l->scale;
@@ -500,8 +500,8 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
                      double fixed_max)
 {
     const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
-    double span_ns = export_get_num(run, "wall_ns");
-    double last_t = export_num(json_array_get(t, json_array_size(t) - 1));
+    double span_ns = jsonx_num(run, "wall_ns");
+    double last_t = jsonx_number(json_array_get(t, json_array_size(t) - 1));
     if (!(span_ns > 0) || last_t > span_ns)
         span_ns = last_t;
     if (!(span_ns > 0))
@@ -577,7 +577,7 @@ static void figure_timelines(FILE *out, const struct export_request *req, size_t
     fprintf(out, "<p>Timelines of run %d (%s, %s, %s); top-level stages shaded.</p>\n", k,
             req->run >= 0 ? "chosen with --run" : "the run with the median wall time",
             json_is_true(json_object_get(run, "warmup")) ? "a warm-up run" : "a measured run",
-            export_fmt_duration(export_get_num(run, "wall_ns"), d, sizeof d));
+            export_fmt_duration(jsonx_num(run, "wall_ns"), d, sizeof d));
 
     struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
                        line_colours[0], true, 1};
@@ -605,7 +605,7 @@ static void figure_timelines(FILE *out, const struct export_request *req, size_t
     size_t ng = 0;
     for (size_t i = 0; i < json_array_size(series); i++) {
         const json_t *s = json_array_get(series, i);
-        const char *m = export_get_str(s, "metric"), *labels = export_get_str(s, "labels");
+        const char *m = jsonx_str(s, "metric"), *labels = jsonx_str(s, "labels");
         if (!m || strcmp(m, "gpu_utilization_ratio") || !has_values(s))
             continue;
         bool shown = json_array_size(gpus) == 0;
@@ -636,8 +636,8 @@ static void figure_timelines(FILE *out, const struct export_request *req, size_t
     fputs("<div class=\"legend\">", out);
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        const char *name = export_get_str(st, "name");
-        if (!name || export_get_int(st, "depth", 0) != 0)
+        const char *name = jsonx_str(st, "name");
+        if (!name || jsonx_int(st, "depth", 0) != 0)
             continue;
         fprintf(out, "<span><i style=\"background:%s\"></i>", stage_colour(req, name));
         html_text(out, name);

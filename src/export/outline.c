@@ -120,14 +120,14 @@ static void section_workload(struct outline *o, const json_t *r)
 {
     const json_t *cmd = json_object_get(r, "command");
     const json_t *argv = json_object_get(cmd, "argv");
-    struct export_buf b = {0};
-    export_buf_add(&b, "");
+    struct strbuf b = {0};
+    strbuf_puts(&b, "");
     for (size_t i = 0; i < json_array_size(argv); i++) {
         const char *w = json_string_value(json_array_get(argv, i));
         char *q = export_shell_quote(w ? w : "");
         if (i)
-            export_buf_add(&b, " ");
-        export_buf_add(&b, q);
+            strbuf_puts(&b, " ");
+        strbuf_puts(&b, q);
         free(q);
     }
     o_heading(o, o->level, "Workload and configuration");
@@ -161,8 +161,8 @@ static void section_workload(struct outline *o, const json_t *r)
         for (size_t i = 0; i < json_array_size(meta); i++) {
             const json_t *m = json_array_get(meta, i);
             row = export_table_row(&t, 0);
-            export_table_set(&t, row, 0, "%s", str_or(export_get_str(m, "key"), "?"));
-            export_table_set(&t, row, 1, "%s%s", str_or(export_get_str(m, "value"), ""),
+            export_table_set(&t, row, 0, "%s", str_or(jsonx_str(m, "key"), "?"));
+            export_table_set(&t, row, 1, "%s%s", str_or(jsonx_str(m, "value"), ""),
                              json_is_true(json_object_get(m, "varies"))
                                  ? " (varies between runs)" : "");
         }
@@ -179,14 +179,14 @@ static void section_methodology(struct outline *o, const json_t *r)
     const json_t *sampling = json_object_get(r, "sampling");
     const json_t *mlb = json_object_get(r, "mlbench");
     struct strlist l = {0};
-    long long measured = export_get_int(s, "runs_measured", 0);
+    long long measured = jsonx_int(s, "runs_measured", 0);
     long long warmup = 0;
     const json_t *runs = json_object_get(r, "runs");
     for (size_t i = 0; i < json_array_size(runs); i++)
         warmup += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
     sl_add(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
            "result but not counted (first runs pay for cold caches and lazy initialisation).",
-           measured, measured == 1 ? "" : "s", export_get_int(s, "runs_ok", 0), warmup,
+           measured, measured == 1 ? "" : "s", jsonx_int(s, "runs_ok", 0), warmup,
            warmup == 1 ? "" : "s");
     if (json_is_null(json_object_get(cfg, "runs")))
         sl_add(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
@@ -195,7 +195,7 @@ static void section_methodology(struct outline *o, const json_t *r)
         sl_add(&l, "No run succeeded: the statistics describe the failed runs.");
     else
         sl_add(&l, "Statistics are over the %lld measured runs that succeeded.",
-               export_get_int(s, "runs_used", 0));
+               jsonx_int(s, "runs_used", 0));
     sl_add(&l, "Each run: the command in its own process group, standard input from /dev/null, "
            "output discarded; wall time from spawn to exit (CLOCK_MONOTONIC); CPU time, peak RSS "
            "and page faults over the whole process tree.");
@@ -205,24 +205,24 @@ static void section_methodology(struct outline *o, const json_t *r)
            "order statistics (95 %% from 6 runs on; with fewer runs [min, max] and the coverage it "
            "really has); CV is standard deviation over mean; outliers have a modified z-score "
            "above 3.5 (docs/statistics.md).");
-    if (isfinite(export_get_num(cfg, "timeout_s")))
-        sl_add(&l, "Timeout per run: %.6g s.", export_get_num(cfg, "timeout_s"));
+    if (isfinite(jsonx_num(cfg, "timeout_s")))
+        sl_add(&l, "Timeout per run: %.6g s.", jsonx_num(cfg, "timeout_s"));
     if (sampling) {
-        struct export_buf src = {0};
-        export_buf_add(&src, "");
+        struct strbuf src = {0};
+        strbuf_puts(&src, "");
         const json_t *sources = json_object_get(sampling, "sources");
         for (size_t i = 0; i < json_array_size(sources); i++) {
             if (i)
-                export_buf_add(&src, ", ");
-            export_buf_add(&src, str_or(json_string_value(json_array_get(sources, i)), "?"));
+                strbuf_puts(&src, ", ");
+            strbuf_puts(&src, str_or(json_string_value(json_array_get(sources, i)), "?"));
         }
-        double ratio = export_get_num(sampling, "cpu_ratio");
+        double ratio = jsonx_num(sampling, "cpu_ratio");
         char cost[96] = "", a[64];
         if (isfinite(ratio))
             snprintf(cost, sizeof cost, "; sampling used %.2f %% of one core", 100 * ratio);
         sl_add(&l, "Resources sampled every %s by %s%s; samples are attributed to the stages open "
                "at their time.",
-               export_fmt_duration(export_get_num(sampling, "interval_ns"), a, sizeof a),
+               export_fmt_duration(jsonx_num(sampling, "interval_ns"), a, sizeof a),
                json_array_size(sources) ? src.s : "no source", cost);
         free(src.s);
         const json_t *nm = json_object_get(sampling, "not_measured");
@@ -230,9 +230,9 @@ static void section_methodology(struct outline *o, const json_t *r)
             sl_add(&l, "Not measured: %s.", str_or(json_string_value(json_array_get(nm, i)), "?"));
     }
     sl_add(&l, "Measured with mlbench %s (commit %s); result %s, started %s.",
-           str_or(export_get_str(mlb, "version"), "?"),
-           str_or(export_get_str(mlb, "git_commit"), "?"),
-           str_or(export_get_str(r, "id"), "?"), str_or(export_get_str(r, "created"), "?"));
+           str_or(jsonx_str(mlb, "version"), "?"),
+           str_or(jsonx_str(mlb, "git_commit"), "?"),
+           str_or(jsonx_str(r, "id"), "?"), str_or(jsonx_str(r, "created"), "?"));
     o_heading(o, o->level, "Methodology");
     o_list(o, &l);
 }
@@ -244,15 +244,15 @@ static void stats_row(struct export_table *t, const char *name, int depth, const
 {
     char m[32], mn[32], mx[32];
     size_t row = export_table_row(t, depth);
-    double level = export_get_num(st, "ci_level");
-    long long sn = export_get_int(st, "n", 0);
+    double level = jsonx_num(st, "ci_level");
+    long long sn = jsonx_int(st, "n", 0);
     export_table_set(t, row, 0, "%s", name);
-    export_table_set(t, row, 1, "%s", export_fmt_duration(export_get_num(st, "median"), m,
+    export_table_set(t, row, 1, "%s", export_fmt_duration(jsonx_num(st, "median"), m,
                                                            sizeof m));
-    if (sn >= 2 && isfinite(export_get_num(st, "ci_low"))) {
+    if (sn >= 2 && isfinite(jsonx_num(st, "ci_low"))) {
         char lo[32], hi[32];
-        export_fmt_duration(export_get_num(st, "ci_low"), lo, sizeof lo);
-        export_fmt_duration(export_get_num(st, "ci_high"), hi, sizeof hi);
+        export_fmt_duration(jsonx_num(st, "ci_low"), lo, sizeof lo);
+        export_fmt_duration(jsonx_num(st, "ci_high"), hi, sizeof hi);
         if (isfinite(level) && level < 0.95 - 1e-9)
             export_table_set(t, row, 2, "%s .. %s (%.0f %%)", lo, hi, 100 * level);
         else
@@ -262,9 +262,9 @@ static void stats_row(struct export_table *t, const char *name, int depth, const
     }
     export_table_set(t, row, 3, "%s", export_fmt_num(share, "%.1f %%", 100, m, sizeof m));
     export_table_set(t, row, 4, "%s .. %s",
-                     export_fmt_duration(export_get_num(st, "min"), mn, sizeof mn),
-                     export_fmt_duration(export_get_num(st, "max"), mx, sizeof mx));
-    export_table_set(t, row, 5, "%s", sn >= 2 ? export_fmt_num(export_get_num(st, "cv"),
+                     export_fmt_duration(jsonx_num(st, "min"), mn, sizeof mn),
+                     export_fmt_duration(jsonx_num(st, "max"), mx, sizeof mx));
+    export_table_set(t, row, 5, "%s", sn >= 2 ? export_fmt_num(jsonx_num(st, "cv"),
                                                                "%.1f %%", 100, m, sizeof m) : "-");
     export_table_set(t, row, 6, "%lld", n);
 }
@@ -288,12 +288,12 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
     t.numeric = 0x7e;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        stats_row(&t, str_or(export_get_str(st, "name"), "?"), (int)export_get_int(st, "depth", 0),
-                  json_object_get(st, "active_ns"), export_get_num(st, "share"),
-                  export_get_int(st, "n", 0));
+        stats_row(&t, str_or(jsonx_str(st, "name"), "?"), (int)jsonx_int(st, "depth", 0),
+                  json_object_get(st, "active_ns"), jsonx_num(st, "share"),
+                  jsonx_int(st, "n", 0));
     }
-    double outside = export_get_num(s, "outside_ns");
-    double wall_median = export_get_num(wall, "median");
+    double outside = jsonx_num(s, "outside_ns");
+    double wall_median = jsonx_num(wall, "median");
     if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
         outside / wall_median >= 0.01) {
         size_t row = export_table_row(&t, 0);
@@ -301,16 +301,16 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
         export_table_set(&t, row, 1, "%s", export_fmt_duration(outside, a, sizeof a));
         export_table_set(&t, row, 3, "%.1f %%", 100 * outside / wall_median);
     }
-    stats_row(&t, "total", 0, wall, 1.0, export_get_int(wall, "n", 0));
+    stats_row(&t, "total", 0, wall, 1.0, jsonx_int(wall, "n", 0));
     o_table(o, &t);
     o_para(o, "Stage time is the wall time with the stage open on any thread. CPU: %s cores busy "
            "(user %s, system %s per run); peak RSS %s.",
-           export_fmt_num(export_get_num(s, "cpu_cores"), "%.2f", 1, c, sizeof c),
-           export_fmt_duration(export_get_num(json_object_get(s, "user_ns"), "median"), a,
+           export_fmt_num(jsonx_num(s, "cpu_cores"), "%.2f", 1, c, sizeof c),
+           export_fmt_duration(jsonx_num(json_object_get(s, "user_ns"), "median"), a,
                                sizeof a),
-           export_fmt_duration(export_get_num(json_object_get(s, "sys_ns"), "median"), b,
+           export_fmt_duration(jsonx_num(json_object_get(s, "sys_ns"), "median"), b,
                                sizeof b),
-           export_fmt_bytes(export_get_num(json_object_get(s, "max_rss_bytes"), "median"), d,
+           export_fmt_bytes(jsonx_num(json_object_get(s, "max_rss_bytes"), "median"), d,
                             sizeof d));
     if (o->req->n == 1 && o->ops->figure)
         o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, index);
@@ -324,14 +324,14 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
             const json_t *k = json_array_get(counters, i);
             bool count = json_is_true(json_object_get(k, "count"));
             size_t row = export_table_row(&t, 0);
-            export_table_set(&t, row, 0, "%s", str_or(export_get_str(k, "name"), "?"));
+            export_table_set(&t, row, 0, "%s", str_or(jsonx_str(k, "name"), "?"));
             export_table_set(&t, row, 1, "%s", export_fmt_num(
-                export_get_num(json_object_get(k, "last"), "median"), "%.6g", 1, a, sizeof a));
+                jsonx_num(json_object_get(k, "last"), "median"), "%.6g", 1, a, sizeof a));
             /* sums and rates only mean something for counts (images), not for a loss */
             export_table_set(&t, row, 2, "%s", count ? export_fmt_num(
-                export_get_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
+                jsonx_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
             export_table_set(&t, row, 3, "%s", count ? export_fmt_num(
-                export_get_num(k, "rate_per_s_median"), "%.4g/s", 1, a, sizeof a) : "-");
+                jsonx_num(k, "rate_per_s_median"), "%.4g/s", 1, a, sizeof a) : "-");
         }
         o_para(o, "Counters the workload sent:");
         o_table(o, &t);
@@ -386,8 +386,8 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
     t.numeric = 0x1fe;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        resource_row(&t, str_or(export_get_str(st, "name"), "?"),
-                     (int)export_get_int(st, "depth", 0),
+        resource_row(&t, str_or(jsonx_str(st, "name"), "?"),
+                     (int)jsonx_int(st, "depth", 0),
                      json_object_get(st, "resources"), gpus);
     }
     resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus);
@@ -406,7 +406,7 @@ static const json_t *verdict_of(const json_t *r, const char *stage)
 {
     const json_t *v = json_object_get(json_object_get(r, "analysis"), "verdicts");
     for (size_t i = 0; i < json_array_size(v); i++) {
-        const char *s = export_get_str(json_array_get(v, i), "stage");
+        const char *s = jsonx_str(json_array_get(v, i), "stage");
         if (s && !strcmp(s, stage))
             return json_array_get(v, i);
     }
@@ -422,20 +422,20 @@ static void section_summary(struct outline *o, const json_t *r)
     char a[32], b[32];
     struct strlist l = {0};
     o_heading(o, o->level, "Summary");
-    long long measured = export_get_int(s, "runs_measured", 0);
-    long long ok = export_get_int(s, "runs_ok", 0);
-    if (wall && export_get_int(wall, "n", 0) >= 2 && isfinite(export_get_num(wall, "ci_low"))) {
-        double level = export_get_num(wall, "ci_level");
+    long long measured = jsonx_int(s, "runs_measured", 0);
+    long long ok = jsonx_int(s, "runs_ok", 0);
+    if (wall && jsonx_int(wall, "n", 0) >= 2 && isfinite(jsonx_num(wall, "ci_low"))) {
+        double level = jsonx_num(wall, "ci_level");
         char c[32];
         sl_add(&l, "Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).",
-               export_fmt_duration(export_get_num(wall, "median"), a, sizeof a),
+               export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a),
                isfinite(level) ? 100 * level : 95.0,
-               export_fmt_duration(export_get_num(wall, "ci_low"), b, sizeof b),
-               export_fmt_duration(export_get_num(wall, "ci_high"), c, sizeof c), measured,
+               export_fmt_duration(jsonx_num(wall, "ci_low"), b, sizeof b),
+               export_fmt_duration(jsonx_num(wall, "ci_high"), c, sizeof c), measured,
                measured == 1 ? "" : "s", ok);
     } else if (wall) {
         sl_add(&l, "Total: %s over %lld run%s (%lld ok): too few for an interval.",
-               export_fmt_duration(export_get_num(wall, "median"), a, sizeof a), measured,
+               export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a), measured,
                measured == 1 ? "" : "s", ok);
     } else {
         sl_add(&l, "No run completed (%lld measured).", measured);
@@ -443,27 +443,27 @@ static void section_summary(struct outline *o, const json_t *r)
     const json_t *stages = json_object_get(s, "stages"), *largest = NULL;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        if (export_get_int(st, "depth", 0) == 0 &&
-            (!largest || export_get_num(st, "share") > export_get_num(largest, "share")))
+        if (jsonx_int(st, "depth", 0) == 0 &&
+            (!largest || jsonx_num(st, "share") > jsonx_num(largest, "share")))
             largest = st;
     }
     if (largest)
         sl_add(&l, "Largest stage: %s, %s median, %s of the total.",
-               str_or(export_get_str(largest, "name"), "?"),
-               export_fmt_duration(export_get_num(json_object_get(largest, "active_ns"), "median"),
+               str_or(jsonx_str(largest, "name"), "?"),
+               export_fmt_duration(jsonx_num(json_object_get(largest, "active_ns"), "median"),
                                    a, sizeof a),
-               export_fmt_num(export_get_num(largest, "share"), "%.1f %%", 100, b, sizeof b));
+               export_fmt_num(jsonx_num(largest, "share"), "%.1f %%", 100, b, sizeof b));
     const json_t *analysis = json_object_get(r, "analysis");
-    const char *bottleneck = export_get_str(analysis, "bottleneck");
+    const char *bottleneck = jsonx_str(analysis, "bottleneck");
     if (bottleneck) {
         const json_t *v = verdict_of(r, bottleneck);
-        sl_add(&l, "Bottleneck: %s (%s: %s).", bottleneck, str_or(export_get_str(v, "rule"), "?"),
-               str_or(export_get_str(v, "evidence"), ""));
+        sl_add(&l, "Bottleneck: %s (%s: %s).", bottleneck, str_or(jsonx_str(v, "rule"), "?"),
+               str_or(jsonx_str(v, "evidence"), ""));
     }
     const json_t *first = json_array_get(json_object_get(analysis, "findings"), 0);
     if (first)
-        sl_add(&l, "First recommendation (%s): %s.", str_or(export_get_str(first, "stage"), "?"),
-               str_or(export_get_str(first, "recommendation"), ""));
+        sl_add(&l, "First recommendation (%s): %s.", str_or(jsonx_str(first, "stage"), "?"),
+               str_or(jsonx_str(first, "recommendation"), ""));
     size_t nw = json_array_size(json_object_get(r, "warnings"));
     if (nw)
         sl_add(&l, "%zu warning%s about the measurement (below).", nw, nw == 1 ? "" : "s");
@@ -481,7 +481,7 @@ static void section_analysis(struct outline *o, const json_t *r)
         o_para(o, "No analysis: there were no resource samples or no usable run.");
         return;
     }
-    const char *bottleneck = export_get_str(a, "bottleneck");
+    const char *bottleneck = jsonx_str(a, "bottleneck");
     if (bottleneck)
         o_para(o, "Bottleneck: %s, the top-level stage holding the pipeline back.", bottleneck);
     struct export_table t;
@@ -490,13 +490,13 @@ static void section_analysis(struct outline *o, const json_t *r)
     const json_t *verdicts = json_object_get(a, "verdicts");
     for (size_t i = 0; i < json_array_size(verdicts); i++) {
         const json_t *v = json_array_get(verdicts, i);
-        const char *stage = str_or(export_get_str(v, "stage"), "?");
+        const char *stage = str_or(jsonx_str(v, "stage"), "?");
         size_t row = export_table_row(&t, 0);
         export_table_set(&t, row, 0, "%s", stage);
         export_table_set(&t, row, 1, "%s", export_fmt_num(export_stage_share(r, stage),
                                                           "%.1f %%", 100, b, sizeof b));
-        export_table_set(&t, row, 2, "%s", str_or(export_get_str(v, "rule"), "?"));
-        export_table_set(&t, row, 3, "%s", str_or(export_get_str(v, "evidence"), ""));
+        export_table_set(&t, row, 2, "%s", str_or(jsonx_str(v, "rule"), "?"));
+        export_table_set(&t, row, 3, "%s", str_or(jsonx_str(v, "evidence"), ""));
     }
     o_table(o, &t);
     const json_t *findings = json_object_get(a, "findings");
@@ -510,13 +510,13 @@ static void section_analysis(struct outline *o, const json_t *r)
     t.numeric = 0x21;
     for (size_t i = 0; i < json_array_size(findings); i++) {
         const json_t *f = json_array_get(findings, i);
-        double saving = export_get_num(f, "saving_ns");
+        double saving = jsonx_num(f, "saving_ns");
         size_t row = export_table_row(&t, 0);
         export_table_set(&t, row, 0, "%zu", i + 1);
-        export_table_set(&t, row, 1, "%s", str_or(export_get_str(f, "stage"), "?"));
-        export_table_set(&t, row, 2, "%s", str_or(export_get_str(f, "rule"), "?"));
-        export_table_set(&t, row, 3, "%s", str_or(export_get_str(f, "evidence"), ""));
-        export_table_set(&t, row, 4, "%s", str_or(export_get_str(f, "recommendation"), ""));
+        export_table_set(&t, row, 1, "%s", str_or(jsonx_str(f, "stage"), "?"));
+        export_table_set(&t, row, 2, "%s", str_or(jsonx_str(f, "rule"), "?"));
+        export_table_set(&t, row, 3, "%s", str_or(jsonx_str(f, "evidence"), ""));
+        export_table_set(&t, row, 4, "%s", str_or(jsonx_str(f, "recommendation"), ""));
         export_table_set(&t, row, 5, "%s", saving > 0 ? export_fmt_duration(saving, b, sizeof b)
                                                       : "-");
     }
@@ -530,11 +530,11 @@ static void section_warnings(struct outline *o, const json_t *r)
     o_heading(o, o->level, "Warnings");
     if (json_is_string(json_object_get(r, "interrupted_by")))
         sl_add(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",
-               export_get_str(r, "interrupted_by"));
+               jsonx_str(r, "interrupted_by"));
     for (size_t i = 0; i < json_array_size(w); i++) {
         const json_t *x = json_array_get(w, i);
-        sl_add(&l, "%s: %s", str_or(export_get_str(x, "code"), "?"),
-               str_or(export_get_str(x, "message"), ""));
+        sl_add(&l, "%s: %s", str_or(jsonx_str(x, "code"), "?"),
+               str_or(jsonx_str(x, "message"), ""));
     }
     if (!l.n)
         o_para(o, "None: nothing suggests the measurement is off.");
@@ -553,23 +553,23 @@ static void section_runs(struct outline *o, const json_t *r)
     for (size_t i = 0; i < json_array_size(runs); i++) {
         const json_t *x = json_array_get(runs, i);
         size_t row = export_table_row(&t, 0);
-        export_table_set(&t, row, 0, "%lld", export_get_int(x, "index", (long long)i));
+        export_table_set(&t, row, 0, "%lld", jsonx_int(x, "index", (long long)i));
         export_table_set(&t, row, 1, "%s", json_is_true(json_object_get(x, "warmup"))
                                                ? "warm-up" : "measured");
-        const char *err = export_get_str(x, "error");
-        const char *perr = export_get_str(x, "prepare_error");
-        export_table_set(&t, row, 2, "%s%s%s", str_or(export_get_str(x, "status"), "?"),
+        const char *err = jsonx_str(x, "error");
+        const char *perr = jsonx_str(x, "prepare_error");
+        export_table_set(&t, row, 2, "%s%s%s", str_or(jsonx_str(x, "status"), "?"),
                          err || perr ? ": " : "", err ? err : perr ? perr : "");
-        export_table_set(&t, row, 3, "%s", export_fmt_duration(export_get_num(x, "wall_ns"), a,
+        export_table_set(&t, row, 3, "%s", export_fmt_duration(jsonx_num(x, "wall_ns"), a,
                                                                sizeof a));
-        export_table_set(&t, row, 4, "%s", export_fmt_duration(export_get_num(x, "user_ns"), b,
+        export_table_set(&t, row, 4, "%s", export_fmt_duration(jsonx_num(x, "user_ns"), b,
                                                                sizeof b));
-        export_table_set(&t, row, 5, "%s", export_fmt_duration(export_get_num(x, "sys_ns"), c,
+        export_table_set(&t, row, 5, "%s", export_fmt_duration(jsonx_num(x, "sys_ns"), c,
                                                                sizeof c));
-        export_table_set(&t, row, 6, "%s", export_fmt_bytes(export_get_num(x, "max_rss_bytes"),
+        export_table_set(&t, row, 6, "%s", export_fmt_bytes(jsonx_num(x, "max_rss_bytes"),
                                                             d, sizeof d));
-        if (export_get_str(x, "signal"))
-            export_table_set(&t, row, 7, "%s", export_get_str(x, "signal"));
+        if (jsonx_str(x, "signal"))
+            export_table_set(&t, row, 7, "%s", jsonx_str(x, "signal"));
         else
             export_table_set(&t, row, 7, "%s", export_fmt_value(json_object_get(x, "exit_code"),
                                                                 a, sizeof a));
@@ -602,21 +602,21 @@ static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *s = json_array_get(stages, i);
         size_t row = export_table_row(&t, 0);
-        double p = export_get_num(s, "p_value");
-        export_table_set(&t, row, 0, "%s", str_or(export_get_str(s, "name"), "?"));
+        double p = jsonx_num(s, "p_value");
+        export_table_set(&t, row, 0, "%s", str_or(jsonx_str(s, "name"), "?"));
         export_table_set(&t, row, 1, "%s", export_fmt_duration(
-            export_get_num(s, "baseline_median_ns"), a, sizeof a));
+            jsonx_num(s, "baseline_median_ns"), a, sizeof a));
         export_table_set(&t, row, 2, "%s", export_fmt_duration(
-            export_get_num(s, "candidate_median_ns"), a, sizeof a));
-        export_table_set(&t, row, 3, "%s", export_fmt_num(export_get_num(s, "change_pct"),
+            jsonx_num(s, "candidate_median_ns"), a, sizeof a));
+        export_table_set(&t, row, 3, "%s", export_fmt_num(jsonx_num(s, "change_pct"),
                                                           "%+.1f %%", 1, a, sizeof a));
-        export_table_set(&t, row, 4, "%s", export_fmt_num(export_get_num(s, "speedup"),
+        export_table_set(&t, row, 4, "%s", export_fmt_num(jsonx_num(s, "speedup"),
                                                           "%.3fx", 1, a, sizeof a));
-        if (isfinite(export_get_num(s, "ratio_ci_low")))
+        if (isfinite(jsonx_num(s, "ratio_ci_low")))
             export_table_set(&t, row, 5, "%s .. %s",
-                             export_fmt_num(export_get_num(s, "ratio_ci_low"), "%.3f", 1, a,
+                             export_fmt_num(jsonx_num(s, "ratio_ci_low"), "%.3f", 1, a,
                                             sizeof a),
-                             export_fmt_num(export_get_num(s, "ratio_ci_high"), "%.3f", 1, b,
+                             export_fmt_num(jsonx_num(s, "ratio_ci_high"), "%.3f", 1, b,
                                             sizeof b));
         else
             export_table_set(&t, row, 5, "-");
@@ -624,9 +624,9 @@ static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
             export_table_set(&t, row, 6, "< 0.001");
         else
             export_table_set(&t, row, 6, "%s", export_fmt_num(p, "%.3f", 1, a, sizeof a));
-        export_table_set(&t, row, 7, "%lld / %lld", export_get_int(s, "n_baseline", 0),
-                         export_get_int(s, "n_candidate", 0));
-        export_table_set(&t, row, 8, "%s", str_or(export_get_str(s, "verdict"), "-"));
+        export_table_set(&t, row, 7, "%lld / %lld", jsonx_int(s, "n_baseline", 0),
+                         jsonx_int(s, "n_candidate", 0));
+        export_table_set(&t, row, 8, "%s", str_or(jsonx_str(s, "verdict"), "-"));
     }
     o_table(o, &t);
 }
@@ -635,7 +635,7 @@ static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
  * units, ratios in percent; anything else (metric NULL: not a resource) as it is. */
 static char *metric_value(const char *metric, const json_t *v, char *buf, size_t len)
 {
-    double x = export_num(v);
+    double x = jsonx_number(v);
     if (!metric || !isfinite(x))
         return export_fmt_value(v, buf, len);
     if (!strcmp(metric, "process_cpu_seconds_total"))
@@ -676,7 +676,7 @@ static void cmp_pairs(struct outline *o, const json_t *cand, const char *member,
         if (k2)
             export_table_set(&t, row, c++, "%s", export_fmt_value(json_object_get(x, k2), buf,
                                                                   sizeof buf));
-        const char *metric = export_get_str(x, "metric");
+        const char *metric = jsonx_str(x, "metric");
         export_table_set(&t, row, c++, "%s", metric_value(metric, json_object_get(x, "baseline"),
                                                           buf, sizeof buf));
         export_table_set(&t, row, c++, "%s", metric_value(metric, json_object_get(x, "candidate"),
@@ -700,22 +700,22 @@ static void section_comparison(struct outline *o)
         return;
     }
     const json_t *base = json_object_get(c, "baseline");
-    double alpha = export_get_num(c, "alpha"), effect = export_get_num(c, "min_effect_pct");
+    double alpha = jsonx_num(c, "alpha"), effect = jsonx_num(c, "min_effect_pct");
     char a[32], e[32];
-    const char *base_label = export_get_str(base, "label");
+    const char *base_label = jsonx_str(base, "label");
     o_para(o, "Baseline: %s%s%s%s. A change counts when p < %s and it is larger than %s; the "
            "ratio is the candidate's median over the baseline's, with its bootstrap confidence "
            "interval; p is from a Mann-Whitney test over the runs.",
            base_label ? base_label : "", base_label ? " (" : "",
-           str_or(export_get_str(base, "id"), "?"), base_label ? ")" : "",
+           str_or(jsonx_str(base, "id"), "?"), base_label ? ")" : "",
            export_fmt_num(alpha, "%g", 1, a, sizeof a),
            isfinite(effect) ? export_fmt_num(effect, "%g %%", 1, e, sizeof e) : "zero");
     const json_t *cands = json_object_get(c, "candidates");
     for (size_t i = 0; i < json_array_size(cands); i++) {
         const json_t *cand = json_array_get(cands, i);
         o_heading(o, 3, "%s against %s",
-                  str_or(export_get_str(cand, "label"), str_or(export_get_str(cand, "id"), "?")),
-                  str_or(export_get_str(base, "label"), str_or(export_get_str(base, "id"), "?")));
+                  str_or(jsonx_str(cand, "label"), str_or(jsonx_str(cand, "id"), "?")),
+                  str_or(jsonx_str(base, "label"), str_or(jsonx_str(base, "id"), "?")));
         if (json_is_false(json_object_get(cand, "like_for_like")))
             o_para(o, "Not like for like: the environments differ in ways that matter (below); "
                    "the changes may not be caused by the workload.");
@@ -740,12 +740,12 @@ void export_outline(const struct export_request *req, const struct export_outlin
     if (req->n == 1) {
         o_heading(&o, 1, "mlbench report: %s", export_result_name(first));
     } else {
-        struct export_buf b = {0};
-        export_buf_add(&b, "");
+        struct strbuf b = {0};
+        strbuf_puts(&b, "");
         for (size_t i = 1; i < req->n; i++) {
             if (i > 1)
-                export_buf_add(&b, ", ");
-            export_buf_add(&b, export_result_name(req->results[i]));
+                strbuf_puts(&b, ", ");
+            strbuf_puts(&b, export_result_name(req->results[i]));
         }
         o_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
         free(b.s);
@@ -755,12 +755,12 @@ void export_outline(const struct export_request *req, const struct export_outlin
         const json_t *r = req->results[i];
         if (req->n > 1)
             o_heading(&o, 2, "%s: %s", i == 0 ? "Baseline" : "Candidate", export_result_name(r));
-        o_para(&o, "Result %s%s%s, created %s%s.", str_or(export_get_str(r, "id"), "?"),
+        o_para(&o, "Result %s%s%s, created %s%s.", str_or(jsonx_str(r, "id"), "?"),
                req->paths && req->paths[i] ? " read from " : "",
                req->paths && req->paths[i] ? req->paths[i] : "",
-               str_or(export_get_str(r, "created"), "?"),
+               str_or(jsonx_str(r, "created"), "?"),
                json_is_string(json_object_get(r, "status")) &&
-                       strcmp(export_get_str(r, "status"), "complete")
+                       strcmp(jsonx_str(r, "status"), "complete")
                    ? " (interrupted: incomplete)" : "");
         section_summary(&o, r);
         section_environment(&o, r);

@@ -25,31 +25,6 @@ int export_finish(FILE *out, const char *what, char *err, size_t errlen)
 
 /* ---- JSON accessors ------------------------------------------------------------------- */
 
-const char *export_get_str(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
-double export_num(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-double export_get_num(const json_t *o, const char *key)
-{
-    return export_num(json_object_get(o, key));
-}
-
-long long export_get_int(const json_t *o, const char *key, long long fallback)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
-        return json_integer_value(v);
-    if (json_is_real(v) && isfinite(json_real_value(v)))
-        return llround(json_real_value(v));
-    return fallback;
-}
-
 bool export_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -69,10 +44,10 @@ char *export_vformat(const char *fmt, va_list ap)
 
 const char *export_result_name(const json_t *result)
 {
-    const char *label = export_get_str(result, "label");
+    const char *label = jsonx_str(result, "label");
     if (label && *label)
         return label;
-    const char *id = export_get_str(result, "id");
+    const char *id = jsonx_str(result, "id");
     return id ? id : "(no id)";
 }
 
@@ -104,12 +79,12 @@ int export_median_run(const json_t *result)
         for (size_t i = 0; i < n; i++) {
             const json_t *r = json_array_get(runs, i);
             int warmup = json_is_true(json_object_get(r, "warmup"));
-            const char *status = export_get_str(r, "status");
+            const char *status = jsonx_str(r, "status");
             if (pass < 2 && warmup)
                 continue;
             if (pass == 0 && !(status && !strcmp(status, "ok")))
                 continue;
-            double wall = export_get_num(r, "wall_ns");
+            double wall = jsonx_num(r, "wall_ns");
             c[nc].index = (int)i;
             c[nc].wall_ns = isfinite(wall) ? wall : 0;
             nc++;
@@ -174,27 +149,16 @@ char *export_shell_quote(const char *s)
     return q;
 }
 
-void export_buf_add(struct export_buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        b->cap = 2 * (b->len + n + 1);
-        b->s = xreallocarray(b->s, b->cap, 1);
-    }
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
-static void sb_word(struct export_buf *b, const char *word)
+static void sb_word(struct strbuf *b, const char *word)
 {
     char *q = export_shell_quote(word);
-    export_buf_add(b, " ");
-    export_buf_add(b, q);
+    strbuf_puts(b, " ");
+    strbuf_puts(b, q);
     free(q);
 }
 
 /* A time in seconds as an option value: "2.5s". */
-static void sb_seconds(struct export_buf *b, const char *option, double s)
+static void sb_seconds(struct strbuf *b, const char *option, double s)
 {
     char v[48];
     snprintf(v, sizeof v, "%.9gs", s);
@@ -204,29 +168,29 @@ static void sb_seconds(struct export_buf *b, const char *option, double s)
 
 char *export_reproduce_command(const json_t *result)
 {
-    struct export_buf b = {0};
+    struct strbuf b = {0};
     const json_t *cfg = json_object_get(result, "config");
     const json_t *cmd = json_object_get(result, "command");
     char v[48];
-    export_buf_add(&b, "mlbench run");
-    long long runs = export_get_int(cfg, "runs", -1);
+    strbuf_puts(&b, "mlbench run");
+    long long runs = jsonx_int(cfg, "runs", -1);
     if (runs > 0) {
         snprintf(v, sizeof v, "%lld", runs);
         sb_word(&b, "-r");
         sb_word(&b, v);
     }
-    long long warmup = export_get_int(cfg, "warmup", 0);
+    long long warmup = jsonx_int(cfg, "warmup", 0);
     if (warmup > 0) {
         snprintf(v, sizeof v, "%lld", warmup);
         sb_word(&b, "-w");
         sb_word(&b, v);
     }
-    if (isfinite(export_get_num(cfg, "timeout_s")))
-        sb_seconds(&b, "--timeout", export_get_num(cfg, "timeout_s"));
-    double grace = export_get_num(cfg, "grace_s");
+    if (isfinite(jsonx_num(cfg, "timeout_s")))
+        sb_seconds(&b, "--timeout", jsonx_num(cfg, "timeout_s"));
+    double grace = jsonx_num(cfg, "grace_s");
     if (isfinite(grace) && fabs(grace - 2.0) > 1e-9)
         sb_seconds(&b, "--grace", grace);
-    long long interval = export_get_int(cfg, "interval_ns", 100000000);
+    long long interval = jsonx_int(cfg, "interval_ns", 100000000);
     if (interval != 100000000) {
         if (interval % 1000000 == 0)
             snprintf(v, sizeof v, "%lldms", interval / 1000000);
@@ -239,7 +203,7 @@ char *export_reproduce_command(const json_t *result)
         const char *key, *option;
     } strings[] = {{"prepare", "--prepare"}, {"cleanup", "--cleanup"}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
-        const char *s = export_get_str(cfg, strings[i].key);
+        const char *s = jsonx_str(cfg, strings[i].key);
         if (s) {
             sb_word(&b, strings[i].option);
             sb_word(&b, s);
@@ -254,12 +218,12 @@ char *export_reproduce_command(const json_t *result)
             sb_word(&b, flags[i].option);
     if (json_is_true(json_object_get(cmd, "shell")))
         sb_word(&b, "--shell");
-    const char *label = export_get_str(result, "label");
+    const char *label = jsonx_str(result, "label");
     if (label) {
         sb_word(&b, "-l");
         sb_word(&b, label);
     }
-    export_buf_add(&b, " --");
+    strbuf_puts(&b, " --");
     const json_t *argv = json_object_get(cmd, "argv");
     for (size_t i = 0; i < json_array_size(argv); i++) {
         const char *w = json_string_value(json_array_get(argv, i));
@@ -340,7 +304,7 @@ static bool stage_seen_before(const struct export_request *req, size_t i, size_t
                                                "stages");
         size_t lim = a == i ? j : json_array_size(stages);
         for (size_t b = 0; b < lim; b++) {
-            const char *s = export_get_str(json_array_get(stages, b), "name");
+            const char *s = jsonx_str(json_array_get(stages, b), "name");
             if (s && !strcmp(s, name))
                 return true;
         }
@@ -356,7 +320,7 @@ size_t export_stage_colour(const struct export_request *req, const char *name)
         const json_t *stages = json_object_get(json_object_get(req->results[i], "summary"),
                                                "stages");
         for (size_t j = 0; j < json_array_size(stages); j++) {
-            const char *s = export_get_str(json_array_get(stages, j), "name");
+            const char *s = jsonx_str(json_array_get(stages, j), "name");
             if (!s)
                 continue;
             if (!strcmp(s, name))
@@ -373,8 +337,8 @@ json_t *export_series_find(const json_t *run, const char *metric, const char *la
     const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
     for (size_t i = 0; i < json_array_size(series); i++) {
         json_t *s = json_array_get(series, i);
-        const char *m = export_get_str(s, "metric");
-        const char *l = export_get_str(s, "labels");
+        const char *m = jsonx_str(s, "metric");
+        const char *l = jsonx_str(s, "labels");
         if (m && !strcmp(m, metric) && (!labels || (l && !strcmp(l, labels))))
             return s;
     }
@@ -444,7 +408,7 @@ const json_t *export_resource_find(const json_t *resources, const char *metric,
 {
     for (size_t i = 0; i < json_array_size(resources); i++) {
         const json_t *x = json_array_get(resources, i);
-        const char *m = export_get_str(x, "metric"), *l = export_get_str(x, "labels");
+        const char *m = jsonx_str(x, "metric"), *l = jsonx_str(x, "labels");
         if (m && !strcmp(m, metric) && (!labels || (l && !strcmp(l, labels))))
             return x;
     }
@@ -462,14 +426,14 @@ static void gpu_figures(const json_t *resources, const json_t *gpus,
         char labels[32];
         snprintf(labels, sizeof labels, "gpu=\"%lld\"",
                  (long long)json_integer_value(json_array_get(gpus, g)));
-        double v = export_get_num(
+        double v = jsonx_num(
             export_resource_find(resources, "gpu_utilization_ratio", labels), "mean");
         if (isfinite(v))
             u += v, nu++;
-        v = export_get_num(export_resource_find(resources, "gpu_power_watts", labels), "mean");
+        v = jsonx_num(export_resource_find(resources, "gpu_power_watts", labels), "mean");
         if (isfinite(v))
             p += v, np++;
-        v = export_get_num(export_resource_find(resources, "gpu_memory_used_bytes", labels),
+        v = jsonx_num(export_resource_find(resources, "gpu_memory_used_bytes", labels),
                            "peak");
         if (isfinite(v) && !(f->gpu_mem_peak_bytes >= v))
             f->gpu_mem_peak_bytes = v;
@@ -481,19 +445,19 @@ static void gpu_figures(const json_t *resources, const json_t *gpus,
 void export_stage_figures(const json_t *resources, const json_t *gpus,
                           struct export_stage_figures *f)
 {
-    f->cpu_cores = export_get_num(
+    f->cpu_cores = jsonx_num(
         export_resource_find(resources, "process_cpu_seconds_total", NULL), "mean");
-    f->rss_peak_bytes = export_get_num(
+    f->rss_peak_bytes = jsonx_num(
         export_resource_find(resources, "process_resident_bytes", NULL), "peak");
-    f->read_bps = export_get_num(
+    f->read_bps = jsonx_num(
         export_resource_find(resources, "process_read_bytes_total", NULL), "mean");
-    f->write_bps = export_get_num(
+    f->write_bps = jsonx_num(
         export_resource_find(resources, "process_written_bytes_total", NULL), "mean");
-    f->iowait = export_get_num(
+    f->iowait = jsonx_num(
         export_resource_find(resources, "system_cpu_iowait_ratio", NULL), "mean");
     f->samples = 0;
     for (size_t i = 0; i < json_array_size(resources); i++) {
-        long long n = export_get_int(json_array_get(resources, i), "n", 0);
+        long long n = jsonx_int(json_array_get(resources, i), "n", 0);
         if (n > 0 && (size_t)n > f->samples)
             f->samples = (size_t)n;
     }
@@ -508,9 +472,9 @@ double export_stage_share(const json_t *r, const char *stage)
     const json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        const char *name = export_get_str(st, "name");
+        const char *name = jsonx_str(st, "name");
         if (name && !strcmp(name, stage))
-            return export_get_num(st, "share");
+            return jsonx_num(st, "share");
     }
     return NAN;
 }

@@ -153,13 +153,13 @@ static void lines(FILE *out, const char *s, const char *indent)
 
 static const char *str(const json_t *o, const char *key, const char *fallback)
 {
-    const char *s = export_get_str(o, key);
+    const char *s = jsonx_str(o, key);
     return s ? s : fallback;
 }
 
 static int depth_of(const json_t *stage)
 {
-    long long d = export_get_int(stage, "depth", 0);
+    long long d = jsonx_int(stage, "depth", 0);
     return d < 0 ? 0 : d > MAX_DEPTH ? MAX_DEPTH : (int)d;
 }
 
@@ -202,9 +202,9 @@ static void header(FILE *out, const json_t *r)
         putc(' ', out);
         one_line(out, word ? word : "?");
     }
-    if (export_get_str(r, "label")) {
+    if (jsonx_str(r, "label")) {
         fputs("   [", out);
-        one_line(out, export_get_str(r, "label"));
+        one_line(out, jsonx_str(r, "label"));
         putc(']', out);
     }
     if (json_is_true(json_object_get(cmd, "shell")))
@@ -217,19 +217,19 @@ static void header(FILE *out, const json_t *r)
     one_line(out, str(r, "id", "?"));
     fputs("   created ", out);
     one_line(out, str(r, "created", "?"));
-    if (export_get_str(mlb, "version")) {
+    if (jsonx_str(mlb, "version")) {
         fputs("   mlbench ", out);
-        one_line(out, export_get_str(mlb, "version"));
+        one_line(out, jsonx_str(mlb, "version"));
         fputs(" (", out);
         one_line(out, str(mlb, "git_commit", "?"));
         putc(')', out);
     }
     putc('\n', out);
-    if (export_get_str(env, "hostname")) {
+    if (jsonx_str(env, "hostname")) {
         fputs("host   ", out);
-        one_line(out, export_get_str(env, "hostname"));
-        const char *parts[2] = {export_get_str(env, "kernel"), export_get_str(env, "machine")};
-        double cpus = export_get_num(env, "cpus_online");
+        one_line(out, jsonx_str(env, "hostname"));
+        const char *parts[2] = {jsonx_str(env, "kernel"), jsonx_str(env, "machine")};
+        double cpus = jsonx_num(env, "cpus_online");
         const char *sep = " (";
         for (size_t i = 0; i < 2; i++)
             if (parts[i]) {
@@ -252,40 +252,40 @@ static void runs_text(FILE *out, const json_t *r)
 {
     const json_t *s = json_object_get(r, "summary");
     const json_t *runs = json_object_get(r, "runs");
-    long long warmups = 0, measured = export_get_int(s, "runs_measured", 0);
+    long long warmups = 0, measured = jsonx_int(s, "runs_measured", 0);
     for (size_t i = 0; i < json_array_size(runs); i++)
         warmups += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
     fprintf(out, "%lld run%s measured", measured, measured == 1 ? "" : "s");
     if (warmups)
         fprintf(out, " (+%lld warm-up)", warmups);
-    fprintf(out, ", %lld ok", export_get_int(s, "runs_ok", 0));
+    fprintf(out, ", %lld ok", jsonx_int(s, "runs_ok", 0));
     if (!strcmp(str(r, "status", ""), "interrupted")) {
         fputs(", interrupted", out);
-        if (export_get_str(r, "interrupted_by"))
-            fprintf(out, " by %s", export_get_str(r, "interrupted_by"));
+        if (jsonx_str(r, "interrupted_by"))
+            fprintf(out, " by %s", jsonx_str(r, "interrupted_by"));
     }
     putc('\n', out);
     for (size_t i = 0; i < json_array_size(runs); i++) {
         const json_t *run = json_array_get(runs, i);
-        const char *st = export_get_str(run, "status");
+        const char *st = jsonx_str(run, "status");
         if (!st || !strcmp(st, "ok"))
             continue;
         char w[32];
         fprintf(out, "  run %zu%s: %s", i + 1,
                 json_is_true(json_object_get(run, "warmup")) ? " (warm-up)" : "", st);
-        if (!export_get_str(run, "prepare_error")) /* else the command did not run */
+        if (!jsonx_str(run, "prepare_error")) /* else the command did not run */
             fprintf(out, " after %s",
-                    export_fmt_duration(export_get_num(run, "wall_ns"), w, sizeof w));
-        const char *why = export_get_str(run, "error");
+                    export_fmt_duration(jsonx_num(run, "wall_ns"), w, sizeof w));
+        const char *why = jsonx_str(run, "error");
         if (!why)
-            why = export_get_str(run, "prepare_error");
+            why = jsonx_str(run, "prepare_error");
         if (why) {
             fputs(": ", out);
             lines(out, why, "      ");
-        } else if (export_get_str(run, "signal")) {
-            fprintf(out, " (%s)", export_get_str(run, "signal"));
-        } else if (isfinite(export_get_num(run, "exit_code"))) {
-            fprintf(out, " (exit status %.0f)", export_get_num(run, "exit_code"));
+        } else if (jsonx_str(run, "signal")) {
+            fprintf(out, " (%s)", jsonx_str(run, "signal"));
+        } else if (isfinite(jsonx_num(run, "exit_code"))) {
+            fprintf(out, " (exit status %.0f)", jsonx_num(run, "exit_code"));
         }
         putc('\n', out);
     }
@@ -299,11 +299,11 @@ static void stage_row(FILE *out, int cols, const char *name, int depth, const js
                       double share)
 {
     char lab[256], med[32], lo[32], hi[32], ci[96], mn[32], mx[32], range[72], cv[16], sh[16];
-    long long n = export_get_int(t, "n", 0);
-    double level = export_get_num(t, "ci_level");
+    long long n = jsonx_int(t, "n", 0);
+    double level = jsonx_num(t, "ci_level");
     if (n >= 2) {
-        export_fmt_duration(export_get_num(t, "ci_low"), lo, sizeof lo);
-        export_fmt_duration(export_get_num(t, "ci_high"), hi, sizeof hi);
+        export_fmt_duration(jsonx_num(t, "ci_low"), lo, sizeof lo);
+        export_fmt_duration(jsonx_num(t, "ci_high"), hi, sizeof hi);
         if (isfinite(level) && level < 0.95 - 1e-9)
             snprintf(ci, sizeof ci, "%s .. %s (%.0f%%)", lo, hi, 100 * level);
         else
@@ -312,13 +312,13 @@ static void stage_row(FILE *out, int cols, const char *name, int depth, const js
         snprintf(ci, sizeof ci, "-");
     }
     snprintf(range, sizeof range, "%s .. %s",
-             export_fmt_duration(export_get_num(t, "min"), mn, sizeof mn),
-             export_fmt_duration(export_get_num(t, "max"), mx, sizeof mx));
-    export_fmt_num(n >= 2 ? export_get_num(t, "cv") : NAN, "%.1f%%", 100, cv, sizeof cv);
+             export_fmt_duration(jsonx_num(t, "min"), mn, sizeof mn),
+             export_fmt_duration(jsonx_num(t, "max"), mx, sizeof mx));
+    export_fmt_num(n >= 2 ? jsonx_num(t, "cv") : NAN, "%.1f%%", 100, cv, sizeof cv);
     export_fmt_num(share, "%.1f%%", 100, sh, sizeof sh);
     pad(out, label(lab, sizeof lab, depth, name), cols);
     fprintf(out, " %10s  %-30s %7s  %-24s %6s\n",
-            export_fmt_duration(export_get_num(t, "median"), med, sizeof med), ci, sh, range, cv);
+            export_fmt_duration(jsonx_num(t, "median"), med, sizeof med), ci, sh, range, cv);
 }
 
 /* Top-level stages open at least 5 % of their time beside another stage on another thread:
@@ -328,8 +328,8 @@ static void overlap_line(FILE *out, const json_t *stages)
     int listed = 0;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        double active = export_get_num(json_object_get(st, "active_ns"), "median");
-        double part = active > 0 ? export_get_num(st, "overlap_ns_median") / active : 0;
+        double active = jsonx_num(json_object_get(st, "active_ns"), "median");
+        double part = active > 0 ? jsonx_num(st, "overlap_ns_median") / active : 0;
         if (depth_of(st) != 0 || !(part >= 0.05))
             continue;
         fputs(listed++ ? ", " : "stages overlap (time beside other stages, on other threads): ",
@@ -346,8 +346,8 @@ static void counters_text(FILE *out, const json_t *counters)
     int cols = name_cols(counters, "name", VERDICT_COLS);
     for (size_t i = 0; i < json_array_size(counters); i++) {
         const json_t *k = json_array_get(counters, i);
-        double last = export_get_num(json_object_get(k, "last"), "median");
-        double sum = export_get_num(k, "sum_median");
+        double last = jsonx_num(json_object_get(k, "last"), "median");
+        double sum = jsonx_num(k, "sum_median");
         char name[4 * EXPORT_TEXT_NAME_COLS + 8];
         fprintf(out, "%-8s ", i ? "" : "counters");
         pad(out, export_text_fit(str(k, "name", "?"), cols, name, sizeof name), cols);
@@ -355,7 +355,7 @@ static void counters_text(FILE *out, const json_t *counters)
         /* Sums and rates only mean something for counts (images), not for a loss. */
         if (json_is_true(json_object_get(k, "count")) && isfinite(sum) &&
             fabs(sum - last) > 1e-12 * fabs(sum))
-            fprintf(out, "   sum %.6g   %.4g/s", sum, export_get_num(k, "rate_per_s_median"));
+            fprintf(out, "   sum %.6g   %.4g/s", sum, jsonx_num(k, "rate_per_s_median"));
         putc('\n', out);
     }
 }
@@ -397,9 +397,9 @@ static bool stages_text(FILE *out, const json_t *s, int cols)
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
         stage_row(out, cols, str(st, "name", "?"), depth_of(st), json_object_get(st, "active_ns"),
-                  export_get_num(st, "share"));
+                  jsonx_num(st, "share"));
     }
-    double outside = export_get_num(s, "outside_ns"), wall_median = export_get_num(wall, "median");
+    double outside = jsonx_num(s, "outside_ns"), wall_median = jsonx_num(wall, "median");
     if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
         outside / wall_median >= 0.01) {
         pad(out, "(outside stages)", cols);
@@ -409,15 +409,15 @@ static bool stages_text(FILE *out, const json_t *s, int cols)
     stage_row(out, cols, "total", 0, wall, 1.0);
 
     putc('\n', out);
-    double cores = export_get_num(s, "cpu_cores");
+    double cores = jsonx_num(s, "cpu_cores");
     if (isfinite(cores))
         fprintf(out, "cpu %.2f cores busy ", cores);
     fprintf(out, "(user %s, sys %s)",
-            export_fmt_duration(export_get_num(json_object_get(s, "user_ns"), "median"), a,
+            export_fmt_duration(jsonx_num(json_object_get(s, "user_ns"), "median"), a,
                                 sizeof a),
-            export_fmt_duration(export_get_num(json_object_get(s, "sys_ns"), "median"), b,
+            export_fmt_duration(jsonx_num(json_object_get(s, "sys_ns"), "median"), b,
                                 sizeof b));
-    double rss = export_get_num(json_object_get(s, "max_rss_bytes"), "median");
+    double rss = jsonx_num(json_object_get(s, "max_rss_bytes"), "median");
     if (isfinite(rss))
         fprintf(out, "   max RSS %s", export_fmt_bytes(rss, a, sizeof a));
     putc('\n', out);
@@ -456,7 +456,7 @@ static void resources_text(FILE *out, const json_t *r, int cols)
     const json_t *s = json_object_get(r, "summary");
     const json_t *stages = json_object_get(s, "stages");
     const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
-    double cpus = export_get_num(json_object_get(r, "environment"), "cpus_online");
+    double cpus = jsonx_num(json_object_get(r, "environment"), "cpus_online");
     char cores[32] = "cores";
     if (isfinite(cpus))
         snprintf(cores, sizeof cores, "cores/%.0f", cpus);
@@ -482,8 +482,8 @@ static void analysis_text(FILE *out, const json_t *r)
     int cols = name_cols(verdicts, "stage", VERDICT_COLS);
     char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16], t[32];
     fputs("\nverdicts", out);
-    if (export_get_str(a, "bottleneck"))
-        fprintf(out, " (bottleneck: %s)", export_text_fit(export_get_str(a, "bottleneck"),
+    if (jsonx_str(a, "bottleneck"))
+        fprintf(out, " (bottleneck: %s)", export_text_fit(jsonx_str(a, "bottleneck"),
                                                           EXPORT_TEXT_NAME_COLS, name,
                                                           sizeof name));
     fputs(":\n", out);
@@ -502,7 +502,7 @@ static void analysis_text(FILE *out, const json_t *r)
         fputs("findings, by the time they could save:\n", out);
     for (size_t i = 0; i < json_array_size(findings); i++) {
         const json_t *f = json_array_get(findings, i);
-        double saving = export_get_num(f, "saving_ns");
+        double saving = jsonx_num(f, "saving_ns");
         fprintf(out, "  %zu. %s [%s]: ", i + 1,
                 export_text_fit(str(f, "stage", "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
                 str(f, "rule", "?"));

@@ -85,7 +85,7 @@ static void name_threads(struct trace *tr, const json_t *spans, const json_t *in
     for (int l = 0; l < 2; l++) {
         for (size_t i = 0; i < json_array_size(lists[l]); i++) {
             const json_t *e = json_array_get(lists[l], i);
-            long long pid = export_get_int(e, "pid", 0), tid = export_get_int(e, "tid", 0);
+            long long pid = jsonx_int(e, "pid", 0), tid = jsonx_int(e, "tid", 0);
             bool known = false;
             for (size_t k = 0; k < nseen && !known; k++)
                 known = seen[2 * k] == pid && seen[2 * k + 1] == tid;
@@ -109,12 +109,12 @@ static void name_threads(struct trace *tr, const json_t *spans, const json_t *in
 static void run_extent(const json_t *run, double *lo, double *hi)
 {
     *lo = 0;
-    *hi = export_get_num(run, "wall_ns");
+    *hi = jsonx_num(run, "wall_ns");
     if (!isfinite(*hi))
         *hi = 0;
     const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
     for (size_t i = 0; i < json_array_size(t); i++) {
-        double v = export_num(json_array_get(t, i));
+        double v = jsonx_number(json_array_get(t, i));
         if (v < *lo)
             *lo = v;
         if (v > *hi)
@@ -123,7 +123,7 @@ static void run_extent(const json_t *run, double *lo, double *hi)
     const json_t *spans = json_object_get(run, "spans");
     for (size_t i = 0; i < json_array_size(spans); i++) {
         const json_t *sp = json_array_get(spans, i);
-        double s = export_get_num(sp, "start_ns"), e = export_get_num(sp, "end_ns");
+        double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
         if (s < *lo)
             *lo = s;
         if (e > *hi)
@@ -139,37 +139,37 @@ static void counters(struct trace *tr, const json_t *run, long long pid)
     const json_t *series = json_object_get(samples, "series");
     size_t ns = json_array_size(series), nt = json_array_size(t);
     for (size_t i = 0; i < ns; i++) {
-        const char *metric = export_get_str(json_array_get(series, i), "metric");
+        const char *metric = jsonx_str(json_array_get(series, i), "metric");
         if (!metric)
             continue;
         bool first = true;  /* the first series of this metric draws the whole track */
         for (size_t k = 0; k < i && first; k++) {
-            const char *m = export_get_str(json_array_get(series, k), "metric");
+            const char *m = jsonx_str(json_array_get(series, k), "metric");
             first = !(m && !strcmp(m, metric));
         }
         if (!first)
             continue;
-        const char *kind = export_get_str(json_array_get(series, i), "kind");
+        const char *kind = jsonx_str(json_array_get(series, i), "kind");
         bool rate = kind && !strcmp(kind, "counter");
         char *name = rate ? xasprintf("%s (rate /s)", metric) : xstrdup(metric);
         for (size_t s = rate ? 1 : 0; s < nt; s++) {
             json_t *args = json_object();
             for (size_t k = i; k < ns; k++) {
                 const json_t *x = json_array_get(series, k);
-                const char *m = export_get_str(x, "metric");
+                const char *m = jsonx_str(x, "metric");
                 if (!m || strcmp(m, metric))
                     continue;
                 const json_t *values = json_object_get(x, "values");
-                double v = export_num(json_array_get(values, s));
+                double v = jsonx_number(json_array_get(values, s));
                 if (rate) {
-                    double prev = export_num(json_array_get(values, s - 1));
-                    double dt = export_num(json_array_get(t, s)) -
-                                export_num(json_array_get(t, s - 1));
+                    double prev = jsonx_number(json_array_get(values, s - 1));
+                    double dt = jsonx_number(json_array_get(t, s)) -
+                                jsonx_number(json_array_get(t, s - 1));
                     v = dt > 0 && v >= prev ? (v - prev) / (dt / 1e9) : NAN;
                 }
                 if (!isfinite(v))
                     continue;
-                const char *labels = export_get_str(x, "labels");
+                const char *labels = jsonx_str(x, "labels");
                 json_object_set_new(args, labels && *labels ? labels : "value", json_real(v));
             }
             if (json_object_size(args) == 0) {
@@ -177,7 +177,7 @@ static void counters(struct trace *tr, const json_t *run, long long pid)
                 continue;
             }
             /* a rate holds over the interval that ends at sample s: it starts at s - 1 */
-            double at = export_num(json_array_get(t, rate ? s - 1 : s));
+            double at = jsonx_number(json_array_get(t, rate ? s - 1 : s));
             emit(tr, json_pack("{s:s, s:s, s:o, s:I, s:I, s:o}", "name", name, "ph", "C", "ts",
                                us(tr, at), "pid", (json_int_t)pid, "tid", (json_int_t)0, "args",
                                args));
@@ -189,22 +189,22 @@ static void counters(struct trace *tr, const json_t *run, long long pid)
 static void run_events(struct trace *tr, const json_t *result, const json_t *run, int index)
 {
     char wall[32];
-    const char *status = export_get_str(run, "status");
+    const char *status = jsonx_str(run, "status");
     bool warmup = json_is_true(json_object_get(run, "warmup"));
     long long run_pid = tr->next_pid++;
     tr->pids.n = 0;
 
     char *name = xasprintf("%s: run %d (%s, %s, %s)", export_result_name(result), index,
                            warmup ? "warm-up" : "measured", status ? status : "?",
-                           export_fmt_duration(export_get_num(run, "wall_ns"), wall, sizeof wall));
+                           export_fmt_duration(jsonx_num(run, "wall_ns"), wall, sizeof wall));
     meta(tr, "process_name", run_pid, 0, "name", json_string(name));
     meta(tr, "process_sort_index", run_pid, 0, "sort_index", json_integer(run_pid));
     meta(tr, "thread_name", run_pid, 0, "name", json_string("run and resources"));
     free(name);
-    double wall_ns = export_get_num(run, "wall_ns");
+    double wall_ns = jsonx_num(run, "wall_ns");
     json_t *args = json_pack("{s:s?, s:O?, s:s?, s:b}", "status", status, "exit_code",
                              json_object_get(run, "exit_code"), "signal",
-                             export_get_str(run, "signal"), "warmup", warmup);
+                             jsonx_str(run, "signal"), "warmup", warmup);
     char *run_name = xasprintf("run %d", index);
     emit(tr, json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o}", "name", run_name, "cat", "run",
                        "ph", "X", "ts", us(tr, 0), "dur",
@@ -218,28 +218,28 @@ static void run_events(struct trace *tr, const json_t *result, const json_t *run
     name_threads(tr, spans, instants, index);
     for (size_t i = 0; i < json_array_size(spans); i++) {
         const json_t *sp = json_array_get(spans, i);
-        double s = export_get_num(sp, "start_ns"), e = export_get_num(sp, "end_ns");
-        const char *stage = export_get_str(sp, "name");
+        double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
+        const char *stage = jsonx_str(sp, "name");
         if (!stage || !isfinite(s) || !isfinite(e))
             continue;
         emit(tr, json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:{s:I, s:b}}", "name", stage,
                            "cat", "stage", "ph", "X", "ts", us(tr, s), "dur",
                            json_real((e - s) / 1000.0), "pid",
-                           (json_int_t)trace_pid(tr, export_get_int(sp, "pid", 0), index), "tid",
-                           (json_int_t)export_get_int(sp, "tid", 0), "args", "depth",
-                           (json_int_t)export_get_int(sp, "depth", 0), "closed",
+                           (json_int_t)trace_pid(tr, jsonx_int(sp, "pid", 0), index), "tid",
+                           (json_int_t)jsonx_int(sp, "tid", 0), "args", "depth",
+                           (json_int_t)jsonx_int(sp, "depth", 0), "closed",
                            !json_is_false(json_object_get(sp, "closed"))));
     }
     for (size_t i = 0; i < json_array_size(instants); i++) {
         const json_t *in = json_array_get(instants, i);
-        const char *iname = export_get_str(in, "name");
-        double t = export_get_num(in, "t_ns");
+        const char *iname = jsonx_str(in, "name");
+        double t = jsonx_num(in, "t_ns");
         if (!iname || !isfinite(t))
             continue;
         emit(tr, json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I}", "name", iname, "cat", "instant",
                            "ph", "i", "s", "t", "ts", us(tr, t), "pid",
-                           (json_int_t)trace_pid(tr, export_get_int(in, "pid", 0), index), "tid",
-                           (json_int_t)export_get_int(in, "tid", 0)));
+                           (json_int_t)trace_pid(tr, jsonx_int(in, "pid", 0), index), "tid",
+                           (json_int_t)jsonx_int(in, "tid", 0)));
     }
     counters(tr, run, run_pid);
 }
@@ -269,7 +269,7 @@ static int trace_write(FILE *out, const struct export_request *req, char *err, s
           "per process of a run\",\"results\":", out);
     json_t *ids = json_array();
     for (size_t i = 0; i < req->n; i++)
-        json_array_append_new(ids, json_string(export_get_str(req->results[i], "id")));
+        json_array_append_new(ids, json_string(jsonx_str(req->results[i], "id")));
     json_dumpf(ids, out, JSON_COMPACT);
     json_decref(ids);
     fputs("},\"traceEvents\":[", out);

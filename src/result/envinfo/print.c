@@ -8,12 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/jsonx.h"
 #include "util/units.h"
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
 
 /* An integer field, or -1. */
 static int64_t jint_of(const json_t *o, const char *key)
@@ -22,11 +18,6 @@ static int64_t jint_of(const json_t *o, const char *key)
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
 }
 
-static double jnum_of(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* A line being built: "a, b, c". */
 struct line {
@@ -60,8 +51,8 @@ static void print_cpu(FILE *out, const json_t *env)
 {
     const json_t *cpu = json_object_get(env, "cpu");
     struct line l = {.len = 0};
-    if (jstr(cpu, "model"))
-        add(&l, "%s", jstr(cpu, "model"));
+    if (jsonx_str(cpu, "model"))
+        add(&l, "%s", jsonx_str(cpu, "model"));
     int64_t v;
     if ((v = jint_of(cpu, "sockets")) > 0)
         add(&l, "%lld socket%s", (long long)v, v == 1 ? "" : "s");
@@ -83,30 +74,30 @@ static void print_cpu(FILE *out, const json_t *env)
         if (jint_of(c, "size_bytes") > 0)
             units_bytes((double)jint_of(c, "size_bytes"), size, sizeof size);
         if (jint_of(c, "shared_by_cpus") > 1)
-            add(&l, "%s %s (shared by %lld)", jstr(c, "name") ? jstr(c, "name") : "?", size,
+            add(&l, "%s %s (shared by %lld)", jsonx_str(c, "name") ? jsonx_str(c, "name") : "?", size,
                 (long long)jint_of(c, "shared_by_cpus"));
         else
-            add(&l, "%s %s", jstr(c, "name") ? jstr(c, "name") : "?", size);
+            add(&l, "%s %s", jsonx_str(c, "name") ? jsonx_str(c, "name") : "?", size);
     }
     emit(out, "  caches", &l);
 
     l.len = 0;
-    if (jstr(cpu, "governor"))
-        add(&l, "governor %s", jstr(cpu, "governor"));
-    if (jstr(cpu, "energy_performance_preference"))
-        add(&l, "energy preference %s", jstr(cpu, "energy_performance_preference"));
-    double lo = jnum_of(cpu, "min_mhz"), hi = jnum_of(cpu, "max_mhz");
+    if (jsonx_str(cpu, "governor"))
+        add(&l, "governor %s", jsonx_str(cpu, "governor"));
+    if (jsonx_str(cpu, "energy_performance_preference"))
+        add(&l, "energy preference %s", jsonx_str(cpu, "energy_performance_preference"));
+    double lo = jsonx_num(cpu, "min_mhz"), hi = jsonx_num(cpu, "max_mhz");
     if (isfinite(lo) && isfinite(hi))
         add(&l, "%.0f-%.0f MHz", lo, hi);
-    lo = jnum_of(cpu, "scaling_min_mhz");
-    hi = jnum_of(cpu, "scaling_max_mhz");
+    lo = jsonx_num(cpu, "scaling_min_mhz");
+    hi = jsonx_num(cpu, "scaling_max_mhz");
     if (isfinite(lo) && isfinite(hi))
         add(&l, "allowed %.0f-%.0f MHz", lo, hi);
     const json_t *boost = json_object_get(cpu, "boost");
     if (json_is_boolean(boost))
         add(&l, "boost %s", json_is_true(boost) ? "on" : "off");
-    if (jstr(cpu, "frequency_driver"))
-        add(&l, "driver %s", jstr(cpu, "frequency_driver"));
+    if (jsonx_str(cpu, "frequency_driver"))
+        add(&l, "driver %s", jsonx_str(cpu, "frequency_driver"));
     if (!l.len)
         add(&l, "unknown (no cpufreq in /sys: usual in virtual machines)");
     emit(out, "  frequency", &l);
@@ -132,27 +123,27 @@ static void print_blas(FILE *out, const json_t *env)
 {
     const json_t *blas = json_object_get(env, "blas");
     struct line l = {.len = 0};
-    if (jstr(blas, "provider"))
-        add(&l, "%s (%s)", jstr(blas, "provider"), jstr(blas, "library") ? jstr(blas, "library") : "?");
+    if (jsonx_str(blas, "provider"))
+        add(&l, "%s (%s)", jsonx_str(blas, "provider"), jsonx_str(blas, "library") ? jsonx_str(blas, "library") : "?");
     if (jint_of(blas, "threads") > 0)
         add(&l, "%lld thread%s (%s)", (long long)jint_of(blas, "threads"),
             jint_of(blas, "threads") == 1 ? "" : "s",
-            jstr(blas, "threads_from") ? jstr(blas, "threads_from") : "?");
+            jsonx_str(blas, "threads_from") ? jsonx_str(blas, "threads_from") : "?");
     if (!l.len)
         add(&l, "no libblas.so.3 alternative found");
     emit(out, "blas", &l);
-    if (jstr(blas, "openblas_library")) {
+    if (jsonx_str(blas, "openblas_library")) {
         l.len = 0;
-        add(&l, "%s (%s)", jstr(blas, "openblas_provider") ? jstr(blas, "openblas_provider") : "?",
-            jstr(blas, "openblas_library"));
+        add(&l, "%s (%s)", jsonx_str(blas, "openblas_provider") ? jsonx_str(blas, "openblas_provider") : "?",
+            jsonx_str(blas, "openblas_library"));
         if (jint_of(blas, "openblas_threads") > 0)
             add(&l, "%lld thread%s (%s)", (long long)jint_of(blas, "openblas_threads"),
                 jint_of(blas, "openblas_threads") == 1 ? "" : "s",
-                jstr(blas, "openblas_threads_from") ? jstr(blas, "openblas_threads_from") : "?");
+                jsonx_str(blas, "openblas_threads_from") ? jsonx_str(blas, "openblas_threads_from") : "?");
         emit(out, "  openblas", &l);
     }
     l.len = 0;
-    add(&l, "%s", jstr(blas, "openblas_coretype") ? jstr(blas, "openblas_coretype")
+    add(&l, "%s", jsonx_str(blas, "openblas_coretype") ? jsonx_str(blas, "openblas_coretype")
                                                   : "not set (OpenBLAS detects the CPU)");
     emit(out, "  coretype", &l);
 }
@@ -163,8 +154,8 @@ static void print_gpus(FILE *out, const json_t *env)
     size_t i;
     if (!json_array_size(gpus)) {
         struct line l = {.len = 0};
-        add(&l, "none%s%s", jstr(env, "gpu_error") ? ": " : "",
-            jstr(env, "gpu_error") ? jstr(env, "gpu_error") : "");
+        add(&l, "none%s%s", jsonx_str(env, "gpu_error") ? ": " : "",
+            jsonx_str(env, "gpu_error") ? jsonx_str(env, "gpu_error") : "");
         emit(out, "gpus", &l);
         return;
     }
@@ -172,22 +163,22 @@ static void print_gpus(FILE *out, const json_t *env)
         struct line l = {.len = 0};
         char label[32];
         snprintf(label, sizeof label, "gpu %lld", (long long)jint_of(g, "index"));
-        add(&l, "%s", jstr(g, "name") ? jstr(g, "name") : "unnamed");
+        add(&l, "%s", jsonx_str(g, "name") ? jsonx_str(g, "name") : "unnamed");
         if (jint_of(g, "memory_bytes") > 0) {
             char size[32];
             add(&l, "%s", units_bytes((double)jint_of(g, "memory_bytes"), size, sizeof size));
         }
-        if (jstr(g, "compute_capability"))
-            add(&l, "compute capability %s", jstr(g, "compute_capability"));
-        if (jstr(g, "uuid"))
-            add(&l, "%s", jstr(g, "uuid"));
+        if (jsonx_str(g, "compute_capability"))
+            add(&l, "compute capability %s", jsonx_str(g, "compute_capability"));
+        if (jsonx_str(g, "uuid"))
+            add(&l, "%s", jsonx_str(g, "uuid"));
         if (json_is_false(json_object_get(g, "usable")))
             add(&l, "not usable (NVML gave no handle)");
         emit(out, label, &l);
     }
     struct line l = {.len = 0};
-    if (jstr(env, "gpu_driver"))
-        add(&l, "%s", jstr(env, "gpu_driver"));
+    if (jsonx_str(env, "gpu_driver"))
+        add(&l, "%s", jsonx_str(env, "gpu_driver"));
     emit(out, "  driver", &l);
 }
 
@@ -196,39 +187,39 @@ void envinfo_print(FILE *out, const json_t *env)
     struct line l = {.len = 0};
     char size[32];
     const json_t *build = json_object_get(env, "build");
-    if (jstr(build, "version"))
-        add(&l, "%s (%s)", jstr(build, "version"),
-            jstr(build, "git_commit") ? jstr(build, "git_commit") : "?");
-    if (jstr(build, "compiler"))
-        add(&l, "%s", jstr(build, "compiler"));
-    if (jstr(build, "type"))
-        add(&l, "build %s", jstr(build, "type"));
+    if (jsonx_str(build, "version"))
+        add(&l, "%s (%s)", jsonx_str(build, "version"),
+            jsonx_str(build, "git_commit") ? jsonx_str(build, "git_commit") : "?");
+    if (jsonx_str(build, "compiler"))
+        add(&l, "%s", jsonx_str(build, "compiler"));
+    if (jsonx_str(build, "type"))
+        add(&l, "build %s", jsonx_str(build, "type"));
     if (json_is_true(json_object_get(build, "address_sanitizer")))
         add(&l, "with AddressSanitizer (slower)");
     emit(out, "mlbench", &l);
-    if (jstr(build, "flags")) {
+    if (jsonx_str(build, "flags")) {
         l.len = 0;
-        add(&l, "%s", jstr(build, "flags"));
+        add(&l, "%s", jsonx_str(build, "flags"));
         emit(out, "  flags", &l);
     }
 
     l.len = 0;
-    if (jstr(env, "hostname"))
-        add(&l, "%s", jstr(env, "hostname"));
+    if (jsonx_str(env, "hostname"))
+        add(&l, "%s", jsonx_str(env, "hostname"));
     emit(out, "host", &l);
 
     l.len = 0;
     const json_t *os = json_object_get(env, "os");
-    const char *osname = jstr(os, "pretty_name") ? jstr(os, "pretty_name") : jstr(os, "name");
+    const char *osname = jsonx_str(os, "pretty_name") ? jsonx_str(os, "pretty_name") : jsonx_str(os, "name");
     if (osname)
         add(&l, "%s", osname);
-    if (jstr(env, "kernel"))
-        add(&l, "%s", jstr(env, "kernel"));
-    if (jstr(env, "machine"))
-        add(&l, "%s", jstr(env, "machine"));
+    if (jsonx_str(env, "kernel"))
+        add(&l, "%s", jsonx_str(env, "kernel"));
+    if (jsonx_str(env, "machine"))
+        add(&l, "%s", jsonx_str(env, "machine"));
     const json_t *libc = json_object_get(env, "libc");
-    if (jstr(libc, "version"))
-        add(&l, "%s %s", jstr(libc, "name") ? jstr(libc, "name") : "libc", jstr(libc, "version"));
+    if (jsonx_str(libc, "version"))
+        add(&l, "%s %s", jsonx_str(libc, "name") ? jsonx_str(libc, "name") : "libc", jsonx_str(libc, "version"));
     emit(out, "os", &l);
 
     print_cpu(out, env);
@@ -239,8 +230,8 @@ void envinfo_print(FILE *out, const json_t *env)
         add(&l, "%s", units_bytes((double)jint_of(mem, "total_bytes"), size, sizeof size));
     if (jint_of(mem, "swap_bytes") >= 0)
         add(&l, "swap %s", units_bytes((double)jint_of(mem, "swap_bytes"), size, sizeof size));
-    if (jstr(mem, "transparent_hugepages"))
-        add(&l, "transparent hugepages %s", jstr(mem, "transparent_hugepages"));
+    if (jsonx_str(mem, "transparent_hugepages"))
+        add(&l, "transparent hugepages %s", jsonx_str(mem, "transparent_hugepages"));
     if (jint_of(mem, "numa_nodes") > 0)
         add(&l, "%lld NUMA node%s", (long long)jint_of(mem, "numa_nodes"),
             jint_of(mem, "numa_nodes") == 1 ? "" : "s");
@@ -249,8 +240,8 @@ void envinfo_print(FILE *out, const json_t *env)
     const json_t *cg = json_object_get(env, "cgroup");
     if (json_object_size(cg)) {
         l.len = 0;
-        if (isfinite(jnum_of(cg, "cpu_limit_cores")))
-            add(&l, "%.2f CPUs", jnum_of(cg, "cpu_limit_cores"));
+        if (isfinite(jsonx_num(cg, "cpu_limit_cores")))
+            add(&l, "%.2f CPUs", jsonx_num(cg, "cpu_limit_cores"));
         if (jint_of(cg, "memory_limit_bytes") > 0)
             add(&l, "%s memory",
                 units_bytes((double)jint_of(cg, "memory_limit_bytes"), size, sizeof size));
@@ -262,10 +253,10 @@ void envinfo_print(FILE *out, const json_t *env)
 
     const json_t *virt = json_object_get(env, "virtualization");
     l.len = 0;
-    if (jstr(virt, "container"))
-        add(&l, "container %s", jstr(virt, "container"));
-    if (jstr(virt, "vm"))
-        add(&l, "virtual machine %s", jstr(virt, "vm"));
+    if (jsonx_str(virt, "container"))
+        add(&l, "container %s", jsonx_str(virt, "container"));
+    if (jsonx_str(virt, "vm"))
+        add(&l, "virtual machine %s", jsonx_str(virt, "vm"));
     const json_t *ev = json_object_get(virt, "evidence"), *e;
     size_t i;
     char because[512] = "";
@@ -281,9 +272,9 @@ void envinfo_print(FILE *out, const json_t *env)
 
     l.len = 0;
     const json_t *git = json_object_get(env, "git");
-    if (jstr(git, "commit")) {
-        add(&l, "%.12s%s%s", jstr(git, "commit"), jstr(git, "branch") ? " on " : "",
-            jstr(git, "branch") ? jstr(git, "branch") : "");
+    if (jsonx_str(git, "commit")) {
+        add(&l, "%.12s%s%s", jsonx_str(git, "commit"), jsonx_str(git, "branch") ? " on " : "",
+            jsonx_str(git, "branch") ? jsonx_str(git, "branch") : "");
         if (json_is_true(json_object_get(git, "dirty")))
             add(&l, "dirty: %lld tracked file%s changed", (long long)jint_of(git, "changed_files"),
                 jint_of(git, "changed_files") == 1 ? "" : "s");
@@ -301,7 +292,7 @@ void envinfo_print(FILE *out, const json_t *env)
         emit(out, "variables", &l);
     }
     json_array_foreach(vars, i, v) {
-        fprintf(out, "%-13s%s=%s\n", i == 0 ? "variables" : "", jstr(v, "name") ? jstr(v, "name") : "?",
-                jstr(v, "value") ? jstr(v, "value") : "");
+        fprintf(out, "%-13s%s=%s\n", i == 0 ? "variables" : "", jsonx_str(v, "name") ? jsonx_str(v, "name") : "?",
+                jsonx_str(v, "value") ? jsonx_str(v, "value") : "");
     }
 }
