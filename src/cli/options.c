@@ -75,8 +75,8 @@ static int parse_integer(const struct cli_option *o, const char *value, char *er
 /* Nonzero when v is inside the row's [dmin, dmax], an end excluded by CLI_OPEN_*. */
 static int inside(const struct cli_option *o, double v)
 {
-    int above = o->flags & CLI_OPEN_MIN ? v > o->dmin : v >= o->dmin;
-    int below = o->flags & CLI_OPEN_MAX ? v < o->dmax : v <= o->dmax;
+    int above = (o->flags & CLI_OPEN_MIN) ? v > o->dmin : v >= o->dmin;
+    int below = (o->flags & CLI_OPEN_MAX) ? v < o->dmax : v <= o->dmax;
     return above && below;
 }
 
