@@ -1,7 +1,7 @@
 /* compare: compares mlbench results stage by stage (`mlbench compare`, and comparisons embedded
- * in reports): medians, change, bootstrap interval of the ratio of medians, Mann-Whitney U test,
- * verdicts, counters, metadata, resources and environment differences, and the CI gates.
- * Pure functions on JSON documents (no I/O), thread-safe. The method is in docs/compare.md. */
+ * in reports): medians, change, the interval and test of significance.h, verdicts, counters,
+ * metadata, resources and environment differences, and the CI gates. Pure functions on JSON
+ * documents (no I/O, no command line), thread-safe. The method is in docs/compare.md. */
 #ifndef MLBENCH_COMPARE_H
 #define MLBENCH_COMPARE_H
 
@@ -36,27 +36,6 @@ void compare_options_default(struct compare_options *opt);
 json_t *compare_results(json_t *const *results, const char *const *paths, size_t n,
                         const struct compare_options *opt);
 
-/* Mann-Whitney U test, two-sided, of samples x[0..nx) and y[0..ny). */
-struct compare_mwu {
-    double u;   /* U statistic of x: pairs (x_i, y_j) with x_i > y_j, ties counting 1/2 */
-    double p;   /* two-sided p-value, in [0, 1] */
-    int exact;  /* 1: exact distribution (no ties, C(nx+ny, nx) < 2^62, nx ny <= 10^7);
-                 * 0: normal approximation with tie and continuity correction */
-};
-
-/* Fills *out. Returns 0, or -1 when nx or ny is 0 or a value is not finite (*out is then
- * {NAN, NAN, 0}). Uses O(nx + ny) heap scratch, and O(nx * ny) more for the exact case. */
-int compare_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
-                         struct compare_mwu *out);
-
-/* Percentile bootstrap interval at level (in (0,1)) of median(cand) / median(base): both
- * samples are resampled with replacement `resamples` times from a generator seeded with
- * seed, so equal inputs give equal intervals. Returns 0 with *lo <= *hi, or -1 when a
- * sample is empty, a value is not finite, or a resampled baseline median is 0 (no ratio). */
-int compare_bootstrap_ratio(const double *base, size_t nb, const double *cand, size_t nc,
-                            unsigned resamples, uint64_t seed, double level, double *lo,
-                            double *hi);
-
 /* The CI gates of `mlbench compare` (docs/compare.md). A negative threshold is off. */
 struct compare_gates {
     double fail_if_slower_pct;  /* fail when significantly slower by more than this */
@@ -78,12 +57,5 @@ int compare_check_gates(const json_t *doc, const struct compare_gates *gates, ch
 /* Nonzero when an environment key (a dotted path such as "gpus[0].name") describes hardware or
  * software that changes speed, so a difference makes two results not like for like. */
 int compare_env_key_matters(const char *key);
-
-/* Parse the value of --alpha (a number in (0, 1)) or --min-effect (a percentage >= 0, "5" or
- * "5%") into o, for every command that compares (compare, report). Return 0, or -1 with a
- * message in err naming the option, the value and what is expected. */
-int compare_parse_alpha(const char *value, struct compare_options *o, char *err, size_t errlen);
-int compare_parse_min_effect(const char *value, struct compare_options *o, char *err,
-                             size_t errlen);
 
 #endif

@@ -2,14 +2,15 @@
  * compares every one after the first with the first (analysis/compare.c), prints a text table or the
  * JSON comparison document, and applies the CI gates. docs/compare.md describes it all.
  * Exit status: 0, 1 when a gate fails, 2 for bad options or a result that cannot be loaded. */
-#include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "analysis/compare.h"
 #include "util/log.h"
 #include "result/result_load.h"
@@ -17,26 +18,6 @@
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
-
-enum {
-    OPT_ALPHA = 256, OPT_MIN_EFFECT, OPT_FAIL_IF_SLOWER, OPT_STAGE, OPT_MAX_ACCURACY_DROP,
-    OPT_JSON, OPT_FORMAT, OPT_RESAMPLES, OPT_SEED, OPT_STORE,
-};
-
-static const struct option options[] = {
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
-    {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
-    {"stage", required_argument, NULL, OPT_STAGE},
-    {"max-accuracy-drop", required_argument, NULL, OPT_MAX_ACCURACY_DROP},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"resamples", required_argument, NULL, OPT_RESAMPLES},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"store", required_argument, NULL, OPT_STORE},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 static const char usage[] =
     "usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
@@ -68,32 +49,34 @@ static const char usage[] =
 struct compare_cli {
     struct compare_options opt;
     struct compare_gates gates;
-    int json;
+    bool json;
     const struct exporter *exporter; /* --format md|html */
     const char *store;
     char **refs;
     size_t n_refs;
 };
 
-/* A finite number in [min, max] (in (min, max) when open), maybe followed by '%' when pct;
- * otherwise a message that names the option, the value and what was expected. */
-static int parse_number(const char *opt, const char *s, double min, double max, int open,
-                        int pct, const char *expected, double *out, char *err, size_t errlen)
+/* --format: the last of --format and --json decides between text and JSON; md and html are
+ * the comparison sections of a report (as mlbench report A B). */
+static int set_format(void *dest, const char *value, char *err, size_t errlen)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (pct && end != s && *end == '%')
-        end++;
-    int inside = open ? v > min && v < max : v >= min && v <= max;
-    if (end == s || *end || !isfinite(v) || !inside) {
-        snprintf(err, errlen, "%s '%s' is not %s", opt, s, expected);
+    struct compare_cli *c = dest;
+    (void)err;
+    (void)errlen;
+    c->exporter = NULL;
+    if (!strcmp(value, "json"))
+        c->json = true;
+    else if (!strcmp(value, "text"))
+        c->json = false;
+    else if ((!strcmp(value, "md") || !strcmp(value, "html")) &&
+             (c->exporter = export_find(value)) != NULL)
+        c->json = false;
+    else
         return -1;
-    }
-    *out = v;
     return 0;
 }
 
-#define PCT_EXPECTED "a percentage >= 0 (e.g. 5 or 5%)"
+#define PCT_EXPECTED "is not a percentage >= 0 (e.g. 5 or 5%)"
 
 static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, size_t errlen)
 {
@@ -103,110 +86,41 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
     c->gates.max_accuracy_drop = -1;
     c->store = store_default_dir();
 
-    optind = 0; /* full reset: getopt may have been used before */
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        const char *opt = argv[optind - 1];
-        switch (ch) {
-        case OPT_ALPHA:
-            if (compare_parse_alpha(optarg, &c->opt, err, errlen))
-                return -1;
-            break;
-        case OPT_MIN_EFFECT:
-            if (compare_parse_min_effect(optarg, &c->opt, err, errlen))
-                return -1;
-            break;
-        case OPT_FAIL_IF_SLOWER:
-            if (parse_number("--fail-if-slower", optarg, 0, INFINITY, 0, 1, PCT_EXPECTED,
-                             &c->gates.fail_if_slower_pct, err, errlen))
-                return -1;
-            break;
-        case OPT_MAX_ACCURACY_DROP:
-            if (parse_number("--max-accuracy-drop", optarg, 0, 100, 0, 0, "a number of "
-                             "percentage points from 0 to 100 (e.g. 0.5)",
-                             &c->gates.max_accuracy_drop, err, errlen))
-                return -1;
-            break;
-        case OPT_STAGE:
-            if (!*optarg) {
-                snprintf(err, errlen, "--stage is empty: give a stage name");
-                return -1;
-            }
-            c->gates.stage = optarg;
-            break;
-        case OPT_JSON:
-            c->json = 1;
-            break;
-        case OPT_FORMAT:
-            c->exporter = NULL;
-            if (!strcmp(optarg, "json")) {
-                c->json = 1;
-            } else if (!strcmp(optarg, "text")) {
-                c->json = 0;
-            } else if ((!strcmp(optarg, "md") || !strcmp(optarg, "html")) &&
-                       (c->exporter = export_find(optarg)) != NULL) {
-                c->json = 0; /* the report's comparison sections: as mlbench report A B */
-            } else {
-                snprintf(err, errlen, "--format '%s' is not text, json, md or html", optarg);
-                return -1;
-            }
-            break;
-        case OPT_RESAMPLES: {
-            long n;
-            if (units_parse_long(optarg, 100, 10000000, &n)) {
-                snprintf(err, errlen, "--resamples '%s' is not a whole number from 100 to "
-                         "10000000", optarg);
-                return -1;
-            }
-            c->opt.resamples = (unsigned)n;
-            break;
-        }
-        case OPT_SEED: {
-            char *end;
-            unsigned long long s = strtoull(optarg, &end, 0);
-            if (end == optarg || *end || optarg[0] == '-' || s > INT64_MAX) {
-                snprintf(err, errlen, "--seed '%s' is not a whole number from 0 to 2^63 - 1",
-                         optarg);
-                return -1;
-            }
-            c->opt.seed = (uint64_t)s;
-            break;
-        }
-        case OPT_STORE:
-            if (!*optarg) {
-                snprintf(err, errlen, "--store is empty: give a directory");
-                return -1;
-            }
-            c->store = optarg;
-            break;
-        case 'h':
-            return 1;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value (see mlbench compare --help)", opt);
-            return -1;
-        default:
-            if (optopt && optopt < 256)
-                snprintf(err, errlen, "unknown option '-%c' (see mlbench compare --help)", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%s' (see mlbench compare --help)", opt);
-            return -1;
-        }
-    }
-    c->refs = argv + optind;
-    c->n_refs = (size_t)(argc - optind);
+    const struct cli_option table[] = {
+        CLI_OPT_ALPHA(&c->opt.alpha),
+        CLI_OPT_MIN_EFFECT(&c->opt.min_effect_pct),
+        CLI_OPT_NUMBER("fail-if-slower", 0, &c->gates.fail_if_slower_pct, 0, INFINITY,
+                       CLI_PERCENT, PCT_EXPECTED),
+        CLI_OPT_STRING("stage", 0, &c->gates.stage, CLI_NONEMPTY, "is empty: give a stage name"),
+        CLI_OPT_NUMBER("max-accuracy-drop", 0, &c->gates.max_accuracy_drop, 0, 100, 0,
+                       "is not a number of percentage points from 0 to 100 (e.g. 0.5)"),
+        CLI_OPT_FLAG("json", 0, &c->json),
+        CLI_OPT_CALL("format", 0, c, set_format, "is not text, json, md or html"),
+        CLI_OPT_INTEGER("resamples", 0, &c->opt.resamples, 100, 10000000, 0, NULL),
+        CLI_OPT_INTEGER("seed", 0, &c->opt.seed, 0, INT64_MAX, CLI_C_INTEGER,
+                        "is not a whole number from 0 to 2^63 - 1"),
+        CLI_OPT_STORE(&c->store),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"compare", table, 0};
+    struct cli_args args;
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
+    if (rc != CLI_OK)
+        return rc;
+    c->refs = args.v;
+    c->n_refs = (size_t)args.n;
     if (c->n_refs < 2) {
         snprintf(err, errlen, "at least two results are needed, a baseline and a candidate "
                  "(got %zu%s%s%s), e.g. mlbench compare base.json new.json", c->n_refs,
                  c->n_refs ? ": '" : "", c->n_refs ? c->refs[0] : "", c->n_refs ? "'" : "");
-        return -1;
+        return CLI_ERROR;
     }
     if (c->gates.stage && c->gates.fail_if_slower_pct < 0) {
         snprintf(err, errlen, "--stage '%s' only chooses what --fail-if-slower checks: give "
                  "--fail-if-slower PCT too", c->gates.stage);
-        return -1;
+        return CLI_ERROR;
     }
-    return 0;
+    return CLI_OK;
 }
 
 /* ---- text output ---- */
@@ -545,7 +459,7 @@ int cmd_compare(int argc, char **argv)
     struct compare_cli cli;
     char err[1024];
     int rc = parse_args(argc, argv, &cli, err, sizeof err);
-    if (rc == 1) {
+    if (rc == CLI_HELP) {
         fputs(usage, stdout);
         return 0;
     }

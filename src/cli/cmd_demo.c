@@ -3,8 +3,8 @@
  * optimised one, and compare them stage by stage. Each step is this same binary run as a child
  * (`mlbench run`, `mlbench compare`), so the demo shows exactly what a user would type. */
 #include <errno.h>
-#include <getopt.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/workload_path.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -53,7 +54,8 @@ static int spawn_wait(char **argv)
 struct demo {
     char *self, *workload;
     const char *store, *data_dir, *dataset;
-    int runs, train_images, quick;
+    int runs, train_images;
+    bool quick;
 };
 
 /* Appends the imgclf options shared by every step to argv at *n. */
@@ -106,61 +108,31 @@ static int measure(const struct demo *d, const char *label, const char *out, cha
     return spawn_wait(argv);
 }
 
+/* Returns CLI_OK, CLI_HELP (usage printed) or CLI_ERROR (message printed). */
 static int parse(int argc, char **argv, struct demo *d)
 {
-    static const struct option opts[] = {
-        {"quick", no_argument, 0, 'q'},         {"runs", required_argument, 0, 'r'},
-        {"train-images", required_argument, 0, 't'}, {"data-dir", required_argument, 0, 'd'},
-        {"store", required_argument, 0, 's'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     const char *store_env = getenv("MLBENCH_STORE");
     d->store = store_env && *store_env ? store_env : ".mlbench";
     d->dataset = "fashion-mnist";
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":r:h", opts, NULL)) != -1) {
-        char *end;
-        long v;
-        switch (c) {
-        case 'q':
-            d->quick = 1;
-            break;
-        case 'r':
-        case 't':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 1 || v > (c == 'r' ? 100 : 10000000)) {
-                log_error("%s '%s' must be a whole number from 1 to %d",
-                          c == 'r' ? "--runs" : "--train-images", optarg,
-                          c == 'r' ? 100 : 10000000);
-                return -1;
-            }
-            *(c == 'r' ? &d->runs : &d->train_images) = (int)v;
-            break;
-        case 'd':
-        case 's':
-            if (!*optarg) {
-                log_error("--%s is empty: give a directory", c == 'd' ? "data-dir" : "store");
-                return -1;
-            }
-            *(c == 'd' ? &d->data_dir : &d->store) = optarg;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return 1;
-        case ':':
-            log_error("option '%s' needs a value (see mlbench demo --help)", argv[optind - 1]);
-            return -1;
-        default:
-            log_error("unknown option '%s' (see mlbench demo --help)", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        log_error("unexpected argument '%s' (see mlbench demo --help)", argv[optind]);
-        return -1;
-    }
+    const struct cli_option table[] = {
+        CLI_OPT_FLAG("quick", 0, &d->quick),
+        CLI_OPT_INTEGER("runs", 'r', &d->runs, 1, 100, 0, "must be a whole number from 1 to 100"),
+        CLI_OPT_INTEGER("train-images", 0, &d->train_images, 1, 10000000, 0,
+                        "must be a whole number from 1 to 10000000"),
+        CLI_OPT_STRING("data-dir", 0, &d->data_dir, CLI_NONEMPTY, "is empty: give a directory"),
+        CLI_OPT_STORE(&d->store),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"demo", table, CLI_NO_ARGS};
+    struct cli_args args;
+    char err[1024];
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP)
+        fputs(usage, stdout);
+    else if (rc == CLI_ERROR)
+        log_error("%s", err);
+    if (rc != CLI_OK)
+        return rc;
     if (d->quick)
         d->dataset = "synthetic";
     /* Mann-Whitney's test cannot give p < 0.05 with 3 runs a side (its smallest p is 0.1):
@@ -176,8 +148,8 @@ int cmd_demo(int argc, char **argv)
 {
     struct demo d = {0};
     int rc = parse(argc, argv, &d);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    if (rc != CLI_OK)
+        return rc == CLI_HELP ? 0 : 2;
     d.workload = workload_path();
     if (!d.workload) {
         log_error("cannot find mlbench-workload beside mlbench or on PATH: build it (make "

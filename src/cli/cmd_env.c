@@ -1,11 +1,11 @@
 /* cmd_env: `mlbench env`, describes this machine and environment as every result records it
  * (src/result/envinfo/; fields in docs/environment.md): as text, or the JSON object with --json. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "measure/sampler.h"
 #include "result/envinfo.h"
 #include "util/log.h"
@@ -27,32 +27,23 @@ static const char usage[] =
 
 int cmd_env(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_NO_GIT };
-    static const struct option options[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"no-git", no_argument, NULL, OPT_NO_GIT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     bool json = false;
     struct envinfo_options opt = {.sources = NULL};
-    optind = 0; /* GNU getopt: reinitialise, and argv[0] is the verb */
-    opterr = 0;
-    for (;;) {
-        int c = getopt_long(argc, argv, "+h", options, NULL);
-        if (c == -1)
-            break;
-        switch (c) {
-        case OPT_JSON: json = true; break;
-        case OPT_NO_GIT: opt.no_git = true; break;
-        case 'h': fputs(usage, stdout); return 0;
-        default:
-            log_error("env: unknown option '%s' (see mlbench env --help)", argv[optind - 1]);
-            return 2;
-        }
+    const struct cli_option table[] = {
+        CLI_OPT_FLAG("json", 0, &json),
+        CLI_OPT_FLAG("no-git", 0, &opt.no_git),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"env", table, CLI_STOP_AT_ARG | CLI_NO_ARGS};
+    struct cli_args args;
+    char err[1024];
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP) {
+        fputs(usage, stdout);
+        return 0;
     }
-    if (optind < argc) {
-        log_error("env: unexpected argument '%s' (see mlbench env --help)", argv[optind]);
+    if (rc == CLI_ERROR) {
+        log_error("env: %s", err);
         return 2;
     }
 
@@ -63,7 +54,7 @@ int cmd_env(int argc, char **argv)
     opt.gpu_error = json_object_get(sources, "nvml") ? NULL : gpu_error;
     json_t *env = envinfo_capture(&opt);
     json_decref(sources);
-    int rc = 0;
+    rc = 0;
     if (json) {
         rc = json_dumpf(env, stdout, JSON_INDENT(2)) == 0 ? 0 : 1;
         fputc('\n', stdout);

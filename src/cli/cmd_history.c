@@ -1,6 +1,5 @@
 /* cmd_history: `mlbench history`: the stored results as a table (newest last) with a trend line
  * per stage, step changes found by detect.c (--detect), or all of it as JSON (docs/store.md). */
-#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
@@ -12,6 +11,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "analysis/detect.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -49,83 +49,33 @@ struct history_options {
     struct detect_options det;
 };
 
+/* Returns CLI_OK, CLI_HELP (usage printed) or CLI_ERROR (message printed). */
 static int parse(int argc, char **argv, struct history_options *o)
 {
-    enum { OPT_DETECT = 256, OPT_JSON, OPT_STORE, OPT_MIN_EFFECT };
-    static const struct option longopts[] = {
-        {"label", required_argument, NULL, 'l'},
-        {"stage", required_argument, NULL, 's'},
-        {"last", required_argument, NULL, 'n'},
-        {"detect", no_argument, NULL, OPT_DETECT},
-        {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"store", required_argument, NULL, OPT_STORE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
     o->store = store_default_dir();
     detect_options_default(&o->det);
-    optind = 0;
-    opterr = 0;
-    int c;
-    long v;
-    while ((c = getopt_long(argc, argv, ":l:s:n:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            o->label = optarg;
-            break;
-        case 's':
-            o->stage = optarg;
-            break;
-        case 'n':
-            if (units_parse_long(optarg, 1, 100000000, &v) < 0) {
-                log_error("history: --last '%s' is not a number of results (1 or more)", optarg);
-                return -1;
-            }
-            o->last = (size_t)v;
-            break;
-        case OPT_DETECT:
-            o->detect = true;
-            break;
-        case OPT_MIN_EFFECT: {
-            char *end;
-            double pct = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(pct) || pct < 0 || pct > 1000) {
-                log_error("history: --min-effect '%s' is not a percentage (0 to 1000)", optarg);
-                return -1;
-            }
-            o->det.min_effect_pct = pct;
-            break;
-        }
-        case OPT_JSON:
-            o->json = true;
-            break;
-        case OPT_STORE:
-            if (!*optarg) {
-                log_error("history: --store is empty: give a directory");
-                return -1;
-            }
-            o->store = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 1;
-        case ':':
-            log_error("history: option '%s' needs a value (see mlbench history --help)",
-                      argv[optind - 1]);
-            return -1;
-        default:
-            log_error("history: unknown option '%s' (see mlbench history --help)",
-                      argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        log_error("history: unexpected argument '%s' (see mlbench history --help)", argv[optind]);
-        return -1;
-    }
-    return 0;
+    const struct cli_option table[] = {
+        CLI_OPT_STRING("label", 'l', &o->label, 0, NULL),
+        CLI_OPT_STRING("stage", 's', &o->stage, 0, NULL),
+        CLI_OPT_INTEGER("last", 'n', &o->last, 1, 100000000, 0,
+                        "is not a number of results (1 or more)"),
+        CLI_OPT_FLAG("detect", 0, &o->detect),
+        CLI_OPT_NUMBER("min-effect", 0, &o->det.min_effect_pct, 0, 1000, 0,
+                       "is not a percentage (0 to 1000)"),
+        CLI_OPT_FLAG("json", 0, &o->json),
+        CLI_OPT_STORE(&o->store),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"history", table, CLI_NO_ARGS};
+    struct cli_args args;
+    char err[1024];
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP)
+        fputs(usage_text, stdout);
+    else if (rc == CLI_ERROR)
+        log_error("history: %s", err);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ what is shown */
@@ -517,8 +467,8 @@ int cmd_history(int argc, char **argv)
 {
     struct history_options o;
     int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    if (rc != CLI_OK)
+        return rc == CLI_HELP ? 0 : 2;
     char err[1024];
     struct store *s = store_open(o.store, err, sizeof err);
     if (!s) {

@@ -4,8 +4,6 @@
  * Exit status: 0; 2 for bad options, a result that cannot be found or read, or an output path
  * that cannot be written; 3 when writing the report failed midway. */
 #include <errno.h>
-#include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +11,13 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "analysis/compare.h"
 #include "util/log.h"
 #include "result/result_load.h"
-#include "util/units.h"
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
-
-enum { OPT_RUN = 256, OPT_TABLE, OPT_STORE, OPT_ALPHA, OPT_MIN_EFFECT };
-
-static const struct option options[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"run", required_argument, NULL, OPT_RUN},
-    {"table", required_argument, NULL, OPT_TABLE},
-    {"store", required_argument, NULL, OPT_STORE},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 static void usage(FILE *out)
 {
@@ -72,6 +56,15 @@ struct report_cli {
     size_t n_refs;
 };
 
+/* -o: "" is neither a file nor stdout. */
+static int check_output(const char *value, char *err, size_t errlen)
+{
+    if (*value)
+        return 0;
+    snprintf(err, errlen, "-o is empty: give a file name, or - for stdout");
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct report_cli *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -80,65 +73,24 @@ static int parse_args(int argc, char **argv, struct report_cli *c, char *err, si
     compare_options_default(&c->cmp);
     const char *format = NULL;
 
-    optind = 0; /* full reset: getopt may have been used before */
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":f:o:h", options, NULL)) != -1) {
-        const char *opt = argv[optind - 1];
-        switch (ch) {
-        case 'f':
-            format = optarg;
-            break;
-        case 'o':
-            if (!*optarg) {
-                snprintf(err, errlen, "-o is empty: give a file name, or - for stdout");
-                return -1;
-            }
-            c->output = optarg;
-            break;
-        case OPT_RUN: {
-            long n;
-            if (units_parse_long(optarg, 0, 1000000, &n)) {
-                snprintf(err, errlen, "--run '%s' is not a run index (0, 1, ...; warm-up runs "
-                         "come first)", optarg);
-                return -1;
-            }
-            c->run = (int)n;
-            break;
-        }
-        case OPT_TABLE:
-            c->table = optarg;
-            break;
-        case OPT_STORE:
-            if (!*optarg) {
-                snprintf(err, errlen, "--store is empty: give a directory");
-                return -1;
-            }
-            c->store = optarg;
-            break;
-        case OPT_ALPHA:
-            if (compare_parse_alpha(optarg, &c->cmp, err, errlen))
-                return -1;
-            break;
-        case OPT_MIN_EFFECT:
-            if (compare_parse_min_effect(optarg, &c->cmp, err, errlen))
-                return -1;
-            break;
-        case 'h':
-            return 1;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value (see mlbench report --help)", opt);
-            return -1;
-        default:
-            if (optopt && optopt < 256)
-                snprintf(err, errlen, "unknown option '-%c' (see mlbench report --help)", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%s' (see mlbench report --help)", opt);
-            return -1;
-        }
-    }
-    c->refs = argv + optind;
-    c->n_refs = (size_t)(argc - optind);
+    const struct cli_option table[] = {
+        CLI_OPT_STRING("format", 'f', &format, 0, NULL),
+        CLI_OPT_STRING_CHECKED("output", 'o', &c->output, 0, check_output, NULL),
+        CLI_OPT_INTEGER("run", 0, &c->run, 0, 1000000, 0,
+                        "is not a run index (0, 1, ...; warm-up runs come first)"),
+        CLI_OPT_STRING("table", 0, &c->table, 0, NULL),
+        CLI_OPT_STORE(&c->store),
+        CLI_OPT_ALPHA(&c->cmp.alpha),
+        CLI_OPT_MIN_EFFECT(&c->cmp.min_effect_pct),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"report", table, 0};
+    struct cli_args args;
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
+    if (rc != CLI_OK)
+        return rc;
+    c->refs = args.v;
+    c->n_refs = (size_t)args.n;
     if (c->n_refs == 0) {
         snprintf(err, errlen, "report needs a result: a file, an id, a label or 'latest' "
                  "(e.g. mlbench report latest)");
@@ -243,7 +195,7 @@ int cmd_report(int argc, char **argv)
     char err[1024];
     struct report_cli c;
     int rc = parse_args(argc, argv, &c, err, sizeof err);
-    if (rc == 1) {
+    if (rc == CLI_HELP) {
         usage(stdout);
         return 0;
     }

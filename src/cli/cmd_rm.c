@@ -1,13 +1,13 @@
 /* cmd_rm: `mlbench rm REF...`: removes stored results, each its file and its index rows in one
  * transaction. Every reference is resolved before anything is removed, so a bad one removes
  * nothing; a file path must name a result file of the store (docs/store.md). */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 #include "store/store.h"
@@ -23,52 +23,37 @@ static const char usage_text[] =
 
 int cmd_rm(int argc, char **argv)
 {
-    enum { OPT_STORE = 256 };
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, OPT_STORE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *dir = store_default_dir();
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_STORE:
-            if (!*optarg) {
-                log_error("rm: --store is empty: give a directory");
-                return 2;
-            }
-            dir = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        case ':':
-            log_error("rm: option '%s' needs a value (see mlbench rm --help)", argv[optind - 1]);
-            return 2;
-        default:
-            log_error("rm: unknown option '%s' (see mlbench rm --help)", argv[optind - 1]);
-            return 2;
-        }
+    const struct cli_option table[] = {
+        CLI_OPT_STORE(&dir),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"rm", table, 0};
+    struct cli_args args;
+    char err[1024];
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP) {
+        fputs(usage_text, stdout);
+        return 0;
     }
-    if (optind == argc) {
+    if (rc == CLI_ERROR) {
+        log_error("rm: %s", err);
+        return 2;
+    }
+    if (args.n == 0) {
         log_error("rm: give the results to remove: ids, prefixes, labels, latest or files (see "
                   "mlbench rm --help)");
         return 2;
     }
-    char err[1024];
     struct store *s = store_open(dir, err, sizeof err);
     if (!s) {
         log_error("%s", err);
         return 2;
     }
-    size_t n = (size_t)(argc - optind);
+    size_t n = (size_t)args.n;
     char **ids = xcalloc(n, sizeof *ids);
-    int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
-        if (store_find_stored(s, argv[optind + (int)i], &ids[i], err, sizeof err) < 0) {
+        if (store_find_stored(s, args.v[i], &ids[i], err, sizeof err) < 0) {
             log_error("%s: nothing removed", err);
             rc = 2;
         }

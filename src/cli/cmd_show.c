@@ -1,7 +1,6 @@
 /* cmd_show: `mlbench show REF`: a stored result, read back from its JSON file, printed as the
  * summary `mlbench run` prints after its runs (export/text.c, the one terminal renderer), or the
  * file itself with --json. References: docs/store.md. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "export/text.h"
 #include "util/log.h"
 #include "result/result_load.h"
@@ -41,49 +41,31 @@ static int copy_file(FILE *out, const char *path)
 
 int cmd_show(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_STORE };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"store", required_argument, NULL, OPT_STORE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *store = store_default_dir();
     bool json = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_STORE:
-            if (!*optarg) {
-                log_error("show: --store is empty: give a directory");
-                return 2;
-            }
-            store = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        case ':':
-            log_error("show: option '%s' needs a value (see mlbench show --help)",
-                      argv[optind - 1]);
-            return 2;
-        default:
-            log_error("show: unknown option '%s' (see mlbench show --help)", argv[optind - 1]);
-            return 2;
-        }
+    const struct cli_option table[] = {
+        CLI_OPT_FLAG("json", 0, &json),
+        CLI_OPT_STORE(&store),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"show", table, 0};
+    struct cli_args args;
+    char err[1024], *path;
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP) {
+        fputs(usage_text, stdout);
+        return 0;
     }
-    if (argc - optind != 1) {
+    if (rc == CLI_ERROR) {
+        log_error("show: %s", err);
+        return 2;
+    }
+    if (args.n != 1) {
         log_error("show: give one result: an id, a prefix, a label, latest or a file (see "
                   "mlbench show --help)");
         return 2;
     }
-    char err[1024], *path;
-    if (store_resolve(store, argv[optind], &path, err, sizeof err) < 0) {
+    if (store_resolve(store, args.v[0], &path, err, sizeof err) < 0) {
         log_error("%s", err);
         return 2;
     }
@@ -93,7 +75,7 @@ int cmd_show(int argc, char **argv)
         free(path);
         return 2;
     }
-    int rc = 0;
+    rc = 0;
     if (json) {
         if (copy_file(stdout, path) < 0) {
             log_error("cannot read %s", path);

@@ -21,6 +21,7 @@
 #include <mlbench/marker.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/log.h"
 #include "measure/workflow.h"
 #include "util/xalloc.h"
@@ -214,46 +215,36 @@ static const char usage_text[] =
 
 int cmd_workflow_exec(int argc, char **argv)
 {
-    const char *file = NULL;
-    char **params = xcalloc((size_t)argc + 1, sizeof *params);
-    size_t n_params = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(usage_text, stdout);
-            free(params);
-            return 0;
-        } else if (!strcmp(argv[i], "--param") && i + 1 < argc) {
-            params[n_params++] = argv[++i];
-        } else if (!strncmp(argv[i], "--param=", 8)) {
-            params[n_params++] = argv[i] + 8;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            log_error("workflow-exec: %s '%s'\n%s", !strcmp(argv[i], "--param") ?
-                      "missing NAME=VALUE after" : "unknown option", argv[i], usage_text);
-            free(params);
-            return 2;
-        } else if (file) {
-            log_error("workflow-exec: one workflow file at a time ('%s' and '%s')", file,
-                      argv[i]);
-            free(params);
-            return 2;
-        } else {
-            file = argv[i];
-        }
-    }
-    if (!file) {
+    struct cli_strings params = {0};
+    const struct cli_option table[] = {
+        CLI_OPT_STRINGS("param", 0, &params, 0, NULL, NULL),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"workflow-exec", table, 0};
+    struct cli_args args;
+    char err[1024];
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP)
+        fputs(usage_text, stdout);
+    else if (rc == CLI_ERROR)
+        log_error("workflow-exec: %s\n%s", err, usage_text);
+    else if (args.n > 1)
+        log_error("workflow-exec: one workflow file at a time ('%s' and '%s')", args.v[0],
+                  args.v[1]);
+    else if (args.n == 0)
         fputs(usage_text, stderr);
-        free(params);
-        return 2;
+    if (rc != CLI_OK || args.n != 1) {
+        free(params.v);
+        return rc == CLI_HELP ? 0 : 2;
     }
 
-    char err[1024];
-    struct workflow *wf = workflow_load(file, err, sizeof err);
-    for (size_t i = 0; wf && i < n_params; i++)
-        if (workflow_set_param(wf, params[i], err, sizeof err) < 0) {
+    struct workflow *wf = workflow_load(args.v[0], err, sizeof err);
+    for (size_t i = 0; wf && i < params.n; i++)
+        if (workflow_set_param(wf, params.v[i], err, sizeof err) < 0) {
             workflow_free(wf);
             wf = NULL;
         }
-    free(params);
+    free(params.v);
     if (!wf) {
         log_error("%s", err);
         return 2;

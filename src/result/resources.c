@@ -341,8 +341,3 @@ void resources_analyze(struct bench_result *r)
     }
     r->figures = sr;
 }
-
-bool resources_gpu_shown(const struct bench_result *r, int index)
-{
-    return index >= 0 && index < MAX_GPUS && (r->gpus_shown & (1ull << index));
-}

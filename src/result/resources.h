@@ -5,7 +5,6 @@
 #ifndef MLBENCH_RESOURCES_H
 #define MLBENCH_RESOURCES_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "result/result.h"
@@ -14,9 +13,5 @@
  * the rules use come from r->environment): fills r->analysis (r->analyzed) and adds warnings
  * to r->summary. */
 void resources_analyze(struct bench_result *r);
-
-/* Whether GPU device index (label gpu="index") counts in the figures: used by the workload, or
- * every GPU with --all-gpus. Valid after resources_analyze. */
-bool resources_gpu_shown(const struct bench_result *r, int index);
 
 #endif

@@ -75,7 +75,10 @@ static char *workdir_commit(const json_t *env)
     return c ? xstrdup(c) : NULL;
 }
 
-int store_entry_from_json(json_t *result, const char *path, struct store_entry *e)
+/* Fills e from a result document (borrowed; missing fields give NULL, 0 or NAN) and path
+ * (copied). Returns 0, or -1 when result has no string id (e is then empty). Release with
+ * store_entry_clear. */
+static int store_entry_from_json(json_t *result, const char *path, struct store_entry *e)
 {
     memset(e, 0, sizeof *e);
     e->file_mtime_ns = e->file_size = -1;
@@ -129,7 +132,8 @@ int store_entry_from_json(json_t *result, const char *path, struct store_entry *
     return 0;
 }
 
-void store_entry_clear(struct store_entry *e)
+/* Frees what e owns and zeroes it (e itself is the caller's). */
+static void store_entry_clear(struct store_entry *e)
 {
     free(e->id);
     free(e->path);
@@ -379,7 +383,10 @@ void store_close(struct store *s)
 
 /* ------------------------------------------------------------------ rows */
 
-int store_put(struct store *s, const char *path, json_t *result, char *err, size_t errlen)
+/* Indexes result (a document as result_load_file returns it; borrowed), written at path, in
+ * one transaction; a result with the same id is replaced. Returns 0 or -1 with err. */
+static int store_put(struct store *s, const char *path, json_t *result, char *err,
+                     size_t errlen)
 {
     struct store_entry e;
     char *kept = kept_path(s, path);
@@ -439,8 +446,11 @@ static bool is_path(const char *ref)
     return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
 }
 
-int store_find(struct store *s, const char *ref, char **path_out, char **id_out, char *err,
-               size_t errlen)
+/* Resolves ref as store_resolve does, with an open store. On success *path_out (owned by the
+ * caller) is the result file: a path as given, or one inside the store; *id_out (owned, may be
+ * NULL when not wanted) is the id of a stored result, or NULL for a file given by path. */
+static int store_find(struct store *s, const char *ref, char **path_out, char **id_out,
+                      char *err, size_t errlen)
 {
     char *id = NULL, *path = NULL, *two[2] = {NULL, NULL};
     size_t n = 0;

@@ -79,23 +79,13 @@ const char *store_default_dir(void);
 struct store *store_open(const char *dir, char *err, size_t errlen);
 void store_close(struct store *s);
 
-/* Indexes result (a document as result_load_file returns it; borrowed), written at path, in
- * one transaction; a result with the same id is replaced. Returns 0 or -1 with err. */
-int store_put(struct store *s, const char *path, json_t *result, char *err, size_t errlen);
-
 /* Entries matching q, oldest first (by created time, then id), in *out (free with
  * store_entries_free) and their count in *n. Returns 0 or -1 with err. */
 int store_list(struct store *s, const struct store_query *q, struct store_entry **out, size_t *n,
                char *err, size_t errlen);
 void store_entries_free(struct store_entry *e, size_t n);
 
-/* Resolves ref as store_resolve does, with an open store. On success *path_out (owned by the
- * caller) is the result file: a path as given, or one inside the store; *id_out (owned, may be
- * NULL when not wanted) is the id of a stored result, or NULL for a file given by path. */
-int store_find(struct store *s, const char *ref, char **path_out, char **id_out, char *err,
-               size_t errlen);
-
-/* Resolves ref to the id of a result of this store, for removing it: as store_find, except
+/* Resolves ref to the id of a result of this store, for removing it: as store_resolve, except
  * that a file path must name a result file in the store's runs/ directory (anything else is
  * refused with a message). *id_out is owned by the caller. Returns 0 or -1 with err. */
 int store_find_stored(struct store *s, const char *ref, char **id_out, char *err, size_t errlen);
@@ -105,13 +95,6 @@ int store_find_stored(struct store *s, const char *ref, char **id_out, char *err
  * its rows go). A result file the index left out (unreadable) is removed too. Returns 0, or -1
  * with err ("unknown run 'x' ..." when there is no such result). */
 int store_remove(struct store *s, const char *id, char *err, size_t errlen);
-
-/* Fills e from a result document (borrowed; missing fields give NULL, 0 or NAN) and path
- * (copied). Returns 0, or -1 when result has no string id (e is then empty). Release with
- * store_entry_clear. */
-int store_entry_from_json(json_t *result, const char *path, struct store_entry *e);
-/* Frees what e owns and zeroes it (e itself is the caller's). */
-void store_entry_clear(struct store_entry *e);
 
 /* Indexes a result just written to result_path in the store at store_dir (what `mlbench run`
  * calls after writing the file). result is the document (borrowed), or NULL to read it from

@@ -1,6 +1,6 @@
-/* Unit tests of src/analysis/compare.c (`mlbench compare`): the Mann-Whitney test against SciPy,
- * the bootstrap interval, verdicts on synthetic results with known answers, the side-by-side
- * sections, environment rules and the CI gates.
+/* Unit tests of src/analysis/significance.c and compare.c (`mlbench compare`): the Mann-Whitney
+ * test against SciPy, the bootstrap interval, verdicts on synthetic results with known answers,
+ * the side-by-side sections, environment rules and the CI gates.
  *
  * Reference p-values were computed once with SciPy 1.10.1 (Debian 12 python3-scipy), not
  * needed to run these tests:
@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "analysis/compare.h"
+#include "analysis/significance.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -36,13 +37,13 @@ struct mwu_case {
     const double *y;
     size_t ny;
     double scipy_u, scipy_p;
-    int exact; /* what compare_mann_whitney must choose */
+    int exact; /* what significance_mann_whitney must choose */
 };
 
 static void check_mwu(const struct mwu_case *c)
 {
-    struct compare_mwu r;
-    assert_int_equal(compare_mann_whitney(c->x, c->nx, c->y, c->ny, &r), 0);
+    struct significance_mwu r;
+    assert_int_equal(significance_mann_whitney(c->x, c->nx, c->y, c->ny, &r), 0);
     print_message("%s: U %g p %.17g exact %d\n", c->name, r.u, r.p, r.exact);
     assert_near(r.u, c->scipy_u, 1e-12);
     assert_near(r.p, c->scipy_p, 1e-10);
@@ -106,9 +107,9 @@ static void test_mwu_scipy_references(void **state)
 static void test_mwu_symmetric(void **state)
 {
     (void)state;
-    struct compare_mwu a, b;
-    assert_int_equal(compare_mann_whitney(ovl_x, 6, ovl_y, 7, &a), 0);
-    assert_int_equal(compare_mann_whitney(ovl_y, 7, ovl_x, 6, &b), 0);
+    struct significance_mwu a, b;
+    assert_int_equal(significance_mann_whitney(ovl_x, 6, ovl_y, 7, &a), 0);
+    assert_int_equal(significance_mann_whitney(ovl_y, 7, ovl_x, 6, &b), 0);
     assert_near(b.u, 42 - a.u, 1e-12);
     assert_near(b.p, a.p, 1e-15);
 }
@@ -122,8 +123,8 @@ static void test_mwu_large_without_ties_is_asymptotic(void **state)
         x[i] = 2.0 * i;
         y[i] = 2.0 * i + 1;
     }
-    struct compare_mwu r;
-    assert_int_equal(compare_mann_whitney(x, 40, y, 40, &r), 0);
+    struct significance_mwu r;
+    assert_int_equal(significance_mann_whitney(x, 40, y, 40, &r), 0);
     assert_int_equal(r.exact, 0);
     assert_true(r.p > 0.5 && r.p <= 1);
 }
@@ -131,12 +132,12 @@ static void test_mwu_large_without_ties_is_asymptotic(void **state)
 static void test_mwu_bad_input(void **state)
 {
     (void)state;
-    struct compare_mwu r;
+    struct significance_mwu r;
     double bad[] = {1, NAN};
-    assert_int_equal(compare_mann_whitney(sep_x, 0, sep_y, 5, &r), -1);
+    assert_int_equal(significance_mann_whitney(sep_x, 0, sep_y, 5, &r), -1);
     assert_true(isnan(r.p));
-    assert_int_equal(compare_mann_whitney(bad, 2, sep_y, 5, &r), -1);
-    assert_int_equal(compare_mann_whitney(sep_x, 5, bad, 2, &r), -1);
+    assert_int_equal(significance_mann_whitney(bad, 2, sep_y, 5, &r), -1);
+    assert_int_equal(significance_mann_whitney(sep_x, 5, bad, 2, &r), -1);
 }
 
 /* ---- bootstrap ---- */
@@ -145,17 +146,17 @@ static void test_bootstrap_deterministic(void **state)
 {
     (void)state;
     double lo1, hi1, lo2, hi2, lo3, hi3;
-    assert_int_equal(compare_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 42, 0.95, &lo1, &hi1),
-                     0);
-    assert_int_equal(compare_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 42, 0.95, &lo2, &hi2),
-                     0);
+    assert_int_equal(
+        significance_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 42, 0.95, &lo1, &hi1), 0);
+    assert_int_equal(
+        significance_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 42, 0.95, &lo2, &hi2), 0);
     assert_true(lo1 == lo2 && hi1 == hi2); /* bit for bit */
     /* recorded from this implementation (xoshiro256** seeded by splitmix64, percentile with
      * linear interpolation): a change of generator or method changes stored comparisons */
     assert_near(lo1, 1.0145596060492905, 1e-15);
     assert_near(hi1, 1.1020408163265305, 1e-15);
-    assert_int_equal(compare_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 43, 0.95, &lo3, &hi3),
-                     0);
+    assert_int_equal(
+        significance_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 43, 0.95, &lo3, &hi3), 0);
     assert_true(lo3 != lo1 || hi3 != hi1); /* the seed is used */
     /* medians 100.5 and 106.5: the point estimate 1.0597 lies inside, and a different seed
      * moves the ends little */
@@ -165,7 +166,7 @@ static void test_bootstrap_deterministic(void **state)
     assert_near(hi3, hi1, 0.01);
     /* a wider level gives a wider interval */
     double lo99, hi99;
-    compare_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 42, 0.99, &lo99, &hi99);
+    significance_bootstrap_ratio(e12_x, 12, e12_y, 15, 10000, 42, 0.99, &lo99, &hi99);
     assert_true(lo99 <= lo1 && hi99 >= hi1);
 }
 
@@ -175,12 +176,12 @@ static void test_bootstrap_constant(void **state)
     (void)state;
     double b[] = {200, 200, 200}, c[] = {150, 150, 150, 150};
     double lo, hi;
-    assert_int_equal(compare_bootstrap_ratio(b, 3, c, 4, 1000, 1, 0.95, &lo, &hi), 0);
+    assert_int_equal(significance_bootstrap_ratio(b, 3, c, 4, 1000, 1, 0.95, &lo, &hi), 0);
     assert_near(lo, 0.75, 1e-15);
     assert_near(hi, 0.75, 1e-15);
     double zero[] = {0, 0};
-    assert_int_equal(compare_bootstrap_ratio(zero, 2, c, 4, 1000, 1, 0.95, &lo, &hi), -1);
-    assert_int_equal(compare_bootstrap_ratio(b, 0, c, 4, 1000, 1, 0.95, &lo, &hi), -1);
+    assert_int_equal(significance_bootstrap_ratio(zero, 2, c, 4, 1000, 1, 0.95, &lo, &hi), -1);
+    assert_int_equal(significance_bootstrap_ratio(b, 0, c, 4, 1000, 1, 0.95, &lo, &hi), -1);
 }
 
 /* ---- synthetic results ---- */

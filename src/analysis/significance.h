@@ -1,0 +1,33 @@
+/* significance: the statistics that tell a change from noise in `mlbench compare`: the
+ * Mann-Whitney U test and a percentile bootstrap interval of the ratio of medians, drawn from a
+ * seeded xoshiro256** generator so that the same inputs and seed always give the same interval
+ * (stored comparisons depend on that stream). Pure functions, thread-safe. The method and its
+ * references are in docs/compare.md. */
+#ifndef MLBENCH_SIGNIFICANCE_H
+#define MLBENCH_SIGNIFICANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Mann-Whitney U test, two-sided, of samples x[0..nx) and y[0..ny). */
+struct significance_mwu {
+    double u;   /* U statistic of x: pairs (x_i, y_j) with x_i > y_j, ties counting 1/2 */
+    double p;   /* two-sided p-value, in [0, 1] */
+    int exact;  /* 1: exact distribution (no ties, C(nx+ny, nx) < 2^62, nx ny <= 10^7);
+                 * 0: normal approximation with tie and continuity correction */
+};
+
+/* Fills *out. Returns 0, or -1 when nx or ny is 0 or a value is not finite (*out is then
+ * {NAN, NAN, 0}). Uses O(nx + ny) heap scratch, and O(nx * ny) more for the exact case. */
+int significance_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+                              struct significance_mwu *out);
+
+/* Percentile bootstrap interval at level (in (0,1)) of median(cand) / median(base): both
+ * samples are resampled with replacement `resamples` times from a generator seeded with
+ * seed, so equal inputs give equal intervals. Returns 0 with *lo <= *hi, or -1 when a
+ * sample is empty, a value is not finite, or a resampled baseline median is 0 (no ratio). */
+int significance_bootstrap_ratio(const double *base, size_t nb, const double *cand,
+                                 size_t nc, unsigned resamples, uint64_t seed, double level,
+                                 double *lo, double *hi);
+
+#endif

@@ -1,0 +1,158 @@
+/* options: the command line's option parser. A command describes its options in a table (name,
+ * kind, where the value goes, the range it must be in, what to say when it is not) and
+ * cli_options_parse() reads argv against it: every bad value is refused with a message that
+ * names the option and the value, and the caller exits 2. --help and -h are always there.
+ *
+ * Example (cmd_history.c):
+ *
+ *     const struct cli_option table[] = {
+ *         CLI_OPT_STRING("label", 'l', &o->label, 0, NULL),
+ *         CLI_OPT_INTEGER("last", 'n', &o->last, 1, 100000000, 0,
+ *                         "is not a number of results (1 or more)"),
+ *         CLI_OPT_FLAG("json", 0, &o->json),
+ *         CLI_OPT_STORE(&o->store),
+ *         CLI_OPT_END,
+ *     };
+ *     const struct cli_parser p = {"history", table, CLI_NO_ARGS};
+ *     struct cli_args args;
+ *     switch (cli_options_parse(&p, argc, argv, &args, err, sizeof err)) { ... }
+ *
+ * "--last 0" gives "--last '0' is not a number of results (1 or more)"; "--bogus" gives
+ * "unknown option '--bogus' (see mlbench history --help)". Not thread-safe (getopt). */
+#ifndef MLBENCH_CLI_OPTIONS_H
+#define MLBENCH_CLI_OPTIONS_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cli_kind {
+    CLI_FLAG,        /* bool *: set to true; takes no value */
+    CLI_STRING,      /* const char **: the value (points into argv); the last one given wins */
+    CLI_STRINGS,     /* struct cli_strings *: every value, in order (repeatable) */
+    CLI_INT,         /* integers: int *, unsigned *, long *, unsigned long *, long long *, */
+    CLI_UINT,        /* unsigned long long * (CLI_OPT_INTEGER picks the kind from the type), */
+    CLI_LONG,        /* in [imin, imax], decimal (or C syntax with CLI_C_INTEGER) */
+    CLI_ULONG,
+    CLI_LLONG,
+    CLI_ULLONG,
+    CLI_DOUBLE,      /* double *: a finite number in [dmin, dmax] (see CLI_OPEN_*, CLI_PERCENT) */
+    CLI_SECONDS,     /* double *: a duration (util/units.h: 2.5, 150ms, 10m, 1h) in seconds,
+                      * in [dmin, dmax] */
+    CLI_NANOSECONDS, /* int64_t *: a duration rounded to nanoseconds, in [imin, imax] ns */
+    CLI_CALL,        /* anything: call(dest, value) stores it */
+};
+
+/* Row flags. */
+#define CLI_NONEMPTY (1u << 0)  /* strings: "" is refused */
+#define CLI_NOT_BLANK (1u << 1) /* strings: "" and only blanks (spaces, tabs) are refused */
+#define CLI_OPEN_MIN (1u << 2)  /* numbers, durations: the minimum itself is refused */
+#define CLI_OPEN_MAX (1u << 3)  /* numbers, durations: the maximum itself is refused */
+#define CLI_PERCENT (1u << 4)   /* numbers: a '%' may follow ("5" or "5%") */
+#define CLI_C_INTEGER (1u << 5) /* integers: also 0x2a and 052, as C writes them; no '-' */
+
+/* The values of a CLI_STRINGS option: v[0..n) point into argv, v[n] is NULL. v is allocated by
+ * the parser on the first value (NULL before) and owned by the caller (free(v)). */
+struct cli_strings {
+    char **v;
+    size_t n;
+};
+
+/* One option. Rows are best written with the CLI_OPT_* macros below, which check the type of
+ * dest at compile time. */
+struct cli_option {
+    const char *name;  /* long name without "--"; messages call the option "--name" */
+    char short_name;   /* 'o' for -o, or 0 */
+    enum cli_kind kind;
+    void *dest;
+    long long imin, imax;  /* integers and CLI_NANOSECONDS */
+    double dmin, dmax;     /* CLI_DOUBLE and CLI_SECONDS */
+    unsigned flags;        /* CLI_NONEMPTY ... */
+    /* What a bad value gets told: the message is "--name 'VALUE' <expected>", or for an
+     * empty string "--name <expected>" ("is empty: give a directory"). NULL: a message from
+     * the kind and the range ("is not a whole number from 1 to 100"). */
+    const char *expected;
+    /* CLI_STRING, CLI_STRINGS (optional): checks a value before it is kept. CLI_CALL: stores
+     * it into dest. Returns 0, or -1 with a message in err; when it leaves err empty the
+     * parser writes "--name 'VALUE' <expected>". */
+    int (*check)(const char *value, char *err, size_t errlen);
+    int (*call)(void *dest, const char *value, char *err, size_t errlen);
+};
+
+/* Makes a compile error of a dest that is not a `type *`. */
+#define CLI_DEST_(type, dest) _Generic((dest), type *: (dest))
+
+#define CLI_OPT_FLAG(name, sh, dest)                                                          \
+    {(name), (sh), CLI_FLAG, CLI_DEST_(bool, dest), .expected = NULL}
+#define CLI_OPT_STRING(name, sh, dest, fl, expected_)                                        \
+    {(name), (sh), CLI_STRING, CLI_DEST_(const char *, dest), .flags = (fl),                  \
+     .expected = (expected_)}
+/* A string option whose values check() accepts (check may be NULL). */
+#define CLI_OPT_STRING_CHECKED(name, sh, dest, fl, check_, expected_)                        \
+    {(name), (sh), CLI_STRING, CLI_DEST_(const char *, dest), .flags = (fl),                  \
+     .expected = (expected_), .check = (check_)}
+#define CLI_OPT_STRINGS(name, sh, dest, fl, check_, expected_)                               \
+    {(name), (sh), CLI_STRINGS, CLI_DEST_(struct cli_strings, dest), .flags = (fl),           \
+     .expected = (expected_), .check = (check_)}
+#define CLI_INTEGER_KIND_(dest)                                                               \
+    _Generic((dest), int *: CLI_INT, unsigned *: CLI_UINT, long *: CLI_LONG,                  \
+             unsigned long *: CLI_ULONG, long long *: CLI_LLONG,                               \
+             unsigned long long *: CLI_ULLONG)
+#define CLI_OPT_INTEGER(name, sh, dest, lo, hi, fl, expected_)                               \
+    {(name), (sh), CLI_INTEGER_KIND_(dest), (dest), (lo), (hi), .flags = (fl),                \
+     .expected = (expected_)}
+#define CLI_OPT_NUMBER(name, sh, dest, lo, hi, fl, expected_)                                \
+    {(name), (sh), CLI_DOUBLE, CLI_DEST_(double, dest), .dmin = (lo), .dmax = (hi),           \
+     .flags = (fl), .expected = (expected_)}
+#define CLI_OPT_SECONDS(name, sh, dest, lo, hi, fl, expected_)                               \
+    {(name), (sh), CLI_SECONDS, CLI_DEST_(double, dest), .dmin = (lo), .dmax = (hi),          \
+     .flags = (fl), .expected = (expected_)}
+#define CLI_OPT_NANOSECONDS(name, sh, dest, lo_ns, hi_ns, expected_)                         \
+    {(name), (sh), CLI_NANOSECONDS, CLI_DEST_(int64_t, dest), (lo_ns), (hi_ns),               \
+     .expected = (expected_)}
+#define CLI_OPT_CALL(name, sh, dest, call_, expected_)                                       \
+    {(name), (sh), CLI_CALL, (dest), .expected = (expected_), .call = (call_)}
+#define CLI_OPT_END {NULL, 0, CLI_FLAG, NULL, .expected = NULL}
+
+/* Rows several commands share, with one wording. */
+#define CLI_OPT_STORE(dest)                                                                   \
+    CLI_OPT_STRING("store", 0, dest, CLI_NONEMPTY, "is empty: give a directory")
+#define CLI_OPT_ALPHA(dest)                                                                   \
+    CLI_OPT_NUMBER("alpha", 0, dest, 0, 1, CLI_OPEN_MIN | CLI_OPEN_MAX,                       \
+                   "is not a number between 0 and 1 (exclusive), e.g. 0.05")
+#define CLI_OPT_MIN_EFFECT(dest)                                                              \
+    CLI_OPT_NUMBER("min-effect", 0, dest, 0, INFINITY, CLI_PERCENT,                           \
+                   "is not a percentage >= 0 (e.g. 5 or 5%)")
+
+/* Parser flags. */
+#define CLI_STOP_AT_ARG (1u << 0) /* options end at the first argument that is not one (what
+                                   * follows is a command's own); otherwise they may come
+                                   * anywhere ("show REF --json") */
+#define CLI_NO_ARGS (1u << 1)     /* any argument is refused: "unexpected argument 'X'" */
+
+struct cli_parser {
+    const char *verb;                 /* "history": named in "(see mlbench history --help)" */
+    const struct cli_option *options; /* ended by CLI_OPT_END */
+    unsigned flags;                   /* CLI_STOP_AT_ARG, CLI_NO_ARGS */
+};
+
+/* The arguments that are not options, in order: v[0..n) point into argv. */
+struct cli_args {
+    char **v;
+    int n;
+};
+
+#define CLI_OK 0
+#define CLI_HELP 1   /* -h or --help: the caller prints its usage text and exits 0 */
+#define CLI_ERROR -1 /* err names the bad option or value; the caller exits 2 */
+
+/* Parses argv[1..argc) (argv[0] is the verb) against p's table and stores each option given
+ * into its dest (the others are left as they are: set the defaults before). "--" ends the
+ * options. Returns CLI_OK with the other arguments in *args, CLI_HELP, or CLI_ERROR with a
+ * message in err (no "verb: " prefix: the caller adds its own), after which some dests may
+ * already be written. May reorder argv (GNU getopt). Not thread-safe. */
+int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
+                      char *err, size_t errlen);
+
+#endif
