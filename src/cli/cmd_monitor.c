@@ -4,7 +4,6 @@
  * a clean stop on SIGTERM/SIGINT. The aggregates are live.c, the HTTP side http_server.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "live/http_server.h"
 #include "live/live.h"
 #include "util/log.h"
@@ -105,80 +105,29 @@ static void mon_log(struct monitor *m, bool error, const char *fmt, ...)
 
 static int parse(int argc, char **argv, struct monitor_options *o, char *err, size_t errlen)
 {
-    enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_PIDFILE, OPT_LOG, OPT_GRACE };
-    static const struct option longopts[] = {
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"interval", required_argument, NULL, OPT_INTERVAL},
-        {"pidfile", required_argument, NULL, OPT_PIDFILE},
-        {"log", required_argument, NULL, OPT_LOG},
-        {"grace", required_argument, NULL, OPT_GRACE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
     o->listen = HTTP_DEFAULT_LISTEN;
     o->interval_ns = MONITOR_DEFAULT_INTERVAL_NS;
     o->grace_s = MONITOR_DEFAULT_GRACE_S;
-    optind = 0;
-    opterr = 0;
-    int c;
-    double sec;
-    /* "+": the command's own options are not ours. */
-    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_LISTEN: {
-            struct sockaddr_storage ss;
-            socklen_t len;
-            if (http_parse_listen(optarg, &ss, &len, err, errlen) < 0)
-                return -1;
-            o->listen = optarg;
-            break;
-        }
-        case OPT_INTERVAL:
-            if (units_parse_seconds(optarg, &sec) < 0 ||
-                sec * 1e9 < SAMPLER_MIN_INTERVAL_NS - 0.5 ||
-                sec * 1e9 > SAMPLER_MAX_INTERVAL_NS + 0.5) {
-                snprintf(err, errlen, "--interval '%s' is not a duration from 10ms to 10s "
-                         "(e.g. 1s, 250ms)", optarg);
-                return -1;
-            }
-            o->interval_ns = (int64_t)(sec * 1e9 + 0.5);
-            break;
-        case OPT_GRACE:
-            if (units_parse_seconds(optarg, &sec) < 0 || sec > 3600) {
-                snprintf(err, errlen, "--grace '%s' is not a duration up to 1h (e.g. 10s)", optarg);
-                return -1;
-            }
-            o->grace_s = sec;
-            break;
-        case OPT_PIDFILE:
-            if (!*optarg) {
-                snprintf(err, errlen, "--pidfile needs a file name");
-                return -1;
-            }
-            o->pidfile = optarg;
-            break;
-        case OPT_LOG:
-            if (!*optarg) {
-                snprintf(err, errlen, "--log needs a file name");
-                return -1;
-            }
-            o->log_path = optarg;
-            break;
-        case 'h':
-            return 1;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value (see mlbench monitor --help)",
-                     argv[optind - 1]);
-            return -1;
-        default:
-            snprintf(err, errlen, "unknown option '%s' (see mlbench monitor --help)",
-                     argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc)
-        o->argv = argv + optind;
+    const struct cli_option table[] = {
+        CLI_OPT_LISTEN("listen", &o->listen),
+        CLI_OPT_NANOSECONDS("interval", 0, &o->interval_ns, SAMPLER_MIN_INTERVAL_NS,
+                            SAMPLER_MAX_INTERVAL_NS,
+                            "is not a duration from 10ms to 10s (e.g. 1s, 250ms)"),
+        CLI_OPT_STRING("pidfile", 0, &o->pidfile, CLI_NONEMPTY, "needs a file name"),
+        CLI_OPT_STRING("log", 0, &o->log_path, CLI_NONEMPTY, "needs a file name"),
+        CLI_OPT_SECONDS("grace", 0, &o->grace_s, 0, 3600, 0,
+                        "is not a duration up to 1h (e.g. 10s)"),
+        CLI_OPT_END,
+    };
+    /* Options end at the command: its own options are not ours. */
+    const struct cli_parser parser = {"monitor", table, CLI_STOP_AT_ARG};
+    struct cli_args args;
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
+    if (rc != CLI_OK)
+        return rc == CLI_HELP ? 1 : -1;
+    if (args.n > 0)
+        o->argv = args.v;
     return 0;
 }
 

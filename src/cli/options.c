@@ -11,6 +11,7 @@
 
 #include "util/units.h"
 #include "util/xalloc.h"
+#include "live/http_server.h"
 
 #define VAL_FIRST 256 /* getopt_long's value for row i is VAL_FIRST + i: above every char */
 
@@ -234,4 +235,14 @@ int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct 
     args->v = argv + optind;
     args->n = argc - optind;
     return CLI_OK;
+}
+
+int cli_store_listen(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    if (http_parse_listen(value, &addr, &len, err, errlen) < 0)
+        return -1;
+    *(const char **)dest = value;
+    return 0;
 }

@@ -125,6 +125,11 @@ struct cli_option {
     CLI_OPT_NUMBER("min-effect", 0, dest, 0, INFINITY, CLI_PERCENT,                           \
                    "is not a percentage >= 0 (e.g. 5 or 5%)")
 
+/* An address to serve on (HOST:PORT, [IPV6]:PORT, :PORT), checked now, opened later. */
+#define CLI_OPT_LISTEN(name, dest)                                                            \
+    CLI_OPT_CALL(name, 0, CLI_DEST_(const char *, dest), cli_store_listen, NULL)
+int cli_store_listen(void *dest, const char *value, char *err, size_t errlen);
+
 /* Parser flags. */
 #define CLI_STOP_AT_ARG (1u << 0) /* options end at the first argument that is not one (what
                                    * follows is a command's own); otherwise they may come

@@ -2,46 +2,17 @@
 #include "cli/run_options.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "live/http_server.h"
+#include "cli/options.h"
 #include "measure/sampler.h"
 #include "util/units.h"
 #include "util/xalloc.h"
-
-enum {
-    OPT_TIMEOUT = 256, OPT_GRACE, OPT_PREPARE, OPT_CLEANUP, OPT_STORE, OPT_JSON, OPT_FAIL_FAST,
-    OPT_SHELL, OPT_SHOW_OUTPUT, OPT_INTERVAL, OPT_ALL_GPUS, OPT_NVTX, OPT_PARAM, OPT_SERVE,
-};
-
-static const struct option options[] = {
-    {"runs", required_argument, NULL, 'r'},
-    {"warmup", required_argument, NULL, 'w'},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"grace", required_argument, NULL, OPT_GRACE},
-    {"prepare", required_argument, NULL, OPT_PREPARE},
-    {"cleanup", required_argument, NULL, OPT_CLEANUP},
-    {"label", required_argument, NULL, 'l'},
-    {"output", required_argument, NULL, 'o'},
-    {"store", required_argument, NULL, OPT_STORE},
-    {"quiet", no_argument, NULL, 'q'},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"fail-fast", no_argument, NULL, OPT_FAIL_FAST},
-    {"shell", no_argument, NULL, OPT_SHELL},
-    {"show-output", no_argument, NULL, OPT_SHOW_OUTPUT},
-    {"interval", required_argument, NULL, OPT_INTERVAL},
-    {"all-gpus", no_argument, NULL, OPT_ALL_GPUS},
-    {"nvtx", no_argument, NULL, OPT_NVTX},
-    {"param", required_argument, NULL, OPT_PARAM},
-    {"serve", required_argument, NULL, OPT_SERVE},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 const char *run_options_usage(void)
 {
@@ -120,35 +91,11 @@ static int check_writable_file(const char *path, const char *what, char *err, si
     return 0;
 }
 
-static int parse_count(const char *opt, const char *arg, long min, int *out, char *err,
-                       size_t errlen)
+static int check_param(const char *value, char *err, size_t errlen)
 {
-    long v;
-    if (units_parse_long(arg, min, 1000000, &v) < 0) {
-        snprintf(err, errlen, "%s '%s' is not a whole number from %ld to 1000000", opt, arg, min);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_seconds(const char *opt, const char *arg, double *out, char *err, size_t errlen)
-{
-    if (units_parse_seconds(arg, out) < 0 || *out <= 0) {
-        snprintf(err, errlen, "%s '%s' is not a positive duration (e.g. 30, 2.5s, 150ms, 10m)",
-                 opt, arg);
-        return -1;
-    }
-    return 0;
-}
-
-static int check_command_string(const char *opt, const char *arg, char *err, size_t errlen)
-{
-    if (!*arg || strspn(arg, " \t") == strlen(arg)) {
-        snprintf(err, errlen, "%s is empty: give a command", opt);
-        return -1;
-    }
-    return 0;
+    (void)err;
+    (void)errlen;
+    return strchr(value, '=') && value[0] != '=' ? 0 : -1; /* "--param 'X' is not NAME=VALUE" */
 }
 
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
@@ -160,129 +107,49 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
     if (!cfg->store || !*cfg->store)
         cfg->store = ".mlbench";
 
-    optind = 0; /* full reset: the parser may be used more than once */
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:r:w:l:o:qh", options, NULL)) != -1) {
-        const char *opt = argv[optind - 1];
-        switch (c) {
-        case 'r':
-            if (parse_count("--runs", optarg, 1, &cfg->runs, err, errlen))
-                return -1;
-            break;
-        case 'w':
-            if (parse_count("--warmup", optarg, 0, &cfg->warmup, err, errlen))
-                return -1;
-            break;
-        case OPT_TIMEOUT:
-            if (parse_seconds("--timeout", optarg, &cfg->timeout_s, err, errlen))
-                return -1;
-            break;
-        case OPT_GRACE:
-            if (parse_seconds("--grace", optarg, &cfg->grace_s, err, errlen))
-                return -1;
-            break;
-        case OPT_PREPARE:
-            if (check_command_string("--prepare", optarg, err, errlen))
-                return -1;
-            cfg->prepare = optarg;
-            break;
-        case OPT_CLEANUP:
-            if (check_command_string("--cleanup", optarg, err, errlen))
-                return -1;
-            cfg->cleanup = optarg;
-            break;
-        case 'l':
-            if (!*optarg) {
-                snprintf(err, errlen, "--label is empty: give a name");
-                return -1;
-            }
-            cfg->label = optarg;
-            break;
-        case 'o':
-            cfg->output = optarg;
-            break;
-        case OPT_STORE:
-            if (!*optarg) {
-                snprintf(err, errlen, "--store is empty: give a directory");
-                return -1;
-            }
-            cfg->store = optarg;
-            break;
-        case 'q':
-            cfg->quiet = true;
-            break;
-        case OPT_JSON:
-            cfg->json = true;
-            break;
-        case OPT_FAIL_FAST:
-            cfg->fail_fast = true;
-            break;
-        case OPT_SHELL:
-            cfg->shell = true;
-            break;
-        case OPT_SHOW_OUTPUT:
-            cfg->show_output = true;
-            break;
-        case OPT_INTERVAL: {
-            double sec;
-            if (units_parse_seconds(optarg, &sec) < 0 || sec * 1e9 < SAMPLER_MIN_INTERVAL_NS - 1 ||
-                sec * 1e9 > SAMPLER_MAX_INTERVAL_NS + 1) {
-                snprintf(err, errlen, "--interval '%s' is not a duration from 10ms to 10s "
-                         "(e.g. 100ms, 0.5, 2s)", optarg);
-                return -1;
-            }
-            cfg->interval_ns = (int64_t)(sec * 1e9 + 0.5);
-            break;
-        }
-        case OPT_ALL_GPUS:
-            cfg->all_gpus = true;
-            break;
-        case OPT_NVTX:
-            cfg->nvtx = true;
-            break;
-        case OPT_SERVE: {
-            struct sockaddr_storage addr;
-            socklen_t len;
-            if (http_parse_listen(optarg, &addr, &len, err, errlen) < 0)
-                return -1;
-            cfg->serve = optarg;
-            break;
-        }
-        case OPT_PARAM:
-            if (!strchr(optarg, '=') || optarg[0] == '=') {
-                snprintf(err, errlen, "--param '%s' is not NAME=VALUE", optarg);
-                return -1;
-            }
-            if (!cfg->params)
-                cfg->params = xcalloc((size_t)argc, sizeof *cfg->params);
-            cfg->params[cfg->n_params++] = optarg;
-            break;
-        case 'h':
-            return RUN_OPTIONS_HELP;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value (see mlbench run --help)", opt);
-            return -1;
-        default:
-            if (optopt && optopt < 256)
-                snprintf(err, errlen, "unknown option '-%c' (see mlbench run --help)", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%s' (see mlbench run --help)", opt);
-            return -1;
-        }
-    }
-    if (optind >= argc) { /* no command: cmd_run runs the default workflow */
+    static const char positive[] = "is not a positive duration (e.g. 30, 2.5s, 150ms, 10m)";
+    struct cli_strings params = {0};
+    const struct cli_option table[] = {
+        CLI_OPT_INTEGER("runs", 'r', &cfg->runs, 1, 1000000, 0, NULL),
+        CLI_OPT_INTEGER("warmup", 'w', &cfg->warmup, 0, 1000000, 0, NULL),
+        CLI_OPT_SECONDS("timeout", 0, &cfg->timeout_s, 0, INFINITY, CLI_OPEN_MIN, positive),
+        CLI_OPT_SECONDS("grace", 0, &cfg->grace_s, 0, INFINITY, CLI_OPEN_MIN, positive),
+        CLI_OPT_STRING("prepare", 0, &cfg->prepare, CLI_NOT_BLANK, "is empty: give a command"),
+        CLI_OPT_STRING("cleanup", 0, &cfg->cleanup, CLI_NOT_BLANK, "is empty: give a command"),
+        CLI_OPT_STRING("label", 'l', &cfg->label, CLI_NONEMPTY, "is empty: give a name"),
+        CLI_OPT_STRING("output", 'o', &cfg->output, 0, NULL),
+        CLI_OPT_STORE(&cfg->store),
+        CLI_OPT_FLAG("quiet", 'q', &cfg->quiet),
+        CLI_OPT_FLAG("json", 0, &cfg->json),
+        CLI_OPT_FLAG("fail-fast", 0, &cfg->fail_fast),
+        CLI_OPT_FLAG("shell", 0, &cfg->shell),
+        CLI_OPT_FLAG("show-output", 0, &cfg->show_output),
+        CLI_OPT_NANOSECONDS("interval", 0, &cfg->interval_ns, SAMPLER_MIN_INTERVAL_NS,
+                            SAMPLER_MAX_INTERVAL_NS,
+                            "is not a duration from 10ms to 10s (e.g. 100ms, 0.5, 2s)"),
+        CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus),
+        CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
+        CLI_OPT_STRINGS("param", 0, &params, 0, check_param, "is not NAME=VALUE"),
+        CLI_OPT_LISTEN("serve", &cfg->serve),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"run", table, CLI_STOP_AT_ARG};
+    struct cli_args args;
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
+    cfg->params = params.v;
+    cfg->n_params = (int)params.n;
+    if (rc != CLI_OK)
+        return rc == CLI_HELP ? RUN_OPTIONS_HELP : -1;
+    if (args.n == 0) { /* no command: cmd_run runs the default workflow */
         cfg->argv = NULL;
         cfg->argc = 0;
-        return cfg->output && check_writable_file(cfg->output, "output file", err, errlen) ? -1
-                                                                                            : 0;
-    }
-    if (!*argv[optind]) {
+    } else if (!*args.v[0]) {
         snprintf(err, errlen, "the command is an empty string: give a program to run");
         return -1;
+    } else {
+        cfg->argv = args.v;
+        cfg->argc = args.n;
     }
-    cfg->argv = &argv[optind];
-    cfg->argc = argc - optind;
     if (cfg->output && check_writable_file(cfg->output, "output file", err, errlen))
         return -1;
     return 0;
