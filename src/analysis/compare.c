@@ -12,6 +12,7 @@
 #include "analysis/significance.h"
 #include "analysis/stats.h"
 #include "util/xalloc.h"
+#include "util/jsonx.h"
 
 void compare_options_default(struct compare_options *opt)
 {
@@ -533,11 +534,6 @@ static const char *candidate_name(const json_t *c)
     return s ? s : "candidate";
 }
 
-static double num_or_nan(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* The stage row named name; for "total" the last row, which compare_results puts there. */
 static const json_t *gate_row(const json_t *stages, const char *name)
 {
@@ -557,7 +553,7 @@ static int slower_gate(const json_t *c, const struct compare_gates *g, struct ms
     }
     const char *verdict = json_string_value(json_object_get(row, "verdict"));
     verdict = verdict ? verdict : "";
-    double change = num_or_nan(json_object_get(row, "change_pct"));
+    double change = jsonx_number(json_object_get(row, "change_pct"));
     if (!strncmp(verdict, "missing", 7)) {
         msg_add(m, "%s: stage '%s' is %s: --fail-if-slower cannot check it", who, stage, verdict);
         return COMPARE_GATE_FAIL;
@@ -572,9 +568,9 @@ static int slower_gate(const json_t *c, const struct compare_gates *g, struct ms
     if (!strcmp(verdict, "slower") && change > g->fail_if_slower_pct) {
         msg_add(m, "%s: %s is %.1f %% slower than the baseline (p=%.3g, ratio interval "
                 "[%.3f, %.3f]), more than the %.1f %% --fail-if-slower allows", who, stage, change,
-                num_or_nan(json_object_get(row, "p_value")),
-                num_or_nan(json_object_get(row, "ratio_ci_low")),
-                num_or_nan(json_object_get(row, "ratio_ci_high")), g->fail_if_slower_pct);
+                jsonx_number(json_object_get(row, "p_value")),
+                jsonx_number(json_object_get(row, "ratio_ci_low")),
+                jsonx_number(json_object_get(row, "ratio_ci_high")), g->fail_if_slower_pct);
         return COMPARE_GATE_FAIL;
     }
     return COMPARE_GATE_PASS;
@@ -584,8 +580,8 @@ static int accuracy_gate(const json_t *c, const struct compare_gates *g, struct 
 {
     const char *who = candidate_name(c);
     const json_t *row = find_named(json_object_get(c, "counters"), "name", "accuracy");
-    double b = num_or_nan(json_object_get(row, "baseline"));
-    double a = num_or_nan(json_object_get(row, "candidate"));
+    double b = jsonx_number(json_object_get(row, "baseline"));
+    double a = jsonx_number(json_object_get(row, "candidate"));
     if (!isfinite(b) || !isfinite(a)) {
         msg_add(m, "%s: counter 'accuracy' is missing in the %s: --max-accuracy-drop cannot "
                 "check it (send it with a C marker event, e.g. mlb_counter(\"accuracy\", x))",

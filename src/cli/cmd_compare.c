@@ -18,6 +18,7 @@
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
+#include "util/jsonx.h"
 
 static const char usage[] =
     "usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
@@ -144,17 +145,6 @@ static void put_cell(const char *s, int width, int right)
         printf("%s%*s", s, pad > 0 ? pad : 0, "");
 }
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *str(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
 #define DASH "\u2014"
 
 static void fmt_duration(double ns, char *buf, size_t len)
@@ -186,19 +176,19 @@ struct cells {
 static void stage_cells(const json_t *row, struct cells *out)
 {
     memset(out, 0, sizeof *out);
-    snprintf(out->c[COL_STAGE], sizeof out->c[0], "%s", str(row, "name"));
-    fmt_duration(num(row, "baseline_median_ns"), out->c[COL_BASE], sizeof out->c[0]);
+    snprintf(out->c[COL_STAGE], sizeof out->c[0], "%s", jsonx_str(row, "name"));
+    fmt_duration(jsonx_num(row, "baseline_median_ns"), out->c[COL_BASE], sizeof out->c[0]);
     snprintf(out->c[COL_ARROW], sizeof out->c[0], "\u2192");
-    fmt_duration(num(row, "candidate_median_ns"), out->c[COL_CAND], sizeof out->c[0]);
-    fmt_change(num(row, "change_pct"), out->c[COL_CHANGE], sizeof out->c[0]);
-    double s = num(row, "speedup"), lo = num(row, "ratio_ci_low"), hi = num(row, "ratio_ci_high");
-    double p = num(row, "p_value");
+    fmt_duration(jsonx_num(row, "candidate_median_ns"), out->c[COL_CAND], sizeof out->c[0]);
+    fmt_change(jsonx_num(row, "change_pct"), out->c[COL_CHANGE], sizeof out->c[0]);
+    double s = jsonx_num(row, "speedup"), lo = jsonx_num(row, "ratio_ci_low"), hi = jsonx_num(row, "ratio_ci_high");
+    double p = jsonx_num(row, "p_value");
     snprintf(out->c[COL_SPEEDUP], sizeof out->c[0], isfinite(s) ? "%.2f\u00d7" : DASH, s);
     if (isfinite(lo) && isfinite(hi))
         snprintf(out->c[COL_CI], sizeof out->c[0], "[%.3f, %.3f]", lo, hi);
     if (isfinite(p))
         snprintf(out->c[COL_P], sizeof out->c[0], p < 0.001 ? "p<0.001" : "p=%.3f", p);
-    snprintf(out->c[COL_VERDICT], sizeof out->c[0], "%s", str(row, "verdict"));
+    snprintf(out->c[COL_VERDICT], sizeof out->c[0], "%s", jsonx_str(row, "verdict"));
     snprintf(out->c[COL_RUNS], sizeof out->c[0], "%lld/%lld",
              (long long)json_integer_value(json_object_get(row, "n_baseline")),
              (long long)json_integer_value(json_object_get(row, "n_candidate")));
@@ -286,7 +276,7 @@ static void print_pairs(const char *title, const json_t *rows, const char *name_
     size_t i;
     const json_t *r;
     json_array_foreach(rows, i, r) {
-        const char *name = str(r, name_key);
+        const char *name = jsonx_str(r, name_key);
         if (name && text_width(name) > w)
             w = text_width(name);
     }
@@ -297,7 +287,7 @@ static void print_pairs(const char *title, const json_t *rows, const char *name_
         fmt_scalar(vb, b, sizeof b);
         fmt_scalar(vc, c, sizeof c);
         fputs("  ", stdout);
-        put_cell(str(r, name_key) ? str(r, name_key) : "?", w, 0);
+        put_cell(jsonx_str(r, name_key) ? jsonx_str(r, name_key) : "?", w, 0);
         int same = json_equal((json_t *)vb, (json_t *)vc);
         printf("  %s \u2192 %s%s\n", b, c,
                !strcmp(value_kind, "env") ? (json_is_true(json_object_get(r, "matters"))
@@ -315,7 +305,7 @@ static void print_resources(const json_t *rows)
     size_t i;
     const json_t *r;
     json_array_foreach(rows, i, r) {
-        const char *s = str(r, "stage"), *m = str(r, "metric");
+        const char *s = jsonx_str(r, "stage"), *m = jsonx_str(r, "metric");
         if (s && text_width(s) > ws)
             ws = text_width(s);
         if (m && text_width(resource_title(m)) > wm)
@@ -324,12 +314,12 @@ static void print_resources(const json_t *rows)
     printf("\nresources\n");
     const char *last_stage = "";
     json_array_foreach(rows, i, r) {
-        const char *s = str(r, "stage"), *m = str(r, "metric");
+        const char *s = jsonx_str(r, "stage"), *m = jsonx_str(r, "metric");
         if (!s || !m)
             continue;
         char b[64], c[64];
-        fmt_resource(m, num(r, "baseline"), b, sizeof b);
-        fmt_resource(m, num(r, "candidate"), c, sizeof c);
+        fmt_resource(m, jsonx_num(r, "baseline"), b, sizeof b);
+        fmt_resource(m, jsonx_num(r, "candidate"), c, sizeof c);
         fputs("  ", stdout);
         put_cell(strcmp(s, last_stage) ? s : "", ws, 0);
         fputs("  ", stdout);
@@ -342,17 +332,17 @@ static void print_resources(const json_t *rows)
 
 static const char *display_name(const json_t *who)
 {
-    const char *s = str(who, "label");
-    return s ? s : str(who, "id") ? str(who, "id") : "?";
+    const char *s = jsonx_str(who, "label");
+    return s ? s : jsonx_str(who, "id") ? jsonx_str(who, "id") : "?";
 }
 
 static void print_who(const char *role, const json_t *who)
 {
     printf("%s %s", role, display_name(who));
-    if (str(who, "label") && str(who, "id"))
-        printf(" (%s)", str(who, "id"));
-    if (str(who, "path"))
-        printf("  %s", str(who, "path"));
+    if (jsonx_str(who, "label") && jsonx_str(who, "id"))
+        printf(" (%s)", jsonx_str(who, "id"));
+    if (jsonx_str(who, "path"))
+        printf("  %s", jsonx_str(who, "path"));
     putchar('\n');
 }
 
@@ -364,7 +354,7 @@ static void print_stage_note(const json_t *c)
     size_t only_base = 0, only_cand = 0, i;
     const json_t *row;
     json_array_foreach(json_object_get(c, "stages"), i, row) {
-        const char *v = str(row, "verdict");
+        const char *v = jsonx_str(row, "verdict");
         only_base += v && !strcmp(v, "missing in candidate");
         only_cand += v && !strcmp(v, "missing in baseline");
     }
@@ -378,7 +368,7 @@ static void print_stage_note(const json_t *c)
 static void print_text(const json_t *doc)
 {
     const json_t *base = json_object_get(doc, "baseline");
-    double level = num(doc, "ci_level");
+    double level = jsonx_num(doc, "ci_level");
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(doc, "candidates"), i, c) {
@@ -392,7 +382,7 @@ static void print_text(const json_t *doc)
             const json_t *d;
             json_array_foreach(json_object_get(c, "environment_differences"), k, d)
                 if (json_is_true(json_object_get(d, "matters")))
-                    printf("%s%s", shown++ ? ", " : "", str(d, "key"));
+                    printf("%s%s", shown++ ? ", " : "", jsonx_str(d, "key"));
             printf(" differ%s: differences may come from the machine, not the change\n",
                    shown == 1 ? "s" : "");
         }
@@ -417,19 +407,19 @@ static void print_text(const json_t *doc)
             const json_t *stages = json_object_get(c, "stages");
             const json_t *total = json_array_get(stages, json_array_size(stages) - 1);
             char ch[64], dur[64];
-            fmt_change(num(total, "change_pct"), ch, sizeof ch);
-            fmt_duration(num(total, "candidate_median_ns"), dur, sizeof dur);
+            fmt_change(jsonx_num(total, "change_pct"), ch, sizeof ch);
+            fmt_duration(jsonx_num(total, "candidate_median_ns"), dur, sizeof dur);
             fputs("  ", stdout);
             put_cell(display_name(c), w, 0);
             fputs("  ", stdout);
             put_cell(dur, 10, 1);
             fputs("  ", stdout);
             put_cell(ch, 9, 1);
-            printf("  %s\n", str(total, "verdict"));
+            printf("  %s\n", jsonx_str(total, "verdict"));
         }
     }
     printf("\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1 "
-           "(docs/compare.md)\n", num(doc, "alpha"), num(doc, "min_effect_pct"));
+           "(docs/compare.md)\n", jsonx_num(doc, "alpha"), jsonx_num(doc, "min_effect_pct"));
 }
 
 /* ---- the command ---- */
@@ -449,7 +439,7 @@ static int stage_known(const json_t *doc, const char *name)
         return 1;
     json_array_foreach(json_object_get(doc, "candidates"), i, c)
         json_array_foreach(json_object_get(c, "stages"), k, row)
-            if (str(row, "name") && !strcmp(str(row, "name"), name))
+            if (jsonx_str(row, "name") && !strcmp(jsonx_str(row, "name"), name))
                 return 1;
     return 0;
 }

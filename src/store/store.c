@@ -17,6 +17,7 @@
 #include "result/result_load.h"
 #include "util/xalloc.h"
 #include "store/store_ops.h"
+#include "util/jsonx.h"
 
 /* The index backends; the first is the default. A server database would be listed here and
  * chosen by an option naming it. */
@@ -45,21 +46,15 @@ static char *json_strdup(const json_t *obj, const char *key)
     return v ? xstrdup(v) : NULL;
 }
 
-static double json_num(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static void stats_from_json(const json_t *o, struct store_stats *t)
 {
-    double n = json_num(o, "n");
+    double n = jsonx_num(o, "n");
     t->n = isfinite(n) && n > 0 ? (long)n : 0;
-    t->median_ns = json_num(o, "median");
-    t->ci_low_ns = json_num(o, "ci_low");
-    t->ci_high_ns = json_num(o, "ci_high");
-    t->ci_level = json_num(o, "ci_level");
-    t->mad_ns = json_num(o, "mad");
+    t->median_ns = jsonx_num(o, "median");
+    t->ci_low_ns = jsonx_num(o, "ci_low");
+    t->ci_high_ns = jsonx_num(o, "ci_high");
+    t->ci_level = jsonx_num(o, "ci_level");
+    t->mad_ns = jsonx_num(o, "mad");
 }
 
 /* The git commit of the working directory the result was measured in, where the environment
@@ -113,7 +108,7 @@ static int store_entry_from_json(json_t *result, const char *path, struct store_
     }
 
     const json_t *sum = json_object_get(result, "summary");
-    double measured = json_num(sum, "runs_measured"), ok = json_num(sum, "runs_ok");
+    double measured = jsonx_num(sum, "runs_measured"), ok = jsonx_num(sum, "runs_ok");
     e->runs_measured = isfinite(measured) ? (long)measured : 0;
     e->runs_ok = isfinite(ok) ? (long)ok : 0;
     stats_from_json(json_object_get(sum, "wall_ns"), &e->wall);
@@ -125,7 +120,7 @@ static int store_entry_from_json(json_t *result, const char *path, struct store_
             continue;
         struct store_stage *s = &e->stages[e->n_stages++];
         s->name = xstrdup(name);
-        double depth = json_num(a, "depth");
+        double depth = jsonx_num(a, "depth");
         s->depth = isfinite(depth) && depth >= 0 && depth < 1000 ? (int)depth : 0;
         stats_from_json(json_object_get(a, "active_ns"), &s->t);
     }

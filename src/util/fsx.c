@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,7 +11,8 @@
 
 #include "util/xalloc.h"
 
-char *fsx_read_file(const char *path, size_t max_bytes, size_t *len)
+/* Reads path; past max_bytes it fails with EFBIG, or with truncate keeps the first max_bytes. */
+static char *read_whole(const char *path, size_t max_bytes, bool truncate, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -19,6 +21,8 @@ char *fsx_read_file(const char *path, size_t max_bytes, size_t *len)
     char *buf = xmalloc(cap);
     for (;;) {
         if (n + 1 == cap) {
+            if (cap > max_bytes && truncate)
+                break;
             if (cap > max_bytes) {
                 free(buf);
                 close(fd);
@@ -43,15 +47,27 @@ char *fsx_read_file(const char *path, size_t max_bytes, size_t *len)
         n += (size_t)got;
     }
     close(fd);
-    if (n > max_bytes) {
+    if (n > max_bytes && !truncate) {
         free(buf);
         errno = EFBIG;
         return NULL;
     }
+    if (n > max_bytes)
+        n = max_bytes;
     buf[n] = '\0';
     if (len)
         *len = n;
     return buf;
+}
+
+char *fsx_read_file(const char *path, size_t max_bytes, size_t *len)
+{
+    return read_whole(path, max_bytes, false, len);
+}
+
+char *fsx_read_prefix(const char *path, size_t max_bytes, size_t *len)
+{
+    return read_whole(path, max_bytes, true, len);
 }
 
 int fsx_mkdirs(const char *dir)

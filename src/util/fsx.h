@@ -11,6 +11,9 @@
  * length; the text may hold NULs). NULL with errno set when it cannot be read, EFBIG when it is
  * larger than max_bytes. */
 char *fsx_read_file(const char *path, size_t max_bytes, size_t *len);
+/* The same, but a larger file gives its first max_bytes (for /proc and /sys files, whose size
+ * is unknown until read). */
+char *fsx_read_prefix(const char *path, size_t max_bytes, size_t *len);
 
 /* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0, or -1 with errno. */
 int fsx_mkdirs(const char *dir);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fsx.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -24,34 +25,7 @@ char *envinfo_read_file(const char *root, const char *path)
     char full[PATH_MAX];
     if (snprintf(full, sizeof full, "%s%s", root, path) >= (int)sizeof full)
         return NULL;
-    int fd = open(full, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        if (len + 1 == cap) {
-            if (cap >= FILE_MAX_BYTES)
-                break;
-            cap *= 2;
-            buf = xreallocarray(buf, cap, 1);
-        }
-        ssize_t n = read(fd, buf + len, cap - len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n < 0) {
-                free(buf);
-                close(fd);
-                return NULL;
-            }
-            break;
-        }
-        len += (size_t)n;
-    }
-    close(fd);
-    buf[len] = '\0';
-    return buf;
+    return fsx_read_prefix(full, FILE_MAX_BYTES, NULL);
 }
 
 /* The first line of ROOT/path, without surrounding white space, into buf. False when the file
