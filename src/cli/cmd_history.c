@@ -17,6 +17,7 @@
 #include "util/units.h"
 #include "util/xalloc.h"
 #include "store/store.h"
+#include "util/term.h"
 
 #define HISTORY_SCHEMA "mlbench.history/1"
 #define MAX_FIGURES 7         /* total and 6 stages in the table and the trends; for more,
@@ -386,7 +387,7 @@ static int print_clean(const struct history_options *o, const struct store_entry
     }
     print_text(mem, o, e, n, stages, n_stages, group, groups, ch);
     fclose(mem);
-    int rc = store_print_clean(stdout, buf, len) < 0 ? 3 : 0;
+    int rc = term_clean(stdout, buf, len) < 0 ? 3 : 0;
     free(buf);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* text.c: the terminal summary of a result document (see text.h): what `mlbench run` prints
  * after its runs and `mlbench show` prints of a stored result. Composed in memory, then written
- * through export_text_clean, so no string of the workload (stage and counter names, metadata,
+ * through term_clean, so no string of the workload (stage and counter names, metadata,
  * labels, error messages with a stderr tail) can drive the terminal. */
 #include "export/text.h"
 
@@ -11,112 +11,18 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "util/term.h"
 #include "util/units.h"
 
 #define STAGE_COLS 22   /* the stage column is at least this wide, as before names widened it */
 #define VERDICT_COLS 16 /* the same for verdicts and counters */
 #define MAX_DEPTH 19    /* deeper nesting is shown at this depth */
 
-/* ---- terminal text: columns, cutting, cleaning ---------------------------------------- */
-
-/* The code point of the UTF-8 sequence at s and its length in bytes; an invalid byte is one
- * byte long and decodes as U+FFFD. */
-static size_t utf8_next(const char *s, uint32_t *cp)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : 2;
-    if (n > 1 && (strnlen(s, n) < n || !units_utf8_valid(s, n))) {
-        *cp = 0xfffd;
-        return 1;
-    }
-    if (n == 1)
-        *cp = u[0];
-    else if (n == 2)
-        *cp = (uint32_t)(u[0] & 0x1f) << 6 | (u[1] & 0x3f);
-    else if (n == 3)
-        *cp = (uint32_t)(u[0] & 0x0f) << 12 | (uint32_t)(u[1] & 0x3f) << 6 | (u[2] & 0x3f);
-    else
-        *cp = (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3f) << 12 |
-              (uint32_t)(u[2] & 0x3f) << 6 | (u[3] & 0x3f);
-    return n;
-}
-
-/* Columns of one character. glibc's wcwidth would need a UTF-8 locale, which mlbench does not
- * set (its numbers must not depend on one): these ranges cover combining marks and the wide
- * scripts and symbols that stage names use. */
-static int char_cols(uint32_t cp)
-{
-    if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
-        (cp >= 0xfe00 && cp <= 0xfe0f))
-        return 0;
-    if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
-        (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
-        (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
-        (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
-        (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
-        return 2;
-    return 1;
-}
-
-int export_text_cols(const char *s)
-{
-    int cols = 0;
-    uint32_t cp;
-    while (*s) {
-        s += utf8_next(s, &cp);
-        cols += char_cols(cp);
-    }
-    return cols;
-}
-
-char *export_text_fit(const char *s, int max_cols, char *buf, size_t len)
-{
-    static const char ellipsis[] = "\u2026";
-    bool cut = export_text_cols(s) > max_cols;
-    int room = cut ? max_cols - 1 : max_cols, cols = 0;
-    size_t w = 0;
-    uint32_t cp;
-    while (*s) {
-        size_t n = utf8_next(s, &cp);
-        int c = char_cols(cp);
-        if (cols + c > room || w + n + sizeof ellipsis > len)
-            break;
-        if (*s == '\n' || *s == '\t' || *s == '\r')
-            buf[w++] = '?';
-        else
-            memcpy(buf + w, s, n), w += n;
-        cols += c;
-        s += n;
-    }
-    if (cut && w + sizeof ellipsis <= len)
-        memcpy(buf + w, ellipsis, sizeof ellipsis - 1), w += sizeof ellipsis - 1;
-    buf[w] = '\0';
-    return buf;
-}
-
-int export_text_clean(FILE *out, const char *text, size_t len)
-{
-    char *valid = units_utf8_sanitize(text, len); /* invalid bytes already '?' */
-    int rc = 0;
-    for (const unsigned char *p = (const unsigned char *)valid; *p && rc == 0; p++) {
-        int c = *p;
-        if ((c < 0x20 && c != '\n') || c == 0x7f) {
-            c = '?';
-        } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* a C1 control */
-            c = '?';
-            p++;
-        }
-        rc = putc(c, out) == EOF ? -1 : 0;
-    }
-    free(valid);
-    return rc;
-}
-
 /* Prints s then spaces up to cols columns. */
 static void pad(FILE *out, const char *s, int cols)
 {
     fputs(s, out);
-    for (int c = export_text_cols(s); c < cols; c++)
+    for (int c = term_cols(s); c < cols; c++)
         putc(' ', out);
 }
 
@@ -124,7 +30,7 @@ static void pad(FILE *out, const char *s, int cols)
 static const char *label(char *buf, size_t len, int depth, const char *name)
 {
     char fitted[4 * EXPORT_TEXT_NAME_COLS + 8];
-    export_text_fit(name, EXPORT_TEXT_NAME_COLS, fitted, sizeof fitted);
+    term_fit(name, EXPORT_TEXT_NAME_COLS, fitted, sizeof fitted);
     snprintf(buf, len, "%*s%s", 2 * depth, "", fitted);
     return buf;
 }
@@ -170,7 +76,7 @@ static int stage_cols(const json_t *stages, int min)
     char buf[256];
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        int c = export_text_cols(label(buf, sizeof buf, depth_of(st), str(st, "name", "?")));
+        int c = term_cols(label(buf, sizeof buf, depth_of(st), str(st, "name", "?")));
         if (c > cols)
             cols = c;
     }
@@ -182,7 +88,7 @@ static int name_cols(const json_t *a, const char *key, int min)
 {
     int cols = min;
     for (size_t i = 0; i < json_array_size(a); i++) {
-        int c = export_text_cols(str(json_array_get(a, i), key, "?"));
+        int c = term_cols(str(json_array_get(a, i), key, "?"));
         if (c > cols)
             cols = c < EXPORT_TEXT_NAME_COLS ? c : EXPORT_TEXT_NAME_COLS;
     }
@@ -350,7 +256,7 @@ static void counters_text(FILE *out, const json_t *counters)
         double sum = jsonx_num(k, "sum_median");
         char name[4 * EXPORT_TEXT_NAME_COLS + 8];
         fprintf(out, "%-8s ", i ? "" : "counters");
-        pad(out, export_text_fit(str(k, "name", "?"), cols, name, sizeof name), cols);
+        pad(out, term_fit(str(k, "name", "?"), cols, name, sizeof name), cols);
         fprintf(out, " last %.6g", last);
         /* Sums and rates only mean something for counts (images), not for a loss. */
         if (json_is_true(json_object_get(k, "count")) && isfinite(sum) &&
@@ -483,7 +389,7 @@ static void analysis_text(FILE *out, const json_t *r)
     char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16], t[32];
     fputs("\nverdicts", out);
     if (jsonx_str(a, "bottleneck"))
-        fprintf(out, " (bottleneck: %s)", export_text_fit(jsonx_str(a, "bottleneck"),
+        fprintf(out, " (bottleneck: %s)", term_fit(jsonx_str(a, "bottleneck"),
                                                           EXPORT_TEXT_NAME_COLS, name,
                                                           sizeof name));
     fputs(":\n", out);
@@ -491,7 +397,7 @@ static void analysis_text(FILE *out, const json_t *r)
         const json_t *v = json_array_get(verdicts, i);
         const char *stage = str(v, "stage", "?");
         fputs("  ", out);
-        pad(out, export_text_fit(stage, cols, name, sizeof name), cols);
+        pad(out, term_fit(stage, cols, name, sizeof name), cols);
         fprintf(out, " %6s  %s: ",
                 export_fmt_num(export_stage_share(r, stage), "%.1f%%", 100, sh, sizeof sh),
                 str(v, "rule", "?"));
@@ -504,7 +410,7 @@ static void analysis_text(FILE *out, const json_t *r)
         const json_t *f = json_array_get(findings, i);
         double saving = jsonx_num(f, "saving_ns");
         fprintf(out, "  %zu. %s [%s]: ", i + 1,
-                export_text_fit(str(f, "stage", "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
+                term_fit(str(f, "stage", "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
                 str(f, "rule", "?"));
         lines(out, str(f, "evidence", ""), "     ");
         fputs("\n     -> ", out);
@@ -562,7 +468,7 @@ int export_text_print(FILE *out, const json_t *doc, const char *result_path)
     if (!mem)
         return -1;
     summary_text(mem, doc, result_path);
-    int rc = fclose(mem) == 0 ? export_text_clean(out, buf, len) : -1;
+    int rc = fclose(mem) == 0 ? term_clean(out, buf, len) : -1;
     free(buf);
     return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

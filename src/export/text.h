@@ -29,17 +29,5 @@ int export_text_print(FILE *out, const json_t *doc, const char *result_path);
  * (ASCII, indented) and a newline. result_path may be NULL (written as null). */
 void export_text_print_json(FILE *out, json_t *doc, const char *result_path);
 
-/* Writes text[0..len) to out for a terminal: a byte that is not well-formed UTF-8, a control
- * character other than newline (C0, DEL, and the C1 controls U+0080..U+009F, which some
- * terminals obey too) each become '?'. Returns 0, or -1 when out fails. */
-int export_text_clean(FILE *out, const char *text, size_t len);
-
-/* s made fit for one cell of a terminal table into buf (returned): newlines and tabs become
- * '?', and a string wider than max_cols terminal columns is cut at a character boundary and
- * ends with an ellipsis, within max_cols. */
-char *export_text_fit(const char *s, int max_cols, char *buf, size_t len);
-/* The terminal columns s takes: characters count 1, East Asian wide ones 2, combining marks 0
- * (an approximation of wcwidth that needs no UTF-8 locale). */
-int export_text_cols(const char *s);
 
 #endif

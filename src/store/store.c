@@ -587,16 +587,6 @@ int store_find_stored(struct store *s, const char *ref, char **id_out, char *err
     return 0;
 }
 
-int store_print_clean(FILE *out, const char *text, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (putc((c < 0x20 && c != '\n') || c == 0x7f ? '?' : c, out) == EOF)
-            return -1;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ one-call helpers */
 
 int store_record(const char *store_dir, const char *result_path, json_t *result, char *err,

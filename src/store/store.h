@@ -109,11 +109,6 @@ int store_record(const char *store_dir, const char *result_path, json_t *result,
  * not ours, or is newer, before running anything. Returns 0, or -1 with a message in err. */
 int store_check(const char *store_dir, char *err, size_t errlen);
 
-/* Writes text[0..len) to out with every control character but newline (and DEL) replaced by
- * '?': what show and history print comes from result files that may have been shared, and
- * must not drive the terminal. Returns 0, or -1 when out fails. */
-int store_print_clean(FILE *out, const char *text, size_t len);
-
 /* Resolves a reference to a result file. ref is: a file path (contains '/' or ends in ".json":
  * returned as is, the store is not opened), `latest`, an id, a label (the newest result with
  * it), or a unique id prefix, tried in that order. *path_out is owned by the caller. Returns 0,

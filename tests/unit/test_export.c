@@ -17,6 +17,7 @@
 
 #include "export/export.h"
 #include "export/text.h"
+#include "util/term.h"
 
 /* JSON written with ' for " and ` for \" (a quote inside a string), to keep literals legible. */
 static json_t *json_from(const char *text)
@@ -639,12 +640,12 @@ static void test_text_names_and_control_characters(void **state)
     json_decref(r);
 
     char buf[64];
-    assert_string_equal(export_text_fit("abc", 3, buf, sizeof buf), "abc");
-    assert_string_equal(export_text_fit("abcd", 3, buf, sizeof buf), "ab\u2026");
-    assert_string_equal(export_text_fit("\u6570\u636e\u52a0", 5, buf, sizeof buf),
+    assert_string_equal(term_fit("abc", 3, buf, sizeof buf), "abc");
+    assert_string_equal(term_fit("abcd", 3, buf, sizeof buf), "ab\u2026");
+    assert_string_equal(term_fit("\u6570\u636e\u52a0", 5, buf, sizeof buf),
                         "\u6570\u636e\u2026");
-    assert_int_equal(export_text_cols("\u6570\u636e\u2026"), 5);
-    assert_int_equal(export_text_cols("e\u0301"), 1);
+    assert_int_equal(term_cols("\u6570\u636e\u2026"), 5);
+    assert_int_equal(term_cols("e\u0301"), 1);
 }
 
 static void test_text_no_run_completed(void **state)

@@ -1,0 +1,101 @@
+/* term: text for a terminal (see term.h). */
+#include "util/term.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/units.h"
+
+/* The code point of the UTF-8 sequence at s and its length in bytes; an invalid byte is one
+ * byte long and decodes as U+FFFD. */
+static size_t utf8_next(const char *s, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : 2;
+    if (n > 1 && (strnlen(s, n) < n || !units_utf8_valid(s, n))) {
+        *cp = 0xfffd;
+        return 1;
+    }
+    if (n == 1)
+        *cp = u[0];
+    else if (n == 2)
+        *cp = (uint32_t)(u[0] & 0x1f) << 6 | (u[1] & 0x3f);
+    else if (n == 3)
+        *cp = (uint32_t)(u[0] & 0x0f) << 12 | (uint32_t)(u[1] & 0x3f) << 6 | (u[2] & 0x3f);
+    else
+        *cp = (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3f) << 12 |
+              (uint32_t)(u[2] & 0x3f) << 6 | (u[3] & 0x3f);
+    return n;
+}
+
+/* Columns of one character. glibc's wcwidth would need a UTF-8 locale, which mlbench does not
+ * set (its numbers must not depend on one): these ranges cover combining marks and the wide
+ * scripts and symbols that stage names use. */
+static int char_cols(uint32_t cp)
+{
+    if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
+        (cp >= 0xfe00 && cp <= 0xfe0f))
+        return 0;
+    if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+        (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+        (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+        (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+        (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+        return 2;
+    return 1;
+}
+
+int term_cols(const char *s)
+{
+    int cols = 0;
+    uint32_t cp;
+    while (*s) {
+        s += utf8_next(s, &cp);
+        cols += char_cols(cp);
+    }
+    return cols;
+}
+
+char *term_fit(const char *s, int max_cols, char *buf, size_t len)
+{
+    static const char ellipsis[] = "\u2026";
+    bool cut = term_cols(s) > max_cols;
+    int room = cut ? max_cols - 1 : max_cols, cols = 0;
+    size_t w = 0;
+    uint32_t cp;
+    while (*s) {
+        size_t n = utf8_next(s, &cp);
+        int c = char_cols(cp);
+        if (cols + c > room || w + n + sizeof ellipsis > len)
+            break;
+        if (*s == '\n' || *s == '\t' || *s == '\r')
+            buf[w++] = '?';
+        else
+            memcpy(buf + w, s, n), w += n;
+        cols += c;
+        s += n;
+    }
+    if (cut && w + sizeof ellipsis <= len)
+        memcpy(buf + w, ellipsis, sizeof ellipsis - 1), w += sizeof ellipsis - 1;
+    buf[w] = '\0';
+    return buf;
+}
+
+int term_clean(FILE *out, const char *text, size_t len)
+{
+    char *valid = units_utf8_sanitize(text, len); /* invalid bytes already '?' */
+    int rc = 0;
+    for (const unsigned char *p = (const unsigned char *)valid; *p && rc == 0; p++) {
+        int c = *p;
+        if ((c < 0x20 && c != '\n') || c == 0x7f) {
+            c = '?';
+        } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* a C1 control */
+            c = '?';
+            p++;
+        }
+        rc = putc(c, out) == EOF ? -1 : 0;
+    }
+    free(valid);
+    return rc;
+}
