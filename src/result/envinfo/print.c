@@ -182,10 +182,10 @@ static void print_gpus(FILE *out, const json_t *env)
     emit(out, "  driver", &l);
 }
 
-void envinfo_print(FILE *out, const json_t *env)
+/* The mlbench that wrote the result: version, compiler, build type and flags. */
+static void print_build(FILE *out, const json_t *env)
 {
     struct line l = {.len = 0};
-    char size[32];
     const json_t *build = json_object_get(env, "build");
     if (jsonx_str(build, "version"))
         add(&l, "%s (%s)", jsonx_str(build, "version"),
@@ -202,8 +202,12 @@ void envinfo_print(FILE *out, const json_t *env)
         add(&l, "%s", jsonx_str(build, "flags"));
         emit(out, "  flags", &l);
     }
+}
 
-    l.len = 0;
+/* The host name, then the operating system, kernel, machine and libc. */
+static void print_host(FILE *out, const json_t *env)
+{
+    struct line l = {.len = 0};
     if (jsonx_str(env, "hostname"))
         add(&l, "%s", jsonx_str(env, "hostname"));
     emit(out, "host", &l);
@@ -221,10 +225,13 @@ void envinfo_print(FILE *out, const json_t *env)
     if (jsonx_str(libc, "version"))
         add(&l, "%s %s", jsonx_str(libc, "name") ? jsonx_str(libc, "name") : "libc", jsonx_str(libc, "version"));
     emit(out, "os", &l);
+}
 
-    print_cpu(out, env);
-
-    l.len = 0;
+/* Memory, swap, hugepages, NUMA nodes; then the cgroup's limits when there are any. */
+static void print_memory(FILE *out, const json_t *env)
+{
+    struct line l = {.len = 0};
+    char size[32];
     const json_t *mem = json_object_get(env, "memory");
     if (jint_of(mem, "total_bytes") >= 0)
         add(&l, "%s", units_bytes((double)jint_of(mem, "total_bytes"), size, sizeof size));
@@ -247,12 +254,13 @@ void envinfo_print(FILE *out, const json_t *env)
                 units_bytes((double)jint_of(cg, "memory_limit_bytes"), size, sizeof size));
         emit(out, "cgroup limit", &l);
     }
+}
 
-    print_blas(out, env);
-    print_gpus(out, env);
-
+/* Container or virtual machine, with the evidence. */
+static void print_virtual(FILE *out, const json_t *env)
+{
+    struct line l = {.len = 0};
     const json_t *virt = json_object_get(env, "virtualization");
-    l.len = 0;
     if (jsonx_str(virt, "container"))
         add(&l, "container %s", jsonx_str(virt, "container"));
     if (jsonx_str(virt, "vm"))
@@ -269,8 +277,12 @@ void envinfo_print(FILE *out, const json_t *env)
     if (because[0])
         add(&l, "evidence: %s", because);
     emit(out, "virtual", &l);
+}
 
-    l.len = 0;
+/* The git work tree mlbench ran in: commit, branch, dirty or clean. */
+static void print_git(FILE *out, const json_t *env)
+{
+    struct line l = {.len = 0};
     const json_t *git = json_object_get(env, "git");
     if (jsonx_str(git, "commit")) {
         add(&l, "%.12s%s%s", jsonx_str(git, "commit"), jsonx_str(git, "branch") ? " on " : "",
@@ -284,7 +296,13 @@ void envinfo_print(FILE *out, const json_t *env)
         add(&l, "not a git work tree");
     }
     emit(out, "git", &l);
+}
 
+/* The environment variables that change ML performance, one a line. */
+static void print_variables(FILE *out, const json_t *env)
+{
+    struct line l = {.len = 0};
+    size_t i;
     const json_t *vars = json_object_get(env, "variables"), *v;
     if (!json_array_size(vars)) {
         l.len = 0;
@@ -295,4 +313,17 @@ void envinfo_print(FILE *out, const json_t *env)
         fprintf(out, "%-13s%s=%s\n", i == 0 ? "variables" : "", jsonx_str(v, "name") ? jsonx_str(v, "name") : "?",
                 jsonx_str(v, "value") ? jsonx_str(v, "value") : "");
     }
+}
+
+void envinfo_print(FILE *out, const json_t *env)
+{
+    print_build(out, env);
+    print_host(out, env);
+    print_cpu(out, env);
+    print_memory(out, env);
+    print_blas(out, env);
+    print_gpus(out, env);
+    print_virtual(out, env);
+    print_git(out, env);
+    print_variables(out, env);
 }

@@ -1,0 +1,43 @@
+/* workflow_private: what workflow_parse.c (reading and validating the file) and workflow.c
+ * (parameters, substitution, the rest of the API) share: the per-stage templates, the
+ * placeholder bytes in them, and the helpers both call. Not for other modules: they use
+ * workflow.h. */
+#ifndef MLBENCH_WORKFLOW_PRIVATE_H
+#define MLBENCH_WORKFLOW_PRIVATE_H
+
+#include <stddef.h>
+#include <wordexp.h>
+
+#include "measure/workflow.h"
+
+#define PH_BEGIN '\x01'            /* placeholder: PH_BEGIN decimal-index PH_END */
+#define PH_END '\x02'
+
+struct workflow_stage_src {
+    char *cmd;             /* command string (template), or NULL when given as a list */
+    char **words;          /* list form (templates), NULL-terminated, or NULL */
+    char *cwd;             /* template, or NULL: the file's directory */
+    char **env_names;      /* n_env names, and their value templates */
+    char **env_values;
+};
+
+/* Index of the parameter named name[0..n) in wf->params, or -1. */
+long workflow_param_find(const struct workflow *wf, const char *name, size_t n);
+
+/* Writes the names of wf's parameters, "a, b, c" (shortened to fit), into out (outlen bytes);
+ * an empty string when there are none. */
+void workflow_param_list(const struct workflow *wf, char *out, size_t outlen);
+
+/* wordexp(s) without command substitution; on failure the vector is freed. Returns wordexp's
+ * code (0: we holds the words, the caller wordfree()s them). Not thread-safe (wordexp). */
+int workflow_split(const char *s, wordexp_t *we);
+
+/* Why workflow_split refused a command line (rc != 0), for "'cmd' of stage 'x' <why>": a
+ * static string. */
+const char *workflow_split_why(int rc);
+
+/* Substitutes the current parameter values into cwd and env of every stage (replacing what an
+ * earlier call made). Cannot fail (allocation failure aborts). */
+void workflow_expand(struct workflow *wf);
+
+#endif
