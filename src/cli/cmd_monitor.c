@@ -1,7 +1,8 @@
 /* cmd_monitor: `mlbench monitor`: sample the machine (and a workload, when a command is given)
  * without end and serve the latest values, stage histograms and marker counters as Prometheus
  * /metrics (docs/monitoring.md). Runs as a service: a pid file, a log file reopened on SIGHUP,
- * a clean stop on SIGTERM/SIGINT. The aggregates are live.c, the HTTP side http_server.c. */
+ * a clean stop on SIGTERM/SIGINT. The aggregates are live/, the HTTP side live/http_server.c; the
+ * command runs in a measure/session.c like a run of `mlbench run`. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
