@@ -30,7 +30,7 @@ struct workflow_param {
     char *value;           /* the file's value, or the --param override */
 };
 
-struct workflow_stage_src; /* templates with parameter references: private to workflow.c and workflow_parse.c */
+struct workflow_stage_src; /* templates with parameter references: private to workflow*.c */
 
 struct workflow_stage {
     char *name;            /* marker name: non-empty, no white space or control character */
