@@ -107,13 +107,15 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
     if (!cfg->store || !*cfg->store)
         cfg->store = ".mlbench";
 
-    static const char positive[] = "is not a positive duration (e.g. 30, 2.5s, 150ms, 10m)";
+    static const char timeout[] =
+        "is not a positive duration up to 365 days, 8760h (e.g. 30, 2.5s, 150ms, 10m)";
+    static const char grace[] = "is not a positive duration up to 1h (e.g. 5, 2.5s, 500ms)";
     struct cli_strings params = {0};
     const struct cli_option table[] = {
         CLI_OPT_INTEGER("runs", 'r', &cfg->runs, 1, 1000000, 0, NULL),
         CLI_OPT_INTEGER("warmup", 'w', &cfg->warmup, 0, 1000000, 0, NULL),
-        CLI_OPT_SECONDS("timeout", 0, &cfg->timeout_s, 0, INFINITY, CLI_OPEN_MIN, positive),
-        CLI_OPT_SECONDS("grace", 0, &cfg->grace_s, 0, INFINITY, CLI_OPEN_MIN, positive),
+        CLI_OPT_SECONDS("timeout", 0, &cfg->timeout_s, 0, RUN_MAX_TIMEOUT_S, CLI_OPEN_MIN, timeout),
+        CLI_OPT_SECONDS("grace", 0, &cfg->grace_s, 0, RUN_MAX_GRACE_S, CLI_OPEN_MIN, grace),
         CLI_OPT_STRING("prepare", 0, &cfg->prepare, CLI_NOT_BLANK, "is empty: give a command"),
         CLI_OPT_STRING("cleanup", 0, &cfg->cleanup, CLI_NOT_BLANK, "is empty: give a command"),
         CLI_OPT_STRING("label", 'l', &cfg->label, CLI_NONEMPTY, "is empty: give a name"),

@@ -15,9 +15,27 @@ struct cmdline {
     bool expanded;
 };
 
-/* Splits s (what names it in messages: "--prepare"). Returns 0, or -1 with a message in err
- * that quotes s and says what to do (add --shell, balance the quotes...); *c then needs no
- * cmdline_free. s must outlive *c when shell is set. */
+/* What a command string holds that only a shell would understand. */
+enum cmdline_shellism {
+    CMDLINE_PLAIN,     /* nothing: words, quotes and backslashes only */
+    CMDLINE_OPERATOR,  /* ; | & < > ( ) { } or a line break */
+    CMDLINE_SUBST,     /* command substitution: ` or $( */
+    CMDLINE_PATTERN,   /* a pattern the shell would expand: * ? [ ] or ~ starting a word */
+    CMDLINE_VARIABLE,  /* $NAME, when variables are not allowed */
+};
+
+/* Scans s as the shell would read its quotes: outside quotes every character above counts,
+ * inside double quotes only ` and $ (substitution and variables), inside single quotes none.
+ * With variables_ok, $NAME and ${NAME} pass (a workflow's variables). Returns the first kind
+ * found and the character in *found. Pure. */
+enum cmdline_shellism cmdline_shellism(const char *s, bool variables_ok, char *found);
+
+/* Splits s (what names it in messages: "--prepare"). Without shell, anything cmdline_shellism
+ * finds is refused with the --shell hint: split as plain words, a pattern or an operator would
+ * run something else than meant ("rm -f cache/STAR; cat keep.txt" with STAR a '*' must not be
+ * one rm of three words). Returns 0, or -1 with a message in err that quotes s and says what to
+ * do (add --shell, balance the quotes...); *c then needs no cmdline_free. s must outlive *c
+ * when shell is set. */
 int cmdline_split(struct cmdline *c, const char *what, const char *s, bool shell, char *err,
                   size_t errlen);
 void cmdline_free(struct cmdline *c);

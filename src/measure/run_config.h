@@ -11,6 +11,8 @@
 #define RUN_AUTO_MAX_RUNS 10      /* ... and at most this many */
 #define RUN_AUTO_LONG_SECONDS 60.0 /* one run longer than this: stop after it */
 #define RUN_DEFAULT_GRACE 2.0     /* seconds between SIGTERM and SIGKILL */
+#define RUN_MAX_TIMEOUT_S (365.0 * 86400) /* --timeout: a year; longer is a typo */
+#define RUN_MAX_GRACE_S 3600.0    /* --grace: an hour */
 
 struct run_config {
     char **argv;          /* the command (points into the caller's argv) */

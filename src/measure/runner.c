@@ -135,9 +135,15 @@ static void spawn_error(struct run_outcome *out, int rc, const char *name)
     }
 }
 
+/* Saturates far below INT64_MAX (about 292 years): no deadline arithmetic can overflow, and an
+ * out-of-range double is never cast (the options refuse such values before; this is the
+ * runner's own guard). */
 static int64_t seconds_to_ns(double s)
 {
-    return (int64_t)(s * 1e9);
+    const double max_s = 4e9; /* 126 years */
+    if (!(s > 0))
+        return 0;
+    return (int64_t)((s < max_s ? s : max_s) * 1e9);
 }
 
 /* Reaps every child that has exited; records the leader's wait status. */

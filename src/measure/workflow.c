@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <wordexp.h>
 
+#include "measure/cmdline.h"
 #include "measure/workflow_private.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -79,6 +80,9 @@ const char *workflow_split_why(int rc)
                "/bin/sh, or give cmd as a list of words";
     case WRDE_CMDSUB:
         return "uses command substitution: set 'shell: true' to run it through /bin/sh";
+    case WORKFLOW_SPLIT_PATTERN:
+        return "holds a pattern only a shell expands (* ? [ ] or ~): set 'shell: true' to run it "
+               "through /bin/sh, or quote it";
     case WRDE_SYNTAX:
         return "has a syntax error (unbalanced quotes?)";
     case WRDE_NOSPACE:
@@ -90,6 +94,20 @@ const char *workflow_split_why(int rc)
 
 int workflow_split(const char *s, wordexp_t *we)
 {
+    /* wordexp alone lets an operator after a pattern through ("rm cache/STAR; cat x", STAR a
+     * '*', became one rm of three words): the shell's characters are looked for first. */
+    char found;
+    switch (cmdline_shellism(s, true, &found)) {
+    case CMDLINE_OPERATOR:
+    case CMDLINE_VARIABLE: /* cannot happen: variables are allowed */
+        return WRDE_BADCHAR;
+    case CMDLINE_SUBST:
+        return WRDE_CMDSUB;
+    case CMDLINE_PATTERN:
+        return WORKFLOW_SPLIT_PATTERN;
+    case CMDLINE_PLAIN:
+        break;
+    }
     int rc = wordexp(s, we, WRDE_NOCMD);
     if (rc == WRDE_NOSPACE)
         wordfree(we); /* wordexp may have allocated part of the vector */

@@ -374,8 +374,8 @@ json_t *result_to_json(const struct bench_result *r)
     json_t *config = json_pack(
         "{s:o, s:i, s:o, s:o, s:o, s:o, s:b, s:b}",
         "runs", c->runs ? json_integer(c->runs) : json_null(), "warmup", c->warmup,
-        "timeout_s", c->timeout_s > 0 ? json_real(c->timeout_s) : json_null(),
-        "grace_s", json_real(c->grace_s), "prepare", jstr_or_null(c->prepare),
+        "timeout_s", c->timeout_s > 0 ? jnum(c->timeout_s) : json_null(),
+        "grace_s", jnum(c->grace_s), "prepare", jstr_or_null(c->prepare),
         "cleanup", jstr_or_null(c->cleanup), "fail_fast", c->fail_fast,
         "show_output", c->show_output);
     json_object_set_new(config, "interval_ns", jint(c->interval_ns));

@@ -83,7 +83,10 @@ int units_parse_seconds(const char *s, double *out)
         return -1;
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         if (strcmp(end, suffixes[i].suffix) == 0) {
-            *out = v * suffixes[i].scale;
+            double scaled = v * suffixes[i].scale; /* 1e308h overflows here, after strtod */
+            if (!isfinite(scaled))
+                return -1;
+            *out = scaled;
             return 0;
         }
     }

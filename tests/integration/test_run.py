@@ -256,6 +256,29 @@ class RunTest(unittest.TestCase):
         self.assertIn("--shell", err)
         rc, _, err = self.mlbench("-r", "1", "--shell", "--", "exit 0 | cat")
         self.assertEqual(rc, 0, err)
+        # issue 12: an operator after a pattern in one word slipped past the refusal and
+        # "rm -f cache/*; cat keep.txt" ran as one rm of three words, deleting keep.txt
+        work = os.path.join(self.tmp.name, "work")
+        os.makedirs(os.path.join(work, "cache"))
+        keep = os.path.join(work, "keep.txt")
+        open(keep, "w").close()
+        for cleanup, message in [("rm -f cache/*; cat keep.txt", "a pattern only a shell expands"),
+                                 ("rm -f cache/x; cat keep.txt", "holds a shell operator (';')"),
+                                 ("rm -f ~/x keep.txt", "'~', a pattern"),
+                                 ("rm -f $KEEP", "uses a variable"),
+                                 ("rm -f `echo keep.txt`", "command substitution")]:
+            with self.subTest(cleanup=cleanup):
+                p = subprocess.run([MLBENCH, "run", "--store", self.store, "-r", "1", "--cleanup",
+                                    cleanup, "--", "true"], capture_output=True, text=True,
+                                   cwd=work, env=dict(os.environ, KEEP="keep.txt"), timeout=60)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(message, p.stderr)
+                self.assertIn("add --shell", p.stderr)
+                self.assertTrue(os.path.exists(keep), "nothing ran")
+        # quoted, the same characters are words
+        rc, _, err = self.mlbench("-r", "1", "--prepare", f"touch '{marker}*;'", "--", "true")
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(os.path.exists(marker + "*;"))
         rc, _, err = self.mlbench("-r", "2", "--prepare", "false", "--", "true")
         self.assertEqual(rc, 1)
         self.assertIn("--prepare command failed", err)
@@ -313,6 +336,12 @@ class RunTest(unittest.TestCase):
             (["-l", "", "--", "true"], "--label is empty"),
             (["--prepare", "", "--", "true"], "--prepare is empty"),
             (["-r"], "needs a value"),
+            # issue 12: a duration that overflows once scaled, or is too long to be meant (it
+            # was cast to nanoseconds out of range: every run "timed out" at once, or the
+            # result document could not be built and was lost)
+            (["-r", "2", "--grace", "1e308h", "--", "true"], "--grace '1e308h'"),
+            (["--timeout", "1e10", "--", "true"], "--timeout '1e10' is not a positive duration up to 365 days"),
+            (["--grace", "1e10", "--", "true"], "--grace '1e10' is not a positive duration up to 1h"),
         ]
         for args, message in cases:
             with self.subTest(args=args):

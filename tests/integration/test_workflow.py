@@ -245,6 +245,9 @@ stages:
             ("dup.yaml", "stages:\n  a: touch ran\n  a: 'true'\n", ":3:3: duplicate stage 'a' in 'stages' (first at line 2)"),
             ("empty.yaml", "", ":1:1: the file is empty"),
             ("operator.yaml", "stages:\n  a: touch ran | cat\n", ":2:6: 'cmd' of stage 'a' holds a shell operator"),
+            # issue 12: the operator after a pattern in one word slipped through (data loss)
+            ("pattern.yaml", "stages:\n  a: touch ran\n  b: rm -f cache/*; cat keep.txt\n",
+             ":3:6: 'cmd' of stage 'b' holds a pattern only a shell expands"),
         ]
         for name, text, message in cases:
             with self.subTest(file=name):

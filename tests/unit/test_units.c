@@ -57,6 +57,10 @@ static void test_parse(void **state)
     assert_int_equal(units_parse_seconds("1h", &s), 0);
     assert_true(s == 3600);
     assert_int_equal(units_parse_seconds("-1", &s), -1);
+    /* finite as a number, infinite once scaled: refused, never inf */
+    assert_int_equal(units_parse_seconds("1e308h", &s), -1);
+    assert_int_equal(units_parse_seconds("1e307min", &s), -1);
+    assert_int_equal(units_parse_seconds("1e308ms", &s), 0);
     assert_int_equal(units_parse_seconds("1 s", &s), -1);
     assert_int_equal(units_parse_seconds("inf", &s), -1);
     assert_int_equal(units_parse_seconds("ms", &s), -1);
