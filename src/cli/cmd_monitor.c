@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -154,9 +155,31 @@ static bool pid_alive(long pid)
     return pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+/* A pid file may be replaced only when it is absent, or a regular file (not a link, a device or
+ * a FIFO) that holds a pid, of a process that is gone: anything else is somebody's file that
+ * --pidfile named by mistake, and is refused, never deleted. */
 static int pidfile_check(const char *path, char *err, size_t errlen)
 {
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "cannot use the pid file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "pid file '%s' is not a regular file (a %s): it is left alone; "
+                 "choose another --pidfile", path,
+                 S_ISLNK(st.st_mode) ? "symbolic link" : S_ISDIR(st.st_mode) ? "directory"
+                 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : "FIFO or socket");
+        return -1;
+    }
     long pid = pidfile_read(path);
+    if (pid <= 0) {
+        snprintf(err, errlen, "pid file '%s' exists and holds no process id: it is left alone "
+                 "(not mlbench's?); remove it yourself or choose another --pidfile", path);
+        return -1;
+    }
     if (pid_alive(pid)) {
         snprintf(err, errlen, "pid file '%s' names process %ld, which is running (another "
                  "mlbench monitor?): stop it, or choose another --pidfile", path, pid);
@@ -167,11 +190,14 @@ static int pidfile_check(const char *path, char *err, size_t errlen)
 
 /* Writes our pid atomically: a complete temporary file, then link() (which fails if the file
  * appeared meanwhile: two monitors started at once cannot both win). A stale file is
- * replaced. */
+ * replaced. The temporary file is made by mkstemp (O_EXCL, a random name): a link planted
+ * beside the pid file cannot redirect the write. */
 static int pidfile_write(const char *path, char *err, size_t errlen)
 {
-    char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0)
+        fchmod(fd, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "cannot write the pid file '%s': %s", path, strerror(errno));
         free(tmp);

@@ -348,6 +348,32 @@ procs 1 -
         with open(pidfile) as f:
             self.assertEqual(f.read(), f"{os.getppid()}\n")  # left alone
 
+    def test_pidfile_that_is_not_ours(self):
+        """issue 12: --pidfile deleted an existing file that held no pid, and a device node
+        (--pidfile /dev/null removed /dev/null): anything but a pid file is refused, intact."""
+        text = self.path("important.txt")
+        with open(text, "w") as f:
+            f.write("my notes\n")
+        empty = self.path("empty.pid")
+        open(empty, "w").close()
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        link = self.path("link.pid")
+        os.symlink(text, link)
+        for path, fragment in [(text, "holds no process id"), (empty, "holds no process id"),
+                               (fifo, "not a regular file (a FIFO or socket)"),
+                               (link, "not a regular file (a symbolic link)"),
+                               (self.tmp.name, "not a regular file (a directory)")]:
+            with self.subTest(path=path):
+                r = self.run_monitor("--listen", f"127.0.0.1:{free_port()}", "--pidfile", path)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(fragment, r.stderr)
+                self.assertTrue(os.path.lexists(path))
+        with open(text) as f:
+            self.assertEqual(f.read(), "my notes\n")
+        self.assertTrue(os.path.islink(link))
+        self.assertFalse([n for n in os.listdir(self.tmp.name) if ".tmp." in n], "no temporary left")
+
     # --- as a service ----------------------------------------------------------------------
 
     def wait_file(self, path, contains="", timeout=15):
