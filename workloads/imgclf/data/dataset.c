@@ -118,7 +118,7 @@ static int lock_dir(const char *dir)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/" LOCK_NAME, dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     while (flock(fd, LOCK_EX) < 0) {

@@ -123,7 +123,7 @@ int ds_rm_tree_at(int dirfd, const char *name)
  * 0, or -1 with errno set. */
 int ds_write_file(const char *path, const unsigned char *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     if (wl_write_all(fd, data, len) < 0) {

@@ -198,7 +198,7 @@ int ds_manifest_write(const char *dir, const json_t *m, char *err, size_t errlen
     size_t len = strlen(text);
     text[len] = '\n'; /* the terminator becomes the final newline */
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     int rc = dfd >= 0 && fd >= 0 && wl_write_all(fd, text, len + 1) == 0 &&
                      fsync(fd) == 0
                  ? 0
