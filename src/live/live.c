@@ -234,7 +234,7 @@ static void on_end(struct live_metrics *m, const struct marker_token *tok)
                 break;
             }
     }
-    if (j < 0) {
+    if (j < 0 || tok->t_ns < t->open[j].t_ns) { /* stamped before its begin: no duration */
         m->unbalanced++;
         return;
     }

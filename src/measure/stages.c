@@ -310,14 +310,16 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
             size_t k = s->n;
             while (k > 0 && d->spans[s->open[k - 1]].name != e->name)
                 k--;
-            if (k == 0) {
+            /* An end stamped before its begin (the workload's clock, or a forged event) would
+             * make a negative duration: it matches nothing, and the stage stays open. */
+            if (k == 0 || t < d->spans[s->open[k - 1]].start_ns) {
                 d->unbalanced++;
                 break;
             }
             /* Inner stages left open are closed here too, and counted as unbalanced. */
             for (size_t j = s->n; j >= k; j--) {
                 struct span *sp = &d->spans[s->open[j - 1]];
-                sp->end_ns = t;
+                sp->end_ns = t > sp->start_ns ? t : sp->start_ns;
                 sp->closed = j == k;
                 d->unbalanced += j != k;
             }

@@ -63,8 +63,9 @@ struct stage_data {
     struct instant *instants;
     size_t n_instants;
     uint64_t events;          /* well-formed events */
-    uint64_t unbalanced;      /* E without a matching open B on its thread, or B closed by an
-                               * E of an outer stage */
+    uint64_t unbalanced;      /* E without a matching open B on its thread (or stamped before
+                               * it: never a negative duration), or B closed by an E of an
+                               * outer stage */
     uint64_t unclosed;        /* B still open at the end of the run */
     int64_t outside_ns;       /* wall time during which no stage was open (-1 without markers) */
 };

@@ -157,6 +157,33 @@ static void test_unbalanced_and_unclosed(void **state)
     event_log_free(&log);
 }
 
+/* issue 12: an end stamped before its begin gave "load -400.000 ms", share -32 %. */
+static void test_end_before_begin(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 load", T0 + 500 * MS);
+    ev(&log, "E %lld 1 1 load", T0 + 100 * MS);            /* backwards: matches nothing */
+    ev(&log, "B %lld 1 1 outer", T0 + 600 * MS);
+    ev(&log, "B %lld 1 1 inner", T0 + 700 * MS);
+    ev(&log, "E %lld 1 1 outer", T0 + 650 * MS);           /* before inner began: clamped */
+    stages_aggregate(&log, T0, 1000 * MS, &d);
+    assert_int_equal(d.unbalanced, 2);
+    for (size_t i = 0; i < d.n_stages; i++)
+        assert_true(d.stages[i].active_ns >= 0);
+    for (size_t i = 0; i < d.n_spans; i++)
+        assert_true(d.spans[i].end_ns >= d.spans[i].start_ns);
+    const struct stage_total *load = stage(&d, &log, "load");
+    assert_int_equal(load->unclosed, 1);
+    assert_int_equal(load->active_ns, 500 * MS); /* open from 500 ms to the end of the run */
+    assert_int_equal(stage(&d, &log, "outer")->active_ns, 50 * MS);
+    assert_int_equal(stage(&d, &log, "inner")->active_ns, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
 static void test_counters_meta_instants(void **state)
 {
     (void)state;
@@ -254,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_threads_and_processes),
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_unbalanced_and_unclosed),
+        cmocka_unit_test(test_end_before_begin),
         cmocka_unit_test(test_counters_meta_instants),
         cmocka_unit_test(test_adoption),
         cmocka_unit_test(test_event_log),
