@@ -1,6 +1,7 @@
 /* csv.c: CSV tables (--format csv) for spreadsheets and data frames, RFC 4180: a header
  * line, CRLF line ends, fields holding a comma, a double quote or a line break quoted with
- * quotes doubled, empty fields for values that were not measured. One table per file, chosen
+ * quotes doubled, text that would start a formula neutralised with a leading ', empty fields
+ * for values that were not measured. One table per file, chosen
  * with --table: stages (the default: the summary of each stage), runs (one row per run),
  * samples (every resource sample, long format), comparison (stage changes, several results).
  * Every table starts with the result id, so the tables of several results concatenate. */
@@ -10,15 +11,21 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* A text field. One that a spreadsheet would take for a formula (it starts with = + - @, a tab
+ * or a carriage return: OWASP's CSV-injection rule) gets a leading ' and quotes, so a stage
+ * named =HYPERLINK(...) stays text. Numbers are written by csv_num, never through here. */
 static void csv_field(FILE *out, const char *s)
 {
     if (!s)
         return;
-    if (!strpbrk(s, ",\"\r\n")) {
+    bool formula = *s && strchr("=+-@\t\r", *s);
+    if (!formula && !strpbrk(s, ",\"\r\n")) {
         fputs(s, out);
         return;
     }
     fputc('"', out);
+    if (formula)
+        fputc('\'', out);
     for (const char *p = s; *p; p++) {
         if (*p == '"')
             fputc('"', out);

@@ -321,6 +321,26 @@ static size_t csv_record(const char **p, char fields[][128], size_t max)
     }
 }
 
+/* issue 12: a stage named like a formula was written as a live formula cell. */
+static void test_csv_formulas(void **state)
+{
+    (void)state;
+    json_t *r = json_deep_copy(base);
+    json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
+    const char *names[] = {"=HYPERLINK(\"http://x\",\"y\")", "+1", "-cmd", "@SUM(A1)", "\tx"};
+    for (size_t i = 0; i < json_array_size(stages) && i < 3; i++)
+        json_object_set_new(json_array_get(stages, i), "name", json_string(names[i]));
+    json_object_set_new(r, "label", json_string("@SUM(A1)"));
+    char *csv = render_one("csv", r);
+    assert_non_null(strstr(csv, "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""));
+    assert_non_null(strstr(csv, ",\"'@SUM(A1)\","));
+    assert_null(strstr(csv, ",=HYPERLINK"));
+    assert_null(strstr(csv, ",@SUM"));
+    assert_null(strstr(csv, "\n=")); /* no cell anywhere starts a formula */
+    free(csv);
+    json_decref(r);
+}
+
 static void test_csv_quoting(void **state)
 {
     (void)state;
@@ -692,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_markdown_sections),
         cmocka_unit_test(test_markdown_comparison),
         cmocka_unit_test(test_csv_quoting),
+        cmocka_unit_test(test_csv_formulas),
         cmocka_unit_test(test_trace_events),
         cmocka_unit_test(test_html_escapes_and_svg),
         cmocka_unit_test(test_requests_refused),
