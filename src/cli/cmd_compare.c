@@ -19,6 +19,7 @@
 #include "export/export.h"
 #include "store/store.h"
 #include "util/jsonx.h"
+#include "util/term.h"
 
 static const char usage[] =
     "usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
@@ -126,23 +127,17 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
 
 /* ---- text output ---- */
 
-/* Columns on the terminal taken by UTF-8 text s (one per code point). */
-static int text_width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            w++;
-    return w;
-}
+/* The text comparison is composed here, then written to stdout through term_clean: names and
+ * labels come from result files, which may be anybody's, and must not drive the terminal. */
+static FILE *text_out;
 
 static void put_cell(const char *s, int width, int right)
 {
-    int pad = width - text_width(s);
+    int pad = width - term_cols(s);
     if (right)
-        printf("%*s%s", pad > 0 ? pad : 0, "", s);
+        fprintf(text_out, "%*s%s", pad > 0 ? pad : 0, "", s);
     else
-        printf("%s%*s", s, pad > 0 ? pad : 0, "");
+        fprintf(text_out, "%s%*s", s, pad > 0 ? pad : 0, "");
 }
 
 #define DASH "\u2014"
@@ -210,16 +205,16 @@ static void print_stage_table(const json_t *stages, double ci_level)
     int width[N_COLS] = {0};
     for (size_t i = 0; i <= n; i++)
         for (int k = 0; k < N_COLS; k++)
-            if (text_width(rows[i].c[k]) > width[k])
-                width[k] = text_width(rows[i].c[k]);
+            if (term_cols(rows[i].c[k]) > width[k])
+                width[k] = term_cols(rows[i].c[k]);
     for (size_t i = 0; i <= n; i++) {
-        fputs("  ", stdout);
+        fputs("  ", text_out);
         for (int k = 0; k < N_COLS; k++) {
             put_cell(rows[i].c[k], width[k], col_right[k] && i > 0);
             if (k + 1 < N_COLS)
-                fputs(k == COL_BASE || k == COL_ARROW ? " " : "  ", stdout);
+                fputs(k == COL_BASE || k == COL_ARROW ? " " : "  ", text_out);
         }
-        putchar('\n');
+        fputc('\n', text_out);
     }
     free(rows);
 }
@@ -277,19 +272,19 @@ static void print_pairs(const char *title, const json_t *rows, const char *name_
     const json_t *r;
     json_array_foreach(rows, i, r) {
         const char *name = jsonx_str(r, name_key);
-        if (name && text_width(name) > w)
-            w = text_width(name);
+        if (name && term_cols(name) > w)
+            w = term_cols(name);
     }
-    printf("\n%s\n", title);
+    fprintf(text_out, "\n%s\n", title);
     json_array_foreach(rows, i, r) {
         char b[256], c[256];
         const json_t *vb = json_object_get(r, "baseline"), *vc = json_object_get(r, "candidate");
         fmt_scalar(vb, b, sizeof b);
         fmt_scalar(vc, c, sizeof c);
-        fputs("  ", stdout);
+        fputs("  ", text_out);
         put_cell(jsonx_str(r, name_key) ? jsonx_str(r, name_key) : "?", w, 0);
         int same = json_equal((json_t *)vb, (json_t *)vc);
-        printf("  %s \u2192 %s%s\n", b, c,
+        fprintf(text_out, "  %s \u2192 %s%s\n", b, c,
                !strcmp(value_kind, "env") ? (json_is_true(json_object_get(r, "matters"))
                                                  ? "   (matters)" : "")
                : same                     ? ""
@@ -306,12 +301,12 @@ static void print_resources(const json_t *rows)
     const json_t *r;
     json_array_foreach(rows, i, r) {
         const char *s = jsonx_str(r, "stage"), *m = jsonx_str(r, "metric");
-        if (s && text_width(s) > ws)
-            ws = text_width(s);
-        if (m && text_width(resource_title(m)) > wm)
-            wm = text_width(resource_title(m));
+        if (s && term_cols(s) > ws)
+            ws = term_cols(s);
+        if (m && term_cols(resource_title(m)) > wm)
+            wm = term_cols(resource_title(m));
     }
-    printf("\nresources\n");
+    fprintf(text_out, "\nresources\n");
     const char *last_stage = "";
     json_array_foreach(rows, i, r) {
         const char *s = jsonx_str(r, "stage"), *m = jsonx_str(r, "metric");
@@ -320,12 +315,12 @@ static void print_resources(const json_t *rows)
         char b[64], c[64];
         fmt_resource(m, jsonx_num(r, "baseline"), b, sizeof b);
         fmt_resource(m, jsonx_num(r, "candidate"), c, sizeof c);
-        fputs("  ", stdout);
+        fputs("  ", text_out);
         put_cell(strcmp(s, last_stage) ? s : "", ws, 0);
-        fputs("  ", stdout);
+        fputs("  ", text_out);
         put_cell(resource_title(m), wm, 0);
         const char *labels = strchr(m, '{');
-        printf("  %s \u2192 %s%s%s\n", b, c, labels ? "   " : "", labels ? labels : "");
+        fprintf(text_out, "  %s \u2192 %s%s%s\n", b, c, labels ? "   " : "", labels ? labels : "");
         last_stage = s;
     }
 }
@@ -338,12 +333,12 @@ static const char *display_name(const json_t *who)
 
 static void print_who(const char *role, const json_t *who)
 {
-    printf("%s %s", role, display_name(who));
+    fprintf(text_out, "%s %s", role, display_name(who));
     if (jsonx_str(who, "label") && jsonx_str(who, "id"))
-        printf(" (%s)", jsonx_str(who, "id"));
+        fprintf(text_out, " (%s)", jsonx_str(who, "id"));
     if (jsonx_str(who, "path"))
-        printf("  %s", jsonx_str(who, "path"));
-    putchar('\n');
+        fprintf(text_out, "  %s", jsonx_str(who, "path"));
+    fputc('\n', text_out);
 }
 
 /* Says when the stage rows cannot be compared: no stage in common, or one side without any. */
@@ -359,9 +354,9 @@ static void print_stage_note(const json_t *c)
         only_cand += v && !strcmp(v, "missing in baseline");
     }
     if (only_base && only_cand)
-        printf("note: the results have no stage in common: only the totals can be compared\n");
+        fprintf(text_out, "note: the results have no stage in common: only the totals can be compared\n");
     else if (only_base || only_cand)
-        printf("note: the %s has no stages (no markers?): only the totals can be compared\n",
+        fprintf(text_out, "note: the %s has no stages (no markers?): only the totals can be compared\n",
                only_base ? "candidate" : "baseline");
 }
 
@@ -373,21 +368,21 @@ static void print_text(const json_t *doc)
     const json_t *c;
     json_array_foreach(json_object_get(doc, "candidates"), i, c) {
         if (i)
-            fputs("\n\n", stdout);
+            fputs("\n\n", text_out);
         print_who("baseline: ", base);
         print_who("candidate:", c);
         if (!json_is_true(json_object_get(c, "like_for_like"))) {
-            printf("warning: not like for like: ");
+            fprintf(text_out, "warning: not like for like: ");
             size_t k, shown = 0;
             const json_t *d;
             json_array_foreach(json_object_get(c, "environment_differences"), k, d)
                 if (json_is_true(json_object_get(d, "matters")))
-                    printf("%s%s", shown++ ? ", " : "", jsonx_str(d, "key"));
-            printf(" differ%s: differences may come from the machine, not the change\n",
+                    fprintf(text_out, "%s%s", shown++ ? ", " : "", jsonx_str(d, "key"));
+            fprintf(text_out, " differ%s: differences may come from the machine, not the change\n",
                    shown == 1 ? "s" : "");
         }
         print_stage_note(c);
-        putchar('\n');
+        fputc('\n', text_out);
         print_stage_table(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
         print_pairs("counters (median per run of the sum for counts, else of the last value)",
                     json_object_get(c, "counters"), "name", "value");
@@ -398,27 +393,27 @@ static void print_text(const json_t *doc)
     }
     size_t n = json_array_size(json_object_get(doc, "candidates"));
     if (n > 1) {
-        printf("\n\ntotal against %s:\n", display_name(base));
+        fprintf(text_out, "\n\ntotal against %s:\n", display_name(base));
         int w = 0;
         json_array_foreach(json_object_get(doc, "candidates"), i, c)
-            if (text_width(display_name(c)) > w)
-                w = text_width(display_name(c));
+            if (term_cols(display_name(c)) > w)
+                w = term_cols(display_name(c));
         json_array_foreach(json_object_get(doc, "candidates"), i, c) {
             const json_t *stages = json_object_get(c, "stages");
             const json_t *total = json_array_get(stages, json_array_size(stages) - 1);
             char ch[64], dur[64];
             fmt_change(jsonx_num(total, "change_pct"), ch, sizeof ch);
             fmt_duration(jsonx_num(total, "candidate_median_ns"), dur, sizeof dur);
-            fputs("  ", stdout);
+            fputs("  ", text_out);
             put_cell(display_name(c), w, 0);
-            fputs("  ", stdout);
+            fputs("  ", text_out);
             put_cell(dur, 10, 1);
-            fputs("  ", stdout);
+            fputs("  ", text_out);
             put_cell(ch, 9, 1);
-            printf("  %s\n", jsonx_str(total, "verdict"));
+            fprintf(text_out, "  %s\n", jsonx_str(total, "verdict"));
         }
     }
-    printf("\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1 "
+    fprintf(text_out, "\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1 "
            "(docs/compare.md)\n", jsonx_num(doc, "alpha"), jsonx_num(doc, "min_effect_pct"));
 }
 
@@ -505,7 +500,15 @@ int cmd_compare(int argc, char **argv)
             puts(text);
             free(text);
         } else {
-            print_text(doc);
+            char *text = NULL;
+            size_t len = 0;
+            if ((text_out = open_memstream(&text, &len))) {
+                print_text(doc);
+                if (fclose(text_out) == 0)
+                    term_clean(stdout, text, len);
+            }
+            free(text);
+            text_out = NULL;
         }
         fflush(stdout);
         char msg[4096];

@@ -93,6 +93,10 @@ int term_clean(FILE *out, const char *text, size_t len)
         } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* a C1 control */
             c = '?';
             p++;
+        } else if (c == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+                                 (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))) {
+            c = '?'; /* a bidi embedding, override or isolate (U+202A-E, U+2066-9) */
+            p += 2;
         }
         rc = putc(c, out) == EOF ? -1 : 0;
     }

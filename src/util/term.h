@@ -9,7 +9,8 @@
 
 /* Writes text[0..len) to out for a terminal: a byte that is not well-formed UTF-8, a control
  * character other than newline (C0, DEL, and the C1 controls U+0080..U+009F, which some
- * terminals obey too) each become '?'. Returns 0, or -1 when out fails. */
+ * terminals obey too), and the bidi controls that reorder what follows (U+202A..U+202E,
+ * U+2066..U+2069) each become '?'. Returns 0, or -1 when out fails. */
 int term_clean(FILE *out, const char *text, size_t len);
 
 /* s made fit for one cell of a terminal table into buf (returned): newlines and tabs become

@@ -100,6 +100,19 @@ class CompareTest(unittest.TestCase):
         doc = self.compare_json(self.slow, self.fast)
         self.assertEqual(doc["candidates"][0]["stages"][-1]["verdict"], "faster")
 
+    def test_hostile_names(self):
+        """issue 12: labels and stage names from a result file reached the terminal raw."""
+        def edit(r):
+            r["label"] = "evil\x1b]0;owned\x07\u009b31m\u202etxt"
+            for s in r["summary"]["stages"]:
+                s["name"] = "\x1b[2J" + s["name"]
+        bad = self.edited(self.staged, "hostile.json", edit)
+        rc, out, err = self.compare(bad, self.staged)
+        self.assertEqual(rc, 0, err)
+        for ch in ("\x1b", "\x07", "\u009b", "\u202e"):
+            self.assertNotIn(ch, out)
+        self.assertIn("evil?]0;owned??31m?txt", out)
+
     def test_same_result_no_change(self):
         doc = self.compare_json(self.staged, self.staged)
         c = doc["candidates"][0]
