@@ -18,6 +18,7 @@
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
+#include "util/term.h"
 
 static void usage(FILE *out)
 {
@@ -127,13 +128,19 @@ struct output {
     FILE *f;
     char *tmp;          /* NULL for stdout */
     const char *path;
+    char *screen;       /* stdout is a terminal: the report is composed here, then cleaned */
+    size_t screen_len;
 };
 
 static int output_open(struct output *o, const char *path, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     if (!path || !strcmp(path, "-")) {
-        o->f = stdout;
+        /* On a terminal, names from result files must not drive it: composed in memory and
+         * written through term_clean. A pipe or a file gets the report's bytes as they are. */
+        o->f = isatty(STDOUT_FILENO) ? open_memstream(&o->screen, &o->screen_len) : NULL;
+        if (!o->f)
+            o->f = stdout;
         return 0;
     }
     o->path = path;
@@ -165,6 +172,11 @@ static int output_open(struct output *o, const char *path, char *err, size_t err
 static int output_close(struct output *o, int ok, char *err, size_t errlen)
 {
     if (!o->tmp) {
+        if (o->f != stdout) {
+            if (fclose(o->f) == 0 && ok)
+                term_clean(stdout, o->screen, o->screen_len);
+            free(o->screen);
+        }
         if (fflush(stdout) != 0 && ok) {
             snprintf(err, errlen, "cannot write to stdout: %s", strerror(errno));
             return -1;

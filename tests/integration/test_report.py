@@ -86,6 +86,38 @@ class ReportTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def test_terminal_output_is_cleaned(self):
+        """issue 12: a report printed to a terminal passed a result's escape sequences through;
+        to a pipe the bytes stay as the format writes them."""
+        import pty
+        r = json.loads(json.dumps(self.result))
+        r["label"] = "evil\x1b]0;owned\x07 \u202etxt"
+        hostile = os.path.join(self.tmp.name, "hostile.json")
+        with open(hostile, "w") as f:
+            json.dump(r, f)
+        master, slave = pty.openpty()
+        p = subprocess.Popen([MLBENCH, "report", "--store", self.store, hostile, "--format", "md"],
+                             stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 65536)
+            except OSError:  # EIO: the other side closed
+                break
+            if not b:
+                break
+            chunks.append(b)
+        os.close(master)
+        self.assertEqual(p.wait(timeout=60), 0, p.stderr.read())
+        p.stderr.close()
+        screen = b"".join(chunks).decode("utf-8")
+        self.assertIn("evil?]0;owned? ?txt", screen)
+        for ch in ("\x1b", "\x07", "\u202e"):
+            self.assertNotIn(ch, screen)
+        _, piped, _ = self.report(hostile, "--format", "md")
+        self.assertIn("\u202e", piped)  # a pipe gets the document itself
+
     def report(self, *args, ok=True):
         """Runs mlbench report; returns (exit status, stdout, stderr). Output is decoded as
         UTF-8 with line ends kept as written."""
