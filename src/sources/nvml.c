@@ -29,6 +29,7 @@
 #include "util/xalloc.h"
 
 #define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
+#define NVML_MAX_GPUS 256 /* more than any machine holds (NVLink domains are per rack) */
 
 /* nvmlDeviceGetPcieThroughput measures over 20 ms and blocks for that long, per counter and per
  * GPU: two counters on 8 GPUs cost 320 ms, more than a 100 ms tick. So PCIe is read only at
@@ -274,10 +275,13 @@ static int nvml_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     }
     unsigned int n = 0;
     rc = api->count(&n);
-    if (rc != NVML_SUCCESS || n == 0) {
+    if (rc != NVML_SUCCESS || n == 0 || n > NVML_MAX_GPUS) {
         if (rc != NVML_SUCCESS)
             snprintf(err, errlen, "nvmlDeviceGetCount failed: %s: GPU not measured",
                      error_text(api, rc, buf, sizeof buf));
+        else if (n > NVML_MAX_GPUS) /* a broken library: 4 294 967 295 GPUs asked 1.4 TB */
+            snprintf(err, errlen, "NVML says there are %u GPUs, more than the %d one machine can "
+                     "hold (a broken driver or library?): GPU not measured", n, NVML_MAX_GPUS);
         else
             snprintf(err, errlen, "no GPU found");
         unload(st, true);

@@ -10,6 +10,7 @@
  *   init ERR_x                 nvmlInit answers this error
  *   count ERR_x                nvmlDeviceGetCount answers this error
  *   devices N                  N GPUs (default 1, at most 8)
+ *   count_says N               nvmlDeviceGetCount says N whatever exists (a broken library)
  *   driver VERSION             nvmlSystemGetDriverVersion
  *   name G TEXT...             defaults "Fake GPU G"; uuid G TEXT: "GPU-fake-G"
  *   cc G MAJOR MINOR           default 9 0
@@ -98,6 +99,7 @@ static struct {
     int inits; /* nvmlInit minus nvmlShutdown: NVML counts references */
     nvmlReturn_t init_rc, count_rc;
     unsigned int n_gpus;
+    long long count_says;  /* >= 0: what nvmlDeviceGetCount answers instead of n_gpus */
     char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
     struct nvmlDevice_st gpu[FAKE_MAX_GPUS];
 } fake;
@@ -172,6 +174,7 @@ static void default_script(void)
 {
     free_script();
     fake.n_gpus = 1;
+    fake.count_says = -1;
     snprintf(fake.driver, sizeof fake.driver, "999.0.fake");
     for (unsigned int g = 0; g < FAKE_MAX_GPUS; g++) {
         struct nvmlDevice_st *d = &fake.gpu[g];
@@ -314,6 +317,10 @@ static bool parse_line(char *line)
     if (!strcmp(key, "devices")) {
         fake.n_gpus = (unsigned int)g;
         return g <= FAKE_MAX_GPUS;
+    }
+    if (!strcmp(key, "count_says")) {
+        fake.count_says = (long long)(unsigned int)g;
+        return g <= 0xffffffffull;
     }
     if (g >= FAKE_MAX_GPUS)
         return false;
@@ -485,7 +492,7 @@ static nvmlReturn_t device_count(unsigned int *count)
         return NVML_ERROR_UNINITIALIZED;
     if (fake.count_rc != NVML_SUCCESS)
         return fake.count_rc;
-    *count = fake.n_gpus;
+    *count = fake.count_says >= 0 ? (unsigned int)fake.count_says : fake.n_gpus;
     return NVML_SUCCESS;
 }
 

@@ -228,6 +228,21 @@ static void test_count_error(void **state)
     assert_int_equal(fx->calls("nvmlShutdown"), 1);
 }
 
+/* issue 12: a library that said 4 294 967 295 GPUs made mlbench allocate 1.4 TB and abort. */
+static void test_absurd_count(void **state)
+{
+    struct fixture *fx = *state;
+    use_fake(fx, false, "count_says 4294967295\n");
+    assert_int_equal(open_source(fx), -1);
+    assert_string_equal(fx->err, "NVML says there are 4294967295 GPUs, more than the 256 one "
+                        "machine can hold (a broken driver or library?): GPU not measured");
+    assert_int_equal(fx->calls("nvmlShutdown"), 1);
+    assert_int_equal(fx->reg.n, 0);
+    use_fake(fx, false, "count_says 100000\n");
+    assert_int_equal(open_source(fx), -1);
+    assert_non_null(strstr(fx->err, "100000 GPUs"));
+}
+
 static void test_no_gpu(void **state)
 {
     struct fixture *fx = *state;
@@ -652,6 +667,7 @@ static void test_pcie_rest(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_absurd_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_library_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_an_nvml_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_error, setup, teardown),
