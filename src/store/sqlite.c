@@ -431,8 +431,10 @@ static int sqlite_list(void *handle, const struct store_query *q, struct store_e
         r->workdir_commit = column_text(st, 6);
         r->created = column_text(st, 7);
         r->status = column_text(st, 8);
-        r->runs_measured = (long)sqlite3_column_int64(st, 9);
-        r->runs_ok = (long)sqlite3_column_int64(st, 10);
+        /* an index written by an older mlbench may hold any count: kept in range here too */
+        sqlite3_int64 measured = sqlite3_column_int64(st, 9), ok = sqlite3_column_int64(st, 10);
+        r->runs_measured = measured >= 0 && measured <= 1000000000 ? (long)measured : 0;
+        r->runs_ok = ok >= 0 && ok <= r->runs_measured ? (long)ok : 0;
         column_stats(st, 11, &r->wall);
         r->file_mtime_ns = (int64_t)sqlite3_column_int64(st, 17);
         r->file_size = (int64_t)sqlite3_column_int64(st, 18);

@@ -46,10 +46,11 @@ static char *json_strdup(const json_t *obj, const char *key)
     return v ? xstrdup(v) : NULL;
 }
 
+#define STORE_MAX_RUNS 1000000000LL /* more runs than any result holds (run -r allows 10^6) */
+
 static void stats_from_json(const json_t *o, struct store_stats *t)
 {
-    double n = jsonx_num(o, "n");
-    t->n = isfinite(n) && n > 0 ? (long)n : 0;
+    t->n = (long)jsonx_count(o, "n", STORE_MAX_RUNS, 0);
     t->median_ns = jsonx_num(o, "median");
     t->ci_low_ns = jsonx_num(o, "ci_low");
     t->ci_high_ns = jsonx_num(o, "ci_high");
@@ -108,9 +109,10 @@ static int store_entry_from_json(json_t *result, const char *path, struct store_
     }
 
     const json_t *sum = json_object_get(result, "summary");
-    double measured = jsonx_num(sum, "runs_measured"), ok = jsonx_num(sum, "runs_ok");
-    e->runs_measured = isfinite(measured) ? (long)measured : 0;
-    e->runs_ok = isfinite(ok) ? (long)ok : 0;
+    /* counts from a file that may be anybody's: in range, and ok never above measured (a huge
+     * runs_measured overflowed "N failed" in history: issue 12) */
+    e->runs_measured = (long)jsonx_count(sum, "runs_measured", STORE_MAX_RUNS, 0);
+    e->runs_ok = (long)jsonx_count(sum, "runs_ok", e->runs_measured, 0);
     stats_from_json(json_object_get(sum, "wall_ns"), &e->wall);
     const json_t *stages = json_object_get(sum, "stages");
     e->stages = xcalloc(json_array_size(stages) + 1, sizeof *e->stages);

@@ -18,6 +18,14 @@ const char *jsonx_str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+long long jsonx_count(const json_t *o, const char *key, long long max, long long fallback)
+{
+    double v = jsonx_num(o, key);
+    if (!(v >= 0 && v <= (double)max) || v != floor(v)) /* false for NaN too */
+        return fallback;
+    return (long long)v;
+}
+
 long long jsonx_int(const json_t *o, const char *key, long long fallback)
 {
     const json_t *v = json_object_get(o, key);

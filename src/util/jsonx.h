@@ -13,6 +13,10 @@ double jsonx_number(const json_t *v);
 double jsonx_num(const json_t *o, const char *key);
 /* o[key] when it is a string, else NULL. */
 const char *jsonx_str(const json_t *o, const char *key);
+/* o[key] as a count in [0, max]: a number outside it (negative, huge, fractional, NaN) or
+ * anything else gives fallback. For counts read from files before they meet arithmetic,
+ * allocation sizes or loop bounds: no signed overflow, no out-of-range float conversion. */
+long long jsonx_count(const json_t *o, const char *key, long long max, long long fallback);
 /* o[key] when it is an integer (a real in range is rounded to the nearest), else fallback. */
 long long jsonx_int(const json_t *o, const char *key, long long fallback);
 

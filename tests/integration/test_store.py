@@ -68,6 +68,27 @@ class StoreTest(unittest.TestCase):
 
     # ------------------------------------------------------------------ history
 
+    def test_hostile_counts(self):
+        """issue 12: a result with a huge runs_measured overflowed signed arithmetic in history
+        (UBSan aborted; the plain build printed '9223372036854775805 failed')."""
+        rid = self.bench("true", runs=1)
+        path = os.path.join(self.runs, rid + ".json")
+        with open(path) as f:
+            r = json.load(f)
+        for i, (measured, ok) in enumerate([(9.3e18, -9.3e18), (1e300, 5), (-3, 2), (2.5, 1)]):
+            r["id"] = f"20990101T00000{i}-bad{i:03d}"
+            r["summary"]["runs_measured"], r["summary"]["runs_ok"] = measured, ok
+            r["summary"]["wall_ns"]["n"] = measured
+            with open(os.path.join(self.runs, r["id"] + ".json"), "w") as f:
+                json.dump(r, f)
+        rc, out, err = self.cli("history")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("-9223372036854775808", out)
+        self.assertNotIn("922337203685477", out)
+        for e in self.history_json()["results"]:
+            self.assertGreaterEqual(e["runs_measured"], 0, e)
+            self.assertLessEqual(e["runs_ok"], e["runs_measured"], e)
+
     def test_history_table_and_json(self):
         a1 = self.bench(STAGE_PROG, "seq", label="seq")
         other = self.bench(STAGE_PROG, "threads")
