@@ -180,7 +180,7 @@ static void label_text(FILE *out, const char *s, size_t max)
 static double nice_ceil_bytes(double v)
 {
     double p = 1;
-    while (v / p >= 1024)
+    for (int i = 0; i < 8 && v / p >= 1024; i++) /* up to EiB; an infinite v stops too */
         p *= 1024;
     return nice_ceil(v / p) * p;
 }
@@ -190,7 +190,14 @@ static void time_axis(FILE *out, double x0, double span_ns, double y_top, double
 {
     double step = nice_ceil(span_ns / 6);
     char buf[32];
-    for (double t = 0; t <= span_ns * (1 + 1e-9); t += step) {
+    /* A span from a file may be anything (1e308 ns made step infinite and this loop endless,
+     * filling the disk): no axis unless both are finite, and never more than a dozen ticks. */
+    if (!isfinite(span_ns) || !(span_ns > 0) || !isfinite(step) || !(step > 0))
+        return;
+    for (int i = 0; i <= 12; i++) {
+        double t = i * step;
+        if (t > span_ns * (1 + 1e-9))
+            break;
         double x = x0 + (PLOT_X1 - x0) * t / span_ns;
         fprintf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
                 x, y_top, x, y_bottom);
@@ -257,6 +264,11 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
           "</figcaption>\n", out);
     if (!(max_ns > 0)) {
         fputs("<p>No run completed: nothing to draw.</p>\n</figure>\n", out);
+        return;
+    }
+    if (!isfinite(max_ns * 1.12) || max_ns > 1e18) { /* over 31 years: not a measurement */
+        fputs("<p>The medians are out of any measurable range: nothing to draw.</p>\n"
+              "</figure>\n", out);
         return;
     }
     double span = max_ns * 1.12; /* room for the total after the longest bar */

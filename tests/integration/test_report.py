@@ -86,6 +86,26 @@ class ReportTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def test_absurd_medians(self):
+        """issue 12: medians of 1e308 made the HTML time axis loop for ever, writing -nan lines
+        until the disk filled, and left the temporary file behind."""
+        r = json.loads(json.dumps(self.result))
+        r["summary"]["wall_ns"]["median"] = 1e308
+        for s in r["summary"]["stages"]:
+            s["active_ns"]["median"] = 1e308
+        huge = os.path.join(self.tmp.name, "huge.json")
+        with open(huge, "w") as f:
+            json.dump(r, f)
+        out = os.path.join(self.tmp.name, "huge.html")
+        for args in ([huge], [huge, self.seq]):
+            with self.subTest(results=len(args)):
+                self.report(*args, "--format", "html", "-o", out)  # the timeout is the test
+                with open(out) as f:
+                    page = f.read()
+                self.assertNotIn("nan", page.lower())
+                self.assertLess(len(page), 2 << 20)
+        self.assertFalse([n for n in os.listdir(self.tmp.name) if n.startswith(".huge.html.")])
+
     def test_terminal_output_is_cleaned(self):
         """issue 12: a report printed to a terminal passed a result's escape sequences through;
         to a pipe the bytes stay as the format writes them."""
