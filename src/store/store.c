@@ -223,7 +223,7 @@ static int list_files(const struct store *s, struct name_list *files, char *err,
     const struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        /* Temporary files of an atomic write end in .tmp.XXXXXX: not results yet. */
+        /* Temporary files of an atomic write end in .tmp.PID.XXXXXX: not results yet. */
         if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
             continue;
         names_add(files, xasprintf("%s/%s", STORE_RUNS_DIR, de->d_name));

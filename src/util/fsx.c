@@ -1,7 +1,9 @@
 /* fsx: whole-file reads, directories and atomic replacement (see fsx.h). */
 #include "util/fsx.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -92,10 +94,39 @@ int fsx_mkdirs(const char *dir)
     return rc;
 }
 
+bool fsx_pid_gone(long pid)
+{
+    return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+size_t fsx_clean_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *t = strstr(e->d_name, ".tmp.");
+        char *end;
+        if (!t)
+            continue;
+        long pid = strtol(t + 5, &end, 10);
+        struct stat st;
+        if (end == t + 5 || *end != '.' || strlen(end + 1) != 6 || !fsx_pid_gone(pid) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
+    }
+    closedir(d);
+    return removed;
+}
+
 FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    a->tmp = xasprintf("%s.tmp.XXXXXX", path);
+    a->tmp = xasprintf("%s.tmp.%ld.XXXXXX", path, (long)getpid());
     int fd = mkstemp(a->tmp);
     if (fd >= 0) {
         fchmod(fd, 0644);

@@ -4,6 +4,7 @@
 #ifndef MLBENCH_FSX_H
 #define MLBENCH_FSX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -18,7 +19,16 @@ char *fsx_read_prefix(const char *path, size_t max_bytes, size_t *len);
 /* Creates dir and its parents as needed (mode 0777 & ~umask). Returns 0, or -1 with errno. */
 int fsx_mkdirs(const char *dir);
 
-/* A file being written in place of path. */
+/* Whether no process has this pid any more (the writer of a stale file was killed). */
+bool fsx_pid_gone(long pid);
+
+/* Removes the temporary files fsx_atomic_open left in dir when its writer was killed before it
+ * could finish (names "NAME.tmp.PID.XXXXXX" of a PID that is gone; regular files of ours
+ * only). Returns how many were removed. */
+size_t fsx_clean_stale(const char *dir);
+
+/* A file being written in place of path. The temporary file beside it is named
+ * "PATH.tmp.PID.XXXXXX", so that fsx_clean_stale can tell a dead writer's. */
 struct fsx_atomic {
     FILE *f;       /* write here (buffered) */
     char *tmp;     /* the temporary file beside path */

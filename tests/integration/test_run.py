@@ -317,6 +317,31 @@ class RunTest(unittest.TestCase):
         quick = [json.load(open(f)) for f in files]
         self.assertIn(10, [q["summary"]["runs_measured"] for q in quick], "at most 10")
 
+    def test_litter_of_killed_runs(self):
+        """issue 12: an mlbench killed with SIGKILL left its socket directory in $TMPDIR and
+        half-written results in runs/, which nothing cleaned. The next run removes those of
+        dead processes, and only those."""
+        tmpdir = os.path.join(self.tmp.name, "t")
+        runs = os.path.join(self.store, "runs")
+        os.makedirs(tmpdir)
+        os.makedirs(runs)
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        live = os.getpid()
+        for pid in (dead.pid, live):
+            d = os.path.join(tmpdir, f"mlbench-{pid}-abcdef")
+            os.makedirs(d)
+            open(os.path.join(d, "marker.sock"), "w").close()
+            open(os.path.join(runs, f"20990101T000000-aaaaaa.json.tmp.{pid}.abcdef"), "w").close()
+        other = os.path.join(tmpdir, "mlbench-notapid-abcdef")  # not ours by its name
+        os.makedirs(other)
+        rc, _, err = self.mlbench("-r", "1", "--", "true", env={"TMPDIR": tmpdir})
+        self.assertEqual(rc, 0, err)
+        left = sorted(os.listdir(tmpdir))
+        self.assertEqual(left, sorted([f"mlbench-{live}-abcdef", "mlbench-notapid-abcdef"]), left)
+        temps = [n for n in os.listdir(runs) if ".tmp." in n]
+        self.assertEqual(temps, [f"20990101T000000-aaaaaa.json.tmp.{live}.abcdef"])
+
     def test_warmup_kept(self):
         rc, _, err = self.mlbench("-r", "2", "-w", "1", "--", STAGE_PROG, "seq")
         self.assertEqual(rc, 0, err)
