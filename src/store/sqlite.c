@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
+#include "util/log.h"
 #include "util/xalloc.h"
 #include "store/store_ops.h"
 
@@ -76,6 +78,8 @@ static int query_int(struct sqlite_index *x, const char *sql, long long *out, in
     return rc == SQLITE_OK ? 0 : -1;
 }
 
+#define OPEN_CORRUPT (-2) /* open_locked: the index is damaged (it is rebuilt from the files) */
+
 struct header {
     long long app_id, version, objects;
 };
@@ -92,7 +96,7 @@ static int read_header(struct sqlite_index *x, struct header *h, char *err, size
                      "choose another --store", x->path);
         else
             db_error(x->db, x->path, "cannot read the store index", err, errlen);
-        return -1;
+        return (rc & 0xff) == SQLITE_CORRUPT ? OPEN_CORRUPT : -1;
     }
     return 0;
 }
@@ -155,9 +159,10 @@ static int open_locked(struct sqlite_index *x, bool *fresh, char *err, size_t er
     struct header h;
     if (exec(x, "BEGIN", err, errlen) < 0)
         return -1;
-    if (read_header(x, &h, err, errlen) < 0) {
+    int hrc = read_header(x, &h, err, errlen);
+    if (hrc < 0) {
         sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
-        return -1;
+        return hrc;
     }
     if (exec(x, "COMMIT", err, errlen) < 0)
         return -1;
@@ -186,7 +191,60 @@ static int open_locked(struct sqlite_index *x, bool *fresh, char *err, size_t er
         return -1;
     if ((empty || h.version < SQLITE_SCHEMA_VERSION) && init_schema(x, fresh, err, errlen) < 0)
         return -1;
+    /* A damaged page shows only when read: checked once per open (milliseconds for thousands
+     * of results), so that no command is blocked by "database disk image is malformed". */
+    st = NULL;
+    bool ok = sqlite3_prepare_v2(x->db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
+              sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+              !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    if (!ok) {
+        snprintf(err, errlen, "%s: the store index is damaged", x->path);
+        return OPEN_CORRUPT;
+    }
     return 0;
+}
+
+/* The index is derived data (the result files are the truth): a damaged one is set aside as
+ * results.db.corrupt-TIME, for whoever wants to look at it, and a new one is made. */
+static int set_aside(struct sqlite_index *x, char *err, size_t errlen)
+{
+    sqlite3_close(x->db);
+    x->db = NULL;
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y%m%dT%H%M%S", gmtime_r(&now, &tm));
+    char *aside = xasprintf("%s.corrupt-%s", x->path, when);
+    int rc = rename(x->path, aside);
+    if (rc == 0) {
+        log_warn("the store index %s was damaged: it is kept as %s, and a new one is built from "
+                 "the result files", x->path, aside);
+        char *side = xasprintf("%s-wal", x->path);
+        unlink(side);
+        free(side);
+        side = xasprintf("%s-shm", x->path);
+        unlink(side);
+        free(side);
+    } else {
+        snprintf(err, errlen, "%s: the store index is damaged and cannot be set aside: %s (move "
+                 "it away; the result files in runs/ are kept)", x->path, strerror(errno));
+    }
+    free(aside);
+    return rc;
+}
+
+/* A store whose index cannot be written (a read-only directory or file, another user's store)
+ * is still read: an index in memory is built from the result files for this command alone. */
+static int open_in_memory(struct sqlite_index *x, bool *fresh, char *err, size_t errlen)
+{
+    sqlite3_close(x->db);
+    x->db = NULL;
+    if (sqlite3_open_v2(":memory:", &x->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        db_error(x->db, x->path, "cannot make an index in memory", err, errlen);
+        return -1;
+    }
+    return init_schema(x, fresh, err, errlen);
 }
 
 static int sqlite_open(const char *dir, void **handle, bool *fresh, char *err, size_t errlen)
@@ -205,6 +263,12 @@ static int sqlite_open(const char *dir, void **handle, bool *fresh, char *err, s
             ;
     }
     int rc = open_locked(x, fresh, err, errlen);
+    if (rc == OPEN_CORRUPT && set_aside(x, err, errlen) == 0)
+        rc = open_locked(x, fresh, err, errlen);
+    if (rc == 0 && sqlite3_db_readonly(x->db, "main") == 1)
+        rc = open_in_memory(x, fresh, err, errlen);
+    else if (rc < 0 && access(x->path, F_OK) == 0 && access(x->path, W_OK) < 0 && errno == EACCES)
+        rc = open_in_memory(x, fresh, err, errlen);
     if (lock >= 0)
         close(lock); /* releases the lock */
     if (rc < 0) {

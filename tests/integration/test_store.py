@@ -68,6 +68,27 @@ class StoreTest(unittest.TestCase):
 
     # ------------------------------------------------------------------ history
 
+    def test_damaged_index(self):
+        """issue 12: a results.db with damaged pages blocked every command with "database disk
+        image is malformed". The index is derived data: set aside and rebuilt."""
+        ids = {self.bench("true", runs=1) for _ in range(3)}
+        size = os.path.getsize(self.db)
+        with open(self.db, "r+b") as f:
+            for off in range(4096, size, 4096):
+                f.seek(off)
+                f.write(b"\x0d" + b"\xff" * 200)
+        rc, out, err = self.cli("history")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("was damaged", err)
+        self.assertNotIn("malformed", err)
+        self.assertEqual({e["id"] for e in self.history_json()["results"]}, ids)
+        aside = [n for n in os.listdir(self.store) if n.startswith("results.db.corrupt-")]
+        self.assertEqual(len(aside), 1, os.listdir(self.store))
+        ids.add(self.bench("true", runs=1))
+        rc, out, err = self.cli("history")
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual({e["id"] for e in self.history_json()["results"]}, ids)
+
     def test_hostile_counts(self):
         """issue 12: a result with a huge runs_measured overflowed signed arithmetic in history
         (UBSan aborted; the plain build printed '9223372036854775805 failed')."""
