@@ -21,6 +21,7 @@
 #include "mlbench/marker.h"
 #include "util/fsx.h"
 #include "util/strbuf.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #define MAX_FILE_BYTES (16u << 20) /* a workflow is a few lines; refuse anything absurd */
@@ -194,19 +195,32 @@ static int key_text(struct ctx *c, const yaml_node_t *k, const char *in_what, co
 static long mapping_keys(struct ctx *c, const yaml_node_t *m, const char *what, const char *in_what)
 {
     const yaml_node_pair_t *start = m->data.mapping.pairs.start, *top = m->data.mapping.pairs.top;
-    for (const yaml_node_pair_t *p = start; p < top; p++) {
+    /* The keys seen so far in a hash table: linear, where comparing each key with every
+     * earlier one took 9.8 s for 40 000 parameters (issue 12). */
+    size_t n = (size_t)(top - start), cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    const yaml_node_t **seen = xcalloc(cap, sizeof *seen);
+    long rc = (long)n;
+    for (const yaml_node_pair_t *p = start; p < top && rc >= 0; p++) {
         const yaml_node_t *k = node(c, p->key);
         const char *name = NULL;
-        if (key_text(c, k, in_what, &name))
-            return -1;
-        for (const yaml_node_pair_t *q = start; q < p; q++) {
-            const yaml_node_t *e = node(c, q->key);
-            if (!strcmp(text(e), name))
-                return fail_node(c, k, "duplicate %s '%s' %s (first at line %lu)", what, name,
-                                 in_what, (unsigned long)e->start_mark.line + 1);
+        if (key_text(c, k, in_what, &name)) {
+            rc = -1;
+            break;
         }
+        size_t i = hash_bytes(name, strlen(name)) & (cap - 1);
+        for (; seen[i]; i = (i + 1) & (cap - 1))
+            if (!strcmp(text(seen[i]), name)) {
+                rc = fail_node(c, k, "duplicate %s '%s' %s (first at line %lu)", what, name,
+                               in_what, (unsigned long)seen[i]->start_mark.line + 1);
+                break;
+            }
+        if (rc >= 0)
+            seen[i] = k;
     }
-    return (long)(top - start);
+    free(seen);
+    return rc;
 }
 
 /* A non-null scalar; what names it in messages ("'cwd' of stage 'x'"). */
