@@ -331,7 +331,7 @@ static int check_input(struct bench *b)
         log_error("%s", err);
         return 2;
     }
-    fsx_clean_stale(b->runs_dir); /* half-written results of an mlbench that was SIGKILLed */
+    fsx_clean_stale(b->runs_dir, ".tmp.", NULL); /* half-written results of an mlbench that was SIGKILLed */
 
     if (cfg->nvtx) {
         char *lib = nvtx_library();

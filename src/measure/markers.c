@@ -6,9 +6,7 @@
  * key so that a workload cannot forge them. */
 #include "measure/markers.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +14,6 @@
 #include <time.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -124,33 +121,6 @@ static int send_ctl(struct marker_receiver *r, const char *msg)
     return n < 0 ? -1 : 0;
 }
 
-/* Removes the socket directories ("mlbench-PID-XXXXXX") that receivers of killed mlbench
- * processes left in tmp: only directories of ours whose PID is gone, and only their socket
- * (rmdir fails on anything else, which then stays). */
-static void clean_stale_dirs(const char *tmp)
-{
-    DIR *d = opendir(tmp);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end;
-        if (strncmp(e->d_name, "mlbench-", 8) != 0)
-            continue;
-        long pid = strtol(e->d_name + 8, &end, 10);
-        struct stat st;
-        if (end == e->d_name + 8 || *end != '-' || strlen(end + 1) != 6 || !fsx_pid_gone(pid) ||
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-            st.st_uid != geteuid())
-            continue;
-        char sock[512];
-        snprintf(sock, sizeof sock, "%s/marker.sock", e->d_name);
-        unlinkat(dirfd(d), sock, 0);
-        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-    }
-    closedir(d);
-}
-
 struct marker_receiver *markers_start(char *err, size_t errlen)
 {
     struct marker_receiver *r = xcalloc(1, sizeof *r);
@@ -167,7 +137,7 @@ struct marker_receiver *markers_start(char *err, size_t errlen)
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp || strlen(tmp) > 60)
         tmp = "/tmp";
-    clean_stale_dirs(tmp);
+    fsx_clean_stale(tmp, "mlbench-", "marker.sock"); /* of receivers killed with mlbench */
     snprintf(r->dir, sizeof r->dir, "%s/mlbench-%ld-XXXXXX", tmp, (long)getpid());
     if (!mkdtemp(r->dir)) {
         snprintf(err, errlen, "cannot create a directory for the marker socket in %s: %s "

@@ -99,25 +99,32 @@ bool fsx_pid_gone(long pid)
     return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
-size_t fsx_clean_stale(const char *dir)
+size_t fsx_clean_stale(const char *dir, const char *mark, const char *inner)
 {
     DIR *d = opendir(dir);
     if (!d)
         return 0;
-    size_t removed = 0;
+    size_t removed = 0, mark_len = strlen(mark);
     struct dirent *e;
     while ((e = readdir(d))) {
-        const char *t = strstr(e->d_name, ".tmp.");
+        const char *at = strstr(e->d_name, mark);
         char *end;
-        if (!t)
+        if (!at || (inner && at != e->d_name))
             continue;
-        long pid = strtol(t + 5, &end, 10);
+        const char *digits = at + mark_len;
+        long pid = strtol(digits, &end, 10);
         struct stat st;
-        if (end == t + 5 || *end != '.' || strlen(end + 1) != 6 || !fsx_pid_gone(pid) ||
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-            st.st_uid != geteuid())
+        if (end == digits || (*end != '.' && *end != '-') || strlen(end + 1) != 6 ||
+            !fsx_pid_gone(pid) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !(inner ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) || st.st_uid != geteuid())
             continue;
-        removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
+        if (inner) { /* its one known file, then the directory (which fails on anything else) */
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", e->d_name, inner);
+            unlinkat(dirfd(d), path, 0);
+        }
+        removed += unlinkat(dirfd(d), e->d_name, inner ? AT_REMOVEDIR : 0) == 0;
     }
     closedir(d);
     return removed;

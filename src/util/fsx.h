@@ -22,10 +22,12 @@ int fsx_mkdirs(const char *dir);
 /* Whether no process has this pid any more (the writer of a stale file was killed). */
 bool fsx_pid_gone(long pid);
 
-/* Removes the temporary files fsx_atomic_open left in dir when its writer was killed before it
- * could finish (names "NAME.tmp.PID.XXXXXX" of a PID that is gone; regular files of ours
- * only). Returns how many were removed. */
-size_t fsx_clean_stale(const char *dir);
+/* Removes from dir what a process killed before it could clean up left behind: entries named
+ * "...MARK PID.XXXXXX" (or "-XXXXXX") of a PID that is gone, ours and not links. Without inner
+ * they are regular files (the temporaries of fsx_atomic_open: mark ".tmp."); with inner they
+ * are directories whose name starts with mark, holding the file inner (the marker socket's:
+ * mark "mlbench-"), removed with it. Returns how many were removed. */
+size_t fsx_clean_stale(const char *dir, const char *mark, const char *inner);
 
 /* A file being written in place of path. The temporary file beside it is named
  * "PATH.tmp.PID.XXXXXX", so that fsx_clean_stale can tell a dead writer's. */
