@@ -239,10 +239,15 @@ class StoreTest(unittest.TestCase):
         # without the step: nothing
         rc, _, err = self.cli("rm", ids[4], ids[5])
         self.assertEqual(rc, 0, err)
+        # without the step: nothing of its size (a busy machine can move a 50 ms sleep by
+        # some percent between results for real, and detection may rightly say so)
         doc = self.history_json("--detect")
-        self.assertEqual(doc["changes"], [])
-        rc, out, _ = self.cli("history", "--detect")
-        self.assertIn("none", out.split("changes")[-1])
+        for other in doc["changes"]:
+            self.assertLess(abs(other["change_pct"]), 20, doc["changes"])
+            self.assertNotIn(other["id"], ids[4:], doc["changes"])
+        if not doc["changes"]:
+            rc, out, _ = self.cli("history", "--detect")
+            self.assertIn("none", out.split("changes")[-1])
 
     # ------------------------------------------------------------------ show
 
