@@ -76,18 +76,44 @@ static void push_span(struct stage_data *d, size_t *cap, const struct span *sp)
     d->spans[d->n_spans++] = *sp;
 }
 
-static void add_counter(struct stage_data *d, const struct marker_event *e, int64_t t)
+/* Per name id: the index + 1 of its counter, metadata item or stage name among those kept,
+ * NAME_DROPPED for a name beyond the bound, 0 for one not seen yet. */
+#define NAME_DROPPED UINT32_MAX
+
+struct name_maps {
+    uint32_t *stage, *counter, *meta;
+    size_t n_stage_names;
+};
+
+/* The slot of name in map, taking a new one while fewer than STAGES_MAX_NAMES are in use;
+ * NAME_DROPPED (counted) beyond. */
+static uint32_t name_slot(struct stage_data *d, uint32_t *map, uint32_t name, size_t n_used)
 {
-    struct counter_total *c = NULL;
-    for (size_t i = 0; i < d->n_counters; i++)
-        if (d->counters[i].name == e->name)
-            c = &d->counters[i];
-    if (!c) {
-        d->counters = xreallocarray(d->counters, d->n_counters + 1, sizeof *d->counters);
-        c = &d->counters[d->n_counters++];
-        *c = (struct counter_total){.name = e->name, .min = e->number, .max = e->number,
-                                    .count = true};
+    if (map[name] == 0) {
+        if (n_used < STAGES_MAX_NAMES) {
+            map[name] = (uint32_t)n_used + 1;
+        } else {
+            map[name] = NAME_DROPPED;
+            d->names_dropped++;
+        }
     }
+    if (map[name] == NAME_DROPPED)
+        d->name_events_dropped++;
+    return map[name];
+}
+
+static void add_counter(struct stage_data *d, struct name_maps *m, const struct marker_event *e,
+                        int64_t t)
+{
+    uint32_t slot = name_slot(d, m->counter, e->name, d->n_counters);
+    if (slot == NAME_DROPPED)
+        return;
+    if (slot > d->n_counters) {
+        d->counters = xreallocarray(d->counters, d->n_counters + 1, sizeof *d->counters);
+        d->counters[d->n_counters++] = (struct counter_total){
+            .name = e->name, .min = e->number, .max = e->number, .count = true};
+    }
+    struct counter_total *c = &d->counters[slot - 1];
     if (!(e->number >= 0 && e->number == floor(e->number)))
         c->count = false;
     c->n++;
@@ -100,16 +126,16 @@ static void add_counter(struct stage_data *d, const struct marker_event *e, int6
         c->max = e->number;
 }
 
-static void add_meta(struct stage_data *d, const struct marker_event *e)
+static void add_meta(struct stage_data *d, struct name_maps *m, const struct marker_event *e)
 {
-    for (size_t i = 0; i < d->n_meta; i++) {
-        if (d->meta[i].key == e->name) {
-            d->meta[i].value = e->value;
-            return;
-        }
+    uint32_t slot = name_slot(d, m->meta, e->name, d->n_meta);
+    if (slot == NAME_DROPPED)
+        return;
+    if (slot > d->n_meta) {
+        d->meta = xreallocarray(d->meta, d->n_meta + 1, sizeof *d->meta);
+        d->meta[d->n_meta++] = (struct meta_item){.key = e->name};
     }
-    d->meta = xreallocarray(d->meta, d->n_meta + 1, sizeof *d->meta);
-    d->meta[d->n_meta++] = (struct meta_item){.key = e->name, .value = e->value};
+    d->meta[slot - 1].value = e->value;
 }
 
 static int span_by_name_start(const void *a, const void *b)
@@ -134,9 +160,10 @@ static int stage_by_first(const void *a, const void *b)
     return (x->depth > y->depth) - (x->depth < y->depth);
 }
 
-/* Totals per stage name, from spans sorted by (name, start). */
-static void totals(struct stage_data *d, const struct span *sorted, size_t n)
+/* Totals per stage name, from spans sorted by (name, start), of n_names distinct names. */
+static void totals(struct stage_data *d, const struct span *sorted, size_t n, size_t n_names)
 {
+    d->stages = xcalloc(n_names, sizeof *d->stages);
     for (size_t i = 0; i < n;) {
         struct stage_total t = {.name = sorted[i].name, .depth = sorted[i].depth,
                                 .first_ns = sorted[i].start_ns, .last_ns = sorted[i].end_ns};
@@ -160,7 +187,6 @@ static void totals(struct stage_data *d, const struct span *sorted, size_t n)
             }
         }
         t.active_ns += cur_end - cur_start;
-        d->stages = xreallocarray(d->stages, d->n_stages + 1, sizeof *d->stages);
         d->stages[d->n_stages++] = t;
         i = j;
     }
@@ -184,33 +210,41 @@ static int edge_order(const void *a, const void *b)
 
 /* Sets each top-level stage's overlap_ns: a sweep over the begins and ends of the top-level
  * spans counting, per stage, its open spans, and over all stages how many distinct stages are
- * open. */
-static void overlaps(struct stage_data *d, const struct span *spans, size_t n)
+ * open. The time during which two or more were open accumulates in one clock (shared); a stage
+ * takes the clock's advance from its opening to its closing, so the sweep is linear in the
+ * edges however many stages are open at once. stage_of maps a name id to its stage index. */
+static void overlaps(struct stage_data *d, const struct span *spans, size_t n,
+                     uint32_t *stage_of)
 {
+    for (size_t k = 0; k < d->n_stages; k++)
+        stage_of[d->stages[k].name] = (uint32_t)k;
     struct edge *e = xmalloc(2 * n * sizeof *e);
     size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
         if (spans[i].depth != 0)
             continue;
-        size_t k = 0;
-        while (d->stages[k].name != spans[i].name)
-            k++;
+        size_t k = stage_of[spans[i].name];
         e[ne++] = (struct edge){spans[i].start_ns, k, +1};
         e[ne++] = (struct edge){spans[i].end_ns, k, -1};
     }
     qsort(e, ne, sizeof *e, edge_order);
     int64_t *open = xcalloc(d->n_stages, sizeof *open);
+    int64_t *since = xcalloc(d->n_stages, sizeof *since);
+    int64_t shared = 0;
     size_t distinct = 0;
     for (size_t i = 0; i < ne; i++) {
-        if (i > 0 && distinct >= 2 && e[i].t > e[i - 1].t)
-            for (size_t k = 0; k < d->n_stages; k++)
-                if (open[k])
-                    d->stages[k].overlap_ns += e[i].t - e[i - 1].t;
-        if (e[i].delta > 0 && open[e[i].stage]++ == 0)
+        if (i > 0 && distinct >= 2)
+            shared += e[i].t - e[i - 1].t;
+        size_t k = e[i].stage;
+        if (e[i].delta > 0 && open[k]++ == 0) {
             distinct++;
-        else if (e[i].delta < 0 && --open[e[i].stage] == 0)
+            since[k] = shared;
+        } else if (e[i].delta < 0 && --open[k] == 0) {
             distinct--;
+            d->stages[k].overlap_ns += shared - since[k];
+        }
     }
+    free(since);
     free(open);
     free(e);
 }
@@ -275,12 +309,18 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     struct adoption *adopt = adoptions(log, &n_adopt);
     struct threads th = {.n_slot = 16};
     size_t span_cap = 0;
+    size_t n_ids = log->n_strings ? log->n_strings : 1;
+    struct name_maps names = {xcalloc(n_ids, sizeof *names.stage),
+                              xcalloc(n_ids, sizeof *names.counter),
+                              xcalloc(n_ids, sizeof *names.meta), 0};
 
     memset(d, 0, sizeof *d);
     th.slot = xcalloc(th.n_slot, sizeof *th.slot);
 
     for (size_t i = 0; i < log->n; i++) {
         const struct marker_event *e = &log->ev[i];
+        if (e->name >= n_ids) /* not an id of this log: only a caller's hand-made event */
+            continue;
         int64_t t = e->t_ns - t0_ns;
         if (t < 0)
             t = 0;
@@ -289,6 +329,11 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
         d->events++;
         switch (e->kind) {
         case MARKER_BEGIN: {
+            uint32_t slot = name_slot(d, names.stage, e->name, names.n_stage_names);
+            if (slot == NAME_DROPPED)
+                break;
+            if (slot > names.n_stage_names)
+                names.n_stage_names++;
             struct thread_stack *s = thread_get(&th, e->pid, e->tid);
             if (s->n == 0) {
                 int32_t base = adopted_depth(&th, adopt, n_adopt, e->pid, 0);
@@ -306,6 +351,10 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
             break;
         }
         case MARKER_END: {
+            if (names.stage[e->name] == NAME_DROPPED) {
+                d->name_events_dropped++;
+                break;
+            }
             struct thread_stack *s = thread_get(&th, e->pid, e->tid);
             size_t k = s->n;
             while (k > 0 && d->spans[s->open[k - 1]].name != e->name)
@@ -327,12 +376,12 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
             break;
         }
         case MARKER_COUNTER:
-            add_counter(d, e, t);
+            add_counter(d, &names, e, t);
             break;
         case MARKER_META:
             /* keys "mlbench.*" belong to the protocol (adoption), not to the workload */
             if (strncmp(event_log_str(log, e->name), "mlbench.", 8) != 0)
-                add_meta(d, e);
+                add_meta(d, &names, e);
             break;
         case MARKER_INSTANT:
             d->instants = xreallocarray(d->instants, d->n_instants + 1, sizeof *d->instants);
@@ -356,18 +405,22 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     free(th.slot);
     free(adopt);
 
+    free(names.counter);
+    free(names.meta);
     if (d->n_spans == 0) {
         d->outside_ns = -1;
+        free(names.stage);
         return;
     }
     struct span *tmp = xmalloc(d->n_spans * sizeof *tmp);
     memcpy(tmp, d->spans, d->n_spans * sizeof *tmp);
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_name_start);
-    totals(d, tmp, d->n_spans);
+    totals(d, tmp, d->n_spans, names.n_stage_names);
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_start);
-    overlaps(d, tmp, d->n_spans);
+    overlaps(d, tmp, d->n_spans, names.stage);
     d->outside_ns = uncovered(tmp, d->n_spans, wall_ns);
     free(tmp);
+    free(names.stage);
 }
 
 void stages_free(struct stage_data *d)

@@ -14,6 +14,12 @@
 
 #include "measure/event_log.h"
 
+/* Distinct names one repetition aggregates, of stages, of counters and of metadata keys each
+ * (the bounds of live monitoring too): events of further names are counted in names_dropped and
+ * name_events_dropped, not aggregated. A workload that makes names per iteration ("step_17")
+ * would otherwise make the aggregation and the result file grow without bound. */
+#define STAGES_MAX_NAMES 1000
+
 /* Times are nanoseconds relative to the start of the repetition. Names are event_log ids. */
 struct span {
     uint32_t name;
@@ -67,6 +73,9 @@ struct stage_data {
                                * it: never a negative duration), or B closed by an E of an
                                * outer stage */
     uint64_t unclosed;        /* B still open at the end of the run */
+    uint64_t names_dropped;   /* distinct stage, counter and metadata names beyond
+                               * STAGES_MAX_NAMES of their kind */
+    uint64_t name_events_dropped; /* their events */
     int64_t outside_ns;       /* wall time during which no stage was open (-1 without markers) */
 };
 

@@ -175,12 +175,14 @@ static json_t *rep_markers_json(const struct repetition *rep)
     json_t *examples = json_array();
     for (size_t i = 0; i < rep->log.n_examples; i++)
         json_array_append_new(examples, json_string(rep->log.example[i]));
-    return json_pack("{s:I, s:I, s:o, s:I, s:I, s:I}",
+    return json_pack("{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}",
                      "events", (json_int_t)rep->stages.events,
                      "malformed", (json_int_t)rep->log.malformed, "malformed_examples", examples,
                      "unbalanced", (json_int_t)rep->stages.unbalanced,
                      "unclosed", (json_int_t)rep->stages.unclosed,
-                     "dropped", (json_int_t)rep->log.dropped);
+                     "dropped", (json_int_t)rep->log.dropped,
+                     "names_dropped", (json_int_t)rep->stages.names_dropped,
+                     "name_events_dropped", (json_int_t)rep->stages.name_events_dropped);
 }
 
 static json_t *rep_stages_json(const struct repetition *rep, json_t *out)

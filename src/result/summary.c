@@ -1,6 +1,7 @@
 /* summary: statistics across repetitions and measurement-quality warnings (see summary.h). */
 #include "result/summary.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,20 +54,75 @@ struct used {
     int warmups; /* runs before the first measured one: measured run k is index warmups + k - 1 */
 };
 
-static const struct stage_total *find_stage(const struct repetition *rep, const char *name)
+/* The union of one kind of name (stages, counters or metadata keys) over the runs, in order of
+ * first appearance, and where each is in each run: linear in the names, where searching every
+ * run for every name was quadratic (issue 12: 20 000 stages took 16 s). The names are interned
+ * in an event log's string table, whose ids are dense and in order of first appearance: name j
+ * of the union is id j + 1. At most STAGES_MAX_NAMES (the bound of one run) are kept; later
+ * ones are counted in dropped. */
+struct name_union {
+    struct event_log names;
+    size_t n;        /* names kept */
+    size_t n_runs;
+    uint32_t *at;    /* at[k * n + j]: index + 1 of name j in run k's array, 0 if absent */
+    size_t dropped;
+};
+
+enum name_kind { NAME_STAGE, NAME_COUNTER, NAME_META };
+
+static size_t names_in(const struct repetition *rep, enum name_kind kind)
 {
-    for (size_t i = 0; i < rep->stages.n_stages; i++)
-        if (strcmp(event_log_str(&rep->log, rep->stages.stages[i].name), name) == 0)
-            return &rep->stages.stages[i];
-    return NULL;
+    const struct stage_data *d = &rep->stages;
+    return kind == NAME_STAGE ? d->n_stages : kind == NAME_COUNTER ? d->n_counters : d->n_meta;
 }
 
-static const struct counter_total *find_counter(const struct repetition *rep, const char *name)
+static const char *name_at(const struct repetition *rep, enum name_kind kind, size_t i)
 {
-    for (size_t i = 0; i < rep->stages.n_counters; i++)
-        if (strcmp(event_log_str(&rep->log, rep->stages.counters[i].name), name) == 0)
-            return &rep->stages.counters[i];
-    return NULL;
+    const struct stage_data *d = &rep->stages;
+    uint32_t id = kind == NAME_STAGE     ? d->stages[i].name
+                  : kind == NAME_COUNTER ? d->counters[i].name
+                                         : d->meta[i].key;
+    return event_log_str(&rep->log, id);
+}
+
+static void name_union_build(struct name_union *nu, const struct used *u, enum name_kind kind)
+{
+    memset(nu, 0, sizeof *nu);
+    event_log_init(&nu->names);
+    for (size_t k = 0; k < u->n; k++)
+        for (size_t i = 0; i < names_in(u->rep[k], kind); i++) {
+            const char *name = name_at(u->rep[k], kind, i);
+            event_log_intern(&nu->names, name, strlen(name));
+        }
+    size_t distinct = nu->names.n_strings - 1;
+    nu->n = distinct < STAGES_MAX_NAMES ? distinct : STAGES_MAX_NAMES;
+    nu->dropped = distinct - nu->n;
+    nu->n_runs = u->n;
+    nu->at = xcalloc(u->n * nu->n + 1, sizeof *nu->at);
+    for (size_t k = 0; k < u->n; k++)
+        for (size_t i = 0; i < names_in(u->rep[k], kind); i++) {
+            const char *name = name_at(u->rep[k], kind, i);
+            size_t j = event_log_intern(&nu->names, name, strlen(name)) - 1;
+            if (j < nu->n)
+                nu->at[k * nu->n + j] = (uint32_t)i + 1;
+        }
+}
+
+/* Name j of the union; its index in run k (-1 when absent). */
+static const char *name_union_name(const struct name_union *nu, size_t j)
+{
+    return event_log_str(&nu->names, (uint32_t)j + 1);
+}
+
+static long name_union_at(const struct name_union *nu, size_t k, size_t j)
+{
+    return (long)nu->at[k * nu->n + j] - 1;
+}
+
+static void name_union_free(struct name_union *nu)
+{
+    event_log_free(&nu->names);
+    free(nu->at);
 }
 
 /* Warns about a noisy series and about its outliers, naming the runs (1-based, measured). */
@@ -140,30 +196,26 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
     double *span = xmalloc(u->n * sizeof *x), *count = xmalloc(u->n * sizeof *x);
     double *overlap = xmalloc(u->n * sizeof *x);
     struct used present = {xmalloc(u->n * sizeof *present.rep), 0, u->warmups};
+    size_t *present_at = xmalloc(u->n * sizeof *present_at); /* stage index in present.rep[k] */
 
-    /* Names in order of first appearance over the runs. */
-    for (size_t k = 0; k < u->n; k++) {
-        const struct repetition *rep = u->rep[k];
-        for (size_t i = 0; i < rep->stages.n_stages; i++) {
-            const char *name = event_log_str(&rep->log, rep->stages.stages[i].name);
-            size_t j = 0;
-            while (j < s->n_stages && strcmp(s->stages[j].name, name) != 0)
-                j++;
-            if (j == s->n_stages) {
-                s->stages = xreallocarray(s->stages, s->n_stages + 1, sizeof *s->stages);
-                s->stages[s->n_stages++] = (struct stage_summary){
-                    .name = xstrdup(name), .depth = rep->stages.stages[i].depth};
-            }
-        }
+    struct name_union nu;
+    name_union_build(&nu, u, NAME_STAGE);
+    s->n_stages = nu.n;
+    s->stages = xcalloc(nu.n + 1, sizeof *s->stages);
+    s->names_dropped += nu.dropped;
+    for (size_t j = 0; j < nu.n; j++) {
+        s->stages[j].name = xstrdup(name_union_name(&nu, j));
+        s->stages[j].depth = INT_MAX;
     }
     for (size_t j = 0; j < s->n_stages; j++) {
         struct stage_summary *ss = &s->stages[j];
         size_t n = 0;
         present.n = 0;
         for (size_t k = 0; k < u->n; k++) {
-            const struct stage_total *t = find_stage(u->rep[k], ss->name);
-            if (!t)
+            long at = name_union_at(&nu, k, j);
+            if (at < 0)
                 continue;
+            const struct stage_total *t = &u->rep[k]->stages.stages[at];
             x[n] = (double)t->active_ns;
             busy[n] = (double)t->busy_ns;
             span[n] = (double)(t->last_ns - t->first_ns);
@@ -171,18 +223,16 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
             overlap[n] = (double)t->overlap_ns;
             if (t->depth < ss->depth)
                 ss->depth = t->depth;
+            present_at[present.n] = (size_t)at;
             present.rep[present.n++] = u->rep[k];
             n++;
         }
         ss->n = n;
         if (s->n_series) {
             const struct metric_stat **rows = xcalloc(present.n + 1, sizeof *rows);
-            for (size_t k = 0; k < present.n; k++) {
-                const struct repetition *rep = present.rep[k];
-                const struct stage_total *t = find_stage(rep, ss->name);
-                if (rep->metrics && t)
-                    rows[k] = rep->metrics[t - rep->stages.stages];
-            }
+            for (size_t k = 0; k < present.n; k++)
+                if (present.rep[k]->metrics)
+                    rows[k] = present.rep[k]->metrics[present_at[k]];
             ss->resources = combine_metrics(rows, present.n, s->n_series);
             free(rows);
         }
@@ -199,6 +249,8 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
         }
     }
     free(present.rep);
+    free(present_at);
+    name_union_free(&nu);
     free(x);
     free(busy);
     free(overlap);
@@ -210,27 +262,20 @@ static void summarize_counters(struct summary *s, const struct used *u)
 {
     double *last = xmalloc(u->n * sizeof *last), *sum = xmalloc(u->n * sizeof *sum);
     double *rate = xmalloc(u->n * sizeof *rate);
-    for (size_t k = 0; k < u->n; k++) {
-        const struct repetition *rep = u->rep[k];
-        for (size_t i = 0; i < rep->stages.n_counters; i++) {
-            const char *name = event_log_str(&rep->log, rep->stages.counters[i].name);
-            size_t j = 0;
-            while (j < s->n_counters && strcmp(s->counters[j].name, name) != 0)
-                j++;
-            if (j == s->n_counters) {
-                s->counters = xreallocarray(s->counters, s->n_counters + 1, sizeof *s->counters);
-                s->counters[s->n_counters++] =
-                    (struct counter_summary){.name = xstrdup(name), .count = true};
-            }
-        }
-    }
+    struct name_union nu;
+    name_union_build(&nu, u, NAME_COUNTER);
+    s->n_counters = nu.n;
+    s->counters = xcalloc(nu.n + 1, sizeof *s->counters);
+    s->names_dropped += nu.dropped;
     for (size_t j = 0; j < s->n_counters; j++) {
         struct counter_summary *cs = &s->counters[j];
+        *cs = (struct counter_summary){.name = xstrdup(name_union_name(&nu, j)), .count = true};
         size_t n = 0;
         for (size_t k = 0; k < u->n; k++) {
-            const struct counter_total *c = find_counter(u->rep[k], cs->name);
-            if (!c)
+            long at = name_union_at(&nu, k, j);
+            if (at < 0)
                 continue;
+            const struct counter_total *c = &u->rep[k]->stages.counters[at];
             cs->count = cs->count && c->count;
             last[n] = c->last;
             sum[n] = c->sum;
@@ -248,28 +293,34 @@ static void summarize_counters(struct summary *s, const struct used *u)
     free(last);
     free(sum);
     free(rate);
+    name_union_free(&nu);
 }
 
 static void summarize_meta(struct summary *s, const struct used *u)
 {
-    for (size_t k = 0; k < u->n; k++) {
-        const struct repetition *rep = u->rep[k];
-        for (size_t i = 0; i < rep->stages.n_meta; i++) {
-            const char *key = event_log_str(&rep->log, rep->stages.meta[i].key);
-            const char *value = event_log_str(&rep->log, rep->stages.meta[i].value);
-            size_t j = 0;
-            while (j < s->n_meta && strcmp(s->meta[j].key, key) != 0)
-                j++;
-            if (j == s->n_meta) {
-                s->meta = xreallocarray(s->meta, s->n_meta + 1, sizeof *s->meta);
-                s->meta[s->n_meta++] = (struct meta_summary){xstrdup(key), xstrdup(value), false};
-            } else if (strcmp(s->meta[j].value, value) != 0) {
-                s->meta[j].varies = true;
-                free(s->meta[j].value);
-                s->meta[j].value = xstrdup(value);
+    struct name_union nu;
+    name_union_build(&nu, u, NAME_META);
+    s->n_meta = nu.n;
+    s->meta = xcalloc(nu.n + 1, sizeof *s->meta);
+    s->names_dropped += nu.dropped;
+    for (size_t j = 0; j < s->n_meta; j++) {
+        struct meta_summary *m = &s->meta[j];
+        m->key = xstrdup(name_union_name(&nu, j));
+        for (size_t k = 0; k < u->n; k++) { /* the last value sent; varies if any differs */
+            long at = name_union_at(&nu, k, j);
+            if (at < 0)
+                continue;
+            const char *value = event_log_str(&u->rep[k]->log, u->rep[k]->stages.meta[at].value);
+            if (!m->value) {
+                m->value = xstrdup(value);
+            } else if (strcmp(m->value, value) != 0) {
+                m->varies = true;
+                free(m->value);
+                m->value = xstrdup(value);
             }
         }
     }
+    name_union_free(&nu);
 }
 
 /* Warm-up and first-run effects, failed runs, and marker problems. */
@@ -316,6 +367,7 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
 
     size_t by_status[RUN_INTERRUPTED + 1] = {0};
     uint64_t malformed = 0, unbalanced = 0, unclosed = 0, dropped = 0, spans_cut = 0;
+    uint64_t names_cut = 0, name_events_cut = 0;
     const char *example = NULL;
     for (size_t i = 0; i < r->n_reps; i++) {
         const struct repetition *rep = &r->reps[i];
@@ -324,6 +376,8 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         malformed += rep->log.malformed;
         dropped += rep->log.dropped;
         unbalanced += rep->stages.unbalanced;
+        names_cut += rep->stages.names_dropped;
+        name_events_cut += rep->stages.name_events_dropped;
         if (rep->stages.n_spans > RESULT_MAX_SPANS)
             spans_cut += rep->stages.n_spans - RESULT_MAX_SPANS;
         if (rep->outcome.status == RUN_OK)
@@ -357,6 +411,13 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         summary_warn(s, "events_dropped",
                      "%llu marker events beyond %u per run were dropped",
                      (unsigned long long)dropped, EVENT_LOG_MAX_EVENTS);
+    if (names_cut || s->names_dropped)
+        summary_warn(s, "names_dropped",
+                     "more than %d distinct stage, counter or metadata names: %llu name(s) in "
+                     "single runs (%llu events) and %zu over all runs were not aggregated. Name "
+                     "stages by role and put the iteration in a counter (docs/markers.md)",
+                     STAGES_MAX_NAMES, (unsigned long long)names_cut,
+                     (unsigned long long)name_events_cut, s->names_dropped);
     if (spans_cut)
         summary_warn(s, "spans_truncated",
                      "%llu spans beyond %d per run were left out of the result file (stage totals "

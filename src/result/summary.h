@@ -68,6 +68,8 @@ struct summary {
     size_t n_counters;
     struct meta_summary *meta;
     size_t n_meta;
+    size_t names_dropped;      /* distinct names over the runs beyond STAGES_MAX_NAMES of their
+                                * kind (stages, counters, metadata keys): not summarised */
     struct warning *warnings;
     size_t n_warnings;
     /* Resource samples attributed to the whole run (as stage_summary.resources), or NULL. */

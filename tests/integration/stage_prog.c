@@ -143,6 +143,35 @@ static int forkers(void)
     return 0;
 }
 
+/* N distinct top-level stages open at once: each begun on a thread id of its own (raw
+ * datagrams, so no N threads are needed), then all ended. */
+static int wide(long n)
+{
+    const char *path = getenv("MLBENCH_MARKER_SOCKET");
+    if (!path)
+        return 1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+        return 1;
+    char msg[128];
+    for (int kind = 0; kind < 2; kind++) {
+        for (long i = 0; i < n; i++) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            int len = snprintf(msg, sizeof msg, "%c %lld %d %ld s%ld", kind ? 'E' : 'B',
+                               (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, (int)getpid(),
+                               1000000 + i, i);
+            while (send(fd, msg, (size_t)len, 0) < 0)
+                sleep_ms(1); /* the receiver's queue is full: wait for it */
+        }
+        sleep_ms(20);
+    }
+    close(fd);
+    return 0;
+}
+
 /* Sends datagrams that bypass the API: malformed ones and an unbalanced end. */
 static int malformed(void)
 {
@@ -192,6 +221,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < 25000; i++) {
             mlb_stage_begin("tick");
             mlb_stage_end("tick");
+        }
+        return 0;
+    }
+    if (!strcmp(mode, "wide"))
+        return wide(argc > 2 ? atol(argv[2]) : 1000);
+    if (!strcmp(mode, "counters")) { /* N distinct counter names (argv[2]) */
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        char name[32];
+        for (long i = 0; i < n; i++) {
+            snprintf(name, sizeof name, "c%ld", i);
+            mlb_counter(name, (double)i);
         }
         return 0;
     }

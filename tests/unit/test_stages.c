@@ -274,6 +274,52 @@ static void test_event_log(void **state)
     event_log_free(&log);
 }
 
+/* Issue 12: a run with more distinct names than STAGES_MAX_NAMES of a kind keeps the first
+ * ones and counts the rest; 20 000 top-level stages open at once (each on a thread of its own)
+ * aggregate with the right overlap, which a sweep over every open stage at every edge made
+ * quadratic (16 s). */
+static void test_many_names(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    const int n = 20000;
+    event_log_init(&log);
+    for (int i = 0; i < n; i++)
+        ev(&log, "B %lld 1 %d s%d", T0 + i, 100 + i, i);
+    for (int i = 0; i < n; i++)
+        ev(&log, "E %lld 1 %d s%d", T0 + 100 * MS + i, 100 + i, i);
+    for (int i = 0; i < 3 * STAGES_MAX_NAMES / 2; i++) {
+        ev(&log, "C %lld 1 1 c%d %d", T0 + 150 * MS, i, i);
+        ev(&log, "C %lld 1 1 c%d %d", T0 + 151 * MS, i, i + 1);
+        ev(&log, "M %lld 1 1 k%d v", T0 + 150 * MS, i);
+    }
+    ev(&log, "B %lld 1 1 s19999", T0 + 160 * MS); /* a dropped name stays dropped */
+    ev(&log, "E %lld 1 1 s19999", T0 + 170 * MS);
+    stages_aggregate(&log, T0, 200 * MS, &d);
+
+    assert_int_equal(d.n_stages, STAGES_MAX_NAMES);
+    assert_int_equal(d.n_counters, STAGES_MAX_NAMES);
+    assert_int_equal(d.n_meta, STAGES_MAX_NAMES);
+    assert_int_equal(d.names_dropped, (n - STAGES_MAX_NAMES) + 2 * (STAGES_MAX_NAMES / 2));
+    /* each dropped stage name's B and E, the late pair of s19999, two samples per dropped
+     * counter and one item per dropped key */
+    assert_int_equal(d.name_events_dropped,
+                     2 * (n - STAGES_MAX_NAMES) + 2 + 3 * (STAGES_MAX_NAMES / 2));
+    assert_int_equal(d.unbalanced, 0);
+    assert_int_equal(d.unclosed, 0);
+    /* stage i is open from i ns to 100 ms + i ns: s0 is alone for its first nanosecond, s999
+     * (the last kept: the others are dropped) for its last */
+    const struct stage_total *first = stage(&d, &log, "s0"), *last = stage(&d, &log, "s999");
+    assert_int_equal(first->overlap_ns, 100 * MS - 1);
+    assert_int_equal(last->overlap_ns, 100 * MS - 1);
+    assert_int_equal(first->active_ns, 100 * MS);
+    assert_string_equal(event_log_str(&log, d.counters[999].name), "c999");
+    assert_true(d.counters[999].sum == 999 + 1000);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_counters_meta_instants),
         cmocka_unit_test(test_adoption),
         cmocka_unit_test(test_event_log),
+        cmocka_unit_test(test_many_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
