@@ -253,7 +253,9 @@ static void sparkline(FILE *out, const struct store_entry *e, size_t n, const si
             continue;
         }
         double span = fmax(hi - lo, SPARK_MIN_SPAN * hi);
-        int level = span > 0 ? (int)lround(7 * (t->median_ns - lo) / span) : 0;
+        /* in [0, 7] for any finite medians: divided before scaling (7 * 1e308 overflows) */
+        double x = span > 0 ? 7 * ((t->median_ns - lo) / span) : 0;
+        int level = x >= 0 && x <= 7 ? (int)lround(x) : x > 7 ? 7 : 0;
         if (utf8)
             fputs(bars[level], out);
         else

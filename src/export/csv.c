@@ -9,18 +9,21 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A text field. One that a spreadsheet would take for a formula (it starts with = + - @, a tab
  * or a carriage return: OWASP's CSV-injection rule) gets a leading ' and quotes, so a stage
  * named =HYPERLINK(...) stays text. Numbers are written by csv_num, never through here. */
-static void csv_field(FILE *out, const char *s)
+static void csv_field(FILE *out, const char *text)
 {
-    if (!s)
+    if (!text)
         return;
+    char *s = export_clean(text); /* controls as '?': the file is read with cat too */
     bool formula = *s && strchr("=+-@\t\r", *s);
     if (!formula && !strpbrk(s, ",\"\r\n")) {
         fputs(s, out);
+        free(s);
         return;
     }
     fputc('"', out);
@@ -32,6 +35,7 @@ static void csv_field(FILE *out, const char *s)
         fputc(*p, out);
     }
     fputc('"', out);
+    free(s);
 }
 
 /* A number field: exact digits, empty when not measured. */

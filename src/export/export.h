@@ -71,6 +71,8 @@ int export_finish(FILE *out, const char *what, char *err, size_t errlen);
 /* Whether s ends with suffix and has something before it. */
 bool export_ends_with(const char *s, const char *suffix);
 /* printf into a new string owned by the caller, through the one allocation policy (xalloc). */
+#define EXPORT_MAX_DEPTH 19 /* deeper nesting is shown at this depth */
+
 char *export_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* The result's label, or its id when it has none (never NULL). */
@@ -91,6 +93,14 @@ int export_check_run(const struct export_request *req, char *err, size_t errlen)
 char *export_reproduce_command(const json_t *result);
 /* s quoted for a POSIX shell when it needs it ('it'\''s'). New string owned by the caller. */
 char *export_shell_quote(const char *s);
+/* s with what could drive a terminal replaced by '?' (term_clean's rule: C0 controls but
+ * newline, DEL, C1 controls, bidi overrides, bytes that are not UTF-8); a new string. Markdown
+ * and CSV write names, labels and metadata through it, since those files are read with cat
+ * too; HTML escapes by its own rules and JSON by jansson's. */
+char *export_clean(const char *s);
+/* The nesting depth of a stage object, clamped to [0, EXPORT_MAX_DEPTH] (from a file, it
+ * bounds indentation loops). */
+int export_stage_depth(const json_t *stage);
 
 /* Formatting into buf (returned): "-" for a value that is NAN (not measured). */
 char *export_fmt_duration(double ns, char *buf, size_t len);  /* "50.11 ms" */

@@ -31,8 +31,11 @@ static const char *stage_colour(const struct export_request *req, const char *na
     return palette[export_stage_colour(req, name) % N_PALETTE];
 }
 
-static void html_text(FILE *out, const char *s)
+/* s escaped for HTML text and attributes, cleaned of terminal controls (export_clean) too:
+ * a browser ignores them, `cat report.html` would not. */
+static void html_text(FILE *out, const char *raw)
 {
+    char *s = export_clean(raw);
     for (const char *p = s; *p; p++) {
         switch (*p) {
         case '&': fputs("&amp;", out); break;
@@ -43,6 +46,7 @@ static void html_text(FILE *out, const char *s)
         default: fputc(*p, out);
         }
     }
+    free(s);
 }
 
 /* ---- outline primitives --------------------------------------------------------------- */

@@ -5,12 +5,15 @@
 #include "export/export.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* Writes s escaped for Markdown inline text. In table cells '|' is escaped and line breaks
- * become spaces; at the start of a paragraph, characters that would open a block are. */
-static void md_text(FILE *out, const char *s, int in_table)
+/* Writes text escaped for Markdown inline text, cleaned of terminal controls (export_clean).
+ * In table cells '|' is escaped and line breaks become spaces; at the start of a paragraph,
+ * characters that would open a block are. */
+static void md_text(FILE *out, const char *text, int in_table)
 {
+    char *s = export_clean(text);
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
         int word_before = p > s && isalnum((unsigned char)p[-1]);
@@ -32,6 +35,7 @@ static void md_text(FILE *out, const char *s, int in_table)
             fputc(c, out);
         }
     }
+    free(s);
 }
 
 static void md_heading(void *ctx, int level, const char *text)
@@ -89,9 +93,10 @@ static void md_table(void *ctx, const struct export_table *t)
 }
 
 /* A fenced block: the fence is longer than any run of backticks in the text. */
-static void md_code(void *ctx, const char *text)
+static void md_code(void *ctx, const char *raw)
 {
     FILE *out = ctx;
+    char *text = export_clean(raw);
     int longest = 0, run = 0;
     for (const char *p = text; *p; p++) {
         run = *p == '`' ? run + 1 : 0;
@@ -107,6 +112,7 @@ static void md_code(void *ctx, const char *text)
     for (int i = 0; i < fence; i++)
         fputc('`', out);
     fputs("\n\n", out);
+    free(text);
 }
 
 static int md_write(FILE *out, const struct export_request *req, char *err, size_t errlen)

@@ -288,7 +288,7 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
     t.numeric = 0x7e;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        stats_row(&t, str_or(jsonx_str(st, "name"), "?"), (int)jsonx_int(st, "depth", 0),
+        stats_row(&t, str_or(jsonx_str(st, "name"), "?"), export_stage_depth(st),
                   json_object_get(st, "active_ns"), jsonx_num(st, "share"),
                   jsonx_int(st, "n", 0));
     }
@@ -387,7 +387,7 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
         resource_row(&t, str_or(jsonx_str(st, "name"), "?"),
-                     (int)jsonx_int(st, "depth", 0),
+                     export_stage_depth(st),
                      json_object_get(st, "resources"), gpus);
     }
     resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jsonx.h"
+#include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -370,7 +372,7 @@ size_t export_table_row(struct export_table *t, int indent)
     }
     for (size_t c = 0; c < t->ncols; c++)
         t->cells[t->nrows * t->ncols + c] = xstrdup("");
-    t->indent[t->nrows] = indent;
+    t->indent[t->nrows] = indent < 0 ? 0 : indent > EXPORT_MAX_DEPTH ? EXPORT_MAX_DEPTH : indent;
     return t->nrows++;
 }
 
@@ -477,4 +479,24 @@ double export_stage_share(const json_t *r, const char *stage)
             return jsonx_num(st, "share");
     }
     return NAN;
+}
+
+char *export_clean(const char *s)
+{
+    /* the output is never longer than the input: each replaced sequence becomes one '?' */
+    size_t len = strlen(s);
+    char *out = xcalloc(len + 1, 1);
+    FILE *m = fmemopen(out, len + 1, "w");
+    if (m) {
+        setvbuf(m, NULL, _IONBF, 0);
+        term_clean(m, s, len);
+        fclose(m);
+    }
+    return out;
+}
+
+int export_stage_depth(const json_t *stage)
+{
+    long long d = jsonx_int(stage, "depth", 0);
+    return d < 0 ? 0 : d > EXPORT_MAX_DEPTH ? EXPORT_MAX_DEPTH : (int)d;
 }

@@ -16,7 +16,6 @@
 
 #define STAGE_COLS 22   /* the stage column is at least this wide, as before names widened it */
 #define VERDICT_COLS 16 /* the same for verdicts and counters */
-#define MAX_DEPTH 19    /* deeper nesting is shown at this depth */
 
 /* Prints s then spaces up to cols columns. */
 static void pad(FILE *out, const char *s, int cols)
@@ -63,11 +62,7 @@ static const char *str(const json_t *o, const char *key, const char *fallback)
     return s ? s : fallback;
 }
 
-static int depth_of(const json_t *stage)
-{
-    long long d = jsonx_int(stage, "depth", 0);
-    return d < 0 ? 0 : d > MAX_DEPTH ? MAX_DEPTH : (int)d;
-}
+
 
 /* The widest label of the stages (indent included), at least min columns. */
 static int stage_cols(const json_t *stages, int min)
@@ -76,7 +71,7 @@ static int stage_cols(const json_t *stages, int min)
     char buf[256];
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        int c = term_cols(label(buf, sizeof buf, depth_of(st), str(st, "name", "?")));
+        int c = term_cols(label(buf, sizeof buf, export_stage_depth(st), str(st, "name", "?")));
         if (c > cols)
             cols = c;
     }
@@ -236,7 +231,7 @@ static void overlap_line(FILE *out, const json_t *stages)
         const json_t *st = json_array_get(stages, i);
         double active = jsonx_num(json_object_get(st, "active_ns"), "median");
         double part = active > 0 ? jsonx_num(st, "overlap_ns_median") / active : 0;
-        if (depth_of(st) != 0 || !(part >= 0.05))
+        if (export_stage_depth(st) != 0 || !(part >= 0.05))
             continue;
         fputs(listed++ ? ", " : "stages overlap (time beside other stages, on other threads): ",
               out);
@@ -302,8 +297,8 @@ static bool stages_text(FILE *out, const json_t *s, int cols)
             "min .. max", "CV");
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        stage_row(out, cols, str(st, "name", "?"), depth_of(st), json_object_get(st, "active_ns"),
-                  jsonx_num(st, "share"));
+        stage_row(out, cols, str(st, "name", "?"), export_stage_depth(st),
+                  json_object_get(st, "active_ns"), jsonx_num(st, "share"));
     }
     double outside = jsonx_num(s, "outside_ns"), wall_median = jsonx_num(wall, "median");
     if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
@@ -374,7 +369,7 @@ static void resources_text(FILE *out, const json_t *r, int cols)
     putc('\n', out);
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
-        resource_row(out, cols, str(st, "name", "?"), depth_of(st),
+        resource_row(out, cols, str(st, "name", "?"), export_stage_depth(st),
                      json_object_get(st, "resources"), gpus, true);
     }
     resource_row(out, cols, "total", 0, json_object_get(s, "resources"), gpus, false);

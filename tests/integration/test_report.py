@@ -135,8 +135,32 @@ class ReportTest(unittest.TestCase):
         self.assertIn("evil?]0;owned? ?txt", screen)
         for ch in ("\x1b", "\x07", "\u202e"):
             self.assertNotIn(ch, screen)
+        # the Markdown itself is clean too (a .md file is read with cat)
         _, piped, _ = self.report(hostile, "--format", "md")
-        self.assertIn("\u202e", piped)  # a pipe gets the document itself
+        self.assertIn("evil?\\]0;owned? ?txt", piped)
+        for ch in ("\x1b", "\x07", "\u202e"):
+            self.assertNotIn(ch, piped)
+
+    def test_hostile_names_in_files(self):
+        """issue 12: Markdown and CSV wrote a result's control characters raw, and a stage
+        depth from the file bounded the Markdown indentation loop (2e9: gigabytes)."""
+        r = json.loads(json.dumps(self.result))
+        st = r["summary"]["stages"][0]
+        st["name"] = "load\x1b[2J\u009b31m\u202e|`x`"
+        st["depth"] = 2_000_000_000
+        r["summary"]["stages"][1]["depth"] = -5
+        hostile = os.path.join(self.tmp.name, "hostile-names.json")
+        with open(hostile, "w") as f:
+            json.dump(r, f)
+        for fmt in ("md", "csv", "html"):
+            with self.subTest(format=fmt):
+                _, out, _ = self.report(hostile, "--format", fmt)
+                self.assertLess(len(out), 2 << 20)
+                for ch in ("\x1b", "\u009b", "\u202e"):
+                    self.assertNotIn(ch, out)
+                self.assertIn("load?\\[2J?31m?" if fmt == "md" else "load?[2J?31m?", out)
+        _, md, _ = self.report(hostile, "--format", "md")
+        self.assertIn("\\|\\`x\\`", md)  # table and code characters escaped
 
     def report(self, *args, ok=True):
         """Runs mlbench report; returns (exit status, stdout, stderr). Output is decoded as

@@ -110,6 +110,27 @@ class StoreTest(unittest.TestCase):
             self.assertGreaterEqual(e["runs_measured"], 0, e)
             self.assertLessEqual(e["runs_ok"], e["runs_measured"], e)
 
+    def test_hostile_medians(self):
+        """issue 12: a trend line scaled 7 * (median - lo) before dividing by the span, which
+        overflows to inf for medians near 1.8e308 and indexed its glyphs out of bounds."""
+        rid = self.bench("true", runs=1, label="huge")
+        path = os.path.join(self.runs, rid + ".json")
+        with open(path) as f:
+            r = json.load(f)
+        for i, median in enumerate([1.7e308, 1e-300, 1.0e308]):
+            r["id"] = f"20990101T00000{i}-big{i:03d}"
+            r["summary"]["wall_ns"]["median"] = median
+            with open(os.path.join(self.runs, r["id"] + ".json"), "w") as f:
+                json.dump(r, f)
+        rc, out, err = self.cli("history", "--detect", env={"LC_ALL": "C"})
+        self.assertEqual(rc, 0, err)
+        trend = [l for l in out.split("trends")[-1].splitlines() if l.startswith("  total")]
+        self.assertEqual(len(trend), 1, out)
+        glyphs = trend[0].split()[1]
+        self.assertEqual(len(glyphs), 4, trend)
+        self.assertTrue(set(glyphs) <= set("_.-:=+*#"), trend)
+        self.assertEqual(glyphs[1], "#", trend)  # the largest median is the top glyph
+
     def test_history_table_and_json(self):
         a1 = self.bench(STAGE_PROG, "seq", label="seq")
         other = self.bench(STAGE_PROG, "threads")
@@ -213,8 +234,9 @@ class StoreTest(unittest.TestCase):
 
     def test_detect_step(self):
         # the same benchmark (one label), 50 ms, then 100 ms: a step at the fifth result
-        ids = [self.bench("sleep", "0.05", label="nap") for _ in range(4)]
-        ids += [self.bench("sleep", "0.1", label="nap") for _ in range(2)]
+        # (5 runs each: on a busy machine 3 left the intervals too wide to call the step)
+        ids = [self.bench("sleep", "0.05", label="nap", runs=5) for _ in range(4)]
+        ids += [self.bench("sleep", "0.1", label="nap", runs=5) for _ in range(2)]
         doc = self.history_json("--detect")
         self.assertEqual(doc["detect"]["min_effect_pct"], 2)
         changes = [c for c in doc["changes"] if c["stage"] == "total"]
