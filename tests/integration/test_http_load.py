@@ -13,13 +13,14 @@ here is killed in tearDown."""
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import time
 import unittest
 import urllib.error
 import urllib.request
+
+from test_monitor import free_port, stop_processes
 
 MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
 
@@ -106,12 +107,6 @@ print(json.dumps(stats), flush=True)
 '''
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def raise_nofile(want):
     """Raises this process's soft RLIMIT_NOFILE to want (not above the hard limit); returns
     the soft limit now."""
@@ -127,18 +122,7 @@ class HttpLoadTest(unittest.TestCase):
         self.procs = []
 
     def tearDown(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
-            for f in (p.stdout, p.stderr):
-                if f:
-                    f.close()
+        stop_processes(self.procs)
 
     def start_monitor(self, nofile=None):
         port = free_port()
