@@ -1,7 +1,18 @@
 /* http_server: /metrics and /healthz on libmicrohttpd (see http_server.h).
  *
  * The socket is created and bound here rather than by libmicrohttpd, so that a failure says
- * why (port in use, address not on this machine, privileged port) with the address given. */
+ * why (port in use, address not on this machine, privileged port) with the address given.
+ *
+ * Slow clients cannot hold every connection (docs/security.md): libmicrohttpd polls with
+ * epoll (no FD_SETSIZE bound), the connection limit follows the descriptors the process may
+ * open, and connections are tracked here by when their current phase began (accepted, request
+ * received, response sent). Its idle timeout restarts with every byte, so a client trickling a
+ * byte a second would never end; instead, when the table is nearly full, or a phase has lasted
+ * HTTP_PHASE_DEADLINE_S, the connection whose phase began longest ago is shut down. A scraper's
+ * request arrives within milliseconds of its connection: it is not the oldest unless some
+ * thousands of connections are opened in those milliseconds. Every
+ * callback runs on libmicrohttpd's one polling thread: the tracking needs no lock, and a
+ * tracked descriptor is still open (the CLOSED notification comes before close()). */
 #include "live/http_server.h"
 
 #include <errno.h>
@@ -9,14 +20,17 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "util/clock.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 #include "live/prometheus.h"
@@ -27,15 +41,36 @@ typedef int mhd_result; /* before 0.9.71 handlers returned int */
 typedef enum MHD_Result mhd_result;
 #endif
 
-#define HTTP_THREADS 2           /* scrapes are short: two threads keep one slow client from
-                                  * blocking the others */
-#define HTTP_TIMEOUT_S 30        /* idle connections are closed after this */
-#define HTTP_MAX_CONNECTIONS 256
+#define HTTP_TIMEOUT_S 10          /* libmicrohttpd closes a connection silent for this long */
+#define HTTP_PHASE_DEADLINE_S 30   /* most time to send a request or receive a response, however
+                                    * slowly the bytes come */
+#define HTTP_MAX_CONNECTIONS 4096  /* at most, whatever the descriptor limit */
+#define HTTP_MIN_CONNECTIONS 64    /* at least, whatever the descriptor limit */
+#define HTTP_FD_RESERVE 128        /* descriptors left to the rest of mlbench (sampler, markers,
+                                    * NVML, log) */
+#define HTTP_HEADROOM 32           /* shedding starts this many connections below the limit:
+                                    * libmicrohttpd accepts up to 11 in one round before the
+                                    * shut ones are closed in the next */
+#define HTTP_BACKLOG 1024          /* connections the kernel queues (capped by somaxconn) */
+#define HTTP_CONNECTION_MEMORY (16 * 1024) /* per connection: request headers up to ~16 KiB
+                                            * (431 beyond), then the response headers */
+
+/* One connection, in the server's list oldest phase first. */
+struct http_conn {
+    struct http_conn *prev, *next;
+    int64_t phase_ns; /* when its phase began: accepted, request received, response sent */
+    MHD_socket fd;
+    bool shut;        /* shut down here, out of the list; libmicrohttpd closes it next */
+};
 
 struct http_server {
     struct MHD_Daemon *daemon;
     struct live_metrics *live;
     char address[INET6_ADDRSTRLEN + 16];
+    /* Touched on the polling thread only. */
+    struct http_conn *head, *tail;
+    unsigned open;  /* connections in the list */
+    unsigned keep;  /* more than this many: the oldest is shut */
 };
 
 static const char usage_hint[] = "expected HOST:PORT, [IPV6]:PORT or :PORT, e.g. 127.0.0.1:9464";
@@ -130,6 +165,106 @@ char *http_format_address(const struct sockaddr *addr, socklen_t addrlen, char *
     return buf;
 }
 
+static void conn_unlink(struct http_server *s, struct http_conn *hc)
+{
+    if (hc->prev)
+        hc->prev->next = hc->next;
+    else
+        s->head = hc->next;
+    if (hc->next)
+        hc->next->prev = hc->prev;
+    else
+        s->tail = hc->prev;
+    hc->prev = hc->next = NULL;
+    s->open--;
+}
+
+static void conn_append(struct http_server *s, struct http_conn *hc, int64_t now_ns)
+{
+    hc->phase_ns = now_ns;
+    hc->prev = s->tail;
+    hc->next = NULL;
+    if (s->tail)
+        s->tail->next = hc;
+    else
+        s->head = hc;
+    s->tail = hc;
+    s->open++;
+}
+
+/* Shuts the oldest connections while there are too many or their phase is past the deadline.
+ * shutdown() rather than close(): libmicrohttpd owns the descriptor; it sees the end of the
+ * stream at its next poll and closes the connection itself. */
+static void conn_shed(struct http_server *s, int64_t now_ns)
+{
+    const int64_t deadline_ns = now_ns - (int64_t)HTTP_PHASE_DEADLINE_S * 1000000000;
+    while (s->head && (s->open > s->keep || s->head->phase_ns < deadline_ns)) {
+        struct http_conn *hc = s->head;
+        conn_unlink(s, hc);
+        hc->shut = true;
+        if (hc->fd != MHD_INVALID_SOCKET)
+            shutdown(hc->fd, SHUT_RDWR);
+    }
+}
+
+/* A new phase of c: to the end of the list. */
+static void conn_phase(struct http_server *s, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct http_conn *hc = ci ? ci->socket_context : NULL;
+    int64_t now = mono_ns();
+    if (hc && !hc->shut) {
+        conn_unlink(s, hc);
+        conn_append(s, hc, now);
+    }
+    conn_shed(s, now);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *s = cls;
+    struct http_conn *hc = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        hc = xcalloc(1, sizeof *hc);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        hc->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
+        *socket_context = hc;
+        int64_t now = mono_ns();
+        conn_append(s, hc, now);
+        conn_shed(s, now); /* the new one is the youngest: another goes */
+    } else if (hc) {
+        if (!hc->shut)
+            conn_unlink(s, hc);
+        free(hc);
+        *socket_context = NULL;
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)con_cls;
+    (void)toe;
+    conn_phase(cls, c); /* the response is sent: waiting for the next request */
+}
+
+/* Connections to allow: the descriptors this process may open (its soft RLIMIT_NOFILE) less
+ * HTTP_FD_RESERVE, within [HTTP_MIN_CONNECTIONS, HTTP_MAX_CONNECTIONS]. The soft limit is not
+ * raised: the workload would inherit it, and programs that use select() need it at 1024. */
+static unsigned connection_limit(void)
+{
+    struct rlimit rl;
+    rlim_t fds = HTTP_MAX_CONNECTIONS + HTTP_FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < fds)
+        fds = rl.rlim_cur;
+    if (fds < HTTP_MIN_CONNECTIONS + HTTP_FD_RESERVE)
+        return HTTP_MIN_CONNECTIONS;
+    return (unsigned)(fds - HTTP_FD_RESERVE);
+}
+
 static mhd_result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body,
                         size_t len, enum MHD_ResponseMemoryMode mode)
 {
@@ -163,6 +298,7 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
      * Prometheus would then pay a new TCP connection per scrape. */
     if (!*con_cls) {
         *con_cls = &request_seen;
+        conn_phase(s, c); /* the request's headers are in: now its response */
         return MHD_YES;
     }
     if (*upload_size) {
@@ -218,7 +354,7 @@ struct http_server *http_server_start(const char *listen_addr, struct live_metri
     /* A restarted service may bind while its old connections linger in TIME_WAIT; a port that
      * another process listens on is still refused. */
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 128) < 0) {
+    if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, HTTP_BACKLOG) < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot listen on '%s': %s", listen_addr, bind_hint(e));
         close(fd);
@@ -234,14 +370,22 @@ struct http_server *http_server_start(const char *listen_addr, struct live_metri
     else
         snprintf(s->address, sizeof s->address, "%s", listen_addr);
 
+    unsigned limit = connection_limit();
+    s->keep = limit > 2 * HTTP_HEADROOM ? limit - HTTP_HEADROOM : limit / 2;
+    /* One polling thread, with epoll on Linux (MHD_USE_AUTO): scrapes take well under a
+     * millisecond, writes never block it, and the connection tracking above relies on every
+     * callback running on it. */
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+                                 MHD_OPTION_CONNECTION_LIMIT, limit,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                 (size_t)HTTP_CONNECTION_MEMORY,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                  MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot serve HTTP on %s: libmicrohttpd did not start", s->address);

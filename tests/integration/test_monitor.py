@@ -59,6 +59,23 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop_processes(procs):
+    """Stops every process of procs, SIGTERM first: a monitor stops its command then (SIGKILL
+    would orphan it); SIGKILL after 15 s."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
+        for f in (p.stdout, p.stderr):
+            if f:
+                f.close()
+
+
 def parse_metrics(text):
     """{series: value} of an exposition, series written as in the text (name{labels})."""
     out = {}
@@ -76,19 +93,7 @@ class MonitorTest(unittest.TestCase):
         self.procs = []
 
     def tearDown(self):
-        # SIGTERM first: a monitor stops its command then (SIGKILL would orphan it).
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
-            for f in (p.stdout, p.stderr):
-                if f:
-                    f.close()
+        stop_processes(self.procs)
         self.tmp.cleanup()
 
     def path(self, name):
