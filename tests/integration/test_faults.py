@@ -108,14 +108,23 @@ class FaultCase(unittest.TestCase):
         for fn, errno_name in faults:
             n_calls = counts.get(fn, 0)
             found[fn] = n_calls
-            for n in range(1, n_calls + 1):
+            # one more than counted: a run that makes one call more (a larger result) is tried
+            # too, and one that does not shows that nothing fails past the last call
+            for n in range(1, n_calls + 2):
                 state = setup()
                 rc, err, c = self.call(cmd_of(state), f"{fn}:{n}:{errno_name}")
                 with self.subTest(fault=f"{fn}:{n}:{errno_name}"):
-                    self.assertEqual(c.get("fired"), (fn, n), f"the call did not happen: {c}")
                     self.assertNotIn("AddressSanitizer", err)
                     self.assertNotIn("runtime error", err)
-                    check(state, fn, errno_name, rc, err)
+                    if c.get("fired") == (fn, n):
+                        check(state, fn, errno_name, rc, err)
+                    else:
+                        # The number of writes of a result depends on its size, which varies
+                        # from run to run near a multiple of the stream's buffer: this run made
+                        # fewer calls and none failed.
+                        self.assertLess(c.get(fn, 0), n, f"the call did not fail: {c}")
+                        self.assertEqual(rc, 0, err)
+                        check(state, None, None, rc, err)
                 self.points += 1
         return found
 
