@@ -252,7 +252,10 @@ int cmd_report(int argc, char **argv)
             .table = c.table,
         };
         rc = c.exporter->write(out.f, &req, err, sizeof err);
-        if (rc != EXPORT_OK) {
+        if (rc == EXPORT_EIO && out.path) { /* the exporter knows the stream, not the file */
+            log_error("report: %s: %s", out.path, err);
+            status = 3;
+        } else if (rc != EXPORT_OK) {
             log_error("report: %s", err);
             status = rc == EXPORT_EREQUEST ? 2 : 3;
         }

@@ -417,7 +417,8 @@ int result_write_json(json_t *j, const char *path, char *err, size_t errlen)
         return -1;
     /* Buffered: json_dumpfd would make one write() per token. */
     if (json_dumpf(j, f, JSON_INDENT(1) | JSON_ENSURE_ASCII) < 0 || fputc('\n', f) == EOF) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        snprintf(err, errlen, "cannot write %s: %s", path,
+                 strerror(a.error ? a.error : errno ? errno : EIO));
         fsx_atomic_abort(&a);
         return -1;
     }

@@ -41,11 +41,26 @@ static const char schema_sql[] =
 struct sqlite_index {
     sqlite3 *db;
     char *path;
+    bool in_memory; /* results.db could not be written: an index of this command alone */
 };
+
+/* The system's reason behind SQLite's "disk I/O error" or "unable to open" ("", ": No space
+ * left on device"): SQLite's message alone does not say what to do. Only for those codes: for
+ * others the saved errno is an older one. */
+static const char *system_reason(sqlite3 *db, char *buf, size_t len)
+{
+    int code = sqlite3_extended_errcode(db) & 0xff, e = sqlite3_system_errno(db);
+    buf[0] = '\0';
+    if (e > 0 && (code == SQLITE_IOERR || code == SQLITE_CANTOPEN))
+        snprintf(buf, len, " (%s)", strerror(e));
+    return buf;
+}
 
 static void db_error(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s: %s: %s", path, what, sqlite3_errmsg(db));
+    char why[128];
+    snprintf(err, errlen, "%s: %s: %s%s", path, what, sqlite3_errmsg(db),
+             system_reason(db, why, sizeof why));
 }
 
 /* Runs statements that return nothing. */
@@ -53,7 +68,9 @@ static int exec(struct sqlite_index *x, const char *sql, char *err, size_t errle
 {
     char *msg = NULL;
     if (sqlite3_exec(x->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", x->path, msg ? msg : sqlite3_errmsg(x->db));
+        char why[128];
+        snprintf(err, errlen, "%s: %s%s", x->path, msg ? msg : sqlite3_errmsg(x->db),
+                 system_reason(x->db, why, sizeof why));
         sqlite3_free(msg);
         return -1;
     }
@@ -244,6 +261,7 @@ static int open_in_memory(struct sqlite_index *x, bool *fresh, char *err, size_t
         db_error(x->db, x->path, "cannot make an index in memory", err, errlen);
         return -1;
     }
+    x->in_memory = true;
     return init_schema(x, fresh, err, errlen);
 }
 
@@ -545,6 +563,13 @@ static int sqlite_remove(void *handle, const char *const *ids, size_t n,
     struct sqlite_index *x = handle;
     sqlite3_stmt *del_stages = NULL, *del_result = NULL;
     int rc = -1;
+    /* Removing a file while results.db keeps its row would leave the index naming a file that
+     * is gone: nothing is removed. */
+    if (x->in_memory) {
+        snprintf(err, errlen, "%s: the store index cannot be written (read-only, or the file "
+                 "could not be opened for writing): nothing removed", x->path);
+        return -1;
+    }
     if (prepare(x, "DELETE FROM stages WHERE result_id = ?1", &del_stages, err, errlen) < 0 ||
         prepare(x, "DELETE FROM results WHERE id = ?1", &del_result, err, errlen) < 0 ||
         exec(x, "BEGIN IMMEDIATE", err, errlen) < 0)

@@ -17,6 +17,7 @@
 #include "result/result_load.h"
 #include "util/xalloc.h"
 #include "store/store_ops.h"
+#include "util/fsx.h"
 #include "util/jsonx.h"
 
 /* The index backends; the first is the default. A server database would be listed here and
@@ -251,6 +252,9 @@ static void file_stamp(const char *real_path, int64_t *mtime_ns, int64_t *size)
  * the truth. */
 static int store_sync(struct store *s, char *err, size_t errlen)
 {
+    char *runs = xasprintf("%s/%s", s->dir, STORE_RUNS_DIR);
+    fsx_clean_stale(runs, ".tmp.", NULL); /* what writers that died left: never results */
+    free(runs);
     struct store_query q = {0};
     struct store_entry *rows = NULL;
     size_t n_rows = 0;
@@ -519,15 +523,28 @@ found:
 
 struct unlink_arg {
     const char *path; /* NULL: a file outside the store, which rm leaves alone */
+    char *aside;      /* where the file waits for the commit: a temporary name (not a result) */
 };
 
-static int unlink_inside(void *arg, char *err, size_t errlen)
+/* Moves the file aside inside the transaction: if the commit fails it is put back, so the
+ * index never keeps a row for a file that is gone (unlinking it here could not be undone). The
+ * name ".tmp.PID.remove" is skipped by list_files and cleaned by fsx_clean_stale once we are
+ * gone, should we die before the end. */
+static int move_aside(void *arg, char *err, size_t errlen)
 {
-    const struct unlink_arg *u = arg;
-    if (u->path && unlink(u->path) < 0 && errno != ENOENT) {
-        snprintf(err, errlen, "cannot remove %s: %s", u->path, strerror(errno));
+    struct unlink_arg *u = arg;
+    if (!u->path)
+        return 0;
+    char *aside = xasprintf("%s.tmp.%ld.remove", u->path, (long)getpid());
+    if (rename(u->path, aside) < 0) {
+        int e = errno;
+        free(aside);
+        if (e == ENOENT)
+            return 0;
+        snprintf(err, errlen, "cannot remove %s: %s", u->path, strerror(e));
         return -1;
     }
+    u->aside = aside;
     return 0;
 }
 
@@ -551,8 +568,15 @@ int store_remove(struct store *s, const char *id, char *err, size_t errlen)
         free(path);
         return -1;
     }
-    struct unlink_arg u = {path};
-    int rc = s->ops->remove(s->handle, &id, 1, unlink_inside, &u, err, errlen);
+    struct unlink_arg u = {path, NULL};
+    int rc = s->ops->remove(s->handle, &id, 1, move_aside, &u, err, errlen);
+    if (u.aside && rc < 0 && rename(u.aside, path) < 0) /* the rows stay: so does the file */
+        log_error("cannot put %s back after a failed removal: %s (it is kept as %s: move it "
+                  "back)", path, strerror(errno), u.aside);
+    else if (u.aside && rc == 0 && unlink(u.aside) < 0) /* removed from the store anyway */
+        log_warn("cannot delete %s: %s (the next mlbench command deletes it)", u.aside,
+                 strerror(errno));
+    free(u.aside);
     free(path);
     return rc;
 }

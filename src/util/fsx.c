@@ -130,6 +130,31 @@ size_t fsx_clean_stale(const char *dir, const char *mark, const char *inner)
     return removed;
 }
 
+/* The stream's writes: all of buf, or -1 with the first failure's errno kept in a->error. */
+static ssize_t atomic_write(void *cookie, const char *buf, size_t len)
+{
+    struct fsx_atomic *a = cookie;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(a->fd, buf + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (!a->error)
+                a->error = n < 0 ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+static int atomic_close(void *cookie)
+{
+    struct fsx_atomic *a = cookie;
+    return close(a->fd);
+}
+
 FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
@@ -137,7 +162,9 @@ FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t 
     int fd = mkstemp(a->tmp);
     if (fd >= 0) {
         fchmod(fd, 0644);
-        a->f = fdopen(fd, "w");
+        a->fd = fd;
+        a->f = fopencookie(a, "w", (cookie_io_functions_t){.write = atomic_write,
+                                                           .close = atomic_close});
         if (!a->f) {
             int saved = errno;
             close(fd);
@@ -158,8 +185,8 @@ FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t 
 int fsx_atomic_commit(struct fsx_atomic *a, char *err, size_t errlen)
 {
     errno = 0;
-    int failed = ferror(a->f) || fflush(a->f) == EOF || fsync(fileno(a->f)) < 0;
-    int saved = errno ? errno : EIO;
+    int failed = ferror(a->f) || fflush(a->f) == EOF || fsync(a->fd) < 0;
+    int saved = a->error ? a->error : errno ? errno : EIO;
     if (fclose(a->f) == EOF && !failed) {
         failed = 1;
         saved = errno;

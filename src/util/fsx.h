@@ -35,10 +35,14 @@ struct fsx_atomic {
     FILE *f;       /* write here (buffered) */
     char *tmp;     /* the temporary file beside path */
     char *path;
+    int fd;        /* the temporary file's */
+    int error;     /* the errno of the first write that failed, 0 if none */
 };
 
 /* Opens a temporary file beside path (mode 0644). Returns its stream, or NULL with a message in
- * err ("cannot write PATH: reason"). */
+ * err ("cannot write PATH: reason"). The stream's writes keep their errno in a->error (stdio
+ * keeps only a flag, and errno is overwritten by the time the caller looks): a must stay where
+ * it is until commit or abort. */
 FILE *fsx_atomic_open(struct fsx_atomic *a, const char *path, char *err, size_t errlen);
 /* Flushes, syncs and renames the file over path. Returns 0, or -1 with a message in err (the
  * temporary file is then removed and path untouched). Frees a either way. */
