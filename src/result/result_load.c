@@ -4,7 +4,33 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "measure/stages.h"
 #include "result/result.h"
+
+/* Where a file holds more names than one run or summary can (STAGES_MAX_NAMES), or NULL.
+ * Every consumer (show, compare, history, reports) matches names across runs and results;
+ * the bound keeps that cheap whatever a file says. runs[].metadata is an object. */
+static const char *too_many(const json_t *j)
+{
+    static const struct { const char *key, *in_summary, *in_run; } lists[] = {
+        {"stages", "summary.stages", "runs[].stages"},
+        {"counters", "summary.counters", "runs[].counters"},
+        {"metadata", "summary.metadata", "runs[].metadata"},
+    };
+    const json_t *summary = json_object_get(j, "summary"), *runs = json_object_get(j, "runs");
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
+        if (json_array_size(json_object_get(summary, lists[k].key)) > STAGES_MAX_NAMES)
+            return lists[k].in_summary;
+        size_t i;
+        const json_t *run;
+        json_array_foreach(runs, i, run) {
+            const json_t *a = json_object_get(run, lists[k].key);
+            if (json_array_size(a) > STAGES_MAX_NAMES || json_object_size(a) > STAGES_MAX_NAMES)
+                return lists[k].in_run;
+        }
+    }
+    return NULL;
+}
 
 json_t *result_load_file(const char *path, char *err, size_t errlen)
 {
@@ -34,6 +60,13 @@ json_t *result_load_file(const char *path, char *err, size_t errlen)
         !json_is_object(json_object_get(j, "summary"))) {
         snprintf(err, errlen, "%s: an mlbench result without id, runs or summary (truncated by "
                  "hand?)", path);
+        json_decref(j);
+        return NULL;
+    }
+    const char *what = too_many(j);
+    if (what) {
+        snprintf(err, errlen, "%s: %s holds more than %d names, more than mlbench writes (a "
+                 "result of an older mlbench, or made by hand?)", path, what, STAGES_MAX_NAMES);
         json_decref(j);
         return NULL;
     }

@@ -162,6 +162,26 @@ class ReportTest(unittest.TestCase):
         _, md, _ = self.report(hostile, "--format", "md")
         self.assertIn("\\|\\`x\\`", md)  # table and code characters escaped
 
+    def test_too_many_names(self):
+        """issue 12: every consumer matches names across runs and results; a file with more
+        names than mlbench writes (1000 of each kind) is refused, not matched quadratically."""
+        r = json.loads(json.dumps(self.result))
+        st = r["summary"]["stages"][0]
+        r["summary"]["stages"] = [dict(st, name=f"s{i}") for i in range(1001)]
+        many = os.path.join(self.tmp.name, "many.json")
+        with open(many, "w") as f:
+            json.dump(r, f)
+        rc, _, err = self.report(many, ok=False)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("summary.stages holds more than 1000 names", err)
+        r["summary"]["stages"] = r["summary"]["stages"][:1000]
+        r["runs"][1]["metadata"] = {f"k{i}": "v" for i in range(1001)}
+        with open(many, "w") as f:
+            json.dump(r, f)
+        rc, _, err = self.report(many, ok=False)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("runs[].metadata", err)
+
     def report(self, *args, ok=True):
         """Runs mlbench report; returns (exit status, stdout, stderr). Output is decoded as
         UTF-8 with line ends kept as written."""
