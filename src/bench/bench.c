@@ -168,6 +168,7 @@ static void measure_command(struct bench *b, struct repetition *rep)
     if (b->live) { /* --serve: a killed run's open spans close; faults and errors are counted */
         live_close_spans(b->live);
         live_add_malformed(b->live, rep->log.malformed);
+        live_set_marker_foreign(b->live, markers_foreign(s->markers, NULL));
         live_set_sampler_errors(b->live, sampler_errors(s->sampler));
     }
     stages_aggregate(&rep->log, rep->outcome.start_ns, rep->outcome.wall_ns, &rep->stages);

@@ -21,6 +21,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 MS = 1_000_000
 
+# An outsider: sends forged events to the marker socket named by argv[1], prints its pid.
+FORGER = """
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(sys.argv[1])
+t, pid = time.monotonic_ns(), os.getpid()
+for ev in (f"M {t} {pid} {pid} model forged", f"B {t} {pid} {pid} forged",
+           f"C {t + 1} {pid} {pid} accuracy 0.999", f"E {t + 2} {pid} {pid} forged"):
+    s.send(ev.encode())
+print(pid)
+"""
+
 
 def within(value_ns, truth_ms, rel=0.10):
     """A measured span of a known sleep: never much shorter than the truth, and longer only by
@@ -487,6 +499,45 @@ class RunTest(unittest.TestCase):
         names = {s["metric"] for s in samples["series"]}
         self.assertIn("process_resident_bytes", names)
         self.assertIn("system_cpu_busy_ratio", names)
+
+    def test_foreign_sender(self):
+        """A process outside the workload's tree that learnt the socket's path sends a forged
+        model, a stage and a counter: they are ignored and counted as foreign, with a warning;
+        the markers of the workload, its child, grandchild and daemonised orphan all count."""
+        path_file = os.path.join(self.tmp.name, "socket-path")
+        e = dict(os.environ)
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "1", "--", STAGE_PROG,
+                              "tree-then-wait", path_file], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=e)
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(path_file) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with open(path_file) as f:
+                sock = f.read()
+            forger = subprocess.run([sys.executable, "-c", FORGER, sock], capture_output=True,
+                                    text=True, timeout=30)
+            self.assertEqual(forger.returncode, 0, forger.stderr)
+            forger_pid = int(forger.stdout)
+        finally:
+            open(path_file + ".sent", "w").close()
+            out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        r = self.result()
+        run = r["runs"][0]
+        names = [s["name"] for s in run["stages"]]
+        self.assertEqual(sorted(names), ["after", "child", "grandchild", "orphan", "own"], names)
+        self.assertEqual(run["metadata"].get("model"), "real")
+        self.assertNotIn("accuracy", [c["name"] for c in run.get("counters", [])])
+        m = run["markers"]
+        self.assertGreaterEqual(m["foreign"], 4)  # meta, begin, end, counter
+        self.assertEqual(m["first_foreign_pid"], forger_pid)
+        self.assertEqual(m["malformed"], 0)
+        warn = [w for w in r["warnings"] if w["code"] == "foreign_markers"]
+        self.assertEqual(len(warn), 1, r["warnings"])
+        self.assertIn(f"pid {forger_pid}", warn[0]["message"])
+        self.assertIn("outside the workload's process tree", out + err)
+        self.assertNotIn("forged", json.dumps(r))
 
     def test_short_lived_workers(self):
         """20 processes of 50 ms each: their CPU time is all counted, by rusage and by the sampler."""
