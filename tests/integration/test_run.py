@@ -539,6 +539,40 @@ class RunTest(unittest.TestCase):
         self.assertIn("outside the workload's process tree", out + err)
         self.assertNotIn("forged", json.dumps(r))
 
+    def test_harness_killed(self):
+        """mlbench SIGKILLed mid-run: its workload does not live on, re-parented to init."""
+        pid_file = os.path.join(self.tmp.name, "workload.pid")
+        code = ("import os, sys, time\n"
+                "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+                "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+                "time.sleep(60)\n")
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "1", "--",
+                              sys.executable, "-c", code, pid_file],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(pid_file) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with open(pid_file) as f:
+            pid = int(f.read())
+        os.kill(pid, 0)  # running, under mlbench
+        p.kill()
+        p.wait(timeout=10)
+        deadline = time.monotonic() + 3
+        alive = True
+        while alive and time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+                # a zombie waiting for init to reap it is gone too
+                with open(f"/proc/{pid}/stat") as f:
+                    alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except (ProcessLookupError, FileNotFoundError):
+                alive = False
+            if alive:
+                time.sleep(0.02)
+        if alive:
+            os.kill(pid, signal.SIGKILL)
+        self.assertFalse(alive, f"workload {pid} outlived the SIGKILLed mlbench")
+
     def test_short_lived_workers(self):
         """20 processes of 50 ms each: their CPU time is all counted, by rusage and by the sampler."""
         rc, out, err = self.mlbench("-r", "1", "--interval", "20ms", "--", STAGE_PROG, "forkers")
