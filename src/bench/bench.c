@@ -158,6 +158,7 @@ static void measure_command(struct bench *b, struct repetition *rep)
         .grace_s = b->cfg->grace_s, .show_output = b->cfg->show_output,
         .tick = b->progress.tty ? tick : NULL, .tick_arg = b, .tick_ms = 100,
         .spawned = session_spawned, .spawned_arg = s,
+        .before_reap = session_before_reap, .before_reap_arg = s,
     };
     markers_begin_run(s->markers, &rep->log);
     bool sampling = sampler_start(s->sampler, &rep->samples) == 0;

@@ -315,6 +315,7 @@ static int run_command(struct monitor *m)
         .argv = m->opt.argv, .envp = m->session.env, .grace_s = m->opt.grace_s,
         .show_output = true, .tick = tick, .tick_arg = m, .tick_ms = HOUSEKEEPING_MS,
         .spawned = session_spawned, .spawned_arg = &m->session,
+        .before_reap = session_before_reap, .before_reap_arg = &m->session,
         .hangup = reopen_log, .hangup_arg = m,
     };
     struct run_outcome o;

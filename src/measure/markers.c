@@ -265,7 +265,8 @@ void markers_begin_run(struct marker_receiver *r, struct event_log *log)
     pthread_mutex_unlock(&r->mu);
 }
 
-void markers_end_run(struct marker_receiver *r)
+/* Sends a fence and waits for it with r->mu held on return. */
+static void fence_locked(struct marker_receiver *r)
 {
     pthread_mutex_lock(&r->mu);
     uint64_t want = r->fences_seen + 1;
@@ -275,6 +276,17 @@ void markers_end_run(struct marker_receiver *r)
     pthread_mutex_lock(&r->mu);
     while (sent && r->fences_seen < want)
         pthread_cond_wait(&r->cv, &r->mu);
+}
+
+void markers_sync(struct marker_receiver *r)
+{
+    fence_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void markers_end_run(struct marker_receiver *r)
+{
+    fence_locked(r);
     r->log = NULL;
     r->current[0] = '\0';
     pthread_mutex_unlock(&r->mu);

@@ -23,6 +23,8 @@ struct marker_receiver *markers_start(char *err, size_t errlen);
 const char *markers_path(const struct marker_receiver *r);
 /* From now on events go to log (owned by the caller, initialised). */
 void markers_begin_run(struct marker_receiver *r, struct event_log *log);
+/* Waits until every datagram sent before this call has been handled (checked and stored). */
+void markers_sync(struct marker_receiver *r);
 /* Waits until every event sent before this call has been stored, then detaches the log.
  * Events arriving later, or between runs, are counted by markers_outside(). */
 void markers_end_run(struct marker_receiver *r);

@@ -146,8 +146,13 @@ static int64_t seconds_to_ns(double s)
 }
 
 /* Reaps every child that has exited; records the leader's wait status. */
-static void reap(pid_t leader, struct run_outcome *out, int *leader_status, int64_t *leader_end)
+static void reap(const struct runner_spec *spec, pid_t leader, struct run_outcome *out,
+                 int *leader_status, int64_t *leader_end)
 {
+    siginfo_t si = {0};
+    if (spec->before_reap && waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        si.si_pid != 0)
+        spec->before_reap(spec->before_reap_arg);
     for (;;) {
         int st;
         struct rusage ru;
@@ -312,7 +317,7 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
                 got_stop = 0;
             }
         }
-        reap(pid, out, leader_status, leader_end);
+        reap(spec, pid, out, leader_status, leader_end);
     }
     return forced;
 }
@@ -325,11 +330,11 @@ static void clear_group(const struct runner_spec *spec, struct run_outcome *out,
     int64_t give_up = mono_ns() + 2000000000;
     while (killpg(pid, SIGKILL) == 0 && mono_ns() < give_up) {
         int dummy;
-        reap(pid, out, &dummy, leader_end);
+        reap(spec, pid, out, &dummy, leader_end);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    reap(pid, out, leader_status, leader_end);
+    reap(spec, pid, out, leader_status, leader_end);
     int late_stop = 0, late_hup = 0;
     drain_signals(&late_stop, spec->hangup ? &late_hup : NULL); /* SIGCHLDs already handled */
     if (late_hup)

@@ -41,6 +41,11 @@ struct runner_spec {
     /* Called with the pid right after the command started (the sampler follows it); may be NULL. */
     void (*spawned)(void *arg, pid_t pid);
     void *spawned_arg;
+    /* Called when a child of mlbench (the leader, or an orphan of its tree) has ended, before
+     * it is reaped: while it is a zombie its /proc entry stays, so the marker receiver can
+     * still verify the sender of its last datagrams (session_before_reap). May be NULL. */
+    void (*before_reap)(void *arg);
+    void *before_reap_arg;
     /* Called on SIGHUP instead of stopping the command (a service reopening its log, `mlbench
      * monitor`); NULL: SIGHUP stops the command like SIGINT. */
     void (*hangup)(void *arg);

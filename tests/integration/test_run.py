@@ -526,7 +526,8 @@ class RunTest(unittest.TestCase):
         r = self.result()
         run = r["runs"][0]
         names = [s["name"] for s in run["stages"]]
-        self.assertEqual(sorted(names), ["after", "child", "grandchild", "orphan", "own"], names)
+        self.assertEqual(sorted(names), ["after", "child", "grandchild", "orphan", "own"],
+                         (names, run["markers"], [(s["name"], s["pid"]) for s in run["spans"]]))
         self.assertEqual(run["metadata"].get("model"), "real")
         self.assertNotIn("accuracy", [c["name"] for c in run.get("counters", [])])
         m = run["markers"]
