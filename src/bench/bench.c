@@ -158,6 +158,7 @@ static void measure_command(struct bench *b, struct repetition *rep)
         .grace_s = b->cfg->grace_s, .show_output = b->cfg->show_output,
         .tick = b->progress.tty ? tick : NULL, .tick_arg = b, .tick_ms = 100,
         .spawned = session_spawned, .spawned_arg = s,
+        .before_reap = session_before_reap, .before_reap_arg = s,
     };
     markers_begin_run(s->markers, &rep->log);
     bool sampling = sampler_start(s->sampler, &rep->samples) == 0;
@@ -168,6 +169,7 @@ static void measure_command(struct bench *b, struct repetition *rep)
     if (b->live) { /* --serve: a killed run's open spans close; faults and errors are counted */
         live_close_spans(b->live);
         live_add_malformed(b->live, rep->log.malformed);
+        live_set_marker_foreign(b->live, markers_foreign(s->markers, NULL));
         live_set_sampler_errors(b->live, sampler_errors(s->sampler));
     }
     stages_aggregate(&rep->log, rep->outcome.start_ns, rep->outcome.wall_ns, &rep->stages);

@@ -273,8 +273,10 @@ static void reopen_log(void *arg)
 static void housekeeping(struct monitor *m)
 {
     live_set_sampler_errors(m->live, sampler_errors(m->session.sampler));
-    if (m->session.markers) /* never in a run: whatever was not an event was malformed */
+    if (m->session.markers) { /* never in a run: whatever was not an event was malformed */
         live_set_marker_datagrams(m->live, markers_outside(m->session.markers));
+        live_set_marker_foreign(m->live, markers_foreign(m->session.markers, NULL));
+    }
     if (m->with_command)
         live_prune_dead(m->live); /* threads and workers that ended inside a stage */
 }
@@ -313,6 +315,7 @@ static int run_command(struct monitor *m)
         .argv = m->opt.argv, .envp = m->session.env, .grace_s = m->opt.grace_s,
         .show_output = true, .tick = tick, .tick_arg = m, .tick_ms = HOUSEKEEPING_MS,
         .spawned = session_spawned, .spawned_arg = &m->session,
+        .before_reap = session_before_reap, .before_reap_arg = &m->session,
         .hangup = reopen_log, .hangup_arg = m,
     };
     struct run_outcome o;

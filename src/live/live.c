@@ -372,6 +372,15 @@ void live_set_marker_datagrams(struct live_metrics *m, uint64_t datagrams)
     pthread_mutex_unlock(&m->mu);
 }
 
+void live_set_marker_foreign(struct live_metrics *m, uint64_t total)
+{
+    pthread_mutex_lock(&m->mu);
+    m->markers_on = true;
+    if (total > m->foreign)
+        m->foreign = total;
+    pthread_mutex_unlock(&m->mu);
+}
+
 void live_set_sampler_errors(struct live_metrics *m, uint64_t total)
 {
     pthread_mutex_lock(&m->mu);

@@ -57,6 +57,9 @@ void live_add_malformed(struct live_metrics *live, uint64_t n);
  * still in flight make it lag, not overshoot). The exported count is the larger of this
  * estimate and the malformed datagrams reported directly. */
 void live_set_marker_datagrams(struct live_metrics *live, uint64_t datagrams);
+/* Sets mlbench_markers_foreign_total: markers_foreign(), datagrams from processes outside the
+ * measured tree, which never reach live_on_marker. */
+void live_set_marker_foreign(struct live_metrics *live, uint64_t total);
 /* Sets mlbench_sampler_errors_total (the sampler's running count, sampler_errors()). */
 void live_set_sampler_errors(struct live_metrics *live, uint64_t total);
 

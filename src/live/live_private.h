@@ -82,6 +82,7 @@ struct live_metrics {
     bool markers_on;
     uint64_t received, malformed, unbalanced, dropped[N_DROP], seq;
     uint64_t malformed_floor; /* from live_set_marker_datagrams */
+    uint64_t foreign;         /* from live_set_marker_foreign */
     struct name_table stage_names, counter_names, instant_names, meta_keys;
     struct stage_data *stages;
     struct counter_data *counters;

@@ -109,6 +109,10 @@ static void render_markers(const struct live_metrics *m, struct strbuf *b, struc
                 "Marker datagrams that did not parse (docs/markers.md).");
     prom_sample_u64(b, "mlbench_markers_malformed_total", NULL,
                     m->malformed > m->malformed_floor ? m->malformed : m->malformed_floor);
+    prom_family(b, "mlbench_markers_foreign_total", PROM_COUNTER,
+                "Marker datagrams from processes outside the measured process tree, ignored "
+                "(docs/security.md).");
+    prom_sample_u64(b, "mlbench_markers_foreign_total", NULL, m->foreign);
     prom_family(b, "mlbench_markers_unbalanced_total", PROM_COUNTER,
                 "End markers with no matching open stage on their thread, and stages closed "
                 "by the end of an enclosing stage.");

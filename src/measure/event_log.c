@@ -93,6 +93,12 @@ void event_log_add(struct event_log *log, const struct marker_token *tok)
     e->value = tok->value ? event_log_intern(log, tok->value, tok->value_len) : 0;
 }
 
+void event_log_add_foreign(struct event_log *log, pid_t pid)
+{
+    if (!log->foreign++)
+        log->first_foreign_pid = (int32_t)pid;
+}
+
 void event_log_add_malformed(struct event_log *log, const char *reason, const char *buf, size_t len)
 {
     log->malformed++;

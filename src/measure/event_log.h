@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "measure/marker_parse.h"
 
@@ -26,6 +27,8 @@ struct event_log {
     size_t n, cap;
     uint64_t dropped;            /* beyond EVENT_LOG_MAX_EVENTS */
     uint64_t malformed;          /* datagrams that did not parse */
+    uint64_t foreign;            /* datagrams from processes outside the tree (markers.h) */
+    int32_t first_foreign_pid;   /* sender of the first of them (0: none, or no credentials) */
     char example[EVENT_LOG_EXAMPLES][160]; /* "reason: first bytes" of the first malformed ones */
     size_t n_examples;
     /* interned strings: id 0 is "", ids index strings[] */
@@ -42,6 +45,8 @@ void event_log_free(struct event_log *log);
 void event_log_add(struct event_log *log, const struct marker_token *tok);
 /* Counts a malformed datagram and keeps the first few as examples. */
 void event_log_add_malformed(struct event_log *log, const char *reason, const char *buf, size_t len);
+/* Counts a datagram from a process outside the workload's tree; remembers the first pid. */
+void event_log_add_foreign(struct event_log *log, pid_t pid);
 /* Interns s[0..len) and returns its id (never 0 unless len == 0). */
 uint32_t event_log_intern(struct event_log *log, const char *s, size_t len);
 /* The NUL-terminated string of an id; owned by the log. */

@@ -3,11 +3,16 @@
  * Control messages travel through the same socket as the events, from the controlling thread:
  * a datagram is queued in order, so when the thread sees our "fence" every event sent before
  * it has been stored. They start with byte 0x01, which no valid event can, and carry a random
- * key so that a workload cannot forge them. */
+ * key so that a workload cannot forge them.
+ *
+ * Every datagram carries its sender's credentials (SO_PASSCRED): one from a process outside
+ * mlbench's process tree (senders.h) is foreign, counted and otherwise ignored, so that a
+ * process that learnt the socket's path cannot add stages, counters or metadata to a run. */
 #include "measure/markers.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "measure/senders.h"
+#include "util/clock.h"
 #include "util/fsx.h"
 #include "util/xalloc.h"
 
@@ -28,16 +35,28 @@ struct marker_receiver {
     char dir[256];
     struct sockaddr_un addr;
     pthread_t thread;
+    struct senders *senders; /* owned by the thread */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* guarded by mu */
     struct event_log *log;
-    uint64_t outside;
+    uint64_t outside;  /* well-formed or malformed, from the tree, while no run */
+    uint64_t foreign;  /* from outside the tree, in runs and between them */
+    pid_t first_foreign_pid;
     uint64_t fences_seen;
     char current[128];
     marker_listener listener;
     void *listener_arg;
 };
+
+/* Counts a datagram from outside the tree; r->mu is held. */
+static void foreign_locked(struct marker_receiver *r, pid_t pid)
+{
+    if (!r->foreign++)
+        r->first_foreign_pid = pid;
+    if (r->log)
+        event_log_add_foreign(r->log, pid);
+}
 
 /* Stores one datagram; r->mu is held. */
 static void handle_locked(struct marker_receiver *r, const char *buf, size_t len)
@@ -70,20 +89,41 @@ static int is_ctl(const char *buf, size_t len, const char *ctl)
 
 #define BATCH 32 /* datagrams taken per system call */
 
+/* The sender's pid from SCM_CREDENTIALS, or 0 when the datagram carries none. */
+static pid_t sender_pid(struct msghdr *h)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred u;
+            memcpy(&u, CMSG_DATA(c), sizeof u);
+            return u.pid;
+        }
+    return 0;
+}
+
 static void *receiver_main(void *arg)
 {
     struct marker_receiver *r = arg;
     /* One receiver thread per process. A datagram longer than a buffer is truncated and
      * flagged MSG_TRUNC: it is then reported as "overlong". */
     static char buf[BATCH][MARKER_MAX_EVENT + 1];
+    static union {
+        char bytes[CMSG_SPACE(sizeof(struct ucred))];
+        struct cmsghdr align;
+    } cred[BATCH];
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
+    pid_t sender[BATCH];
+    bool inside[BATCH];
 
-    for (int i = 0; i < BATCH; i++) {
+    for (int i = 0; i < BATCH; i++)
         iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof buf[i]};
-        msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
-    }
     for (;;) {
+        for (int i = 0; i < BATCH; i++) /* recvmmsg shortens msg_controllen: set it again */
+            msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1,
+                                                   .msg_control = cred[i].bytes,
+                                                   .msg_controllen = sizeof cred[i].bytes}};
         /* Batching matters when a workload sends fast: each wake-up of this thread costs the
          * sender a cross-CPU interrupt, and senders block once 10 datagrams are queued. */
         int n = recvmmsg(r->fd, msgs, BATCH, MSG_WAITFORONE, NULL);
@@ -92,11 +132,22 @@ static void *receiver_main(void *arg)
                 continue;
             return NULL; /* socket closed under us: nothing more to receive */
         }
+        /* Senders are checked before the lock is taken: a check may read /proc. One clock
+         * reading serves the batch. */
+        int64_t now = mono_ns();
+        for (int i = 0; i < n; i++) {
+            sender[i] = sender_pid(&msgs[i].msg_hdr);
+            inside[i] = senders_accept(r->senders, sender[i], now);
+        }
         pthread_mutex_lock(&r->mu);
         for (int i = 0; i < n; i++) {
             size_t len = msgs[i].msg_len;
             if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
                 len = MARKER_MAX_EVENT + 1;
+            if (!inside[i]) { /* a control message from outside is foreign too */
+                foreign_locked(r, sender[i]);
+                continue;
+            }
             if (is_ctl(buf[i], len, r->ctl_stop)) {
                 pthread_mutex_unlock(&r->mu);
                 return NULL;
@@ -163,6 +214,17 @@ struct marker_receiver *markers_start(char *err, size_t errlen)
     /* A deep queue lets bursts of events through without blocking the workload for long. */
     int rcvbuf = 8 << 20;
     setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    /* Before any workload exists: the kernel then attaches every sender's credentials. */
+    int on = 1;
+    if (setsockopt(r->fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0) {
+        snprintf(err, errlen, "cannot ask for the credentials of marker senders: %s",
+                 strerror(errno));
+        goto fail;
+    }
+    if (!(r->senders = senders_new("/proc", getpid()))) {
+        snprintf(err, errlen, "cannot check marker senders in /proc");
+        goto fail;
+    }
 
     r->ctl_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (r->ctl_fd < 0 || connect(r->ctl_fd, (struct sockaddr *)&r->addr, sizeof r->addr) < 0) {
@@ -185,6 +247,7 @@ fail:
         unlink(r->addr.sun_path);
     if (r->dir[0])
         rmdir(r->dir);
+    senders_free(r->senders);
     free(r);
     return NULL;
 }
@@ -202,7 +265,8 @@ void markers_begin_run(struct marker_receiver *r, struct event_log *log)
     pthread_mutex_unlock(&r->mu);
 }
 
-void markers_end_run(struct marker_receiver *r)
+/* Sends a fence and waits for it with r->mu held on return. */
+static void fence_locked(struct marker_receiver *r)
 {
     pthread_mutex_lock(&r->mu);
     uint64_t want = r->fences_seen + 1;
@@ -212,6 +276,17 @@ void markers_end_run(struct marker_receiver *r)
     pthread_mutex_lock(&r->mu);
     while (sent && r->fences_seen < want)
         pthread_cond_wait(&r->cv, &r->mu);
+}
+
+void markers_sync(struct marker_receiver *r)
+{
+    fence_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void markers_end_run(struct marker_receiver *r)
+{
+    fence_locked(r);
     r->log = NULL;
     r->current[0] = '\0';
     pthread_mutex_unlock(&r->mu);
@@ -240,6 +315,16 @@ uint64_t markers_outside(struct marker_receiver *r)
     return n;
 }
 
+uint64_t markers_foreign(struct marker_receiver *r, pid_t *first_pid)
+{
+    pthread_mutex_lock(&r->mu);
+    uint64_t n = r->foreign;
+    if (first_pid)
+        *first_pid = r->first_foreign_pid;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
 void markers_stop(struct marker_receiver *r)
 {
     if (!r)
@@ -254,5 +339,6 @@ void markers_stop(struct marker_receiver *r)
     rmdir(r->dir);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
+    senders_free(r->senders);
     free(r);
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "measure/event_log.h"
 
@@ -22,13 +23,19 @@ struct marker_receiver *markers_start(char *err, size_t errlen);
 const char *markers_path(const struct marker_receiver *r);
 /* From now on events go to log (owned by the caller, initialised). */
 void markers_begin_run(struct marker_receiver *r, struct event_log *log);
+/* Waits until every datagram sent before this call has been handled (checked and stored). */
+void markers_sync(struct marker_receiver *r);
 /* Waits until every event sent before this call has been stored, then detaches the log.
  * Events arriving later, or between runs, are counted by markers_outside(). */
 void markers_end_run(struct marker_receiver *r);
 /* Copies the most recently begun stage that has not ended ("" if none) for progress display. */
 void markers_current_stage(struct marker_receiver *r, char *buf, size_t len);
-/* Events received while no repetition was running. */
+/* Datagrams of the process tree received while no repetition was running. */
 uint64_t markers_outside(struct marker_receiver *r);
+/* Datagrams from processes outside mlbench's process tree (senders.h), in runs and between
+ * them; ignored, and counted in the run's event log too. *first_pid (when not NULL) gets the
+ * first sender's pid (0: one without credentials). */
+uint64_t markers_foreign(struct marker_receiver *r, pid_t *first_pid);
 /* Sets (fn != NULL) or removes the listener; from the controlling thread. */
 void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *arg);
 /* Stops the thread, removes the socket and its directory, frees r. NULL is allowed. */

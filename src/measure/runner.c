@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,8 +146,13 @@ static int64_t seconds_to_ns(double s)
 }
 
 /* Reaps every child that has exited; records the leader's wait status. */
-static void reap(pid_t leader, struct run_outcome *out, int *leader_status, int64_t *leader_end)
+static void reap(const struct runner_spec *spec, pid_t leader, struct run_outcome *out,
+                 int *leader_status, int64_t *leader_end)
 {
+    siginfo_t si = {0};
+    if (spec->before_reap && waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        si.si_pid != 0)
+        spec->before_reap(spec->before_reap_arg);
     for (;;) {
         int st;
         struct rusage ru;
@@ -176,40 +180,84 @@ static void drain_signals(int *got_stop, int *got_hup)
     }
 }
 
+/* What the child of vfork needs, prepared before it: it may only make system calls. */
+struct child_args {
+    const struct runner_spec *spec;
+    pid_t parent;           /* our pid: the child checks it is still its parent */
+    int errfd;              /* memfd for stderr, or -1 */
+    sigset_t defaults;      /* signals back to SIG_DFL */
+    volatile int err;       /* written by the child when it cannot exec (shared memory) */
+};
+
+/* Runs in the vfork child, on the parent's memory: async-signal-safe calls only, and it never
+ * returns. */
+static __attribute__((noinline, noreturn)) void child_exec(struct child_args *a)
+{
+    setpgid(0, 0);
+    /* The workload must not outlive mlbench, SIGKILL included. The signal comes when the thread
+     * that forked ends: runner_run's caller, the main thread, which lives for the whole run. A
+     * parent killed before this prctl is caught by the getppid() check. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->parent) {
+        a->err = ESRCH;
+        _exit(127);
+    }
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(&a->defaults, sig) == 1)
+            sigaction(sig, &dfl, NULL);
+    int null_in = open("/dev/null", O_RDONLY);
+    if (null_in < 0 || dup2(null_in, 0) < 0) {
+        a->err = errno;
+        _exit(127);
+    }
+    if (null_in > 2)
+        close(null_in);
+    if (!a->spec->show_output) {
+        int null_out = open("/dev/null", O_WRONLY);
+        if (null_out < 0 || dup2(null_out, 1) < 0 ||
+            dup2(a->errfd >= 0 ? a->errfd : null_out, 2) < 0) {
+            a->err = errno;
+            _exit(127);
+        }
+        if (null_out > 2)
+            close(null_out);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execvpe(a->spec->argv[0], a->spec->argv, a->spec->envp);
+    a->err = errno;
+    _exit(127);
+}
+
 /* Spawns spec's command in its own process group, stdin from /dev/null, stdout and stderr
- * discarded (stderr into *errfd, a memfd, when one can be made) unless show_output. Returns 0,
- * or posix_spawnp's error. */
+ * discarded (stderr into *errfd, a memfd, when one can be made) unless show_output, with
+ * PR_SET_PDEATHSIG. vfork, like posix_spawn, copies no page tables: a large harness does not
+ * slow the start of the measured command. Returns 0, or the errno why it did not start. */
 static int spawn(const struct runner_spec *spec, struct run_outcome *out, pid_t *pid, int *errfd)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    sigset_t none, defaults;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    sigemptyset(&none);
-    handled_signals(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    *errfd = -1;
-    if (!spec->show_output) {
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        *errfd = memfd_create("mlbench-stderr", MFD_CLOEXEC);
-        if (*errfd >= 0)
-            posix_spawn_file_actions_adddup2(&fa, *errfd, 2);
-        else
-            posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    }
+    struct child_args a = {.spec = spec, .parent = getpid(), .errfd = -1, .err = 0};
+    handled_signals(&a.defaults);
+    sigaddset(&a.defaults, SIGPIPE);
+    if (!spec->show_output)
+        a.errfd = memfd_create("mlbench-stderr", MFD_CLOEXEC);
+    *errfd = a.errfd;
     out->start_unix_ns = unix_ns();
     out->start_ns = mono_ns();
-    int rc = posix_spawnp(pid, spec->argv[0], &fa, &attr, spec->argv, spec->envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    return rc;
+    pid_t p = vfork();
+    if (p == 0)
+        child_exec(&a);
+    if (p < 0)
+        return errno;
+    if (a.err) { /* it ended without exec: reap it here, it is no run */
+        int st;
+        while (waitpid(p, &st, 0) < 0 && errno == EINTR)
+            ;
+        return a.err;
+    }
+    setpgid(p, p); /* done by the child already; EACCES after its exec is fine */
+    *pid = p;
+    return 0;
 }
 
 /* Waits for the leader of group pid to end while enforcing the timeout, forwarding stop
@@ -269,7 +317,7 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
                 got_stop = 0;
             }
         }
-        reap(pid, out, leader_status, leader_end);
+        reap(spec, pid, out, leader_status, leader_end);
     }
     return forced;
 }
@@ -282,11 +330,11 @@ static void clear_group(const struct runner_spec *spec, struct run_outcome *out,
     int64_t give_up = mono_ns() + 2000000000;
     while (killpg(pid, SIGKILL) == 0 && mono_ns() < give_up) {
         int dummy;
-        reap(pid, out, &dummy, leader_end);
+        reap(spec, pid, out, &dummy, leader_end);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    reap(pid, out, leader_status, leader_end);
+    reap(spec, pid, out, leader_status, leader_end);
     int late_stop = 0, late_hup = 0;
     drain_signals(&late_stop, spec->hangup ? &late_hup : NULL); /* SIGCHLDs already handled */
     if (late_hup)

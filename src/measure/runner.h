@@ -4,7 +4,8 @@
  * stdout discarded and stderr captured (or both passed through with show_output). The runner
  * waits for it while enforcing the timeout and reacting to SIGINT/SIGTERM, reaps the whole
  * process tree (mlbench is a child subreaper, so orphaned descendants come back to it) and
- * adds up their resource usage.
+ * adds up their resource usage. The leader is killed by the kernel if mlbench dies
+ * (PR_SET_PDEATHSIG); docs/security.md says what that does not cover.
  *
  * Call runner_init() once, from the main thread, before any other thread is started: it blocks
  * SIGINT, SIGTERM, SIGHUP and SIGCHLD, which are then received through a signalfd. */
@@ -40,6 +41,11 @@ struct runner_spec {
     /* Called with the pid right after the command started (the sampler follows it); may be NULL. */
     void (*spawned)(void *arg, pid_t pid);
     void *spawned_arg;
+    /* Called when a child of mlbench (the leader, or an orphan of its tree) has ended, before
+     * it is reaped: while it is a zombie its /proc entry stays, so the marker receiver can
+     * still verify the sender of its last datagrams (session_before_reap). May be NULL. */
+    void (*before_reap)(void *arg);
+    void *before_reap_arg;
     /* Called on SIGHUP instead of stopping the command (a service reopening its log, `mlbench
      * monitor`); NULL: SIGHUP stops the command like SIGINT. */
     void (*hangup)(void *arg);
@@ -70,8 +76,11 @@ struct run_outcome {
  * Returns 0, or -1 with a message in err. */
 int runner_init(char *err, size_t errlen);
 
-/* Runs spec to completion and fills *out. Returns 0 when the outcome is valid (whatever the
- * command did), -1 only on an internal error (message in out->error). */
+/* Runs spec to completion and fills *out. Call it from the main thread (or one that outlives
+ * the run): the command gets PR_SET_PDEATHSIG(SIGKILL), which fires when the thread that
+ * spawned it ends, and so dies with mlbench even when mlbench is SIGKILLed. Returns 0 when the
+ * outcome is valid (whatever the command did), -1 only on an internal error (message in
+ * out->error). */
 int runner_run(const struct runner_spec *spec, struct run_outcome *out);
 
 /* Nonzero once SIGINT/SIGTERM/SIGHUP was received: the caller should stop repeating.

@@ -55,6 +55,13 @@ void session_spawned(void *arg, pid_t pid)
     sampler_set_leader(s->sampler, pid);
 }
 
+void session_before_reap(void *arg)
+{
+    struct session *s = arg;
+    if (s->markers)
+        markers_sync(s->markers);
+}
+
 void session_stop_markers(struct session *s)
 {
     markers_stop(s->markers);

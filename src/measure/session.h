@@ -37,6 +37,9 @@ struct session {
 int session_open(struct session *s, const struct session_config *cfg, char *err, size_t errlen);
 /* For runner_spec.spawned with arg = the session: the sampler follows pid from now on. */
 void session_spawned(void *arg, pid_t pid);
+/* For runner_spec.before_reap with arg = the session: the receiver handles every datagram sent
+ * so far while the ended child is still a zombie it can verify. */
+void session_before_reap(void *arg);
 /* Stops the receiver (its listener is not called after this); the sampler stays open. */
 void session_stop_markers(struct session *s);
 /* Stops and frees everything. Sample tables borrow the sampler's series definitions: free them

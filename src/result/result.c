@@ -175,9 +175,11 @@ static json_t *rep_markers_json(const struct repetition *rep)
     json_t *examples = json_array();
     for (size_t i = 0; i < rep->log.n_examples; i++)
         json_array_append_new(examples, json_string(rep->log.example[i]));
-    return json_pack("{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}",
+    return json_pack("{s:I, s:I, s:o, s:I, s:o, s:I, s:I, s:I, s:I, s:I}",
                      "events", (json_int_t)rep->stages.events,
                      "malformed", (json_int_t)rep->log.malformed, "malformed_examples", examples,
+                     "foreign", (json_int_t)rep->log.foreign, "first_foreign_pid",
+                     rep->log.foreign ? json_integer(rep->log.first_foreign_pid) : json_null(),
                      "unbalanced", (json_int_t)rep->stages.unbalanced,
                      "unclosed", (json_int_t)rep->stages.unclosed,
                      "dropped", (json_int_t)rep->log.dropped,

@@ -367,13 +367,17 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
 
     size_t by_status[RUN_INTERRUPTED + 1] = {0};
     uint64_t malformed = 0, unbalanced = 0, unclosed = 0, dropped = 0, spans_cut = 0;
-    uint64_t names_cut = 0, name_events_cut = 0;
+    uint64_t names_cut = 0, name_events_cut = 0, foreign = 0;
+    int32_t first_foreign = 0;
     const char *example = NULL;
     for (size_t i = 0; i < r->n_reps; i++) {
         const struct repetition *rep = &r->reps[i];
         if (!rep->warmup)
             by_status[rep->outcome.status]++;
         malformed += rep->log.malformed;
+        if (!foreign && rep->log.foreign)
+            first_foreign = rep->log.first_foreign_pid;
+        foreign += rep->log.foreign;
         dropped += rep->log.dropped;
         unbalanced += rep->stages.unbalanced;
         names_cut += rep->stages.names_dropped;
@@ -398,6 +402,12 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         summary_warn(s, "malformed_markers",
                      "%llu malformed marker event(s) were ignored, e.g. %s",
                      (unsigned long long)malformed, example ? example : "?");
+    if (foreign)
+        summary_warn(s, "foreign_markers",
+                     "%llu marker datagram(s) from processes outside the workload's process tree "
+                     "were ignored, the first from pid %ld: another process sent to the marker "
+                     "socket, or a worker ended before its first marker could be checked "
+                     "(docs/security.md)", (unsigned long long)foreign, (long)first_foreign);
     if (unbalanced)
         summary_warn(s, "unbalanced_markers",
                      "%llu stage end(s) did not match an open stage of the same name on the same "

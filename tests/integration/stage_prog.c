@@ -196,6 +196,67 @@ static int malformed(void)
     return 0;
 }
 
+/* Writes path's contents atomically (a temporary file renamed into place). */
+static int write_file(const char *path, const char *text)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        return -1;
+    return rename(tmp, path);
+}
+
+/* For the foreign-sender test: markers from this process ("own"), a child ("child"), a
+ * grandchild ("grandchild") and a daemonised grandchild whose parent has ended ("orphan"); then
+ * writes MLBENCH_MARKER_SOCKET into FILE and waits (10 s at most) for FILE.sent, which the test
+ * creates once an outsider has sent its forgeries; then stage "after". */
+static int tree_then_wait(const char *file)
+{
+    mlb_meta("model", "real");
+    stage("own", 20);
+    pid_t c = fork();
+    if (c == 0) {
+        stage("child", 20);
+        pid_t g = fork();
+        if (g == 0) {
+            stage("grandchild", 20);
+            _exit(0);
+        }
+        waitpid(g, NULL, 0);
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+    int done[2];
+    if (pipe(done) < 0)
+        return 1;
+    c = fork();
+    if (c == 0) {
+        if (fork() == 0) { /* the orphan: its parent ends at once, mlbench adopts it */
+            close(done[0]);
+            setsid();
+            sleep_ms(30);
+            stage("orphan", 20);
+            _exit(0); /* closes done[1]: the leader stops waiting */
+        }
+        _exit(0);
+    }
+    close(done[1]);
+    waitpid(c, NULL, 0);
+    char byte;
+    while (read(done[0], &byte, 1) > 0)
+        ;
+    const char *path = getenv("MLBENCH_MARKER_SOCKET");
+    if (!path || write_file(file, path) < 0)
+        return 1;
+    char sent[4096];
+    snprintf(sent, sizeof sent, "%s.sent", file);
+    for (int i = 0; i < 1000 && access(sent, F_OK) != 0; i++)
+        sleep_ms(10);
+    stage("after", 10);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "seq";
@@ -213,6 +274,8 @@ int main(int argc, char **argv)
         return burners(2);
     if (!strcmp(mode, "forkers"))
         return forkers();
+    if (!strcmp(mode, "tree-then-wait") && argc > 2)
+        return tree_then_wait(argv[2]);
     if (!strcmp(mode, "sleeper")) { /* waits on nothing measurable */
         stage("wait", 1000);
         return 0;

@@ -21,6 +21,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 MS = 1_000_000
 
+# An outsider: sends forged events to the marker socket named by argv[1], prints its pid.
+FORGER = """
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(sys.argv[1])
+t, pid = time.monotonic_ns(), os.getpid()
+for ev in (f"M {t} {pid} {pid} model forged", f"B {t} {pid} {pid} forged",
+           f"C {t + 1} {pid} {pid} accuracy 0.999", f"E {t + 2} {pid} {pid} forged"):
+    s.send(ev.encode())
+print(pid)
+"""
+
 
 def within(value_ns, truth_ms, rel=0.10):
     """A measured span of a known sleep: never much shorter than the truth, and longer only by
@@ -515,6 +527,80 @@ class RunTest(unittest.TestCase):
         names = {s["metric"] for s in samples["series"]}
         self.assertIn("process_resident_bytes", names)
         self.assertIn("system_cpu_busy_ratio", names)
+
+    def test_foreign_sender(self):
+        """A process outside the workload's tree that learnt the socket's path sends a forged
+        model, a stage and a counter: they are ignored and counted as foreign, with a warning;
+        the markers of the workload, its child, grandchild and daemonised orphan all count."""
+        path_file = os.path.join(self.tmp.name, "socket-path")
+        e = dict(os.environ)
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "1", "--", STAGE_PROG,
+                              "tree-then-wait", path_file], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=e)
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(path_file) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with open(path_file) as f:
+                sock = f.read()
+            forger = subprocess.run([sys.executable, "-c", FORGER, sock], capture_output=True,
+                                    text=True, timeout=30)
+            self.assertEqual(forger.returncode, 0, forger.stderr)
+            forger_pid = int(forger.stdout)
+        finally:
+            open(path_file + ".sent", "w").close()
+            out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        r = self.result()
+        run = r["runs"][0]
+        names = [s["name"] for s in run["stages"]]
+        self.assertEqual(sorted(names), ["after", "child", "grandchild", "orphan", "own"],
+                         (names, run["markers"], [(s["name"], s["pid"]) for s in run["spans"]]))
+        self.assertEqual(run["metadata"].get("model"), "real")
+        self.assertNotIn("accuracy", [c["name"] for c in run.get("counters", [])])
+        m = run["markers"]
+        self.assertGreaterEqual(m["foreign"], 4)  # meta, begin, end, counter
+        self.assertEqual(m["first_foreign_pid"], forger_pid)
+        self.assertEqual(m["malformed"], 0)
+        warn = [w for w in r["warnings"] if w["code"] == "foreign_markers"]
+        self.assertEqual(len(warn), 1, r["warnings"])
+        self.assertIn(f"pid {forger_pid}", warn[0]["message"])
+        self.assertIn("outside the workload's process tree", out + err)
+        self.assertNotIn("forged", json.dumps(r))
+
+    def test_harness_killed(self):
+        """mlbench SIGKILLed mid-run: its workload does not live on, re-parented to init."""
+        pid_file = os.path.join(self.tmp.name, "workload.pid")
+        code = ("import os, sys, time\n"
+                "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+                "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+                "time.sleep(60)\n")
+        p = subprocess.Popen([MLBENCH, "run", "--store", self.store, "-r", "1", "--",
+                              sys.executable, "-c", code, pid_file],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(pid_file) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with open(pid_file) as f:
+            pid = int(f.read())
+        os.kill(pid, 0)  # running, under mlbench
+        p.kill()
+        p.wait(timeout=10)
+        deadline = time.monotonic() + 3
+        alive = True
+        while alive and time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+                # a zombie waiting for init to reap it is gone too
+                with open(f"/proc/{pid}/stat") as f:
+                    alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except (ProcessLookupError, FileNotFoundError):
+                alive = False
+            if alive:
+                time.sleep(0.02)
+        if alive:
+            os.kill(pid, signal.SIGKILL)
+        self.assertFalse(alive, f"workload {pid} outlived the SIGKILLed mlbench")
 
     def test_short_lived_workers(self):
         """20 processes of 50 ms each: their CPU time is all counted, by rusage and by the sampler."""
