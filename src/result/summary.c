@@ -406,8 +406,10 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         summary_warn(s, "foreign_markers",
                      "%llu marker datagram(s) from processes outside the workload's process tree "
                      "were ignored, the first from pid %ld: another process sent to the marker "
-                     "socket, or a worker ended before its first marker could be checked "
-                     "(docs/security.md)", (unsigned long long)foreign, (long)first_foreign);
+                     "socket, a daemon started the sender (docker run, systemd-run: run mlbench "
+                     "where the workload starts), or a worker ended before its first marker could "
+                     "be checked (docs/security.md)", (unsigned long long)foreign,
+                     (long)first_foreign);
     if (unbalanced)
         summary_warn(s, "unbalanced_markers",
                      "%llu stage end(s) did not match an open stage of the same name on the same "
