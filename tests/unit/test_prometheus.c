@@ -74,6 +74,10 @@ static void test_escaping(void **state)
     assert_string_equal(b.s, "# HELP x_total line one\\nback\\\\slash \"quotes\" stay\n"
                              "# TYPE x_total counter\n");
     strbuf_reset(&b);
+    /* HELP stays UTF-8 too (fuzz_prometheus) */
+    prom_family(&b, "u", PROM_GAUGE, "\xe2\x82\xac a\xff" "b\xe2\x82");
+    assert_string_equal(b.s, "# HELP u \xe2\x82\xac a?b??\n# TYPE u gauge\n");
+    strbuf_reset(&b);
     prom_family(&b, "g", PROM_GAUGE, "h");
     prom_sample(&b, "g", NULL, 1.5);
     prom_sample(&b, "g", "", 2);
