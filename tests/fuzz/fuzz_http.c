@@ -1,10 +1,12 @@
 /* fuzz_http: the HTTP request path of /metrics. The server (http_server_start, on
- * libmicrohttpd) is started once on 127.0.0.1 with a port the system picks, over a live
- * aggregate holding a few stages and counters; each input is sent as the bytes of one
- * connection, the write side is shut and the reply read until the server closes, the first
- * reply is whole, or 30 ms pass without a byte (a request still incomplete). A reply, when there is one, must start with an HTTP status line. */
+ * libmicrohttpd) listens on 127.0.0.1 with a port the system picks, over a live aggregate
+ * holding a few stages and counters; each input is sent as the bytes of one connection, the
+ * write side is shut and the reply read until the server closes, the first reply is whole, or
+ * 30 ms pass without a byte (a request still incomplete). A reply, when there is one, must
+ * start with an HTTP status line. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +36,8 @@ static void stop(void)
     live_free(live);
 }
 
-static void setup(void)
+static void start_server(void)
 {
-    live = live_new();
-    live_expect_markers(live);
-    feed("B 1000 10 10 load");
-    feed("E 5000000 10 10 load");
-    feed("B 5000000 10 10 train");
-    feed("C 6000000 10 10 images 32");
-    feed("M 6000000 10 10 model resnet \"50\"");
     char err[256];
     server = http_server_start("127.0.0.1:0", live, err, sizeof err);
     if (!server) {
@@ -53,17 +48,61 @@ static void setup(void)
     addr.sin_family = AF_INET;
     addr.sin_port = htons((uint16_t)atoi(strrchr(a, ':') + 1));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+static void setup(void)
+{
+    live = live_new();
+    live_expect_markers(live);
+    feed("B 1000 10 10 load");
+    feed("E 5000000 10 10 load");
+    feed("B 5000000 10 10 train");
+    feed("C 6000000 10 10 images 32");
+    feed("M 6000000 10 10 model resnet \"50\"");
     atexit(stop);
+}
+
+/* connect, through the interruptions of libFuzzer's timer signal (SIGALRM, no SA_RESTART):
+ * an interrupted connect goes on in the background, so wait for it and read its outcome. */
+static int connect_retrying(int fd)
+{
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+        return 0;
+    if (errno != EINTR)
+        return -1;
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int rc, e = 0;
+    socklen_t len = sizeof e;
+    while ((rc = poll(&p, 1, 5000)) < 0 && errno == EINTR)
+        ;
+    if (rc == 0)
+        errno = ETIMEDOUT; /* not accepted in 5 s: the server's connections are all taken */
+    if (rc <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+        return -1;
+    errno = e;
+    return e ? -1 : 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!server)
+    /* A connection whose client left in the middle of a request is held until the server's
+     * idle timeout (30 s), so a few hundred of them fill the connection limit: a known gap
+     * (docs/security.md, not yet covered). A new server every 64 inputs keeps the fuzzing
+     * about requests, not about that. */
+    static unsigned served;
+    if (server && ++served % 64 == 0) {
+        http_server_stop(server);
+        server = NULL;
+    }
+    if (!live)
         setup();
+    if (!server)
+        start_server();
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-        perror("fuzz_http: connect");
+    if (fd < 0 || connect_retrying(fd) < 0) {
+        fprintf(stderr, "fuzz_http: cannot connect to %s: %s\n", http_server_address(server),
+                strerror(errno));
         abort();
     }
     struct timeval tv = {.tv_sec = 0, .tv_usec = 30000};
@@ -72,6 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t off = 0;
     while (off < size) {
         ssize_t n = send(fd, data + off, size - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n <= 0)
             break; /* the server may close on a bad request before reading it all */
         off += (size_t)n;
@@ -86,6 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n == 0)
             break;
         if (n < 0) {
+            if (errno == EINTR)
+                continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 break;
             tries++;

@@ -48,10 +48,10 @@ for t in $targets; do
     log="$dir/log"
     echo "== fuzz_$t: ${seconds}s"
     rc=0
-    # cwd: the targets' temporary files; -close_fd_mask=3: what the code under test prints
-    # (libFuzzer's and the sanitizers' reports still come through).
+    # cwd: the targets' temporary files; -close_fd_mask=1: what the code under test prints on
+    # stdout (stderr stays: the targets' own messages say what an abort() found).
     (cd "$dir/cwd" && "$OLDPWD/$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-        -detect_leaks=1 -close_fd_mask=3 -print_final_stats=1 \
+        -detect_leaks=1 -close_fd_mask=1 -print_final_stats=1 \
         -artifact_prefix="$dir/artifacts/" ${dict:+-dict="$OLDPWD/$dict"} "$dir/corpus") \
         >"$log" 2>&1 || rc=$?
     runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
