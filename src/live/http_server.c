@@ -234,7 +234,11 @@ struct http_server *http_server_start(const char *listen_addr, struct live_metri
     else
         snprintf(s->address, sizeof s->address, "%s", listen_addr);
 
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    /* poll, not the epoll that MHD_USE_AUTO picks: with epoll, libmicrohttpd 0.9.75 misses
+     * the end of a client that closes in the middle of a request, and holds the connection
+     * (CLOSE-WAIT) until the idle timeout: a few hundred such clients took every connection
+     * and /metrics stopped answering (fuzz_http). poll sees the end and closes it. */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,

@@ -86,15 +86,6 @@ static int connect_retrying(int fd)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* A connection whose client left in the middle of a request is held until the server's
-     * idle timeout (30 s), so a few hundred of them fill the connection limit: a known gap
-     * (docs/security.md, not yet covered). A new server every 64 inputs keeps the fuzzing
-     * about requests, not about that. */
-    static unsigned served;
-    if (server && ++served % 64 == 0) {
-        http_server_stop(server);
-        server = NULL;
-    }
     if (!live)
         setup();
     if (!server)
