@@ -2,15 +2,18 @@
 #   make run    install dependencies, build, benchmark the example pipelines, then `mlbench demo`:
 #               the reference image-classification workload, baseline -> optimised, compared
 #   make test   install dependencies, build, run every test through ctest
-# Also: make build, make asan-test (ASan/UBSan build of the tests), make bench, make clean.
+# Also: make build, make asan-test (ASan/UBSan build of the tests), make bench, make clean,
+# make fuzz (the libFuzzer targets of tests/fuzz/, FUZZ_SECONDS each, default 300) and
+# make fuzz-ci (30 s each, what CI runs).
 # Warnings are errors when CI is set (CI=true make test) or with WERROR=ON.
 
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?= $(if $(CI),ON,OFF)
 CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build run test asan-test bench clean
+.PHONY: all deps build run test asan-test fuzz fuzz-ci bench clean
 
 all: build
 
@@ -34,6 +37,12 @@ asan-test: deps
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+fuzz: deps
+	WERROR=$(WERROR) JOBS=$(JOBS) tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-ci: deps
+	WERROR=$(WERROR) JOBS=$(JOBS) tests/fuzz/run.sh 30
+
 bench: build
 	scripts/install-deps.sh --bench
 	bench/overhead.sh
@@ -46,4 +55,4 @@ bench: build
 	bench/time-to-accuracy.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan build-fuzz

@@ -7,7 +7,8 @@
 # Uses sudo only when not run as root; installs nothing that is already there.
 set -eu
 
-packages="gcc make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev prometheus python3
+# clang and libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes): make fuzz, tests/fuzz/.
+packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev prometheus python3
     libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist"
 for opt in "$@"; do
     case "$opt" in

@@ -4,7 +4,7 @@
  * why (port in use, address not on this machine, privileged port) with the address given.
  *
  * Slow clients cannot hold every connection (docs/security.md): libmicrohttpd polls with
- * epoll (no FD_SETSIZE bound), the connection limit follows the descriptors the process may
+ * poll() (no FD_SETSIZE bound), the connection limit follows the descriptors the process may
  * open, and connections are tracked here by when their current phase began (accepted, request
  * received, response sent). Its idle timeout restarts with every byte, so a client trickling a
  * byte a second would never end; instead, when the table is nearly full, or a phase has lasted
@@ -372,10 +372,12 @@ struct http_server *http_server_start(const char *listen_addr, struct live_metri
 
     unsigned limit = connection_limit();
     s->keep = limit > 2 * HTTP_HEADROOM ? limit - HTTP_HEADROOM : limit / 2;
-    /* One polling thread, with epoll on Linux (MHD_USE_AUTO): scrapes take well under a
-     * millisecond, writes never block it, and the connection tracking above relies on every
-     * callback running on it. */
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    /* One polling thread: scrapes take well under a millisecond, writes never block it, and
+     * the connection tracking above relies on every callback running on it. poll (no
+     * FD_SETSIZE bound either), not the epoll that MHD_USE_AUTO picks: with epoll,
+     * libmicrohttpd 0.9.75 misses the end of a client that closes in the middle of a request
+     * and holds the connection (CLOSE-WAIT) until the idle timeout (fuzz_http). */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,

@@ -108,13 +108,20 @@ void prom_family(struct strbuf *b, const char *name, enum prom_type type, const 
     strbuf_puts(b, "# HELP ");
     strbuf_puts(b, name);
     strbuf_putc(b, ' ');
-    for (const char *p = help; *p; p++) {
-        if (*p == '\\')
+    /* The format is UTF-8 throughout: a byte of help that is not well-formed UTF-8 is
+     * written as '?', as in label values. */
+    size_t len = strlen(help);
+    for (size_t i = 0; i < len;) {
+        size_t k = help[i] == '\\' || help[i] == '\n' ? 1 : utf8_seq(help + i, len - i);
+        if (help[i] == '\\')
             strbuf_append(b, "\\\\", 2);
-        else if (*p == '\n')
+        else if (help[i] == '\n')
             strbuf_append(b, "\\n", 2);
+        else if (k == 0)
+            strbuf_putc(b, '?');
         else
-            strbuf_putc(b, *p);
+            strbuf_append(b, help + i, k);
+        i += k ? k : 1;
     }
     strbuf_puts(b, "\n# TYPE ");
     strbuf_puts(b, name);

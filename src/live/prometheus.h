@@ -3,9 +3,9 @@
  * measured: live.c decides the families and feeds them here.
  *
  * The text goes into a growable buffer. A family is written as one block: its HELP and TYPE
- * lines, then its samples. Label values are escaped (\\ \" \n) and kept valid UTF-8; HELP text
- * is escaped (\\ \n). Values are written in the shortest form that reads back exactly, with
- * NaN, +Inf and -Inf spelled as the format wants.
+ * lines, then its samples. Label values are escaped (\\ \" \n), HELP text is escaped (\\ \n),
+ * and both are kept valid UTF-8 (a bad byte becomes '?'). Values are written in the shortest
+ * form that reads back exactly, with NaN, +Inf and -Inf spelled as the format wants.
  *
  * Pure functions of their arguments: thread-safe on distinct buffers. Allocation goes through
  * xalloc (aborts on failure). */

@@ -173,7 +173,9 @@ static void totals(struct stage_data *d, const struct span *sorted, size_t n, si
             const struct span *s = &sorted[j];
             t.count++;
             t.unclosed += !s->closed;
-            t.busy_ns += s->end_ns - s->start_ns;
+            /* saturates: thousands of threads each in a span as long as the run overflow */
+            int64_t len = s->end_ns - s->start_ns;
+            t.busy_ns = t.busy_ns > INT64_MAX - len ? INT64_MAX : t.busy_ns + len;
             if (s->depth < t.depth)
                 t.depth = s->depth;
             if (s->end_ns > t.last_ns)

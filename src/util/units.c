@@ -31,8 +31,10 @@ char *units_duration(double ns, char *buf, size_t len)
         four_digits(ns / 1e9, "s", buf, len);
     else {
         double s = ns / 1e9;
-        long min = (long)(s / 60);
-        snprintf(buf, len, "%ld min %04.1f s", min, s - 60.0 * (double)min);
+        /* trunc, not a cast to long: a duration read from a file may be any finite double
+         * (1e30 ns), and a cast out of range is undefined */
+        double min = trunc(s / 60);
+        snprintf(buf, len, "%.0f min %04.1f s", min, s - 60.0 * min);
     }
     return buf;
 }

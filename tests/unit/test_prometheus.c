@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +75,10 @@ static void test_escaping(void **state)
     prom_family(&b, "x_total", PROM_COUNTER, "line one\nback\\slash \"quotes\" stay");
     assert_string_equal(b.s, "# HELP x_total line one\\nback\\\\slash \"quotes\" stay\n"
                              "# TYPE x_total counter\n");
+    strbuf_reset(&b);
+    /* HELP stays UTF-8 too (fuzz_prometheus) */
+    prom_family(&b, "u", PROM_GAUGE, "\xe2\x82\xac a\xff" "b\xe2\x82");
+    assert_string_equal(b.s, "# HELP u \xe2\x82\xac a?b??\n# TYPE u gauge\n");
     strbuf_reset(&b);
     prom_family(&b, "g", PROM_GAUGE, "h");
     prom_sample(&b, "g", NULL, 1.5);
@@ -407,6 +413,49 @@ static void test_server_bind(void **state)
     live_free(live);
 }
 
+static int connect_to(const char *address)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(address + 10))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct timeval tv = {.tv_sec = 2};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* Clients that leave in the middle of a request give their connection back at once: 400 of
+ * them (more than the 256 connections and the backlog) leave /healthz answering. With the
+ * epoll that libmicrohttpd picks by itself they were held until the idle timeout (fuzz_http). */
+static void test_server_clients_leaving(void **state)
+{
+    (void)state;
+    struct live_metrics *live = live_new();
+    char err[256] = "";
+    struct http_server *srv = http_server_start("127.0.0.1:0", live, err, sizeof err);
+    assert_non_null(srv);
+    static const char partial[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < 400; i++) {
+        int fd = connect_to(http_server_address(srv));
+        assert_int_equal(send(fd, partial, sizeof partial - 1, MSG_NOSIGNAL), sizeof partial - 1);
+        shutdown(fd, SHUT_WR);
+        close(fd);
+        if (i % 50 == 49)
+            usleep(20000); /* let the server see them go */
+    }
+    usleep(200000);
+    int fd = connect_to(http_server_address(srv));
+    static const char get[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    assert_int_equal(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), sizeof get - 1);
+    char buf[256] = "";
+    assert_true(recv(fd, buf, sizeof buf - 1, 0) > 12);
+    assert_memory_equal(buf, "HTTP/1.1 200", 12);
+    close(fd);
+    http_server_stop(srv);
+    live_free(live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_promtool),
         cmocka_unit_test(test_listen_addresses),
         cmocka_unit_test(test_server_bind),
+        cmocka_unit_test(test_server_clients_leaving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

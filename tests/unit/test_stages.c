@@ -39,6 +39,23 @@ static const struct stage_total *stage(const struct stage_data *d, const struct 
     return NULL;
 }
 
+/* Busy time saturates: 2000 threads in one stage for a run of 2^62 ns add up past INT64_MAX
+ * (fuzz_markers found the overflow). */
+static void test_busy_saturates(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    for (int tid = 1; tid <= 2000; tid++)
+        ev(&log, "B %lld 1 %d wait", T0, tid);
+    stages_aggregate(&log, T0, INT64_C(1) << 62, &d);
+    assert_int_equal(stage(&d, &log, "wait")->busy_ns, INT64_MAX);
+    assert_int_equal(stage(&d, &log, "wait")->active_ns, INT64_C(1) << 62);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
 static void test_nested_sequence(void **state)
 {
     (void)state;
@@ -332,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_adoption),
         cmocka_unit_test(test_event_log),
         cmocka_unit_test(test_many_names),
+        cmocka_unit_test(test_busy_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

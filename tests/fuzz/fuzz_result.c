@@ -1,0 +1,151 @@
+/* fuzz_result: the result file loader and everything that reads a loaded result. Input: a
+ * result file (JSON). It is loaded (result_load_file) and, when it loads, given to each
+ * consumer the commands have: the terminal summary of `show` (export_text_print), the store's
+ * indexing and `history` (store_record, cmd_history with --detect and --json), `compare`
+ * against a fixed baseline and against itself (compare_results, cmd_compare's text and its
+ * gates), and every report format (export_at) for the result alone and with the baseline,
+ * CSV with each of its tables. Output goes to /dev/null. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "analysis/compare.h"
+#include "cli/commands.h"
+#include "export/export.h"
+#include "export/text.h"
+#include "fuzz_util.h"
+#include "result/result_load.h"
+#include "store/store.h"
+#include "util/log.h"
+
+/* A small result of the schema: one run with one stage, its summary. */
+static const char baseline_json[] =
+    "{\"schema\":\"mlbench.result/1\",\"id\":\"20260101T000000-base00\",\"label\":\"fz\","
+    "\"created\":\"2026-01-01T00:00:00Z\",\"command\":[\"sleep\",\"0.01\"],\"status\":\"complete\","
+    "\"environment\":{\"hostname\":\"vm\",\"cpus_online\":2},"
+    "\"runs\":[{\"index\":0,\"warmup\":false,\"status\":\"ok\",\"wall_ns\":11000000,"
+    "\"stages\":[{\"name\":\"load\",\"depth\":0,\"count\":1,\"active_ns\":5000000,"
+    "\"busy_ns\":5000000}],\"counters\":[{\"name\":\"accuracy\",\"last\":0.9,\"n\":1}]},"
+    "{\"index\":1,\"warmup\":false,\"status\":\"ok\",\"wall_ns\":12000000,"
+    "\"stages\":[{\"name\":\"load\",\"depth\":0,\"count\":1,\"active_ns\":6000000,"
+    "\"busy_ns\":6000000}]}],"
+    "\"summary\":{\"runs_measured\":2,\"runs_ok\":2,\"wall_ns\":{\"n\":2,\"median\":11500000},"
+    "\"stages\":[{\"name\":\"load\",\"depth\":0,\"active_ns\":{\"n\":2,\"median\":5500000}}]}}";
+
+static json_t *baseline;
+static char store_dir[256], base_path[300], cand_path[300];
+static FILE *devnull;
+
+static void setup(void)
+{
+    log_set_quiet(1);
+    devnull = fopen("/dev/null", "w");
+    /* cmd_compare and cmd_history print to stdout */
+    if (!devnull || !freopen("/dev/null", "w", stdout))
+        abort();
+    snprintf(store_dir, sizeof store_dir, "%s/store", fuzz_tmpdir());
+    char runs[300];
+    snprintf(runs, sizeof runs, "%s/runs", store_dir);
+    if (mkdir(store_dir, 0700) < 0 || mkdir(runs, 0700) < 0)
+        abort();
+    snprintf(base_path, sizeof base_path, "%s/base.json", runs);
+    snprintf(cand_path, sizeof cand_path, "%s/fuzz.json", runs);
+    json_error_t je;
+    baseline = json_loads(baseline_json, 0, &je);
+    FILE *f = fopen(base_path, "w");
+    if (!baseline || !f || fputs(baseline_json, f) < 0 || fclose(f) != 0)
+        abort();
+    char err[1024];
+    if (store_record(store_dir, base_path, NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "fuzz_result: %s\n", err);
+        abort();
+    }
+}
+
+static void reports(json_t *const *results, const char *const *paths, size_t n)
+{
+    json_t *cmp = NULL;
+    if (n >= 2) {
+        struct compare_options opt;
+        compare_options_default(&opt);
+        opt.resamples = 100; /* the bootstrap's cost is not what is fuzzed */
+        cmp = compare_results(results, paths, n, &opt);
+        if (!cmp)
+            abort(); /* compare.h: never fails on odd content */
+        struct compare_gates gates = {.fail_if_slower_pct = 5, .max_accuracy_drop = 1};
+        char msg[4096];
+        (void)compare_check_gates(cmp, &gates, msg, sizeof msg);
+    }
+    static const char *const tables[] = {NULL, "runs", "samples", "comparison"};
+    char err[1024];
+    for (size_t i = 0; export_at(i); i++) {
+        const struct exporter *x = export_at(i);
+        size_t nt = (x->uses & EXPORT_USES_TABLE) ? sizeof tables / sizeof *tables : 1;
+        for (size_t t = 0; t < nt; t++) {
+            struct export_request req = {.results = results, .paths = paths, .n = n,
+                                         .comparison = cmp, .run = -1, .table = tables[t]};
+            (void)x->write(devnull, &req, err, sizeof err);
+            if (x->uses & EXPORT_USES_RUN) {
+                req.run = 1;
+                (void)x->write(devnull, &req, err, sizeof err);
+            }
+        }
+    }
+    json_decref(cmp);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!baseline)
+        setup();
+    const char *path = fuzz_write_file("r.json", data, size);
+    char err[1024];
+    json_t *r = result_load_file(path, err, sizeof err);
+    if (!r) {
+        if (!err[0])
+            abort(); /* a refusal must say why */
+        return 0;
+    }
+
+    (void)export_text_print(devnull, r, path); /* show */
+    export_text_print_json(devnull, r, path); /* run --json */
+
+    /* the store's indexing, then history of the store with it */
+    FILE *f = fopen(cand_path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+        abort();
+    if (store_record(store_dir, cand_path, r, err, sizeof err) == 0) {
+        char *h1[] = {"history", "--store", store_dir, "--detect", NULL};
+        char *h2[] = {"history", "--store", store_dir, "--json", NULL};
+        (void)cmd_history(4, h1);
+        (void)cmd_history(4, h2);
+    }
+
+    /* compare: text (through the command), then the reports */
+    char *c1[] = {"compare", base_path, cand_path, "--resamples", "100", NULL};
+    char *c2[] = {"compare", cand_path, cand_path, "--resamples", "100", "--fail-if-slower",
+                  "1", NULL};
+    (void)cmd_compare(5, c1);
+    (void)cmd_compare(7, c2);
+
+    json_t *one[] = {r};
+    const char *one_path[] = {path};
+    reports(one, one_path, 1);
+    json_t *two[] = {baseline, r};
+    const char *two_paths[] = {base_path, path};
+    reports(two, two_paths, 2);
+    json_t *self[] = {r, r};
+    reports(self, NULL, 2);
+
+    if (unlink(cand_path) < 0)
+        abort();
+    json_decref(r);
+    fflush(stdout);
+    return 0;
+}
