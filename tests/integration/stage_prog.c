@@ -143,17 +143,30 @@ static int forkers(void)
     return 0;
 }
 
+/* A datagram socket connected to mlbench's marker socket, for datagrams that bypass the API;
+ * -1 without one. */
+static int marker_socket(void)
+{
+    const char *path = getenv("MLBENCH_MARKER_SOCKET");
+    if (!path)
+        return -1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* N distinct top-level stages open at once: each begun on a thread id of its own (raw
  * datagrams, so no N threads are needed), then all ended. */
 static int wide(long n)
 {
-    const char *path = getenv("MLBENCH_MARKER_SOCKET");
-    if (!path)
-        return 1;
-    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+    int fd = marker_socket();
+    if (fd < 0)
         return 1;
     char msg[128];
     for (int kind = 0; kind < 2; kind++) {
@@ -175,13 +188,8 @@ static int wide(long n)
 /* Sends datagrams that bypass the API: malformed ones and an unbalanced end. */
 static int malformed(void)
 {
-    const char *path = getenv("MLBENCH_MARKER_SOCKET");
-    if (!path)
-        return 1;
-    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+    int fd = marker_socket();
+    if (fd < 0)
         return 1;
     char big[5000];
     memset(big, 'x', sizeof big);
