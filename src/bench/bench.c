@@ -131,12 +131,12 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
 {
     const struct run_outcome *o = &rep->outcome;
     if (rep->prepare_error) {
-        progress_line(&b->progress, "  %s", rep->prepare_error);
+        progress_error(&b->progress, "  %s", rep->prepare_error);
         return;
     }
     char how[320];
     how_it_ended(o, how, sizeof how);
-    progress_line(&b->progress, "  %s: %s", b->what, how);
+    progress_error(&b->progress, "  %s: %s", b->what, how);
     if (!b->printed_failure && o->stderr_tail) {
         /* The last lines of its stderr usually say why. */
         const char *t = o->stderr_tail + strlen(o->stderr_tail);
@@ -144,7 +144,7 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
         while (t > o->stderr_tail && lines < 11)
             if (*--t == '\n')
                 lines++;
-        progress_line(&b->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
+        progress_error(&b->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
         b->printed_failure = true;
     }
 }

@@ -27,7 +27,8 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].verb, commands[i].summary);
     fputs("  version    print the version\n\n"
-          "mlbench COMMAND --help describes a command; docs/cli.md describes them all.\n", out);
+          "mlbench COMMAND --help (or mlbench help COMMAND) describes a command; docs/cli.md\n"
+          "describes them all.\n", out);
 }
 
 int main(int argc, char **argv)
@@ -37,6 +38,15 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *verb = argv[1];
+    if (!strcmp(verb, "help") && argc > 2) { /* mlbench help COMMAND: COMMAND --help */
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[2], commands[i].verb)) {
+                char *help_argv[] = {argv[2], "--help", NULL};
+                return commands[i].run(2, help_argv);
+            }
+        log_error("help: no command '%s' (see mlbench --help)", argv[2]);
+        return 2;
+    }
     if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help")) {
         usage(stdout);
         return 0;

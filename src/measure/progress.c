@@ -3,9 +3,13 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "util/term.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
 void progress_init(struct progress *p, bool quiet)
 {
@@ -30,24 +34,54 @@ void progress_status(struct progress *p, const char *what, const char *stage, in
         return;
     char el[32], eta[32] = "";
     units_duration((double)(elapsed_ns / 100000000 * 100000000), el, sizeof el);
-    if (eta_ns >= 0) {
+    if (eta_ns >= 1000000000) { /* whole seconds */
         char t[24];
-        snprintf(eta, sizeof eta, "  ETA %s", units_duration((double)(eta_ns / 1000000000 * 1000000000), t, sizeof t));
+        units_duration((double)(eta_ns / 1000000000 * 1000000000), t, sizeof t);
+        snprintf(eta, sizeof eta, "  ETA %s", t);
+    } else if (eta_ns >= 0) { /* not "ETA 0 ns" */
+        snprintf(eta, sizeof eta, "  ETA < 1 s");
     }
-    fprintf(stderr, "\r\033[K%s%s%s  %s%s", what, stage && *stage ? "  stage " : "",
-            stage ? stage : "", el, eta);
+    /* the stage name is the workload's: cleaned of what could drive the terminal */
+    fputs("\r\033[K", stderr);
+    term_clean(stderr, what, strlen(what));
+    if (stage && *stage) {
+        fputs("  stage ", stderr);
+        term_clean(stderr, stage, strlen(stage));
+    }
+    fprintf(stderr, "  %s%s", el, eta);
     fflush(stderr);
     p->shown = true;
+}
+
+/* A permanent line: what it holds of the workload (its command, its stderr) goes through
+ * term_clean. */
+__attribute__((format(printf, 2, 0)))
+static void line(struct progress *p, const char *fmt, va_list ap)
+{
+    progress_clear(p);
+    char *s = NULL;
+    int n = vasprintf(&s, fmt, ap);
+    if (n < 0)
+        return;
+    term_clean(stderr, s, (size_t)n);
+    fputc('\n', stderr);
+    free(s);
 }
 
 void progress_line(struct progress *p, const char *fmt, ...)
 {
     if (p->quiet)
         return;
-    progress_clear(p);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    line(p, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void progress_error(struct progress *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    line(p, fmt, ap);
+    va_end(ap);
 }

@@ -17,8 +17,11 @@ void progress_init(struct progress *p, bool quiet);
 /* Redraws the status line (terminal only). eta_ns < 0: unknown. */
 void progress_status(struct progress *p, const char *what, const char *stage, int64_t elapsed_ns,
                      int64_t eta_ns);
-/* Prints a permanent line (erasing the status line first). */
+/* Prints a permanent line (erasing the status line first), cleaned for the terminal
+ * (term_clean); nothing when quiet. */
 void progress_line(struct progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, quiet or not: why a run failed is an error, which -q still prints. */
+void progress_error(struct progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Erases the status line. */
 void progress_clear(struct progress *p);
 

@@ -234,6 +234,36 @@ class RunTest(unittest.TestCase):
         self.assertEqual(run[0]["exit_code"], 127)
         self.assertEqual(run[0]["error"], "command not found: no-such-command-mlbench")
 
+    def test_quiet_failure_and_help(self):
+        """-q hid why a run failed (issue 13: `run -r 1 -q -- nosuchcmd` exited 127 silently;
+        the docs say errors are still printed); the workload's stderr tail reached the
+        terminal raw (issue 12); `mlbench help run` printed the global usage."""
+        rc, out, err = self.mlbench("-q", "-r", "1", "--", "no-such-command-mlbench")
+        self.assertEqual(rc, 127)
+        self.assertEqual(out, "")
+        self.assertIn("command not found: no-such-command-mlbench", err)
+        script = os.path.join(self.tmp.name, "evil.py")
+        with open(script, "w") as f:
+            f.write('import sys\nsys.stderr.write("evil\\x1b]0;owned\\x07 \\u202e end\\n")\n'
+                    'sys.exit(3)\n')
+        store = self.store
+        for quiet in ([], ["-q"]):
+            with self.subTest(quiet=bool(quiet)):
+                self.store = os.path.join(self.tmp.name, f"s{len(quiet)}")
+                rc, _, err = self.mlbench(*quiet, "-r", "1", "--", sys.executable, script)
+                self.assertEqual(rc, 1, err)
+                self.assertIn("exit status 3", err)
+                self.assertIn("evil?]0;owned? ? end", err)
+                for ch in ("\x1b", "\x07", "\u202e"):
+                    self.assertNotIn(ch, err)
+        self.store = store
+        p = subprocess.run([MLBENCH, "help", "run"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("usage: mlbench run "), p.stdout)
+        p = subprocess.run([MLBENCH, "help", "nosuch"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no command 'nosuch'", p.stderr)
+
     def test_malformed_markers(self):
         rc, _, err = self.mlbench("-r", "1", "--", STAGE_PROG, "malformed")
         self.assertEqual(rc, 0, err)
