@@ -142,6 +142,17 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
     cfg->n_params = (int)params.n;
     if (rc != CLI_OK)
         return rc == CLI_HELP ? RUN_OPTIONS_HELP : -1;
+    /* A parameter given twice kept the last value silently (issue 13); a command line holds
+     * few, so comparing each with the earlier ones is cheap. */
+    for (size_t i = 1; i < params.n; i++)
+        for (size_t k = 0; k < i; k++) {
+            size_t len = (size_t)(strchr(params.v[i], '=') - params.v[i]);
+            if (!strncmp(params.v[i], params.v[k], len + 1)) {
+                snprintf(err, errlen, "--param '%.*s' is given twice (%s, then %s): give each "
+                         "parameter once", (int)len, params.v[i], params.v[k], params.v[i]);
+                return -1;
+            }
+        }
     if (args.n == 0) { /* no command: cmd_run runs the default workflow */
         cfg->argv = NULL;
         cfg->argc = 0;

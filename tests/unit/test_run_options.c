@@ -119,12 +119,28 @@ static void test_errors(void **state)
     ERROR("output file is empty", "-o", "", "--", "x");
 }
 
+/* A parameter given twice was kept silently with its last value (issue 13). */
+static void test_param_twice(void **state)
+{
+    (void)state;
+    struct run_config c;
+    assert_int_equal(PARSE(&c, "--param", "d=0.05", "--param", "dd=1", "wf.yaml"), 0);
+    assert_int_equal(c.n_params, 2);
+    free(c.params);
+    assert_int_equal(PARSE(&c, "--param", "d=0.05", "--param", "x=1", "--param", "d=0.1",
+                           "wf.yaml"), -1);
+    assert_string_equal(err, "--param 'd' is given twice (d=0.05, then d=0.1): give each "
+                             "parameter once");
+    free(c.params);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_all_options),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_param_twice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
