@@ -275,7 +275,10 @@ void resources_analyze(struct bench_result *r)
 {
     struct summary *s = &r->summary;
     check_governor(s);
-    if (!s->valid || !s->n_series || !s->total_resources)
+    /* Verdicts drawn from runs that never did their work (command not found, every run timed
+     * out) would blame the machine for it: no analysis, which the no_successful_run warning
+     * says (issue 13). */
+    if (!s->valid || !s->n_series || !s->total_resources || s->n_ok == 0)
         return;
 
     int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -396,7 +396,8 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
                      "%zu, interrupted %zu); %s", bad, s->n_measured, by_status[RUN_FAILED],
                      by_status[RUN_SIGNALED], by_status[RUN_TIMEOUT], by_status[RUN_INTERRUPTED],
                      s->n_ok ? "statistics are over the successful ones"
-                             : "statistics are over all of them and describe partial work");
+                             : "statistics are over all of them and describe partial work; no "
+                               "analysis is made");
     }
     if (malformed)
         summary_warn(s, "malformed_markers",

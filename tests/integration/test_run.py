@@ -242,6 +242,16 @@ class RunTest(unittest.TestCase):
         self.assertEqual(rc, 127)
         self.assertEqual(out, "")
         self.assertIn("command not found: no-such-command-mlbench", err)
+        # a run that never ran gets no verdicts (issue 13: it was told a CPU quota may be
+        # throttling it), and the warning says so once
+        r = self.result()
+        self.assertIsNone(r["analysis"])
+        codes = [w["code"] for w in r["warnings"]]
+        self.assertEqual(codes.count("no_successful_run"), 1)
+        self.assertIn("no analysis is made", " ".join(w["message"] for w in r["warnings"]))
+        rc, out, _ = self.mlbench("-r", "1", "--", "no-such-command-mlbench")
+        self.assertNotIn("verdicts:", out)
+        self.assertNotIn("findings", out)
         script = os.path.join(self.tmp.name, "evil.py")
         with open(script, "w") as f:
             f.write('import sys\nsys.stderr.write("evil\\x1b]0;owned\\x07 \\u202e end\\n")\n'
@@ -755,7 +765,8 @@ procs 1 -
                     self.assertIn(t, documented[path][0], f"{path}: {t} not in {documented[path][0]}")
             for path, (_, optional) in documented.items():
                 parent = path.rsplit(".", 1)[0] if "." in path else ""
-                if (not optional and (parent == "" or parent in seen) and "*" not in path
+                if (not optional and (parent == "" or "object" in seen.get(parent, ()))
+                        and "*" not in path
                         and not path.endswith("[]")):  # elements exist only in non-empty arrays
                     self.assertIn(path, seen, f"documented field {path} missing in {f}")
 
