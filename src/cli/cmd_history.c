@@ -35,7 +35,8 @@ static const char usage_text[] =
     "  -l, --label NAME     only results with this label\n"
     "  -s, --stage NAME     only this stage (\"total\" is the whole run)\n"
     "  -n, --last N         only the newest N results\n"
-    "      --detect         find step changes per label (or command) and stage\n"
+    "      --detect         find step changes per label (or command) and stage; exit\n"
+    "                       status 1 when the newest result of a series is slower\n"
     "      --min-effect PCT smallest change --detect reports (default 2)\n"
     "      --json           print a JSON document instead of the table\n"
     "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
@@ -207,6 +208,23 @@ static void detect_all(const struct store_entry *e, size_t n, const size_t *grou
         }
     free(p);
     free(who);
+}
+
+/* Whether a change to slower starts at the newest result of its series (issue 13: --detect
+ * exited 0 whatever it found, so CI could not fail on a regression). */
+static bool regression_in_latest(const struct store_entry *e, size_t n, const size_t *group,
+                                 const struct changes *ch)
+{
+    for (size_t k = 0; k < ch->n; k++) {
+        const struct change *c = &ch->v[k];
+        const struct store_entry *latest = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (group[i] == c->series)
+                latest = &e[i];
+        if (c->entry == latest && c->d.change_pct > 0)
+            return true;
+    }
+    return false;
 }
 
 /* ------------------------------------------------------------------ text */
@@ -500,6 +518,8 @@ int cmd_history(int argc, char **argv)
     else
         rc = print_clean(&o, e, n, stages, n_stages, group, groups, &ch);
     fflush(stdout);
+    if (rc == 0 && regression_in_latest(e, n, group, &ch))
+        rc = 1; /* for CI: the newest result of a series is slower than the ones before */
     free(ch.v);
     free(group);
     free(stages);
