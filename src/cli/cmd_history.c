@@ -236,8 +236,9 @@ static bool utf8_locale(void)
     return cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 }
 
-/* A trend line of figure `stage` over the entries of one series (the newest MAX_SPARK). */
-static void sparkline(FILE *out, const struct store_entry *e, size_t n, const size_t *group,
+/* A trend line of figure `stage` over the entries of one series (the newest MAX_SPARK);
+ * false, and nothing printed, when no entry has the figure (no successful result). */
+static bool sparkline(FILE *out, const struct store_entry *e, size_t n, const size_t *group,
                       size_t g, const char *stage, bool utf8)
 {
     static const char *const bars[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
@@ -258,7 +259,7 @@ static void sparkline(FILE *out, const struct store_entry *e, size_t n, const si
         }
     }
     if (!isfinite(lo))
-        return;
+        return false;
     char name[40], a[32], b[32];
     snprintf(name, sizeof name, "%.30s", stage);
     fprintf(out, "  %-16s ", name);
@@ -280,6 +281,7 @@ static void sparkline(FILE *out, const struct store_entry *e, size_t n, const si
             fputc(ascii[level], out);
     }
     fprintf(out, "  %s .. %s\n", units_duration(lo, a, sizeof a), units_duration(hi, b, sizeof b));
+    return true;
 }
 
 static size_t figures_shown(size_t n_figures)
@@ -369,9 +371,11 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
         if (members > MAX_SPARK)
             fprintf(out, " (the newest %d shown)", MAX_SPARK);
         fputc('\n', out);
-        size_t shown = figures_shown(n_stages);
+        size_t shown = figures_shown(n_stages), drawn = 0;
         for (size_t s = 0; s < shown; s++)
-            sparkline(out, e, n, group, g, stages[s], utf8);
+            drawn += sparkline(out, e, n, group, g, stages[s], utf8);
+        if (!drawn) /* not a header with nothing under it (issue 13) */
+            fputs("  no successful result: nothing to draw\n", out);
     }
     if (!o->detect)
         return;

@@ -131,6 +131,19 @@ class StoreTest(unittest.TestCase):
         self.assertTrue(set(glyphs) <= set("_.-:=+*#"), trend)
         self.assertEqual(glyphs[1], "#", trend)  # the largest median is the top glyph
 
+    def test_trend_of_failed_results(self):
+        """A series whose results all failed printed a trend header with nothing under it
+        (issue 13)."""
+        for _ in range(2):
+            rc, _, _ = self.cli("run", "-q", "-r", "1", "--", "false")
+            self.assertEqual(rc, 1)
+        rc, out, err = self.cli("history")
+        self.assertEqual(rc, 0, err)
+        trend = out.split("trends")[-1].splitlines()
+        at = [i for i, l in enumerate(trend) if l.startswith("command false: 2 results")]
+        self.assertEqual(len(at), 1, out)
+        self.assertEqual(trend[at[0] + 1], "  no successful result: nothing to draw", out)
+
     def test_history_table_and_json(self):
         a1 = self.bench(STAGE_PROG, "seq", label="seq")
         other = self.bench(STAGE_PROG, "threads")
