@@ -379,7 +379,7 @@ static int start(struct bench *b)
     return 0;
 }
 
-/* After the runs: the server and the receiver stop, the result is summarised and analysed. */
+/* After the runs: the receiver stops, the result is summarised and analysed. */
 static void finish(struct bench *b)
 {
     struct bench_result *r = &b->result;
@@ -387,9 +387,8 @@ static void finish(struct bench *b)
     progress_clear(&b->progress);
     r->events_outside_runs = markers_outside(s->markers);
     r->stop_signal = runner_interrupted();
-    if (b->server) { /* the scrapes end before what they read goes away */
-        http_server_stop(b->server);
-        b->server = NULL;
+    if (b->server) { /* the aggregates keep their final state; the server stops after the
+                      * result is written (write_result), so nothing it does can cost it */
         markers_set_listener(s->markers, NULL, NULL);
         sampler_set_listener(s->sampler, NULL, NULL);
     }
@@ -479,6 +478,7 @@ int bench_run(const struct run_config *cfg, struct bench_output *out)
         status = 3;
     else if (b.result.stop_signal)
         status = 128 + b.result.stop_signal;
+    http_server_stop(b.server);
     bench_free(&b);
     return status;
 }

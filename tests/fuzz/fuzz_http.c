@@ -59,7 +59,11 @@ static void setup(void)
     feed("B 5000000 10 10 train");
     feed("C 6000000 10 10 images 32");
     feed("M 6000000 10 10 model resnet \"50\"");
-    atexit(stop);
+    /* The server is not stopped at exit: libmicrohttpd 0.9.75 crashed in its polling thread
+     * (SEGV at 0x98) in MHD_stop_daemon after some fuzzed connections, about once in 50 stops
+     * and never outside this harness; mlbench itself stops the server only after the result
+     * is written. stop() stays for a debugger. */
+    (void)stop;
 }
 
 /* connect, through the interruptions of libFuzzer's timer signal (SIGALRM, no SA_RESTART):
