@@ -23,6 +23,15 @@ keep=0
 cleanup() { [ "$keep" = 1 ] || rm -rf "$work"; }
 trap cleanup EXIT
 
+# A .seeds file holds seeds with bytes a text file should not (NUL, not UTF-8), one per line:
+# NAME, a space, the bytes with every byte outside printable ASCII as \0ooo (printf %b).
+expand_seeds() {
+    while IFS= read -r line; do
+        case "$line" in '#'* | '') continue ;; esac
+        printf '%b' "${line#* }" >"$2/${line%% *}"
+    done <"$1"
+}
+
 dict_of() {
     case "$1" in
     markers | prometheus) echo tests/fuzz/markers.dict ;;
@@ -43,7 +52,12 @@ for t in $targets; do
     [ -x "$exe" ] || { echo "run.sh: no target '$t' ($exe)" >&2; exit 2; }
     dir="$work/$t"
     mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/cwd"
-    cp tests/fuzz/corpus/"$t"/* "$dir/corpus/"
+    for f in tests/fuzz/corpus/"$t"/*; do
+        case "$f" in
+        *.seeds) expand_seeds "$f" "$dir/corpus" ;;
+        *) cp "$f" "$dir/corpus/" ;;
+        esac
+    done
     dict="$(dict_of "$t")"
     log="$dir/log"
     echo "== fuzz_$t: ${seconds}s"
