@@ -184,6 +184,22 @@ double stats_median(const double *x, size_t n)
     return m;
 }
 
+double stats_quantile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 0 || !(q >= 0 && q <= 1))
+        return NAN;
+    /* The rank ceil(q n), less a hair so that 0.9 * 10 (9.000000000000002 in binary) is 9. */
+    double r = ceil(q * (double)n - 1e-9 * fmax(1, q * (double)n));
+    size_t k = r < 1 ? 1 : r > (double)n ? n : (size_t)r;
+    return sorted[k - 1];
+}
+
+void stats_sort(double *x, size_t n)
+{
+    if (n > 1)
+        qsort(x, n, sizeof *x, cmp_double);
+}
+
 size_t stats_modified_z(const double *x, size_t n, double *z)
 {
     if (n == 0)

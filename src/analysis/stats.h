@@ -33,6 +33,15 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *out);
  * even); NAN when n == 0 or a value is not finite. */
 double stats_median(const double *x, size_t n);
 
+/* The q-quantile (0 <= q <= 1) of sorted[0..n-1], sorted ascending and finite, by nearest rank:
+ * the smallest value with at least q * n of the values at or below it (sorted[ceil(q n) - 1],
+ * sorted[0] for q = 0). Always an observed value, never interpolated: p99 of 50 spans is the
+ * slowest one. NAN when n == 0 or q is outside [0, 1]. docs/statistics.md#percentiles. */
+double stats_quantile_sorted(const double *sorted, size_t n, double q);
+
+/* Sorts x[0..n-1] ascending in place (finite values). */
+void stats_sort(double *x, size_t n);
+
 /* Modified z-score of every x[i] against the sample's median, written to z[0..n-1] (the
  * caller's array of n doubles; x is not modified):
  * 0.6745 (x - median) / MAD, or (x - median) / (1.253314 MeanAD) when MAD is 0, where MeanAD

@@ -289,6 +289,40 @@ static void test_non_finite_and_empty(void **state)
     assert_near(z_untouched[0], 42.0, 0.0);
 }
 
+/* Nearest-rank quantiles: p50 of 1..10 is 5 (5 of 10 at or below), p90 is 9 (0.9 * 10 is
+ * 9.000000000000002 in binary: must not round up to 10), p99 and p99.9 are the largest, p0 the
+ * smallest; out-of-range q and empty input give NAN. */
+static void test_quantile_nearest_rank(void **state)
+{
+    (void)state;
+    double v[10] = {7, 3, 10, 1, 9, 2, 8, 4, 6, 5};
+    stats_sort(v, 10);
+    for (int i = 0; i < 10; i++)
+        assert_true(v[i] == i + 1);
+    assert_true(stats_quantile_sorted(v, 10, 0.5) == 5);
+    assert_true(stats_quantile_sorted(v, 10, 0.9) == 9);
+    assert_true(stats_quantile_sorted(v, 10, 0.91) == 10);
+    assert_true(stats_quantile_sorted(v, 10, 0.99) == 10);
+    assert_true(stats_quantile_sorted(v, 10, 0.999) == 10);
+    assert_true(stats_quantile_sorted(v, 10, 0) == 1);
+    assert_true(stats_quantile_sorted(v, 10, 1) == 10);
+    assert_true(stats_quantile_sorted(v, 10, 0.05) == 1);
+    assert_true(stats_quantile_sorted(v, 10, 0.11) == 2);
+    assert_true(isnan(stats_quantile_sorted(v, 10, -0.1)));
+    assert_true(isnan(stats_quantile_sorted(v, 10, 1.5)));
+    assert_true(isnan(stats_quantile_sorted(v, 10, NAN)));
+    assert_true(isnan(stats_quantile_sorted(v, 0, 0.5)));
+    /* 1000 values 1..1000: p99.9 is 999, p99 990. */
+    double *w = malloc(1000 * sizeof *w);
+    for (int i = 0; i < 1000; i++)
+        w[i] = 1000 - i;
+    stats_sort(w, 1000);
+    assert_true(stats_quantile_sorted(w, 1000, 0.999) == 999);
+    assert_true(stats_quantile_sorted(w, 1000, 0.99) == 990);
+    assert_true(stats_quantile_sorted(w, 1000, 0.5) == 500);
+    free(w);
+}
+
 /* n = 10^6: x[i] = (i * 7919) mod n, a permutation of 0 .. n-1 (7919 is prime, coprime to
  * 10^6). Median (499999 + 500000)/2; mean the same; sample variance of 0..n-1 is n(n+1)/12;
  * |x - 499999.5| takes 0.5, 1.5, ... twice each, the 500000th and 500001st are 249999.5 and
@@ -335,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_all_equal),
         cmocka_unit_test(test_non_finite_and_empty),
         cmocka_unit_test(test_large_n),
+        cmocka_unit_test(test_quantile_nearest_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
