@@ -192,8 +192,11 @@ char *export_reproduce_command(const json_t *result)
     double grace = jsonx_num(cfg, "grace_s");
     if (isfinite(grace) && fabs(grace - 2.0) > 1e-9)
         sb_seconds(&b, "--grace", grace);
+    /* An interval the user chose is repeated; the adaptive default (config.interval_adaptive,
+     * absent in older results, whose default was a fixed 100 ms) is not. */
     long long interval = jsonx_int(cfg, "interval_ns", 100000000);
-    if (interval != 100000000) {
+    const json_t *adaptive = json_object_get(cfg, "interval_adaptive");
+    if (json_is_boolean(adaptive) ? !json_is_true(adaptive) : interval != 100000000) {
         if (interval % 1000000 == 0)
             snprintf(v, sizeof v, "%lldms", interval / 1000000);
         else

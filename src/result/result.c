@@ -338,8 +338,9 @@ static json_t *sampling_json(const struct sampling_info *si)
         json_array_append_new(active, json_string(si->active[i]));
     for (size_t i = 0; i < si->n_skipped; i++)
         json_array_append_new(skipped, jtext(si->skipped[i]));
-    return json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "interval_ns", jint(si->interval_ns),
-                     "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
+    return json_pack("{s:o, s:b, s:o, s:o, s:o, s:I, s:o, s:o}", "interval_ns",
+                     jint(si->interval_ns), "adaptive", si->adaptive, "first_interval_ns",
+                     jint(si->adaptive ? SAMPLER_MIN_INTERVAL_NS : si->interval_ns), "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
                      "cpu_ns", jint(si->cpu_ns),
                      "cpu_ratio", si->sampled_ns > 0 ? jnum((double)si->cpu_ns / (double)si->sampled_ns)
                                                      : json_null());
@@ -383,6 +384,7 @@ json_t *result_to_json(const struct bench_result *r)
         "cleanup", jstr_or_null(c->cleanup), "fail_fast", c->fail_fast,
         "show_output", c->show_output);
     json_object_set_new(config, "interval_ns", jint(c->interval_ns));
+    json_object_set_new(config, "interval_adaptive", json_boolean(c->interval_adaptive));
     json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
     json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
 
