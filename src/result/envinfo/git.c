@@ -14,18 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 extern char **environ;
 
 #define GIT_TIMEOUT_NS 2000000000LL
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Runs git with args (no shell) until deadline (CLOCK_MONOTONIC ns); its stdout goes into out
  * (truncated, NUL-terminated) and *lines counts its lines. Returns 0 when git exited 0, -1
