@@ -162,10 +162,13 @@ static json_t *samples_json(const struct sample_table *t, int64_t t0)
         json_t *v = json_array();
         for (size_t r = 0; r < t->n; r++)
             json_array_append_new(v, jnum(t->v[i][r]));
-        json_array_append_new(series, json_pack(
+        json_t *s = json_pack(
             "{s:s, s:s, s:s, s:s, s:o}", "metric", t->defs[i].name, "labels", t->defs[i].labels,
             "kind", t->defs[i].kind == SERIES_COUNTER ? "counter" : "gauge",
-            "source", t->defs[i].source, "values", v));
+            "source", t->defs[i].source, "values", v);
+        if (t->defs[i].max_rate > 0)
+            json_object_set_new(s, "max_rate", json_real(t->defs[i].max_rate));
+        json_array_append_new(series, s);
     }
     return json_pack("{s:o, s:o}", "t_ns", times, "series", series);
 }
