@@ -282,6 +282,33 @@ static size_t parent_index(struct name_union *nu, const struct repetition *rep,
     return j < nu->n ? j : SIZE_MAX;
 }
 
+/* Resources of one stage from the runs that have it (present, at index present_at[k] of run
+ * k's stages). */
+static struct metric_stat *stage_resources(const struct used *present, const size_t *present_at,
+                                           size_t n_series)
+{
+    const struct metric_stat **rows = xcalloc(present->n + 1, sizeof *rows);
+    for (size_t k = 0; k < present->n; k++)
+        if (present->rep[k]->metrics)
+            rows[k] = present->rep[k]->metrics[present_at[k]];
+    struct metric_stat *m = combine_metrics(rows, present->n, n_series);
+    free(rows);
+    return m;
+}
+
+/* The span latencies of the stages of the union nu (in union order), over the ok runs only:
+ * the spans of failed runs describe partial work. */
+static void stage_latencies(struct summary *s, const struct used *u, const struct name_union *nu)
+{
+    struct durations *dur = pool_spans(&(struct used){u->rep, s->used_failed ? 0 : u->n,
+                                                      u->warmups}, nu);
+    for (size_t j = 0; j < nu->n; j++) {
+        s->stages[j].spans = span_stats_make(dur[j].v, dur[j].n);
+        free(dur[j].v);
+    }
+    free(dur);
+}
+
 static void summarize_stages(struct summary *s, const struct used *u, double wall_median)
 {
     double *x = xmalloc(u->n * sizeof *x), *busy = xmalloc(u->n * sizeof *x);
@@ -294,9 +321,6 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
     name_union_build(&nu, u, NAME_STAGE);
     size_t *parent = xmalloc((nu.n + 1) * sizeof *parent);
     double *first = xmalloc((nu.n + 1) * sizeof *first), *begin = xmalloc(u->n * sizeof *begin);
-    /* Latencies over ok runs only: spans of failed runs describe partial work. */
-    struct durations *dur = pool_spans(&(struct used){u->rep, s->used_failed ? 0 : u->n,
-                                                      u->warmups}, &nu);
     s->n_stages = nu.n;
     s->stages = xcalloc(nu.n + 1, sizeof *s->stages);
     s->names_dropped += nu.dropped;
@@ -328,14 +352,8 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
             n++;
         }
         ss->n = n;
-        if (s->n_series) {
-            const struct metric_stat **rows = xcalloc(present.n + 1, sizeof *rows);
-            for (size_t k = 0; k < present.n; k++)
-                if (present.rep[k]->metrics)
-                    rows[k] = present.rep[k]->metrics[present_at[k]];
-            ss->resources = combine_metrics(rows, present.n, s->n_series);
-            free(rows);
-        }
+        if (s->n_series)
+            ss->resources = stage_resources(&present, present_at, s->n_series);
         stats_summarize(x, n, &ss->active);
         ss->busy_median_ns = stats_median(busy, n);
         ss->overlap_median_ns = stats_median(overlap, n);
@@ -343,16 +361,14 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
         ss->count_median = stats_median(count, n);
         ss->share = wall_median > 0 ? ss->active.median / wall_median : 0;
         first[j] = stats_median(begin, n);
-        ss->spans = span_stats_make(dur[j].v, dur[j].n);
-        free(dur[j].v);
         if (ss->share >= 0.01) { /* noise in a stage that barely counts is not worth a warning */
             char what[160];
             snprintf(what, sizeof what, "stage '%s'", ss->name);
             check_series(s, what, x, &present, &ss->active);
         }
     }
+    stage_latencies(s, u, &nu);
     order_stages(s, parent, first);
-    free(dur);
     free(parent);
     free(first);
     free(begin);
