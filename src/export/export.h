@@ -109,6 +109,10 @@ char *export_fmt_num(double v, const char *fmt, double scale, char *buf, size_t 
 /* Any JSON value as text: strings as they are, numbers with %.6g, null as "-", containers
  * as compact JSON. */
 char *export_fmt_value(const json_t *v, char *buf, size_t len);
+/* A counter's rate ("3070/s in train, 718.8/s over the run"): over the stage its samples were
+ * sent in (summary.counters[].stage) when it has one, and over the whole run. Names are not
+ * cleaned: the caller's output rules apply. */
+char *export_fmt_counter_rate(const json_t *counter, char *buf, size_t len);
 /* A number with enough digits to read back the same double (CSV, trace arguments). */
 char *export_fmt_exact(double v, char *buf, size_t len);
 
@@ -169,7 +173,22 @@ void export_env_table(struct export_table *t, const json_t *env);
 enum export_figure {
     EXPORT_FIGURE_BREAKDOWN, /* stage breakdown of every result: stacked bars */
     EXPORT_FIGURE_TIMELINES, /* resource timelines of one result's representative run */
+    EXPORT_FIGURE_LATENCY,   /* latency histograms of one result's repeating stages */
 };
+
+/* Stages with at least this many spans (summary.stages[].spans.n) get latency percentiles in
+ * the terminal summary and the reports, and a histogram in the HTML report. */
+#define EXPORT_LATENCY_MIN_SPANS 20
+
+/* Starts t as the latency table of a result's summary.stages: a row (indented by depth) per
+ * stage with at least EXPORT_LATENCY_MIN_SPANS spans: stage, spans, p50, p90, p99, p99.9,
+ * max. The caller frees it; nrows == 0 when no stage qualifies. */
+void export_latency_table(struct export_table *t, const json_t *stages);
+
+/* html_latency.c: writes to out a histogram figure (inline SVG, log time axis, percentiles
+ * marked) for each stage of result with at least EXPORT_LATENCY_MIN_SPANS spans, and nothing
+ * when there is none. text writes a string escaped for HTML (the page's escaping). */
+void export_html_latency(FILE *out, const json_t *result, void (*text)(FILE *out, const char *s));
 
 /* The primitives a document format provides to export_outline. text is plain UTF-8: the
  * format escapes it. */

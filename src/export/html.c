@@ -668,6 +668,8 @@ static void h_figure(void *ctx, enum export_figure fig, const struct export_requ
     FILE *out = ((struct page *)ctx)->out;
     if (fig == EXPORT_FIGURE_BREAKDOWN)
         figure_breakdown(out, req);
+    else if (fig == EXPORT_FIGURE_LATENCY)
+        export_html_latency(out, req->results[result], html_text);
     else
         figure_timelines(out, req, result);
 }

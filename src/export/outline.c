@@ -330,11 +330,32 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
             /* sums and rates only mean something for counts (images), not for a loss */
             export_table_set(&t, row, 2, "%s", count ? export_fmt_num(
                 jsonx_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
-            export_table_set(&t, row, 3, "%s", count ? export_fmt_num(
-                jsonx_num(k, "rate_per_s_median"), "%.4g/s", 1, a, sizeof a) : "-");
+            char rate[256];
+            export_table_set(&t, row, 3, "%s",
+                             count ? export_fmt_counter_rate(k, rate, sizeof rate) : "-");
         }
         o_para(o, "Counters the workload sent:");
         o_table(o, &t);
+    }
+}
+
+/* ---- latency per span ---- */
+
+/* Percentiles of the span durations of each stage that repeats, and (HTML) their histograms. */
+static void section_latency(struct outline *o, const json_t *r, size_t index)
+{
+    struct export_table t;
+    export_latency_table(&t, json_object_get(json_object_get(r, "summary"), "stages"));
+    if (t.nrows) {
+        o_heading(o, o->level + 1, "Latency per span");
+        o_para(o, "Stages with at least %d spans: the duration of each span, pooled over the ok "
+               "runs; percentiles by nearest rank (an observed span, never interpolated).",
+               EXPORT_LATENCY_MIN_SPANS);
+        o_table(o, &t);
+        if (o->ops->figure)
+            o->ops->figure(o->ctx, EXPORT_FIGURE_LATENCY, o->req, index);
+    } else {
+        export_table_free(&t);
     }
 }
 
@@ -767,6 +788,7 @@ void export_outline(const struct export_request *req, const struct export_outlin
         section_workload(&o, r);
         section_methodology(&o, r);
         section_results(&o, r, i);
+        section_latency(&o, r, i);
         section_resources(&o, r, i);
         section_analysis(&o, r);
         section_warnings(&o, r);

@@ -276,6 +276,22 @@ static json_t *rep_json(const struct repetition *rep)
     return rep_stages_json(rep, j);
 }
 
+/* A stage's latency distribution (docs/result-schema.md), or null without closed spans. */
+static json_t *span_stats_json(const struct span_stats *st)
+{
+    if (!st)
+        return json_null();
+    json_t *counts = json_array();
+    for (size_t i = 0; i < st->n_bins; i++)
+        json_array_append_new(counts, json_integer((json_int_t)st->counts[i]));
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:o}}",
+                     "n", (json_int_t)st->n, "p50_ns", jnum(st->p50_ns),
+                     "p90_ns", jnum(st->p90_ns), "p99_ns", jnum(st->p99_ns),
+                     "p999_ns", jnum(st->p999_ns), "max_ns", jnum(st->max_ns), "histogram",
+                     "bins_per_octave", SPAN_STATS_BINS_PER_OCTAVE, "first_bin", st->first_bin,
+                     "counts", counts);
+}
+
 static json_t *summary_json(const struct summary *s)
 {
     json_t *j = json_pack("{s:I, s:I, s:I, s:b}", "runs_measured", (json_int_t)s->n_measured,
@@ -303,6 +319,7 @@ static json_t *summary_json(const struct summary *s)
             "span_ns_median", jnum(st->span_median_ns),
             "count_median", jnum(st->count_median), "share", jnum(st->share),
             "resources", resources_json(s->series, s->n_series, st->resources)));
+        json_object_set_new(json_array_get(stages, i), "spans", span_stats_json(st->spans));
     }
     json_object_set_new(j, "stages", stages);
 
@@ -313,6 +330,10 @@ static json_t *summary_json(const struct summary *s)
             "{s:s, s:I, s:o, s:o, s:o, s:b}", "name", c->name, "n", (json_int_t)c->n,
             "last", stats_json(&c->last), "sum_median", jnum(c->sum_median),
             "rate_per_s_median", jnum(c->rate_median), "count", c->count));
+        json_t *o = json_array_get(counters, i);
+        json_object_set_new(o, "stage", jstr_or_null(c->stage));
+        json_object_set_new(o, "stage_mixed", json_boolean(c->stage_mixed));
+        json_object_set_new(o, "stage_rate_per_s_median", jnum(c->stage_rate_median));
     }
     json_object_set_new(j, "counters", counters);
 

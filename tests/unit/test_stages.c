@@ -262,6 +262,13 @@ static void test_adoption(void **state)
     assert_int_equal(stage(&d, &log, "loader")->depth, 1);
     assert_int_equal(stage(&d, &log, "other")->depth, 0);
     assert_int_equal(d.n_meta, 0);
+    /* parents (issue 13): the adopted child's stages under the launcher's open stage */
+    uint32_t train = stage(&d, &log, "train")->name, epoch = stage(&d, &log, "epoch")->name;
+    assert_int_equal(stage(&d, &log, "train")->parent, STAGES_NO_NAME);
+    assert_int_equal(stage(&d, &log, "epoch")->parent, train);
+    assert_int_equal(stage(&d, &log, "step")->parent, epoch);
+    assert_int_equal(stage(&d, &log, "loader")->parent, train);
+    assert_int_equal(stage(&d, &log, "other")->parent, STAGES_NO_NAME);
     stages_free(&d);
     event_log_free(&log);
 }
@@ -337,6 +344,87 @@ static void test_many_names(void **state)
     event_log_free(&log);
 }
 
+/* Issue 13, point 6: stages from two worker processes begin while the main thread is in
+ * train > data_wait; the order is the tree (each stage under its parent, siblings by first
+ * begin), never first begin alone, which put `decode` between data_wait and step. */
+static void test_tree_order_two_processes(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 train", T0);
+    ev(&log, "B %lld 1 1 data_wait", T0 + 1 * MS);
+    ev(&log, "B %lld 2 2 decode", T0 + 2 * MS);
+    ev(&log, "B %lld 2 2 resize", T0 + 3 * MS);
+    ev(&log, "B %lld 3 3 decode", T0 + 3 * MS);
+    ev(&log, "E %lld 2 2 resize", T0 + 4 * MS);
+    ev(&log, "E %lld 2 2 decode", T0 + 8 * MS);
+    ev(&log, "E %lld 3 3 decode", T0 + 9 * MS);
+    ev(&log, "E %lld 1 1 data_wait", T0 + 10 * MS);
+    ev(&log, "B %lld 1 1 step", T0 + 10 * MS);
+    ev(&log, "B %lld 1 1 forward", T0 + 11 * MS);
+    ev(&log, "E %lld 1 1 forward", T0 + 12 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 30 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 40 * MS);
+    stages_aggregate(&log, T0, 50 * MS, &d);
+    const char *want[] = {"train", "data_wait", "step", "forward", "decode", "resize"};
+    const int depth[] = {0, 1, 1, 2, 0, 1};
+    assert_int_equal(d.n_stages, 6);
+    for (size_t i = 0; i < 6; i++) {
+        assert_string_equal(event_log_str(&log, d.stages[i].name), want[i]);
+        assert_int_equal(d.stages[i].depth, depth[i]);
+    }
+    assert_int_equal(d.stages[2].parent, d.stages[0].name); /* step under train */
+    assert_int_equal(d.stages[5].parent, d.stages[4].name); /* resize under decode */
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* The stage a counter was sent in: the innermost open on the sending thread; several stages
+ * (or some samples outside any) make it mixed. */
+static void test_counter_stage(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 train", T0);
+    ev(&log, "B %lld 1 1 step", T0 + 1 * MS);
+    ev(&log, "C %lld 1 1 images 32", T0 + 2 * MS);
+    ev(&log, "C %lld 1 2 queue 3", T0 + 2 * MS); /* another thread, nothing open there */
+    ev(&log, "C %lld 1 1 loss 0.5", T0 + 2 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 3 * MS);
+    ev(&log, "C %lld 1 1 loss 0.4", T0 + 4 * MS); /* in train now */
+    ev(&log, "B %lld 1 1 step", T0 + 5 * MS);
+    ev(&log, "C %lld 1 1 images 32", T0 + 6 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 7 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 8 * MS);
+    stages_aggregate(&log, T0, 10 * MS, &d);
+    assert_int_equal(d.n_counters, 3);
+    assert_int_equal(d.counters[0].stage, stage(&d, &log, "step")->name);
+    assert_false(d.counters[0].stage_mixed);
+    assert_int_equal(d.counters[1].stage, STAGES_NO_NAME);
+    assert_false(d.counters[1].stage_mixed);
+    assert_int_equal(d.counters[2].stage, STAGES_NO_NAME);
+    assert_true(d.counters[2].stage_mixed);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* stages_tree_order alone: depth first, siblings in the given order, a cycle last. */
+static void test_tree_order_function(void **state)
+{
+    (void)state;
+    /* 0 root; 1 root; 2 under 0; 3 under 1; 4 under 2; 5 under 0; 6 <-> 7 a cycle */
+    const size_t parent[] = {SIZE_MAX, SIZE_MAX, 0, 1, 2, 0, 7, 6};
+    const size_t want[] = {0, 2, 4, 5, 1, 3, 6, 7};
+    size_t order[8];
+    stages_tree_order(8, parent, order);
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(order[i], want[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +438,9 @@ int main(void)
         cmocka_unit_test(test_event_log),
         cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_busy_saturates),
+        cmocka_unit_test(test_tree_order_two_processes),
+        cmocka_unit_test(test_counter_stage),
+        cmocka_unit_test(test_tree_order_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
