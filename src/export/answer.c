@@ -67,16 +67,22 @@ char *export_answer_total(const json_t *r)
     if (!wall)
         return fmt("No run completed (%lld measured).", measured);
     export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a);
+    /* a bottleneck among the stages means little when most of the run is in none of them */
+    double outside = jsonx_num(s, "outside_ns") / jsonx_num(wall, "median");
+    char tail[160] = "";
+    if (json_array_size(json_object_get(s, "stages")) && isfinite(outside) && outside >= 0.1)
+        snprintf(tail, sizeof tail, " %.1f %% of it is outside any stage (start-up, imports, or "
+                 "code without markers).", 100 * outside);
     if (jsonx_int(wall, "n", 0) >= 2 && isfinite(jsonx_num(wall, "ci_low"))) {
         double level = jsonx_num(wall, "ci_level");
-        return fmt("Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).", a,
-                   isfinite(level) ? 100 * level : 95.0,
+        return fmt("Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).%s",
+                   a, isfinite(level) ? 100 * level : 95.0,
                    export_fmt_duration(jsonx_num(wall, "ci_low"), b, sizeof b),
                    export_fmt_duration(jsonx_num(wall, "ci_high"), c, sizeof c), measured,
-                   measured == 1 ? "" : "s", ok);
+                   measured == 1 ? "" : "s", ok, tail);
     }
-    return fmt("Total: %s over %lld run%s (%lld ok): too few for an interval.", a, measured,
-               measured == 1 ? "" : "s", ok);
+    return fmt("Total: %s over %lld run%s (%lld ok): too few for an interval.%s", a, measured,
+               measured == 1 ? "" : "s", ok, tail);
 }
 
 size_t export_answer_findings(const json_t *r, size_t max, char **out)

@@ -562,6 +562,14 @@ static void test_answer_first(void **state)
     free(html);
     json_decref(r);
 
+    /* most of the run outside any stage: the total says so */
+    r = json_deep_copy(base);
+    json_object_set_new(json_object_get(r, "summary"), "outside_ns", json_real(6e8));
+    md = render_one("md", r);
+    find_in(md, "over 3 runs (3 ok). 60.0 % of it is outside any stage");
+    free(md);
+    json_decref(r);
+
     /* a result without a measured run says so instead of a verdict */
     r = json_deep_copy(base);
     json_object_del(json_object_get(r, "summary"), "wall_ns");
