@@ -169,11 +169,31 @@ void export_table_free(struct export_table *t);
  * (env_table.c); the caller frees it. */
 void export_env_table(struct export_table *t, const json_t *env);
 
+/* The answer a report opens with (answer.c); new strings owned by the caller, plain text.
+ * export_answer_verdict: "Verdict: <bottleneck> is the bottleneck (<share>), <rule>: <evidence>."
+ * or why there is none (no measured run, no analysis, no bottleneck). */
+char *export_answer_verdict(const json_t *result);
+/* "Total: <median> median, <level> interval <lo> .. <hi>, over <n> runs (<ok> ok)." */
+char *export_answer_total(const json_t *result);
+/* The first max findings of analysis.findings, in its order (the one the analysis gives, which
+ * agrees with the bottleneck), one line each, into out[0..max). Returns how many. */
+size_t export_answer_findings(const json_t *result, size_t max, char **out);
+/* The verdict of the total of one candidate of a comparison document against baseline (its
+ * name): verdict, change, speedup, ratio interval, p. */
+char *export_answer_comparison(const json_t *candidate, const char *baseline);
+
 /* Figures a format may draw where the outline places them (the Markdown report has none). */
 enum export_figure {
     EXPORT_FIGURE_BREAKDOWN, /* stage breakdown of every result: stacked bars */
     EXPORT_FIGURE_TIMELINES, /* resource timelines of one result's representative run */
     EXPORT_FIGURE_LATENCY,   /* latency histograms of one result's repeating stages */
+    EXPORT_FIGURE_CURVES,    /* counters over time (loss, images/s) of one result, all runs */
+};
+
+/* Parts of a report a format may mark up as a whole. */
+enum export_group {
+    EXPORT_GROUP_ANSWER, /* the verdict, chart and top findings a report opens with */
+    EXPORT_GROUP_FOLDED, /* a section shown folded (HTML <details>), its heading the title */
 };
 
 /* Stages with at least this many spans (summary.stages[].spans.n) get latency percentiles in
@@ -201,11 +221,16 @@ struct export_outline_ops {
     /* Optional (NULL: figures are left out). result: index in req->results. */
     void (*figure)(void *ctx, enum export_figure fig, const struct export_request *req,
                    size_t result);
+    /* Optional: the start of a group (title and level: the heading of a FOLDED one) and its
+     * end. Without them an ANSWER is just its content and a FOLDED section a heading. */
+    void (*group_begin)(void *ctx, enum export_group g, int level, const char *title);
+    void (*group_end)(void *ctx, enum export_group g);
 };
 
-/* Walks the report in reading order (title, comparison when several results, then for each
- * result: summary, environment, workload and configuration, methodology, results, resource use,
- * analysis, warnings, runs, how to reproduce) calling ops. */
+/* Walks the report in reading order (title; with several results the answer of the comparison
+ * and the comparison; then for each result: summary (the answer: verdict, total, stage chart,
+ * top findings), results, analysis, resource use, warnings, workload and configuration,
+ * methodology, environment (folded), runs, how to reproduce) calling ops. */
 void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
                     void *ctx);
 

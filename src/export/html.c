@@ -2,8 +2,10 @@
  * external font; a Content-Security-Policy forbids any load) with the outline of outline.c and
  * inline SVG charts: the stage breakdown of every result as stacked bars, and timelines of the
  * representative run of each result (CPU cores, memory, storage I/O, GPU utilisation) with its
- * stages shaded. Every text from the result is escaped. */
-#include "export/export.h"
+ * stages shaded; the training curves are html_curves.c's. The answer a report opens with is a
+ * <section id="answer">, the environment a folded <details>. Every text from the result is
+ * escaped. */
+#include "export/html.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -31,9 +33,8 @@ static const char *stage_colour(const struct export_request *req, const char *na
     return palette[export_stage_colour(req, name) % N_PALETTE];
 }
 
-/* s escaped for HTML text and attributes, cleaned of terminal controls (export_clean) too:
- * a browser ignores them, `cat report.html` would not. */
-static void html_text(FILE *out, const char *raw)
+/* Cleaned of terminal controls too: a browser ignores them, `cat report.html` would not. */
+void html_text(FILE *out, const char *raw)
 {
     char *s = export_clean(raw);
     for (const char *p = s; *p; p++) {
@@ -53,7 +54,9 @@ static void html_text(FILE *out, const char *raw)
 
 struct page {
     FILE *out;
-    int headings;  /* for unique anchors */
+    int headings;    /* for unique anchors */
+    int breakdowns;  /* stage charts written, for their ids */
+    int answers;     /* answer sections written, for their ids */
 };
 
 /* id="<words of the heading>-<n>": a link can point at any section. */
@@ -147,8 +150,7 @@ static void h_code(void *ctx, const char *text)
 
 /* ---- chart helpers -------------------------------------------------------------------- */
 
-/* The smallest 1, 2, 2.5 or 5 times a power of ten that is >= v (v > 0). */
-static double nice_ceil(double v)
+double html_nice_ceil(double v)
 {
     double p = pow(10, floor(log10(v)));
     static const double steps[] = {1, 2, 2.5, 5, 10};
@@ -158,9 +160,6 @@ static double nice_ceil(double v)
     return 10 * p;
 }
 
-#define CHART_W 860.0
-#define PLOT_X0 78.0
-#define PLOT_X1 840.0
 #define BAR_X0 200.0 /* the breakdown leaves room for result names */
 
 /* Text cut to at most max characters (UTF-8 aware), with an ellipsis when cut. */
@@ -186,13 +185,12 @@ static double nice_ceil_bytes(double v)
     double p = 1;
     for (int i = 0; i < 8 && v / p >= 1024; i++) /* up to EiB; an infinite v stops too */
         p *= 1024;
-    return nice_ceil(v / p) * p;
+    return html_nice_ceil(v / p) * p;
 }
 
-/* Ticks along the time axis of a plot spanning [0, span_ns], with grid lines. */
-static void time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom)
+void html_time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom)
 {
-    double step = nice_ceil(span_ns / 6);
+    double step = html_nice_ceil(span_ns / 6);
     char buf[32];
     /* A span from a file may be anything (1e308 ns made step infinite and this loop endless,
      * filling the disk): no axis unless both are finite, and never more than a dozen ticks. */
@@ -246,7 +244,21 @@ static size_t breakdown_segments(const struct export_request *req, const json_t 
     return n;
 }
 
-static void figure_breakdown(FILE *out, const struct export_request *req)
+/* Whether a top-level stage of r was open, in the median over the runs, while another
+ * top-level stage was open too (summary.stages[].overlap_ns_median). */
+static bool stages_overlap(const json_t *r)
+{
+    const json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        if (jsonx_int(st, "depth", 0) == 0 && jsonx_num(st, "overlap_ns_median") > 0)
+            return true;
+    }
+    return false;
+}
+
+/* id: "stage-chart", then "stage-chart-2"... (n: breakdowns written before). */
+static void figure_breakdown(FILE *out, const struct export_request *req, int n_before)
 {
     const double row_h = 26, gap = 12, top = 8;
     double max_ns = 0;
@@ -264,7 +276,11 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
             max_ns = wall;
         free(seg);
     }
-    fputs("<figure>\n<figcaption>Stage breakdown: median active time of each top-level stage"
+    if (n_before)
+        fprintf(out, "<figure id=\"stage-chart-%d\" class=\"stages\">\n", n_before + 1);
+    else
+        fputs("<figure id=\"stage-chart\" class=\"stages\">\n", out);
+    fputs("<figcaption>Stage breakdown: median active time of each top-level stage"
           "</figcaption>\n", out);
     if (!(max_ns > 0)) {
         fputs("<p>No run completed: nothing to draw.</p>\n</figure>\n", out);
@@ -281,8 +297,8 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
     fprintf(out, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
             "role=\"img\" aria-label=\"stage breakdown\" xmlns=\"http://www.w3.org/2000/svg\">\n",
             CHART_W, height, CHART_W, height);
-    time_axis(out, BAR_X0, span, top, bottom);
-    bool overlap = false;
+    html_time_axis(out, BAR_X0, span, top, bottom);
+    bool overlap = false, medians = false; /* why some bar runs past its total */
     for (size_t i = 0; i < req->n; i++) {
         const json_t *r = req->results[i];
         struct segment *seg;
@@ -317,12 +333,15 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
                                      "median");
         double end = at;
         if (isfinite(wall) && total > wall * 1.02) {
-            /* stages overlapped (several threads): mark where the run really ended */
+            /* the parts add up to more than the total: mark where the total ends */
             double xw = BAR_X0 + (PLOT_X1 - BAR_X0) * wall / span;
             fprintf(out, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
-                    "stroke=\"#111827\" stroke-width=\"2\"><title>end of the run</title></line>\n",
-                    xw, y - 3, xw, y + row_h + 3);
-            overlap = true;
+                    "stroke=\"#111827\" stroke-width=\"2\"><title>the median total"
+                    "</title></line>\n", xw, y - 3, xw, y + row_h + 3);
+            if (stages_overlap(r))
+                overlap = true;
+            else
+                medians = true;
         }
         fprintf(out, "<text class=\"tick\" x=\"%.2f\" y=\"%.1f\">%s</text>\n", end + 5,
                 y + row_h / 2 + 4, units_duration(isfinite(wall) ? wall : total, d, sizeof d));
@@ -355,7 +374,11 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
           "hover a segment for its time.", out);
     if (overlap)
         fputs(" Some top-level stages ran at the same time on different threads, so their bars "
-              "add up to more than the run: the black mark is where the run ended.", out);
+              "add up to more than the run: the black mark is the median total.", out);
+    if (medians)
+        fputs(" No top-level stages overlapped, but the medians of the stages do not add up to "
+              "the median total (each is the median of its own figure over the runs), so a bar "
+              "can run past it: the black mark is the median total.", out);
     fputs("</p>\n</figure>\n", out);
 }
 
@@ -536,7 +559,7 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
         return;
     }
     double y_max = fixed_max > 0 ? fixed_max
-                   : unit == Y_BYTES ? nice_ceil_bytes(max * 1.05) : nice_ceil(max * 1.05);
+                   : unit == Y_BYTES ? nice_ceil_bytes(max * 1.05) : html_nice_ceil(max * 1.05);
     const double top = 14, bottom = 134, height = 158;
     fputs("<figure class=\"timeline\">\n<figcaption>", out);
     html_text(out, title);
@@ -550,7 +573,7 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
     html_text(out, title);
     fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", out);
     shade_stages(out, req, run, span_ns, top, bottom);
-    time_axis(out, PLOT_X0, span_ns, top, bottom);
+    html_time_axis(out, PLOT_X0, span_ns, top, bottom);
     char a[32];
     for (int k = 0; k <= 2; k++) {
         double v = y_max * k / 2, y = bottom - (bottom - top) * k / 2;
@@ -665,13 +688,37 @@ static void figure_timelines(FILE *out, const struct export_request *req, size_t
 static void h_figure(void *ctx, enum export_figure fig, const struct export_request *req,
                      size_t result)
 {
-    FILE *out = ((struct page *)ctx)->out;
+    struct page *pg = ctx;
     if (fig == EXPORT_FIGURE_BREAKDOWN)
-        figure_breakdown(out, req);
+        figure_breakdown(pg->out, req, pg->breakdowns++);
     else if (fig == EXPORT_FIGURE_LATENCY)
-        export_html_latency(out, req->results[result], html_text);
+        export_html_latency(pg->out, req->results[result], html_text);
+    else if (fig == EXPORT_FIGURE_CURVES)
+        html_figure_curves(pg->out, req, result);
     else
-        figure_timelines(out, req, result);
+        figure_timelines(pg->out, req, result);
+}
+
+/* The answer: <section id="answer"> ("answer-2"...); a folded section: <details> with its
+ * heading as the summary. */
+static void h_group_begin(void *ctx, enum export_group g, int level, const char *title)
+{
+    struct page *pg = ctx;
+    if (g == EXPORT_GROUP_ANSWER) {
+        if (pg->answers++)
+            fprintf(pg->out, "<section class=\"answer\" id=\"answer-%d\">\n", pg->answers);
+        else
+            fputs("<section class=\"answer\" id=\"answer\">\n", pg->out);
+        return;
+    }
+    fputs("<details class=\"folded\">\n<summary>", pg->out);
+    h_heading(ctx, level, title);
+    fputs("</summary>\n", pg->out);
+}
+
+static void h_group_end(void *ctx, enum export_group g)
+{
+    fputs(g == EXPORT_GROUP_ANSWER ? "</section>\n" : "</details>\n", ((struct page *)ctx)->out);
 }
 
 /* ---- the page ------------------------------------------------------------------------- */
@@ -697,7 +744,16 @@ static const char style[] =
     ".legend span,.key{display:inline-block;margin:0 1em .3em 0;font-size:.85em;"
     "font-weight:400}.legend i,.key i{display:inline-block;width:.9em;height:.9em;"
     "margin-right:.35em;vertical-align:-.1em;border-radius:2px}\n"
-    ".note,footer{color:#6b7280;font-size:.85em}\n";
+    ".note,footer{color:#6b7280;font-size:.85em}\n"
+    "section.answer{border-left:4px solid #4e79a7;padding:.1em 0 .1em 1em;margin:.4em 0 1em}\n"
+    "section.answer>p:first-child{font-size:1.1em;font-weight:600}\n"
+    "details.folded>summary{cursor:pointer}details.folded>summary>h2,"
+    "details.folded>summary>h3{display:inline-block;margin:1.2em 0 .4em}\n"
+    /* changes in a comparison (the class of a table cell): the text says the same */
+    ".faster{color:#15803d;font-weight:600}.slower{color:#b91c1c;font-weight:600}"
+    ".unreliable{color:#6b7280;font-style:italic}\n"
+    "@media print{.faster{color:#166534}.slower{color:#991b1b}.unreliable{color:#4b5563}"
+    "main{box-shadow:none}}\n";
 
 static int html_write(FILE *out, const struct export_request *req, char *err, size_t errlen)
 {
@@ -708,6 +764,8 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
         .table = h_table,
         .code = h_code,
         .figure = h_figure,
+        .group_begin = h_group_begin,
+        .group_end = h_group_end,
     };
     int rc = export_check_run(req, err, errlen);
     if (rc != EXPORT_OK)
@@ -724,7 +782,7 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
     }
     html_text(out, export_result_name(req->results[0]));
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", style);
-    struct page pg = {out, 0};
+    struct page pg = {out, 0, 0, 0};
     export_outline(req, &ops, &pg);
     fputs("<footer>Written by mlbench " MLBENCH_VERSION " (mlbench report --format html); "
           "docs/reports.md explains each part.</footer>\n</main>\n</body>\n</html>\n", out);

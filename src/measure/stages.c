@@ -104,6 +104,24 @@ static uint32_t name_slot(struct stage_data *d, uint32_t *map, uint32_t name, si
     return map[name];
 }
 
+/* Keeps every stride-th sample of c as a point, halving the points kept when they are full. */
+static void add_point(struct counter_total *c, int64_t t, double value)
+{
+    if ((c->n - 1) % c->stride != 0)
+        return;
+    if (c->n_points == STAGES_MAX_COUNTER_POINTS) {
+        for (size_t i = 0; 2 * i < c->n_points; i++)
+            c->points[i] = c->points[2 * i];
+        c->n_points = (c->n_points + 1) / 2;
+        c->stride *= 2;
+        if ((c->n - 1) % c->stride != 0)
+            return;
+    }
+    if (!c->points)
+        c->points = xmalloc(STAGES_MAX_COUNTER_POINTS * sizeof *c->points);
+    c->points[c->n_points++] = (struct counter_point){t, value, c->sum};
+}
+
 /* stage: the innermost stage open on the sending thread, or STAGES_NO_NAME. */
 static void add_counter(struct stage_data *d, struct name_maps *m, const struct marker_event *e,
                         int64_t t, uint32_t stage)
@@ -115,7 +133,7 @@ static void add_counter(struct stage_data *d, struct name_maps *m, const struct 
         d->counters = xreallocarray(d->counters, d->n_counters + 1, sizeof *d->counters);
         d->counters[d->n_counters++] = (struct counter_total){
             .name = e->name, .min = e->number, .max = e->number, .count = true,
-            .stage = stage};
+            .stage = stage, .stride = 1};
     }
     struct counter_total *c = &d->counters[slot - 1];
     if (!(e->number >= 0 && e->number == floor(e->number)))
@@ -134,6 +152,7 @@ static void add_counter(struct stage_data *d, struct name_maps *m, const struct 
         c->min = e->number;
     if (e->number > c->max)
         c->max = e->number;
+    add_point(c, t, e->number);
 }
 
 static void add_meta(struct stage_data *d, struct name_maps *m, const struct marker_event *e)
@@ -514,6 +533,8 @@ void stages_free(struct stage_data *d)
 {
     free(d->spans);
     free(d->stages);
+    for (size_t i = 0; i < d->n_counters; i++)
+        free(d->counters[i].points);
     free(d->counters);
     free(d->meta);
     free(d->instants);

@@ -45,6 +45,17 @@ struct stage_total {
                             * was open too (on another thread: a loader beside training) */
 };
 
+/* Samples of a counter over time that one repetition keeps (for the training curves): at most
+ * this many; beyond, every other one kept is dropped and the stride doubles, so the points kept
+ * stay evenly spread over the samples sent. */
+#define STAGES_MAX_COUNTER_POINTS 1000
+
+struct counter_point {
+    int64_t t_ns;      /* from the start of the repetition */
+    double value;      /* the sample as sent */
+    double sum;        /* the sum of the samples up to and including this one */
+};
+
 struct counter_total {
     uint32_t name;
     uint64_t n;
@@ -54,6 +65,9 @@ struct counter_total {
     uint32_t stage;    /* the innermost stage open on the sending thread at every sample, or
                         * STAGES_NO_NAME (none open, or several: see stage_mixed) */
     bool stage_mixed;  /* samples were sent in different stages (or some outside any stage) */
+    struct counter_point *points; /* every stride-th sample, at most STAGES_MAX_COUNTER_POINTS */
+    size_t n_points;
+    uint64_t stride;   /* 1: every sample is a point */
 };
 
 struct meta_item {

@@ -190,6 +190,21 @@ static json_t *rep_markers_json(const struct repetition *rep)
                      "name_events_dropped", (json_int_t)rep->stages.name_events_dropped);
 }
 
+/* runs[].counters[].points: [[t_ns, value, running sum], ...] (docs/result-schema.md), with
+ * points_stride when only every stride-th sample was kept. */
+static void counter_points(json_t *jc, const struct counter_total *c)
+{
+    json_t *points = json_array();
+    for (size_t k = 0; k < c->n_points; k++) {
+        const struct counter_point *p = &c->points[k];
+        json_array_append_new(points, json_pack("[o, o, o]", jint(p->t_ns), jnum(p->value),
+                                                jnum(p->sum)));
+    }
+    json_object_set_new(jc, "points", points);
+    if (c->stride > 1)
+        json_object_set_new(jc, "points_stride", json_integer((json_int_t)c->stride));
+}
+
 static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
 {
     const struct stage_data *d = &rep->stages;
@@ -226,10 +241,12 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     json_t *counters = json_array();
     for (size_t i = 0; i < d->n_counters; i++) {
         const struct counter_total *c = &d->counters[i];
-        json_array_append_new(counters, json_pack(
+        json_t *jc = json_pack(
             "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "name", event_log_str(log, c->name),
             "n", (json_int_t)c->n, "sum", jnum(c->sum), "min", jnum(c->min), "max", jnum(c->max),
-            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count));
+            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count);
+        counter_points(jc, c);
+        json_array_append_new(counters, jc);
     }
     json_object_set_new(out, "counters", counters);
 

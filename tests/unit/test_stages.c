@@ -224,6 +224,13 @@ static void test_counters_meta_instants(void **state)
     assert_true(d.counters[0].min == 16);
     assert_true(d.counters[0].max == 32);
     assert_true(d.counters[1].last == 0.5);
+    /* the samples over time, with their running sums (issue 13: training curves) */
+    assert_int_equal(d.counters[0].n_points, 2);
+    assert_int_equal(d.counters[0].stride, 1);
+    assert_int_equal(d.counters[0].points[1].t_ns, 3);
+    assert_true(d.counters[0].points[1].value == 16);
+    assert_true(d.counters[0].points[1].sum == 48);
+    assert_true(d.counters[1].points[0].value == 2.5);
     assert_int_equal(d.n_meta, 2);
     assert_string_equal(event_log_str(&log, d.meta[0].value), "bf16");
     assert_string_equal(event_log_str(&log, d.meta[1].value), "small cnn");
@@ -231,6 +238,35 @@ static void test_counters_meta_instants(void **state)
     assert_int_equal(d.instants[0].t_ns, 7);
     assert_int_equal(d.outside_ns, -1); /* no stage at all */
     assert_int_equal(d.n_stages, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* issue 13: a counter sent 2500 times keeps at most STAGES_MAX_COUNTER_POINTS points, every
+ * 4th sample (the first, the 5th...), evenly over the run, each with the exact running sum. */
+static void test_counter_points_decimated(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    for (int i = 0; i < 2500; i++)
+        ev(&log, "C %lld 1 1 images %d", T0 + i, 1 + i % 3);
+    stages_aggregate(&log, T0, 3000, &d);
+    const struct counter_total *c = &d.counters[0];
+    assert_int_equal(c->n, 2500);
+    assert_int_equal(c->stride, 4);
+    assert_int_equal(c->n_points, 625);
+    double sum = 0;
+    for (int i = 0, k = 0; i < 2500; i++) {
+        sum += 1 + i % 3;
+        if (i % 4)
+            continue;
+        assert_int_equal(c->points[k].t_ns, i);
+        assert_true(c->points[k].value == 1 + i % 3);
+        assert_true(c->points[k].sum == sum);
+        k++;
+    }
     stages_free(&d);
     event_log_free(&log);
 }
@@ -434,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_unbalanced_and_unclosed),
         cmocka_unit_test(test_end_before_begin),
         cmocka_unit_test(test_counters_meta_instants),
+        cmocka_unit_test(test_counter_points_decimated),
         cmocka_unit_test(test_adoption),
         cmocka_unit_test(test_event_log),
         cmocka_unit_test(test_many_names),
