@@ -19,6 +19,11 @@ double html_nice_ceil(double v);
  * lines from y_top to y_bottom; nothing unless span_ns is finite and positive. */
 void html_time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom);
 
+/* The colour of a stage in every chart of the page (html.c). */
+const char *html_stage_colour(const struct export_request *req, const char *name);
+/* The resource timelines of result index's chosen run (html_timelines.c). */
+void html_figure_timelines(FILE *out, const struct export_request *req, size_t index);
+
 /* The training curves of result index (html_curves.c): one chart per counter the workload
  * sent over time (runs[].counters[].points), one line per measured run. */
 void html_figure_curves(FILE *out, const struct export_request *req, size_t index);

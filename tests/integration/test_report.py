@@ -12,6 +12,7 @@ import html.parser
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -331,6 +332,39 @@ class ReportTest(unittest.TestCase):
         self.assertIn("hostname", dom[env:dom.find("</details>", env)])
         runs = dom.find(">Runs</h")
         self.assertGreater(runs, env)
+
+    def test_cpu_timeline_bounded(self):
+        """issue 13: /proc counts CPU time in 10 ms ticks, so rates over 10 ms intervals (the
+        adaptive sampling's start) are 0, 1, 2, 3 cores: a 2-CPU machine's chart went above
+        its CPUs, its axis to 2.5. The line is drawn over ~100 ms windows, never above the
+        series' max_rate, and the axis ends there."""
+        r = json.loads(json.dumps(self.result))
+        run = r["runs"][0]
+        n = 41
+        t = [i * 10_000_000 for i in range(n)]
+        cpu = [0.03 * ((i + 1) // 2) for i in range(n)]  # 3 ticks, 0 ticks: 1.5 cores
+        run["samples"] = {"t_ns": t, "series": [
+            {"metric": "process_cpu_seconds_total", "labels": "", "kind": "counter",
+             "source": "proc", "max_rate": 2.0, "values": cpu}]}
+        run["wall_ns"] = t[-1]
+        for i, x in enumerate(r["runs"]):
+            if x is not run:
+                x["samples"] = {"t_ns": [], "series": []}
+        path = os.path.join(self.tmp.name, "ticks.json")
+        with open(path, "w") as f:
+            json.dump(r, f)
+        out = os.path.join(self.tmp.name, "ticks.html")
+        self.report(path, "--format", "html", "--run", "0", "-o", out)
+        with open(out) as f:
+            page = f.read()
+        i = page.index("CPU cores busy")
+        svg = page[page.index("<svg", i):page.index("</svg>", i)]
+        ticks = re.findall(r'text-anchor="end">([^<]*)</text>', svg)
+        self.assertEqual(ticks[-1], "2", ticks)  # not 2.5, not 3.5
+        ys = [float(p.split(",")[1]) for line in re.findall(r'<polyline[^>]*points="([^"]*)"', svg)
+              for p in line.split()]
+        # plot from y 134 (0) to 14 (2 cores): 1.5 cores is y 44; single intervals would be 3
+        self.assertTrue(ys and all(abs(y - 44) < 1 for y in ys), ys)
 
     def test_html_in_chromium(self):
         out, text, _ = self.html(self.seq)
