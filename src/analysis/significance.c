@@ -1,5 +1,6 @@
 /* significance: the statistics behind a comparison (see significance.h): a seeded xoshiro256**
- * generator, the Mann-Whitney U test and the bootstrap interval of the ratio of medians. The
+ * generator, the Mann-Whitney U test and the bootstrap interval of the ratio of medians or of
+ * quantiles. The
  * method and its references are in docs/compare.md. */
 #include "analysis/significance.h"
 
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stats.h"
 #include "util/xalloc.h"
 
 /* ---- random numbers: xoshiro256** seeded through splitmix64 (Blackman and Vigna) ---- */
@@ -181,23 +183,28 @@ int significance_mann_whitney(const double *x, size_t nx, const double *y, size_
     return 0;
 }
 
-/* ---- bootstrap of the ratio of medians ---- */
+/* ---- bootstrap of the ratio of medians or quantiles ---- */
 
-/* Median of a resample with replacement of sorted[0..n), found from how often each index was
- * drawn (counts: n scratch entries), so no resample needs sorting. */
-static double resampled_median(const double *sorted, size_t n, size_t *counts, struct rng *r)
+/* The statistic of a resample with replacement of sorted[0..n), found from how often each
+ * index was drawn (counts: n scratch entries), so no resample needs sorting: the median (the
+ * mean of the two middle values) for q < 0, else the nearest-rank q-quantile
+ * (stats_quantile_rank). */
+static double resampled_statistic(const double *sorted, size_t n, double q, size_t *counts,
+                                  struct rng *r)
 {
     memset(counts, 0, n * sizeof *counts);
     for (size_t i = 0; i < n; i++)
         counts[rng_below(r, n)]++;
     size_t lo_rank = (n - 1) / 2, hi_rank = n / 2, seen = 0;
+    if (q >= 0)
+        lo_rank = hi_rank = stats_quantile_rank(n, q) - 1;
     double lo = NAN;
     for (size_t i = 0; i < n; i++) {
         seen += counts[i];
         if (isnan(lo) && seen > lo_rank)
             lo = sorted[i];
         if (seen > hi_rank)
-            return (lo + sorted[i]) / 2;
+            return q >= 0 ? sorted[i] : (lo + sorted[i]) / 2;
     }
     return lo; /* not reached: the counts add up to n */
 }
@@ -213,9 +220,11 @@ static double quantile_sorted(const double *sorted, size_t n, double q)
     return sorted[k] + (h - (double)k) * (sorted[k + 1] - sorted[k]);
 }
 
-int significance_bootstrap_ratio(const double *base, size_t nb, const double *cand,
-                                 size_t nc, unsigned resamples, uint64_t seed, double level,
-                                 double *lo, double *hi)
+/* The bootstrap of statistic q (see resampled_statistic) of both samples: as
+ * significance_bootstrap_ratio. */
+static int bootstrap_ratio(const double *base, size_t nb, const double *cand, size_t nc,
+                           double q, unsigned resamples, uint64_t seed, double level,
+                           double *lo, double *hi)
 {
     *lo = *hi = NAN;
     if (nb == 0 || nc == 0 || resamples == 0 || !(level > 0 && level < 1) ||
@@ -232,8 +241,8 @@ int significance_bootstrap_ratio(const double *base, size_t nb, const double *ca
     rng_seed(&r, seed);
     int rc = 0;
     for (unsigned i = 0; i < resamples; i++) {
-        double mb = resampled_median(sb, nb, counts, &r);
-        double mc = resampled_median(sc, nc, counts, &r);
+        double mb = resampled_statistic(sb, nb, q, counts, &r);
+        double mc = resampled_statistic(sc, nc, q, counts, &r);
         ratios[i] = mc / mb;
         if (mb == 0 || !isfinite(ratios[i])) {
             rc = -1;
@@ -250,4 +259,22 @@ int significance_bootstrap_ratio(const double *base, size_t nb, const double *ca
     free(sc);
     free(sb);
     return rc;
+}
+
+int significance_bootstrap_ratio(const double *base, size_t nb, const double *cand,
+                                 size_t nc, unsigned resamples, uint64_t seed, double level,
+                                 double *lo, double *hi)
+{
+    return bootstrap_ratio(base, nb, cand, nc, -1, resamples, seed, level, lo, hi);
+}
+
+int significance_bootstrap_quantile_ratio(const double *base, size_t nb, const double *cand,
+                                          size_t nc, double q, unsigned resamples,
+                                          uint64_t seed, double level, double *lo, double *hi)
+{
+    if (!(q >= 0 && q <= 1)) {
+        *lo = *hi = NAN;
+        return -1;
+    }
+    return bootstrap_ratio(base, nb, cand, nc, q, resamples, seed, level, lo, hi);
 }

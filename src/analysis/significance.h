@@ -30,4 +30,12 @@ int significance_bootstrap_ratio(const double *base, size_t nb, const double *ca
                                  size_t nc, unsigned resamples, uint64_t seed, double level,
                                  double *lo, double *hi);
 
+/* The same interval for the ratio of the nearest-rank q-quantiles (0 <= q <= 1,
+ * stats_quantile_sorted) instead of the medians: quantile_q(cand) / quantile_q(base), each
+ * sample resampled as above (span latencies: p50, p99). -1 also when q is outside [0, 1].
+ * O(resamples * (nb + nc)) time. */
+int significance_bootstrap_quantile_ratio(const double *base, size_t nb, const double *cand,
+                                          size_t nc, double q, unsigned resamples,
+                                          uint64_t seed, double level, double *lo, double *hi);
+
 #endif
