@@ -95,10 +95,10 @@ static double other_cores_raw(const struct side *s)
 
 static bool uses_cpu(const struct side *s)
 {
-    double own = res_mean(s->resources, "process_cpu_seconds_total");
-    return !isfinite(own) || own >= CPU_USE_MIN;
+    return res_mean(s->resources, "process_cpu_seconds_total") >= CPU_USE_MIN;
 }
 
+/* NAN (not known) where the machine's or the workload's CPU use was not measured. */
 static double other_cores(const struct side *s)
 {
     double other = other_cores_raw(s);
@@ -111,9 +111,9 @@ static double psi_cpu(const struct side *s)
 {
     double psi = res_mean(s->resources, "system_pressure_cpu_some_seconds_total");
     double other = other_cores_raw(s);
-    if (isfinite(psi) && (!uses_cpu(s) || (isfinite(other) && other < OTHER_CORES_MIN / 2)))
-        return 0;
-    return psi;
+    if (!isfinite(psi) || !isfinite(other))
+        return NAN;
+    return uses_cpu(s) && other >= OTHER_CORES_MIN / 2 ? psi : 0;
 }
 
 static double swap_bps(const struct side *s)
@@ -259,8 +259,7 @@ char *compare_clean_answer(unsigned hits)
     if (!hits)
         return NULL;
     struct strbuf b = {0};
-    strbuf_puts(&b, "for a clean answer, measure the baseline and the candidate again, one right "
-                    "after the other, ");
+    strbuf_puts(&b, "measure the baseline and the candidate again, one right after the other, ");
     if (hits & 3u)
         strbuf_puts(&b, "with no other processes using the CPUs (stop them, or keep them off the "
                         "workload's CPUs with taskset), ");
