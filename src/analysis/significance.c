@@ -61,6 +61,33 @@ static size_t rng_below(struct rng *r, size_t n)
     return (size_t)(x % (uint64_t)n);
 }
 
+/* Uniform in (0, 1): 53 random bits, never 0 or 1. */
+static double rng_open01(struct rng *r)
+{
+    return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* Standard normal, by Box-Muller (one value of the pair). */
+static double rng_normal(struct rng *r)
+{
+    double u = rng_open01(r), v = rng_open01(r);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Gamma(a, 1) for a >= 1, by Marsaglia and Tsang's squeeze (ACM TOMS 26, 2000). */
+static double rng_gamma(struct rng *r, double a)
+{
+    double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = rng_normal(r), v = 1 + c * x;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        if (log(rng_open01(r)) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
+    }
+}
+
 /* ---- small helpers ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -185,26 +212,39 @@ int significance_mann_whitney(const double *x, size_t nx, const double *y, size_
 
 /* ---- bootstrap of the ratio of medians or quantiles ---- */
 
-/* The statistic of a resample with replacement of sorted[0..n), found from how often each
- * index was drawn (counts: n scratch entries), so no resample needs sorting: the median (the
- * mean of the two middle values) for q < 0, else the nearest-rank q-quantile
- * (stats_quantile_rank). */
+/* The nearest-rank q-quantile (stats_quantile_rank: the k-th smallest) of a resample with
+ * replacement of sorted[0..n), drawn directly in O(1): the resample's indices are floor(n U)
+ * of n uniforms U, so its k-th smallest index is floor(n U_(k)), and the k-th smallest of n
+ * uniforms is Beta(k, n - k + 1) = G1 / (G1 + G2) with G1 ~ Gamma(k), G2 ~ Gamma(n - k + 1).
+ * Exact, and independent of n (spans: 10^5 values). */
+static double resampled_quantile(const double *sorted, size_t n, double q, struct rng *r)
+{
+    size_t k = stats_quantile_rank(n, q);
+    double g1 = rng_gamma(r, (double)k), g2 = rng_gamma(r, (double)(n - k + 1));
+    size_t i = (size_t)((double)n * (g1 / (g1 + g2)));
+    return sorted[i < n ? i : n - 1];
+}
+
+/* The statistic of a resample with replacement of sorted[0..n): the nearest-rank q-quantile
+ * for q >= 0; for q < 0 the median (the mean of the two middle values), found from how often
+ * each index was drawn (counts: n scratch entries), so no resample needs sorting (this stream
+ * is the one stored comparisons were drawn from: keep it). */
 static double resampled_statistic(const double *sorted, size_t n, double q, size_t *counts,
                                   struct rng *r)
 {
+    if (q >= 0)
+        return resampled_quantile(sorted, n, q, r);
     memset(counts, 0, n * sizeof *counts);
     for (size_t i = 0; i < n; i++)
         counts[rng_below(r, n)]++;
     size_t lo_rank = (n - 1) / 2, hi_rank = n / 2, seen = 0;
-    if (q >= 0)
-        lo_rank = hi_rank = stats_quantile_rank(n, q) - 1;
     double lo = NAN;
     for (size_t i = 0; i < n; i++) {
         seen += counts[i];
         if (isnan(lo) && seen > lo_rank)
             lo = sorted[i];
         if (seen > hi_rank)
-            return q >= 0 ? sorted[i] : (lo + sorted[i]) / 2;
+            return (lo + sorted[i]) / 2;
     }
     return lo; /* not reached: the counts add up to n */
 }

@@ -886,24 +886,45 @@ static void test_latency_rows(void **state)
     json_decref(b);
 }
 
-/* The quantile bootstrap is the median bootstrap generalised: for odd sample sizes the
- * nearest-rank p50 is the median, so both give the same interval from the same stream. */
+/* The quantile bootstrap draws a resample's quantile from its exact distribution: for an odd
+ * sample its p50 is the resample's median, so its interval must agree with the median
+ * bootstrap's (drawn by counting), up to the resampling error. */
 static void test_bootstrap_quantile(void **state)
 {
     (void)state;
-    double lo1, hi1, lo2, hi2;
-    assert_int_equal(significance_bootstrap_ratio(sep_x, 5, ovl_y, 7, 2000, 9, 0.95, &lo1, &hi1),
+    double b[101], c[101], lo1, hi1, lo2, hi2, lo3, hi3;
+    uint64_t seed = 3;
+    for (size_t i = 0; i < 101; i++) {
+        b[i] = 100 + 10 * noise(&seed);
+        c[i] = 1.1 * (100 + 10 * noise(&seed));
+    }
+    assert_int_equal(significance_bootstrap_ratio(b, 101, c, 101, 10000, 9, 0.95, &lo1, &hi1),
                      0);
-    assert_int_equal(significance_bootstrap_quantile_ratio(sep_x, 5, ovl_y, 7, 0.5, 2000, 9,
-                                                           0.95, &lo2, &hi2), 0);
-    assert_true(lo1 == lo2 && hi1 == hi2);
-    double b[] = {100, 100, 100, 100, 200}, c[] = {300, 300, 300, 300, 300};
-    assert_int_equal(significance_bootstrap_quantile_ratio(b, 5, c, 5, 0.2, 1000, 1, 0.95,
+    assert_int_equal(significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.5, 10000, 9, 0.95,
                                                            &lo2, &hi2), 0);
-    assert_true(lo2 >= 1.5 && hi2 <= 3.0); /* p20 of b is 100 unless resampled to all 200s */
-    assert_int_equal(significance_bootstrap_quantile_ratio(b, 5, c, 5, 1.5, 1000, 1, 0.95,
-                                                           &lo2, &hi2), -1);
-    assert_true(isnan(lo2) && isnan(hi2));
+    print_message("median %g..%g, p50 %g..%g\n", lo1, hi1, lo2, hi2);
+    assert_near(lo2, lo1, 0.01);
+    assert_near(hi2, hi1, 0.01);
+    assert_true(lo2 > 1.0 && hi2 < 1.25);
+    /* deterministic, and the seed is used */
+    assert_int_equal(significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.5, 10000, 9, 0.95,
+                                                           &lo3, &hi3), 0);
+    assert_true(lo3 == lo2 && hi3 == hi2);
+    significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.5, 10000, 10, 0.95, &lo3, &hi3);
+    assert_true(lo3 != lo2 || hi3 != hi2);
+    /* p99 of 101 values is the 100th smallest: the interval lies within the sample's range */
+    assert_int_equal(significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.99, 10000, 9,
+                                                           0.95, &lo3, &hi3), 0);
+    assert_true(lo3 <= hi3 && lo3 > 0.8 && hi3 < 1.5);
+    /* constant samples: the ratio exactly; q outside [0, 1]: refused */
+    double k1[] = {200, 200, 200}, k2[] = {150, 150, 150, 150};
+    assert_int_equal(significance_bootstrap_quantile_ratio(k1, 3, k2, 4, 0.99, 1000, 1, 0.95,
+                                                           &lo3, &hi3), 0);
+    assert_near(lo3, 0.75, 1e-15);
+    assert_near(hi3, 0.75, 1e-15);
+    assert_int_equal(significance_bootstrap_quantile_ratio(k1, 3, k2, 4, 1.5, 1000, 1, 0.95,
+                                                           &lo3, &hi3), -1);
+    assert_true(isnan(lo3) && isnan(hi3));
 }
 
 /* ---- gates ---- */
