@@ -683,8 +683,8 @@ static void section_comparison(struct outline *o)
         if (json_is_false(json_object_get(cand, "like_for_like")))
             o_para(o, "Not like for like: the environments differ in ways that matter (below); "
                    "the changes may not be caused by the workload.");
-        cmp_quality(o, cand);
         cmp_stages(o, cand, alpha);
+        cmp_quality(o, cand);
         cmp_pairs(o, cand, "counters", "Counters:", "name", NULL, "counter", NULL);
         cmp_pairs(o, cand, "metadata", "Metadata:", "key", NULL, "key", NULL);
         cmp_pairs(o, cand, "resources", "Resources:", "stage", "metric", "stage", "metric");
