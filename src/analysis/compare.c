@@ -178,7 +178,7 @@ static json_t *stage_row(const json_t *base, const json_t *cand, const char *sta
     judge_quality(row, base, cand, stage, hits);
     const json_t *st = stage ? find_named(summary_stages(in_base ? base : cand), "name", stage)
                              : NULL;
-    json_object_set_new(row, "depth", json_integer(jsonx_int(st, "depth", 0)));
+    json_object_set_new(row, "depth", json_integer(jsonx_count(st, "depth", 1000, 0)));
     json_object_set_new(row, "latency", stage && in_base && in_cand
                                             ? compare_latency(base, cand, stage, opt, hits)
                                             : json_null());

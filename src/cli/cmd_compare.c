@@ -173,7 +173,8 @@ struct cells {
 static void stage_cells(const json_t *row, struct cells *out)
 {
     memset(out, 0, sizeof *out);
-    int depth = (int)jsonx_count(row, "depth", 8, 0);
+    int depth = (int)jsonx_count(row, "depth", 1000, 0);
+    depth = depth > 8 ? 8 : depth; /* deeper nesting is shown at depth 8 */
     snprintf(out->c[COL_STAGE], sizeof out->c[0], "%*s%s", 2 * depth, "",
              jsonx_str(row, "name") ? jsonx_str(row, "name") : "?");
     fmt_duration(jsonx_num(row, "baseline_median_ns"), out->c[COL_BASE], sizeof out->c[0]);

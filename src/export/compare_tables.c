@@ -48,7 +48,7 @@ size_t export_cmp_stages(struct export_table *t, const json_t *cand, double alph
     t->numeric = 0xfe;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *s = json_array_get(stages, i);
-        size_t row = export_table_row(t, (int)jsonx_count(s, "depth", EXPORT_MAX_DEPTH, 0));
+        size_t row = export_table_row(t, (int)jsonx_count(s, "depth", 1000, 0)); /* clamped */
         double p = jsonx_num(s, "p_value");
         export_table_set(t, row, 0, "%s", str_or(jsonx_str(s, "name"), "?"));
         export_table_set(t, row, 1, "%s", export_fmt_duration(
