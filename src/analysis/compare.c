@@ -5,10 +5,12 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/compare_private.h"
 #include "analysis/significance.h"
 #include "analysis/stats.h"
 #include "util/xalloc.h"
@@ -29,6 +31,11 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+static const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
 static json_t *jstr_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
@@ -41,8 +48,7 @@ struct sample {
     size_t n;
 };
 
-/* A measured run that succeeded: not a warm-up, status "ok". */
-static int run_counts(const json_t *run)
+int compare_run_counts(const json_t *run)
 {
     const char *status = json_string_value(json_object_get(run, "status"));
     return json_is_object(run) && !json_is_true(json_object_get(run, "warmup")) && status &&
@@ -58,7 +64,7 @@ static struct sample run_values(const json_t *result, const char *stage)
     size_t i;
     const json_t *run;
     json_array_foreach(runs, i, run) {
-        if (!run_counts(run))
+        if (!compare_run_counts(run))
             continue;
         const json_t *v = NULL;
         if (!stage) {
@@ -113,9 +119,25 @@ static const char *verdict_of(const struct compare_options *opt, size_t nb, size
     return ci_hi < 1 ? "faster" : "slower";
 }
 
+/* A faster or slower verdict that a disturbance of the slower side could explain becomes
+ * "unreliable" (docs/compare.md#quality): sets the row's verdict, statistical_verdict and
+ * unreliable_reason. */
+static void judge_quality(json_t *row, const json_t *base, const json_t *cand, const char *stage,
+                          unsigned *hits)
+{
+    const char *verdict = json_string_value(json_object_get(row, "verdict"));
+    bool faster = !strcmp(verdict, "faster"), slower = !strcmp(verdict, "slower");
+    char *why = faster || slower ? compare_explain(base, cand, stage, slower, hits) : NULL;
+    json_object_set_new(row, "statistical_verdict", why ? json_string(verdict) : json_null());
+    json_object_set_new(row, "unreliable_reason", why ? json_string(why) : json_null());
+    if (why)
+        json_object_set_new(row, "verdict", json_string("unreliable"));
+    free(why);
+}
+
 /* The comparison of one quantity; stage NULL is the total (row name "total"). */
 static json_t *stage_row(const json_t *base, const json_t *cand, const char *stage, int in_base,
-                         int in_cand, const struct compare_options *opt)
+                         int in_cand, const struct compare_options *opt, unsigned *hits)
 {
     struct sample b = {NULL, 0}, c = {NULL, 0};
     if (in_base)
@@ -153,13 +175,20 @@ static json_t *stage_row(const json_t *base, const json_t *cand, const char *sta
                                             : json_null());
     free(b.v);
     free(c.v);
+    judge_quality(row, base, cand, stage, hits);
+    const json_t *st = stage ? find_named(summary_stages(in_base ? base : cand), "name", stage)
+                             : NULL;
+    json_object_set_new(row, "depth", json_integer(jsonx_count(st, "depth", 1000, 0)));
+    json_object_set_new(row, "latency", stage && in_base && in_cand
+                                            ? compare_latency(base, cand, stage, opt, hits)
+                                            : json_null());
     return row;
 }
 
 /* Stages of the baseline in its order, then those only the candidate has, then the total;
  * *common is the number of stages both have. */
 static json_t *stage_rows(const json_t *base, const json_t *cand, const struct compare_options *opt,
-                          size_t *common)
+                          size_t *common, unsigned *hits)
 {
     *common = 0;
     json_t *rows = json_array();
@@ -172,14 +201,14 @@ static json_t *stage_rows(const json_t *base, const json_t *cand, const struct c
             continue;
         int both = find_named(sc, "name", name) != NULL;
         *common += (size_t)both;
-        json_array_append_new(rows, stage_row(base, cand, name, 1, both, opt));
+        json_array_append_new(rows, stage_row(base, cand, name, 1, both, opt, hits));
     }
     json_array_foreach(sc, i, st) {
         const char *name = json_string_value(json_object_get(st, "name"));
         if (name && !find_named(sb, "name", name))
-            json_array_append_new(rows, stage_row(base, cand, name, 0, 1, opt));
+            json_array_append_new(rows, stage_row(base, cand, name, 0, 1, opt, hits));
     }
-    json_array_append_new(rows, stage_row(base, cand, NULL, 1, 1, opt));
+    json_array_append_new(rows, stage_row(base, cand, NULL, 1, 1, opt, hits));
     return rows;
 }
 
@@ -480,8 +509,13 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
         json_t *c = identity(cand, paths ? paths[i] : NULL);
         json_object_set_new(c, "like_for_like", json_boolean(like));
         size_t common;
-        json_object_set_new(c, "stages", stage_rows(base, cand, opt, &common));
+        unsigned hits = 0;
+        json_object_set_new(c, "stages", stage_rows(base, cand, opt, &common, &hits));
         json_object_set_new(c, "common_stages", json_integer((json_int_t)common));
+        json_object_set_new(c, "quality", compare_quality(base, cand));
+        char *clean = compare_clean_answer(hits);
+        json_object_set_new(c, "clean_answer", jstr_or_null(clean));
+        free(clean);
         json_object_set_new(c, "counters", side_by_side(summary_get(base, "counters"),
                                                         summary_get(cand, "counters"), "name",
                                                         counter_value));
@@ -563,6 +597,18 @@ static int slower_gate(const json_t *c, const struct compare_gates *g, struct ms
                 "test: --fail-if-slower not applied", who, stage,
                 (long long)json_integer_value(json_object_get(row, "n_baseline")),
                 (long long)json_integer_value(json_object_get(row, "n_candidate")));
+        return COMPARE_GATE_PASS;
+    }
+    /* A slowdown a disturbance could explain is no evidence of a regression: failing on it
+     * would make the gate fail whenever the machine is busy (docs/compare.md#gates). */
+    const char *statistical = json_string_value(json_object_get(row, "statistical_verdict"));
+    if (!strcmp(verdict, "unreliable") && statistical && !strcmp(statistical, "slower") &&
+        change > g->fail_if_slower_pct) {
+        msg_add(m, "note: %s: %s came out %.1f %% slower, but the result is unreliable (%s): "
+                "--fail-if-slower not applied; for a clean answer, %s", who, stage, change,
+                str_or(json_string_value(json_object_get(row, "unreliable_reason")), "?"),
+                str_or(json_string_value(json_object_get(c, "clean_answer")),
+                       "measure both again on a quiet machine"));
         return COMPARE_GATE_PASS;
     }
     if (!strcmp(verdict, "slower") && change > g->fail_if_slower_pct) {

@@ -1,5 +1,6 @@
 /* significance: the statistics behind a comparison (see significance.h): a seeded xoshiro256**
- * generator, the Mann-Whitney U test and the bootstrap interval of the ratio of medians. The
+ * generator, the Mann-Whitney U test and the bootstrap interval of the ratio of medians or of
+ * quantiles. The
  * method and its references are in docs/compare.md. */
 #include "analysis/significance.h"
 
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stats.h"
 #include "util/xalloc.h"
 
 /* ---- random numbers: xoshiro256** seeded through splitmix64 (Blackman and Vigna) ---- */
@@ -57,6 +59,33 @@ static size_t rng_below(struct rng *r, size_t n)
         x = rng_next(r);
     while (x >= limit);
     return (size_t)(x % (uint64_t)n);
+}
+
+/* Uniform in (0, 1): 53 random bits, never 0 or 1. */
+static double rng_open01(struct rng *r)
+{
+    return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* Standard normal, by Box-Muller (one value of the pair). */
+static double rng_normal(struct rng *r)
+{
+    double u = rng_open01(r), v = rng_open01(r);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Gamma(a, 1) for a >= 1, by Marsaglia and Tsang's squeeze (ACM TOMS 26, 2000). */
+static double rng_gamma(struct rng *r, double a)
+{
+    double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = rng_normal(r), v = 1 + c * x;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        if (log(rng_open01(r)) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
+    }
 }
 
 /* ---- small helpers ---- */
@@ -181,12 +210,30 @@ int significance_mann_whitney(const double *x, size_t nx, const double *y, size_
     return 0;
 }
 
-/* ---- bootstrap of the ratio of medians ---- */
+/* ---- bootstrap of the ratio of medians or quantiles ---- */
 
-/* Median of a resample with replacement of sorted[0..n), found from how often each index was
- * drawn (counts: n scratch entries), so no resample needs sorting. */
-static double resampled_median(const double *sorted, size_t n, size_t *counts, struct rng *r)
+/* The nearest-rank q-quantile (stats_quantile_rank: the k-th smallest) of a resample with
+ * replacement of sorted[0..n), drawn directly in O(1): the resample's indices are floor(n U)
+ * of n uniforms U, so its k-th smallest index is floor(n U_(k)), and the k-th smallest of n
+ * uniforms is Beta(k, n - k + 1) = G1 / (G1 + G2) with G1 ~ Gamma(k), G2 ~ Gamma(n - k + 1).
+ * Exact, and independent of n (spans: 10^5 values). */
+static double resampled_quantile(const double *sorted, size_t n, double q, struct rng *r)
 {
+    size_t k = stats_quantile_rank(n, q);
+    double g1 = rng_gamma(r, (double)k), g2 = rng_gamma(r, (double)(n - k + 1));
+    size_t i = (size_t)((double)n * (g1 / (g1 + g2)));
+    return sorted[i < n ? i : n - 1];
+}
+
+/* The statistic of a resample with replacement of sorted[0..n): the nearest-rank q-quantile
+ * for q >= 0; for q < 0 the median (the mean of the two middle values), found from how often
+ * each index was drawn (counts: n scratch entries), so no resample needs sorting (this stream
+ * is the one stored comparisons were drawn from: keep it). */
+static double resampled_statistic(const double *sorted, size_t n, double q, size_t *counts,
+                                  struct rng *r)
+{
+    if (q >= 0)
+        return resampled_quantile(sorted, n, q, r);
     memset(counts, 0, n * sizeof *counts);
     for (size_t i = 0; i < n; i++)
         counts[rng_below(r, n)]++;
@@ -213,9 +260,11 @@ static double quantile_sorted(const double *sorted, size_t n, double q)
     return sorted[k] + (h - (double)k) * (sorted[k + 1] - sorted[k]);
 }
 
-int significance_bootstrap_ratio(const double *base, size_t nb, const double *cand,
-                                 size_t nc, unsigned resamples, uint64_t seed, double level,
-                                 double *lo, double *hi)
+/* The bootstrap of statistic q (see resampled_statistic) of both samples: as
+ * significance_bootstrap_ratio. */
+static int bootstrap_ratio(const double *base, size_t nb, const double *cand, size_t nc,
+                           double q, unsigned resamples, uint64_t seed, double level,
+                           double *lo, double *hi)
 {
     *lo = *hi = NAN;
     if (nb == 0 || nc == 0 || resamples == 0 || !(level > 0 && level < 1) ||
@@ -232,8 +281,8 @@ int significance_bootstrap_ratio(const double *base, size_t nb, const double *ca
     rng_seed(&r, seed);
     int rc = 0;
     for (unsigned i = 0; i < resamples; i++) {
-        double mb = resampled_median(sb, nb, counts, &r);
-        double mc = resampled_median(sc, nc, counts, &r);
+        double mb = resampled_statistic(sb, nb, q, counts, &r);
+        double mc = resampled_statistic(sc, nc, q, counts, &r);
         ratios[i] = mc / mb;
         if (mb == 0 || !isfinite(ratios[i])) {
             rc = -1;
@@ -250,4 +299,22 @@ int significance_bootstrap_ratio(const double *base, size_t nb, const double *ca
     free(sc);
     free(sb);
     return rc;
+}
+
+int significance_bootstrap_ratio(const double *base, size_t nb, const double *cand,
+                                 size_t nc, unsigned resamples, uint64_t seed, double level,
+                                 double *lo, double *hi)
+{
+    return bootstrap_ratio(base, nb, cand, nc, -1, resamples, seed, level, lo, hi);
+}
+
+int significance_bootstrap_quantile_ratio(const double *base, size_t nb, const double *cand,
+                                          size_t nc, double q, unsigned resamples,
+                                          uint64_t seed, double level, double *lo, double *hi)
+{
+    if (!(q >= 0 && q <= 1)) {
+        *lo = *hi = NAN;
+        return -1;
+    }
+    return bootstrap_ratio(base, nb, cand, nc, q, resamples, seed, level, lo, hi);
 }

@@ -30,4 +30,13 @@ int significance_bootstrap_ratio(const double *base, size_t nb, const double *ca
                                  size_t nc, unsigned resamples, uint64_t seed, double level,
                                  double *lo, double *hi);
 
+/* The same interval for the ratio of the nearest-rank q-quantiles (0 <= q <= 1,
+ * stats_quantile_sorted) instead of the medians: quantile_q(cand) / quantile_q(base), each
+ * sample resampled as above (span latencies: p50, p99), the resample's quantile drawn directly
+ * from its exact distribution (a Beta order statistic), so the cost is O(resamples) after
+ * sorting, whatever the sample sizes. -1 also when q is outside [0, 1]. */
+int significance_bootstrap_quantile_ratio(const double *base, size_t nb, const double *cand,
+                                          size_t nc, double q, unsigned resamples,
+                                          uint64_t seed, double level, double *lo, double *hi);
+
 #endif

@@ -184,14 +184,19 @@ double stats_median(const double *x, size_t n)
     return m;
 }
 
-double stats_quantile_sorted(const double *sorted, size_t n, double q)
+size_t stats_quantile_rank(size_t n, double q)
 {
     if (n == 0 || !(q >= 0 && q <= 1))
-        return NAN;
+        return 0;
     /* The rank ceil(q n), less a hair so that 0.9 * 10 (9.000000000000002 in binary) is 9. */
     double r = ceil(q * (double)n - 1e-9 * fmax(1, q * (double)n));
-    size_t k = r < 1 ? 1 : r > (double)n ? n : (size_t)r;
-    return sorted[k - 1];
+    return r < 1 ? 1 : r > (double)n ? n : (size_t)r;
+}
+
+double stats_quantile_sorted(const double *sorted, size_t n, double q)
+{
+    size_t k = stats_quantile_rank(n, q);
+    return k ? sorted[k - 1] : NAN;
 }
 
 void stats_sort(double *x, size_t n)

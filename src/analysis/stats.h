@@ -38,6 +38,9 @@ double stats_median(const double *x, size_t n);
  * sorted[0] for q = 0). Always an observed value, never interpolated: p99 of 50 spans is the
  * slowest one. NAN when n == 0 or q is outside [0, 1]. docs/statistics.md#percentiles. */
 double stats_quantile_sorted(const double *sorted, size_t n, double q);
+/* The 1-based rank stats_quantile_sorted() picks: ceil(q n) clamped to [1, n]; 0 when n == 0
+ * or q is outside [0, 1]. For code that finds the value without a sorted copy. */
+size_t stats_quantile_rank(size_t n, double q);
 
 /* Sorts x[0..n-1] ascending in place (finite values). */
 void stats_sort(double *x, size_t n);

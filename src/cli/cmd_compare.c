@@ -25,15 +25,17 @@ static const char usage[] =
     "usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
     "\n"
     "Compares each CANDIDATE with BASELINE, stage by stage and in total: medians, change,\n"
-    "speedup, a bootstrap interval of the ratio of medians, a Mann-Whitney test and a verdict;\n"
-    "then counters, metadata, resources and differences of environment.\n"
+    "speedup, a bootstrap interval of the ratio of medians, a Mann-Whitney test and a verdict\n"
+    "('unreliable' when a disturbance of the slower side, shown in its quality warnings, could\n"
+    "explain the difference); p50/p99 span latency of stages with 20 spans or more; then\n"
+    "counters, metadata, resources and differences of environment.\n"
     "A result is a file (a path with '/' or ending in .json), or in the store: an id, a unique\n"
     "id prefix, a label (its newest result) or 'latest'.\n"
     "\n"
     "      --alpha A               significance level, 0 < A < 1 (default 0.05)\n"
     "      --min-effect PCT        smallest change that counts, in percent (default 2)\n"
     "      --fail-if-slower PCT    exit 1 when the total (or --stage) is significantly slower\n"
-    "                              by more than PCT percent\n"
+    "                              by more than PCT percent (an unreliable slowdown: a note)\n"
     "      --stage NAME            the stage --fail-if-slower checks instead of the total\n"
     "      --max-accuracy-drop P   exit 1 when counter 'accuracy' drops by more than P\n"
     "                              percentage points (values in 0..1 are fractions)\n"
@@ -171,7 +173,10 @@ struct cells {
 static void stage_cells(const json_t *row, struct cells *out)
 {
     memset(out, 0, sizeof *out);
-    snprintf(out->c[COL_STAGE], sizeof out->c[0], "%s", jsonx_str(row, "name"));
+    int depth = (int)jsonx_count(row, "depth", 1000, 0);
+    depth = depth > 8 ? 8 : depth; /* deeper nesting is shown at depth 8 */
+    snprintf(out->c[COL_STAGE], sizeof out->c[0], "%*s%s", 2 * depth, "",
+             jsonx_str(row, "name") ? jsonx_str(row, "name") : "?");
     fmt_duration(jsonx_num(row, "baseline_median_ns"), out->c[COL_BASE], sizeof out->c[0]);
     snprintf(out->c[COL_ARROW], sizeof out->c[0], "\u2192");
     fmt_duration(jsonx_num(row, "candidate_median_ns"), out->c[COL_CAND], sizeof out->c[0]);
@@ -217,6 +222,100 @@ static void print_stage_table(const json_t *stages, double ci_level)
         fputc('\n', text_out);
     }
     free(rows);
+}
+
+/* "quality of the baseline:  high_cv ×2, other_load" (the codes of one side's measurement
+ * quality warnings, each once with how often), or nothing when the side has none. */
+static void print_quality(const char *role, const json_t *warnings)
+{
+    size_t n = json_array_size(warnings), i, k;
+    if (!n)
+        return;
+    fprintf(text_out, "%s quality: ", role);
+    const char *sep = "";
+    for (i = 0; i < n; i++) {
+        const char *code = jsonx_str(json_array_get(warnings, i), "code");
+        int seen = 0, times = 0;
+        for (k = 0; k < n; k++) {
+            const char *other = jsonx_str(json_array_get(warnings, k), "code");
+            if (code && other && !strcmp(code, other))
+                seen |= k < i, times++;
+        }
+        if (!code || seen)
+            continue;
+        fprintf(text_out, times > 1 ? "%s%s \u00d7%d" : "%s%s", sep, code, times);
+        sep = ", ";
+    }
+    fputc('\n', text_out);
+}
+
+/* Under the stage table: why each unreliable verdict is unreliable, and how to do better. */
+static void print_unreliable(const json_t *c)
+{
+    size_t i;
+    const json_t *row;
+    int any = 0;
+    json_array_foreach(json_object_get(c, "stages"), i, row) {
+        const char *why = jsonx_str(row, "unreliable_reason");
+        if (!why)
+            continue;
+        if (!any++)
+            fputc('\n', text_out);
+        fprintf(text_out, "%s: unreliable (statistically %s): %s\n", jsonx_str(row, "name"),
+                jsonx_str(row, "statistical_verdict") ? jsonx_str(row, "statistical_verdict")
+                                                      : "?", why);
+    }
+    if (jsonx_str(c, "clean_answer"))
+        fprintf(text_out, "for a clean answer, %s\n", jsonx_str(c, "clean_answer"));
+}
+
+/* One line of the latency table: "  step  p50  12.2 ms → 30.8 ms  +151.8 %  [2.271, 2.618]
+ * unreliable". */
+static void print_quantile(const char *stage, int w, const char *q, const json_t *x)
+{
+    char b[32], c[32], ch[32], ci[64] = "";
+    fmt_duration(jsonx_num(x, "baseline_ns"), b, sizeof b);
+    fmt_duration(jsonx_num(x, "candidate_ns"), c, sizeof c);
+    fmt_change(jsonx_num(x, "change_pct"), ch, sizeof ch);
+    double lo = jsonx_num(x, "ratio_ci_low"), hi = jsonx_num(x, "ratio_ci_high");
+    if (isfinite(lo) && isfinite(hi))
+        snprintf(ci, sizeof ci, "[%.3f, %.3f]", lo, hi);
+    fputs("  ", text_out);
+    put_cell(stage, w, 0);
+    fprintf(text_out, "  %s  ", q);
+    put_cell(b, 10, 1);
+    fputs(" \u2192 ", text_out);
+    put_cell(c, 10, 1);
+    fputs("  ", text_out);
+    put_cell(ch, 9, 1);
+    fputs("  ", text_out);
+    put_cell(ci, 16, 0);
+    fprintf(text_out, "  %s\n", jsonx_str(x, "verdict") ? jsonx_str(x, "verdict") : "?");
+}
+
+/* p50 and p99 of the stages that have a latency comparison (>= 20 spans on each side). */
+static void print_latency(const json_t *stages, double ci_level)
+{
+    size_t i;
+    const json_t *row;
+    int w = 0, any = 0;
+    json_array_foreach(stages, i, row)
+        if (json_is_object(json_object_get(row, "latency")) && jsonx_str(row, "name") &&
+            term_cols(jsonx_str(row, "name")) > w)
+            w = term_cols(jsonx_str(row, "name")), any = 1;
+    if (!any)
+        return;
+    fprintf(text_out, "\nspan latency (spans of all runs pooled; ratio %g %% CI of the quantiles)\n",
+            ci_level * 100);
+    json_array_foreach(stages, i, row) {
+        const json_t *lat = json_object_get(row, "latency");
+        if (!json_is_object(lat))
+            continue;
+        print_quantile(jsonx_str(row, "name"), w, "p50", json_object_get(lat, "p50"));
+        print_quantile("", w, "p99", json_object_get(lat, "p99"));
+        fprintf(text_out, "  %*s  (%lld / %lld spans)\n", w, "",
+                jsonx_int(lat, "n_baseline", 0), jsonx_int(lat, "n_candidate", 0));
+    }
 }
 
 /* A JSON scalar as text ("—" for absent/null). */
@@ -381,9 +480,13 @@ static void print_text(const json_t *doc)
             fprintf(text_out, " differ%s: differences may come from the machine, not the change\n",
                    shown == 1 ? "s" : "");
         }
+        print_quality("baseline ", json_object_get(json_object_get(c, "quality"), "baseline"));
+        print_quality("candidate", json_object_get(json_object_get(c, "quality"), "candidate"));
         print_stage_note(c);
         fputc('\n', text_out);
         print_stage_table(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
+        print_unreliable(c);
+        print_latency(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
         print_pairs("counters (median per run of the sum for counts, else of the last value)",
                     json_object_get(c, "counters"), "name", "value");
         print_pairs("metadata", json_object_get(c, "metadata"), "key", "value");
@@ -413,7 +516,8 @@ static void print_text(const json_t *doc)
             fprintf(text_out, "  %s\n", jsonx_str(total, "verdict"));
         }
     }
-    fprintf(text_out, "\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1 "
+    fprintf(text_out, "\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1; "
+           "unreliable when a disturbance of the slower side could explain it "
            "(docs/compare.md)\n", jsonx_num(doc, "alpha"), jsonx_num(doc, "min_effect_pct"));
 }
 

@@ -173,13 +173,28 @@ static void table_samples(FILE *out, const struct export_request *req)
     }
 }
 
+/* ",baseline_ns,candidate_ns,change_pct,verdict" of one latency quantile (empty fields when
+ * the stage has none). */
+static void csv_latency(FILE *out, const json_t *q)
+{
+    static const char *const nums[] = {"baseline_ns", "candidate_ns", "change_pct"};
+    for (size_t m = 0; m < 3; m++) {
+        fputc(',', out);
+        csv_num(out, jsonx_num(q, nums[m]));
+    }
+    fputc(',', out);
+    csv_field(out, jsonx_str(q, "verdict"));
+}
+
 static int table_comparison(FILE *out, const struct export_request *req, char *err,
                             size_t errlen)
 {
     static const char *const header[] = {
         "baseline", "candidate", "stage", "baseline_median_ns", "candidate_median_ns",
         "change_pct", "speedup", "ratio_ci_low", "ratio_ci_high", "p_value", "n_baseline",
-        "n_candidate", "verdict", NULL};
+        "n_candidate", "verdict", "statistical_verdict", "unreliable_reason",
+        "p50_baseline_ns", "p50_candidate_ns", "p50_change_pct", "p50_verdict",
+        "p99_baseline_ns", "p99_candidate_ns", "p99_change_pct", "p99_verdict", NULL};
     static const char *const nums[] = {"baseline_median_ns", "candidate_median_ns", "change_pct",
                                        "speedup", "ratio_ci_low", "ratio_ci_high", "p_value",
                                        "n_baseline", "n_candidate"};
@@ -205,8 +220,14 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
                 fputc(',', out);
                 csv_num(out, jsonx_num(s, nums[m]));
             }
-            fputc(',', out);
-            csv_field(out, jsonx_str(s, "verdict"));
+            static const char *const texts[] = {"verdict", "statistical_verdict",
+                                                "unreliable_reason"};
+            for (size_t m = 0; m < 3; m++) {
+                fputc(',', out);
+                csv_field(out, jsonx_str(s, texts[m]));
+            }
+            csv_latency(out, json_object_get(json_object_get(s, "latency"), "p50"));
+            csv_latency(out, json_object_get(json_object_get(s, "latency"), "p99"));
             fputs("\r\n", out);
         }
     }

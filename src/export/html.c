@@ -120,13 +120,19 @@ static void h_table(void *ctx, const struct export_table *t)
         fputs("</th>", out);
     }
     fputs("</tr></thead>\n<tbody>\n", out);
+    static const char *const tone_class[] = {"", "faster", "slower", "unreliable", "differs"};
     for (size_t r = 0; r < t->nrows; r++) {
         fputs("<tr>", out);
         for (size_t c = 0; c < t->ncols; c++) {
+            enum export_tone tone = export_table_cell_tone(t, r, c);
+            const char *num = t->numeric & (1u << c) ? "num" : "";
+            const char *tc = tone < sizeof tone_class / sizeof *tone_class ? tone_class[tone] : "";
+            fputs("<td", out);
+            if (*num || *tc)
+                fprintf(out, " class=\"%s%s%s\"", num, *num && *tc ? " " : "", tc);
             if (c == 0 && t->indent[r] > 0)
-                fprintf(out, "<td style=\"padding-left:%.1fem\">", 0.4 + 1.2 * t->indent[r]);
-            else
-                fputs(t->numeric & (1u << c) ? "<td class=\"num\">" : "<td>", out);
+                fprintf(out, " style=\"padding-left:%.1fem\"", 0.4 + 1.2 * t->indent[r]);
+            fputc('>', out);
             html_text(out, export_table_cell(t, r, c));
             fputs("</td>", out);
         }
@@ -417,6 +423,8 @@ static const char style[] =
     "th,td{padding:.25em .7em;border-bottom:1px solid #e5e7eb;text-align:left;"
     "vertical-align:top}th{background:#f3f4f6;font-weight:600}\n"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "td.faster{color:#15803d;font-weight:600}td.slower{color:#b91c1c;font-weight:600}"
+    "td.unreliable{color:#6b7280;font-style:italic}td.differs{background:#fef9c3}\n"
     "pre{background:#f3f4f6;padding:.7em 1em;overflow-x:auto;border-radius:4px}"
     "code{font:13px/1.4 ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace}\n"
     "figure{margin:1em 0}figcaption{font-weight:600;font-size:.9em;margin-bottom:.2em}\n"

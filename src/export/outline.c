@@ -598,66 +598,51 @@ static void section_reproduce(struct outline *o, const json_t *r)
 
 static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
 {
-    const json_t *stages = json_object_get(cand, "stages");
-    char a[32], b[32], ci[32];
-    if (!json_array_size(stages))
-        return;
-    snprintf(ci, sizeof ci, "ratio %g%% CI", isfinite(alpha) ? 100 * (1 - alpha) : 95.0);
     struct export_table t;
-    export_table_init(&t, 9, "stage", "baseline", "candidate", "change", "speedup", ci, "p",
-                      "runs", "verdict");
-    t.numeric = 0xfe;
+    if (export_cmp_stages(&t, cand, alpha))
+        o_table(o, &t);
+    else
+        export_table_free(&t);
+    struct strlist why = {0};
+    const json_t *stages = json_object_get(cand, "stages");
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *s = json_array_get(stages, i);
-        size_t row = export_table_row(&t, 0);
-        double p = jsonx_num(s, "p_value");
-        export_table_set(&t, row, 0, "%s", str_or(jsonx_str(s, "name"), "?"));
-        export_table_set(&t, row, 1, "%s", export_fmt_duration(
-            jsonx_num(s, "baseline_median_ns"), a, sizeof a));
-        export_table_set(&t, row, 2, "%s", export_fmt_duration(
-            jsonx_num(s, "candidate_median_ns"), a, sizeof a));
-        export_table_set(&t, row, 3, "%s", export_fmt_num(jsonx_num(s, "change_pct"),
-                                                          "%+.1f %%", 1, a, sizeof a));
-        export_table_set(&t, row, 4, "%s", export_fmt_num(jsonx_num(s, "speedup"),
-                                                          "%.3fx", 1, a, sizeof a));
-        if (isfinite(jsonx_num(s, "ratio_ci_low")))
-            export_table_set(&t, row, 5, "%s .. %s",
-                             export_fmt_num(jsonx_num(s, "ratio_ci_low"), "%.3f", 1, a,
-                                            sizeof a),
-                             export_fmt_num(jsonx_num(s, "ratio_ci_high"), "%.3f", 1, b,
-                                            sizeof b));
-        else
-            export_table_set(&t, row, 5, "-");
-        if (isfinite(p) && p < 0.001)
-            export_table_set(&t, row, 6, "< 0.001");
-        else
-            export_table_set(&t, row, 6, "%s", export_fmt_num(p, "%.3f", 1, a, sizeof a));
-        export_table_set(&t, row, 7, "%lld / %lld", jsonx_int(s, "n_baseline", 0),
-                         jsonx_int(s, "n_candidate", 0));
-        export_table_set(&t, row, 8, "%s", str_or(jsonx_str(s, "verdict"), "-"));
+        if (jsonx_str(s, "unreliable_reason"))
+            sl_add(&why, "%s: unreliable (statistically %s): %s", str_or(jsonx_str(s, "name"), "?"),
+                   str_or(jsonx_str(s, "statistical_verdict"), "?"),
+                   jsonx_str(s, "unreliable_reason"));
     }
-    o_table(o, &t);
+    o_list(o, &why);
+    if (jsonx_str(cand, "clean_answer"))
+        o_para(o, "For a clean answer, %s.", jsonx_str(cand, "clean_answer"));
+    if (export_cmp_latency(&t, cand, alpha)) {
+        o_para(o, "Span latency: p50 and p99 of the stages with at least 20 spans on each side, "
+               "the spans of all runs pooled; the interval is a bootstrap of the ratio of the "
+               "quantiles.");
+        o_table(o, &t);
+    } else {
+        export_table_free(&t);
+    }
 }
 
-/* A figure of a metric in its unit: counters as rates (CPU seconds as cores), bytes in binary
- * units, ratios in percent; anything else (metric NULL: not a resource) as it is. */
-static char *metric_value(const char *metric, const json_t *v, char *buf, size_t len)
+/* The measurement-quality warnings of each side, one list item per warning. */
+static void cmp_quality(struct outline *o, const json_t *cand)
 {
-    double x = jsonx_number(v);
-    if (!metric || !isfinite(x))
-        return export_fmt_value(v, buf, len);
-    if (!strcmp(metric, "process_cpu_seconds_total"))
-        return export_fmt_num(x, "%.2f cores", 1, buf, len);
-    if (export_ends_with(metric, "_bytes_total")) {
-        export_fmt_bytes(x, buf, len);
-        strncat(buf, "/s", len - strlen(buf) - 1);
-        return buf;
+    const json_t *q = json_object_get(cand, "quality");
+    static const char *const sides[] = {"baseline", "candidate"};
+    for (size_t k = 0; k < 2; k++) {
+        const json_t *w = json_object_get(q, sides[k]);
+        if (!json_array_size(w)) {
+            o_para(o, "Measurement quality of the %s: no warnings.", sides[k]);
+            continue;
+        }
+        struct strlist l = {0};
+        for (size_t i = 0; i < json_array_size(w); i++)
+            sl_add(&l, "%s: %s", str_or(jsonx_str(json_array_get(w, i), "code"), "?"),
+                   str_or(jsonx_str(json_array_get(w, i), "message"), ""));
+        o_para(o, "Measurement quality of the %s:", sides[k]);
+        o_list(o, &l);
     }
-    if (export_ends_with(metric, "_bytes"))
-        return export_fmt_bytes(x, buf, len);
-    if (export_ends_with(metric, "_ratio"))
-        return export_fmt_num(x, "%.1f %%", 100, buf, len);
-    return export_fmt_num(x, "%.4g", 1, buf, len);
 }
 
 /* A baseline/candidate table of the comparison member `member`: columns named by keys. */
@@ -665,33 +650,10 @@ static void cmp_pairs(struct outline *o, const json_t *cand, const char *member,
                       const char *intro, const char *k1, const char *k2, const char *h1,
                       const char *h2)
 {
-    const json_t *items = json_object_get(cand, member);
-    if (!json_array_size(items))
-        return;
-    bool env = !strcmp(member, "environment_differences");
-    char buf[512];
     struct export_table t;
-    size_t ncols = (k2 ? 4 : 3) + env;
-    if (k2)
-        export_table_init(&t, ncols, h1, h2, "baseline", "candidate", "matters");
-    else
-        export_table_init(&t, ncols, h1, "baseline", "candidate", "matters");
-    for (size_t i = 0; i < json_array_size(items); i++) {
-        const json_t *x = json_array_get(items, i);
-        size_t row = export_table_row(&t, 0), c = 0;
-        export_table_set(&t, row, c++, "%s", export_fmt_value(json_object_get(x, k1), buf,
-                                                              sizeof buf));
-        if (k2)
-            export_table_set(&t, row, c++, "%s", export_fmt_value(json_object_get(x, k2), buf,
-                                                                  sizeof buf));
-        const char *metric = jsonx_str(x, "metric");
-        export_table_set(&t, row, c++, "%s", metric_value(metric, json_object_get(x, "baseline"),
-                                                          buf, sizeof buf));
-        export_table_set(&t, row, c++, "%s", metric_value(metric, json_object_get(x, "candidate"),
-                                                          buf, sizeof buf));
-        if (env)
-            export_table_set(&t, row, c, "%s", json_is_true(json_object_get(x, "matters"))
-                                                   ? "yes" : "no");
+    if (!export_cmp_pairs(&t, cand, member, k1, k2, h1, h2)) {
+        export_table_free(&t);
+        return;
     }
     o_para(o, "%s", intro);
     o_table(o, &t);
@@ -713,7 +675,9 @@ static void section_comparison(struct outline *o)
     const char *base_label = jsonx_str(base, "label");
     o_para(o, "Baseline: %s%s%s%s. A change counts when p < %s and it is larger than %s; the "
            "ratio is the candidate's median over the baseline's, with its bootstrap confidence "
-           "interval; p is from a Mann-Whitney test over the runs.",
+           "interval; p is from a Mann-Whitney test over the runs. A change that a disturbance of "
+           "the side that came out slower could explain (other processes' CPU use, CPU "
+           "pressure, swapping, GPU throttling) is called unreliable, not faster or slower.",
            base_label ? base_label : "", base_label ? " (" : "",
            str_or(jsonx_str(base, "id"), "?"), base_label ? ")" : "",
            export_fmt_num(alpha, "%g", 1, a, sizeof a),
@@ -728,6 +692,7 @@ static void section_comparison(struct outline *o)
             o_para(o, "Not like for like: the environments differ in ways that matter (below); "
                    "the changes may not be caused by the workload.");
         cmp_stages(o, cand, alpha);
+        cmp_quality(o, cand);
         cmp_pairs(o, cand, "counters", "Counters:", "name", NULL, "counter", NULL);
         cmp_pairs(o, cand, "metadata", "Metadata:", "key", NULL, "key", NULL);
         cmp_pairs(o, cand, "resources", "Resources:", "stage", "metric", "stage", "metric");

@@ -372,7 +372,9 @@ size_t export_table_row(struct export_table *t, int indent)
         t->cap = t->cap ? 2 * t->cap : 8;
         t->cells = xreallocarray(t->cells, t->cap * t->ncols, sizeof *t->cells);
         t->indent = xreallocarray(t->indent, t->cap, sizeof *t->indent);
+        t->tone = xreallocarray(t->tone, t->cap * t->ncols, sizeof *t->tone);
     }
+    memset(t->tone + t->nrows * t->ncols, EXPORT_TONE_NONE, t->ncols * sizeof *t->tone);
     for (size_t c = 0; c < t->ncols; c++)
         t->cells[t->nrows * t->ncols + c] = xstrdup("");
     t->indent[t->nrows] = indent < 0 ? 0 : indent > EXPORT_MAX_DEPTH ? EXPORT_MAX_DEPTH : indent;
@@ -394,6 +396,29 @@ const char *export_table_cell(const struct export_table *t, size_t row, size_t c
     return t->cells[row * t->ncols + col];
 }
 
+void export_table_tone(struct export_table *t, size_t row, size_t col, enum export_tone tone)
+{
+    t->tone[row * t->ncols + col] = (unsigned char)tone;
+}
+
+enum export_tone export_table_cell_tone(const struct export_table *t, size_t row, size_t col)
+{
+    return (enum export_tone)t->tone[row * t->ncols + col];
+}
+
+enum export_tone export_verdict_tone(const char *verdict)
+{
+    if (!verdict)
+        return EXPORT_TONE_NONE;
+    if (!strcmp(verdict, "faster"))
+        return EXPORT_TONE_FASTER;
+    if (!strcmp(verdict, "slower"))
+        return EXPORT_TONE_SLOWER;
+    if (!strcmp(verdict, "unreliable"))
+        return EXPORT_TONE_UNRELIABLE;
+    return EXPORT_TONE_NONE;
+}
+
 void export_table_free(struct export_table *t)
 {
     for (size_t c = 0; c < t->ncols; c++)
@@ -403,6 +428,7 @@ void export_table_free(struct export_table *t)
     free(t->header);
     free(t->cells);
     free(t->indent);
+    free(t->tone);
     memset(t, 0, sizeof *t);
 }
 

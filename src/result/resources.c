@@ -15,6 +15,7 @@
 #define MAX_GPUS 64
 #define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
+#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: analyze.c's PSI_CPU_MIN, the same limit */
 /* NVML clock event reasons that mean the GPU slowed itself down (not idle or app clocks):
  * SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. */
 #define THROTTLE_MASK 0xecull
@@ -319,6 +320,15 @@ void resources_analyze(struct bench_result *r)
                      "other processes kept %.1f CPU cores busy during the runs (the workload %.1f "
                      "of %d): its timings may be disturbed; benchmark on a quiet machine",
                      total->other_cores, total->cpu_cores, ncpu);
+    if (isfinite(total->psi_cpu_some) && total->psi_cpu_some >= CPU_CONTENTION_PSI)
+        summary_warn(s, "cpu_contention",
+                     "tasks waited for a CPU %.0f %% of the time during the runs (PSI cpu some; "
+                     "other processes %.1f CPU cores, the workload %.1f of %d): its timings may "
+                     "include waits for a CPU; benchmark on a quiet machine, with fewer threads "
+                     "than CPUs across all processes",
+                     total->psi_cpu_some * 100, isfinite(total->other_cores) ? total->other_cores
+                                                                             : 0,
+                     total->cpu_cores, ncpu);
     double swap_in = isfinite(total->swap_in_bps) ? total->swap_in_bps : 0;
     double swap_out = isfinite(total->swap_out_bps) ? total->swap_out_bps : 0;
     if (swap_in + swap_out >= SWAP_BYTES_PER_S) {

@@ -127,6 +127,26 @@ static void burn_cpu(double seconds)
     } while ((double)ts.tv_sec + ts.tv_nsec / 1e9 < seconds);
 }
 
+/* Fixed CPU work, so that a run takes longer only when the CPU is shared: "load" uses 60 ms
+ * of CPU, then "train" holds 25 "step" spans of 8 ms of CPU each. */
+static int steps(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    double used = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    mlb_stage_begin("load");
+    burn_cpu(used += 0.06);
+    mlb_stage_end("load");
+    mlb_stage_begin("train");
+    for (int i = 0; i < 25; i++) {
+        mlb_stage_begin("step");
+        burn_cpu(used += 0.008);
+        mlb_stage_end("step");
+    }
+    mlb_stage_end("train");
+    return 0;
+}
+
 /* Stage "workers": 20 short-lived processes, one after another, each using 50 ms of CPU. */
 static int forkers(void)
 {
@@ -282,6 +302,8 @@ int main(int argc, char **argv)
         return burners(2);
     if (!strcmp(mode, "forkers"))
         return forkers();
+    if (!strcmp(mode, "steps"))
+        return steps();
     if (!strcmp(mode, "tree-then-wait") && argc > 2)
         return tree_then_wait(argv[2]);
     if (!strcmp(mode, "sleeper")) { /* waits on nothing measurable */

@@ -272,5 +272,86 @@ class CompareTest(unittest.TestCase):
         self.assertIn("usage: mlbench compare", out)
 
 
+class ContentionTest(unittest.TestCase):
+    """Point 1 of issue 13: a candidate measured while a busy loop shared its CPU must not be
+    called slower, but unreliable, with the reason (JSON, text and Markdown). The workload and
+    the burner are both pinned to CPU 0 (taskset), so they contend on any machine."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="mlbench-contention-")
+        cmd = ["taskset", "-c", "0", STAGE_PROG, "steps"]
+        cls.quiet = cls.measure("quiet", cmd)
+        burner = subprocess.Popen(["taskset", "-c", "0", "sh", "-c", "while :; do :; done"])
+        try:
+            cls.disturbed = cls.measure("disturbed", cmd)
+        finally:
+            burner.kill()
+            burner.wait()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def measure(cls, label, cmd):
+        path = os.path.join(cls.tmp.name, label + ".json")
+        p = subprocess.run([MLBENCH, "run", "-q", "--store", os.path.join(cls.tmp.name, "s"),
+                            "-r", "5", "-l", label, "-o", path, "--", *cmd], capture_output=True, text=True,
+                           timeout=300)
+        if p.returncode != 0:
+            raise RuntimeError(f"mlbench run {cmd} failed: {p.stderr}")
+        return path
+
+    def compare(self, *args):
+        p = subprocess.run([MLBENCH, "compare", *args, self.quiet, self.disturbed],
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_json_unreliable(self):
+        rc, out, err = self.compare("--json")
+        self.assertEqual(rc, 0, err)
+        c = json.loads(out)["candidates"][0]
+        codes = {w["code"] for w in c["quality"]["candidate"]}
+        self.assertTrue(codes & {"other_load", "cpu_contention"}, c["quality"])
+        total = c["stages"][-1]
+        self.assertEqual(total["verdict"], "unreliable", total)
+        self.assertEqual(total["statistical_verdict"], "slower", total)
+        self.assertIn("candidate", total["unreliable_reason"])
+        self.assertRegex(total["unreliable_reason"], "other_load|cpu_contention")
+        for s in c["stages"]:  # no stage may be called faster or slower
+            self.assertNotIn(s["verdict"], ("faster", "slower"), s)
+            self.assertEqual(s["verdict"] == "unreliable", s["unreliable_reason"] is not None)
+        self.assertIsNotNone(c["clean_answer"])
+        self.assertIn("-r 10", c["clean_answer"])
+        # 25 steps a run, 5 runs: latency rows, judged by the same rule
+        lat = [s for s in c["stages"] if s["name"] == "step"][0]["latency"]
+        self.assertEqual((lat["n_baseline"], lat["n_candidate"]), (125, 125))
+        for q in ("p50", "p99"):
+            self.assertNotIn(lat[q]["verdict"], ("faster", "slower"), lat[q])
+        self.assertIsNone([s for s in c["stages"] if s["name"] == "load"][0]["latency"])
+
+    def test_text_and_markdown(self):
+        rc, out, err = self.compare()
+        self.assertEqual(rc, 0, err)
+        total = [line for line in out.splitlines() if line.strip().startswith("total")][0]
+        self.assertIn("unreliable", total)
+        self.assertNotIn("slower", total.replace("unreliable", ""))
+        self.assertRegex(out, "candidate quality: .*(other_load|cpu_contention)")
+        self.assertIn("for a clean answer", out)
+        rc, md, err = self.compare("--format", "md")
+        self.assertEqual(rc, 0, err)
+        rows = [line for line in md.splitlines() if line.startswith("| total")]
+        self.assertTrue(rows and "unreliable" in rows[0], md)
+        self.assertRegex(md, "other_load|cpu_contention")
+        self.assertIn("For a clean answer", md)
+
+    def test_gate_notes_unreliable(self):
+        rc, _, err = self.compare("--fail-if-slower", "5")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("unreliable", err)
+        self.assertIn("not applied", err)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -567,6 +568,365 @@ static void test_env_differences(void **state)
     json_decref(b);
 }
 
+/* ---- measurement quality (issue 13, point 1) ---- */
+
+/* Sets what a side's resources say over the whole run (stage NULL) or one stage: the
+ * workload's own cores, other processes' cores (on the 8 CPUs of make_result) and the CPU
+ * pressure. */
+static void set_load(json_t *result, const char *stage, double own, double other, double psi)
+{
+    json_t *summary = json_object_get(result, "summary"), *res = json_array();
+    json_array_append_new(res, json_pack("{s:s, s:s, s:f, s:i}", "metric",
+                                         "process_cpu_seconds_total", "kind", "rate", "mean",
+                                         own, "n", 10));
+    json_array_append_new(res, json_pack("{s:s, s:s, s:f, s:i}", "metric",
+                                         "system_cpu_busy_ratio", "kind", "gauge", "mean",
+                                         (own + other) / 8, "n", 10));
+    json_array_append_new(res, json_pack("{s:s, s:s, s:f, s:i}", "metric",
+                                         "system_pressure_cpu_some_seconds_total", "kind",
+                                         "rate", "mean", psi, "n", 10));
+    if (!stage) {
+        json_object_set_new(summary, "resources", res);
+        return;
+    }
+    size_t i;
+    json_t *st;
+    json_array_foreach(json_object_get(summary, "stages"), i, st)
+        if (!strcmp(json_string_value(json_object_get(st, "name")), stage))
+            json_object_set(st, "resources", res);
+    json_decref(res);
+}
+
+static void add_warning(json_t *result, const char *code)
+{
+    json_t *w = json_object_get(result, "warnings");
+    if (!w)
+        json_object_set_new(result, "warnings", w = json_array());
+    json_array_append_new(w, json_pack("{s:s, s:s}", "code", code, "message", "seen"));
+}
+
+static const char *str_of(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* train 10 % slower in the candidate, load unchanged (0.5 % noise, 8 runs each). */
+static void slower_pair(json_t **a, json_t **b)
+{
+    const struct stage_spec sa[] = {{"load", 1e9, 0.005}, {"train", 4e9, 0.005}};
+    const struct stage_spec sb[] = {{"load", 1e9, 0.005}, {"train", 4.4e9, 0.005}};
+    *a = make_result("A", NULL, 8, 0, 0, sa, 2, 31);
+    *b = make_result("B", NULL, 8, 0, 0, sb, 2, 32);
+}
+
+/* The observed case: the slower side ran beside other processes' load. */
+static void test_disturbed_slower_side_is_unreliable(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 0.0, 0.01);
+    set_load(b, NULL, 1.0, 1.2, 0.05);
+    add_warning(b, "other_load");
+    add_warning(b, "malformed_markers"); /* not about measurement quality */
+    add_warning(a, "high_cv");
+    json_t *doc = compare2(a, b, NULL);
+    const json_t *c = candidate(doc, 0);
+    const json_t *train = row_named(c, "stages", "name", "train");
+    assert_string_equal(str_of(train, "verdict"), "unreliable");
+    assert_string_equal(str_of(train, "statistical_verdict"), "slower");
+    const char *why = str_of(train, "unreliable_reason");
+    print_message("reason: %s\n", why);
+    assert_non_null(strstr(why, "candidate"));
+    assert_non_null(strstr(why, "1.2 CPU cores"));
+    assert_non_null(strstr(why, "(the other side 0.0)"));
+    assert_non_null(strstr(why, "over the runs"));
+    assert_non_null(strstr(why, "other_load"));
+    assert_null(strstr(why, "cpu_contention")); /* 5 % pressure is below the limit */
+    assert_string_equal(verdict(doc, 0, "total"), "unreliable");
+    /* an unchanged stage stays what it was, with both fields null */
+    const json_t *load = row_named(c, "stages", "name", "load");
+    assert_string_equal(str_of(load, "verdict"), "no significant change");
+    assert_true(json_is_null(json_object_get(load, "statistical_verdict")));
+    assert_true(json_is_null(json_object_get(load, "unreliable_reason")));
+    /* the quality warnings of each side, and only those */
+    const json_t *q = json_object_get(c, "quality");
+    assert_int_equal(json_array_size(json_object_get(q, "candidate")), 1);
+    assert_string_equal(str_of(json_array_get(json_object_get(q, "candidate"), 0), "code"),
+                        "other_load");
+    assert_string_equal(str_of(json_array_get(json_object_get(q, "baseline"), 0), "code"),
+                        "high_cv");
+    const char *clean = str_of(c, "clean_answer");
+    assert_non_null(clean);
+    assert_non_null(strstr(clean, "no other processes"));
+    assert_non_null(strstr(clean, "-r 10"));
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* A disturbance can only slow a side down: on the faster side it leaves the verdict alone;
+ * the other way round (the baseline disturbed and slower) it makes a "faster" unreliable. */
+static void test_disturbed_faster_side_keeps_verdict(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 1.2, 0.6);
+    set_load(b, NULL, 1.0, 0.0, 0.01);
+    json_t *doc = compare2(a, b, NULL);
+    const json_t *c = candidate(doc, 0);
+    assert_string_equal(verdict(doc, 0, "train"), "slower");
+    assert_true(json_is_null(json_object_get(row_named(c, "stages", "name", "train"),
+                                             "unreliable_reason")));
+    assert_true(json_is_null(json_object_get(c, "clean_answer")));
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+    /* the roles swapped: the baseline (b) is slower and disturbed, the candidate (a) quiet */
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 0.0, 0.01);
+    set_load(b, NULL, 1.0, 1.2, 0.6);
+    doc = compare2(b, a, NULL);
+    const json_t *train = row_named(candidate(doc, 0), "stages", "name", "train");
+    assert_string_equal(str_of(train, "verdict"), "unreliable");
+    assert_string_equal(str_of(train, "statistical_verdict"), "faster");
+    assert_non_null(strstr(str_of(train, "unreliable_reason"), "the baseline, which came out"));
+    /* 60 % CPU pressure beside 1.2 other cores: both kinds are named */
+    assert_non_null(strstr(str_of(train, "unreliable_reason"), "cpu_contention"));
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* Both sides disturbed: unreliable unless the faster side was clearly (by half a threshold)
+ * more disturbed; and a stage that used no CPU cannot be slowed by other processes' CPU use. */
+static void test_disturbance_margin_and_cpu_use(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 1.0, 0.0);
+    set_load(b, NULL, 1.0, 1.1, 0.0);
+    json_t *doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "unreliable"); /* as disturbed as the other */
+    json_decref(doc);
+    set_load(a, NULL, 1.0, 1.7, 0.0); /* the faster side had 0.6 cores more */
+    doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "slower");
+    json_decref(doc);
+    set_load(a, NULL, 0.01, 0.0, 0.0);
+    set_load(b, NULL, 0.01, 3.0, 0.9); /* sleeping: 0.01 cores of its own */
+    doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "slower");
+    json_decref(doc);
+    /* CPU pressure alone, with no other process busy, is the workload's own: not noise */
+    set_load(a, NULL, 8.0, 0.0, 0.0);
+    set_load(b, NULL, 8.0, 0.0, 0.7);
+    doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "slower");
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* A stage's own samples decide for that stage when both sides have them: train was quiet on
+ * both sides even though the candidate's run as a whole was disturbed (during load). */
+static void test_disturbance_per_stage(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 0.0, 0.0);
+    set_load(b, NULL, 1.0, 1.0, 0.0);
+    set_load(a, "train", 1.0, 0.0, 0.0);
+    set_load(b, "train", 1.0, 0.1, 0.0);
+    json_t *doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "slower");
+    assert_string_equal(verdict(doc, 0, "total"), "unreliable");
+    json_decref(doc);
+    set_load(b, "train", 1.0, 0.9, 0.0);
+    doc = compare2(a, b, NULL);
+    const json_t *train = row_named(candidate(doc, 0), "stages", "name", "train");
+    assert_string_equal(str_of(train, "verdict"), "unreliable");
+    assert_non_null(strstr(str_of(train, "unreliable_reason"), "during the stage"));
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* GPU throttling is known per result (its warning); swapping from the swap rates. */
+static void test_throttling_and_swapping(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    add_warning(b, "gpu_throttling");
+    json_t *doc = compare2(a, b, NULL);
+    const json_t *train = row_named(candidate(doc, 0), "stages", "name", "train");
+    assert_string_equal(str_of(train, "verdict"), "unreliable");
+    assert_non_null(strstr(str_of(train, "unreliable_reason"), "gpu_throttling"));
+    assert_non_null(strstr(str_of(candidate(doc, 0), "clean_answer"), "GPU"));
+    json_decref(doc);
+    add_warning(a, "gpu_throttling"); /* both throttled: not clearly more on the faster side */
+    doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "unreliable");
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+    slower_pair(&a, &b);
+    json_array_append_new(json_object_get(json_object_get(b, "summary"), "resources"),
+                          json_pack("{s:s, s:f, s:i}", "metric", "system_swap_in_bytes_total",
+                                    "mean", 1e6, "n", 10));
+    json_array_append_new(json_object_get(json_object_get(a, "summary"), "resources"),
+                          json_pack("{s:s, s:f, s:i}", "metric", "system_swap_in_bytes_total",
+                                    "mean", 0.0, "n", 10));
+    doc = compare2(a, b, NULL);
+    train = row_named(candidate(doc, 0), "stages", "name", "train");
+    assert_string_equal(str_of(train, "verdict"), "unreliable");
+    assert_non_null(strstr(str_of(train, "unreliable_reason"), "swapping"));
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* An unreliable "slower" is no evidence of a regression: a note, and the gate passes. */
+static void test_gate_unreliable(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 0.0, 0.0);
+    set_load(b, NULL, 1.0, 1.5, 0.0);
+    json_t *doc = compare2(a, b, NULL);
+    char msg[2048];
+    struct compare_gates g = {5, "train", -1};
+    assert_int_equal(compare_check_gates(doc, &g, msg, sizeof msg), COMPARE_GATE_PASS);
+    print_message("%s\n", msg);
+    assert_true(!strncmp(msg, "note: ", 6));
+    assert_non_null(strstr(msg, "train came out 10."));
+    assert_non_null(strstr(msg, "unreliable"));
+    assert_non_null(strstr(msg, "not applied"));
+    assert_non_null(strstr(msg, "for a clean answer"));
+    g.fail_if_slower_pct = 20; /* allowed anyway: nothing to say */
+    assert_int_equal(compare_check_gates(doc, &g, msg, sizeof msg), COMPARE_GATE_PASS);
+    assert_string_equal(msg, "");
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* ---- span latency ---- */
+
+/* Adds per_run closed spans of stage to every run (warm-up and failed runs too, 100 times
+ * longer: they must not count), durations ns with relative noise rel, plus one unclosed span
+ * per run that must not count either. */
+static void add_spans(json_t *result, const char *stage, size_t per_run, double ns, double rel,
+                      uint64_t seed)
+{
+    size_t i;
+    json_t *run;
+    json_array_foreach(json_object_get(result, "runs"), i, run) {
+        bool counted = !json_is_true(json_object_get(run, "warmup")) &&
+                       !strcmp(json_string_value(json_object_get(run, "status")), "ok");
+        json_t *spans = json_object_get(run, "spans");
+        if (!spans)
+            json_object_set_new(run, "spans", spans = json_array());
+        double t = 0;
+        for (size_t k = 0; k <= per_run; k++) {
+            double d = ns * (1 + rel * noise(&seed)) * (counted ? 1 : 100);
+            json_array_append_new(spans, json_pack("{s:s, s:I, s:I, s:b}", "name", stage,
+                                                   "start_ns", (json_int_t)llround(t), "end_ns",
+                                                   (json_int_t)llround(t + d), "closed",
+                                                   k < per_run));
+            t += d;
+        }
+    }
+}
+
+static void test_latency_rows(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    add_spans(a, "train", 30, 1e6, 0.05, 5);
+    add_spans(b, "train", 30, 1.2e6, 0.05, 6); /* every step 20 % slower */
+    add_spans(a, "load", 2, 1e6, 0.05, 7);     /* 16 spans: too few for a latency row */
+    add_spans(b, "load", 30, 1e6, 0.05, 8);
+    json_t *doc = compare2(a, b, NULL);
+    const json_t *c = candidate(doc, 0);
+    const json_t *lat = json_object_get(row_named(c, "stages", "name", "train"), "latency");
+    assert_true(json_is_object(lat));
+    assert_int_equal(json_integer_value(json_object_get(lat, "n_baseline")), 8 * 30);
+    assert_int_equal(json_integer_value(json_object_get(lat, "n_candidate")), 8 * 30);
+    const json_t *p50 = json_object_get(lat, "p50"), *p99 = json_object_get(lat, "p99");
+    assert_string_equal(str_of(p50, "verdict"), "slower");
+    assert_true(field(p50, "ratio_ci_low") > 1.1 && field(p50, "ratio_ci_high") < 1.3);
+    assert_near(field(p50, "change_pct"), 20, 3);
+    assert_true(field(p50, "baseline_ns") > 0.95e6 && field(p50, "baseline_ns") < 1.05e6);
+    assert_true(field(p99, "baseline_ns") >= field(p50, "baseline_ns"));
+    assert_true(field(p99, "baseline_ns") <= 1.05e6); /* the 100-times-longer spans are out */
+    assert_true(field(p99, "ratio_ci_low") <= field(p99, "ratio_ci_high"));
+    assert_true(json_is_null(json_object_get(p50, "unreliable_reason")));
+    assert_true(json_is_null(json_object_get(row_named(c, "stages", "name", "load"),
+                                             "latency")));
+    assert_true(json_is_null(json_object_get(row_named(c, "stages", "name", "total"),
+                                             "latency")));
+    json_decref(doc);
+    /* the same disturbance rule applies to the quantiles */
+    set_load(a, NULL, 1.0, 0.0, 0.0);
+    set_load(b, NULL, 1.0, 2.0, 0.0);
+    doc = compare2(a, b, NULL);
+    lat = json_object_get(row_named(candidate(doc, 0), "stages", "name", "train"), "latency");
+    p50 = json_object_get(lat, "p50");
+    assert_string_equal(str_of(p50, "verdict"), "unreliable");
+    assert_string_equal(str_of(p50, "statistical_verdict"), "slower");
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* The quantile bootstrap draws a resample's quantile from its exact distribution: for an odd
+ * sample its p50 is the resample's median, so its interval must agree with the median
+ * bootstrap's (drawn by counting), up to the resampling error. */
+static void test_bootstrap_quantile(void **state)
+{
+    (void)state;
+    double b[101], c[101], lo1, hi1, lo2, hi2, lo3, hi3;
+    uint64_t seed = 3;
+    for (size_t i = 0; i < 101; i++) {
+        b[i] = 100 + 10 * noise(&seed);
+        c[i] = 1.1 * (100 + 10 * noise(&seed));
+    }
+    assert_int_equal(significance_bootstrap_ratio(b, 101, c, 101, 10000, 9, 0.95, &lo1, &hi1),
+                     0);
+    assert_int_equal(significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.5, 10000, 9, 0.95,
+                                                           &lo2, &hi2), 0);
+    print_message("median %g..%g, p50 %g..%g\n", lo1, hi1, lo2, hi2);
+    assert_near(lo2, lo1, 0.01);
+    assert_near(hi2, hi1, 0.01);
+    assert_true(lo2 > 1.0 && hi2 < 1.25);
+    /* deterministic, and the seed is used */
+    assert_int_equal(significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.5, 10000, 9, 0.95,
+                                                           &lo3, &hi3), 0);
+    assert_true(lo3 == lo2 && hi3 == hi2);
+    significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.5, 10000, 10, 0.95, &lo3, &hi3);
+    assert_true(lo3 != lo2 || hi3 != hi2);
+    /* p99 of 101 values is the 100th smallest: the interval lies within the sample's range */
+    assert_int_equal(significance_bootstrap_quantile_ratio(b, 101, c, 101, 0.99, 10000, 9,
+                                                           0.95, &lo3, &hi3), 0);
+    assert_true(lo3 <= hi3 && lo3 > 0.8 && hi3 < 1.5);
+    /* constant samples: the ratio exactly; q outside [0, 1]: refused */
+    double k1[] = {200, 200, 200}, k2[] = {150, 150, 150, 150};
+    assert_int_equal(significance_bootstrap_quantile_ratio(k1, 3, k2, 4, 0.99, 1000, 1, 0.95,
+                                                           &lo3, &hi3), 0);
+    assert_near(lo3, 0.75, 1e-15);
+    assert_near(hi3, 0.75, 1e-15);
+    assert_int_equal(significance_bootstrap_quantile_ratio(k1, 3, k2, 4, 1.5, 1000, 1, 0.95,
+                                                           &lo3, &hi3), -1);
+    assert_true(isnan(lo3) && isnan(hi3));
+}
+
 /* ---- gates ---- */
 
 static json_t *doc_for_gates(double base_ns, double cand_ns, double acc_b, double acc_c)
@@ -699,6 +1059,14 @@ int main(void)
         cmocka_unit_test(test_gate_slower),
         cmocka_unit_test(test_gate_accuracy),
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_disturbed_slower_side_is_unreliable),
+        cmocka_unit_test(test_disturbed_faster_side_keeps_verdict),
+        cmocka_unit_test(test_disturbance_margin_and_cpu_use),
+        cmocka_unit_test(test_disturbance_per_stage),
+        cmocka_unit_test(test_throttling_and_swapping),
+        cmocka_unit_test(test_gate_unreliable),
+        cmocka_unit_test(test_latency_rows),
+        cmocka_unit_test(test_bootstrap_quantile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

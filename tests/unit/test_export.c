@@ -290,6 +290,97 @@ static void test_markdown_comparison(void **state)
     json_decref(cmp);
 }
 
+/* issue 13: a comparison with quality warnings, an unreliable stage, a nested stage and span
+ * latency, as compare_results() writes it. */
+static json_t *comparison_with_quality(void)
+{
+    return json_from(
+        "{'schema':'mlbench.comparison/1','alpha':0.05,'min_effect_pct':2,"
+        "'baseline':{'id':'20260101T000000-aaaaaa','label':'base','path':'b.json'},"
+        "'candidates':[{'id':'20260101T000100-bbbbbb','label':'cand','path':'c.json',"
+        "'like_for_like':true,"
+        "'quality':{'baseline':[],'candidate':[{'code':'other_load',"
+        "'message':'other processes kept 1.2 CPU cores busy'}]},"
+        "'clean_answer':'measure both again on a quiet machine',"
+        "'stages':[{'name':'train','depth':0,'baseline_median_ns':1000000000,"
+        "'candidate_median_ns':900000000,'change_pct':-10.0,'speedup':1.111,"
+        "'ratio_ci_low':0.89,'ratio_ci_high':0.91,'p_value':0.0004,'n_baseline':5,"
+        "'n_candidate':5,'verdict':'faster','statistical_verdict':null,"
+        "'unreliable_reason':null,'latency':null},"
+        "{'name':'step','depth':1,'baseline_median_ns':1000000,'candidate_median_ns':1300000,"
+        "'change_pct':30.0,'speedup':0.77,'ratio_ci_low':1.2,'ratio_ci_high':1.4,"
+        "'p_value':0.008,'n_baseline':5,'n_candidate':5,'verdict':'unreliable',"
+        "'statistical_verdict':'slower','unreliable_reason':'the candidate was disturbed',"
+        "'latency':{'n_baseline':100,'n_candidate':100,"
+        "'p50':{'baseline_ns':10000,'candidate_ns':13000,'change_pct':30.0,"
+        "'ratio_ci_low':1.2,'ratio_ci_high':1.4,'verdict':'unreliable',"
+        "'statistical_verdict':'slower','unreliable_reason':'the candidate was disturbed'},"
+        "'p99':{'baseline_ns':20000,'candidate_ns':20100,'change_pct':0.5,"
+        "'ratio_ci_low':0.9,'ratio_ci_high':1.1,'verdict':'no significant change',"
+        "'statistical_verdict':null,'unreliable_reason':null}}},"
+        "{'name':'total','depth':0,'baseline_median_ns':1000000000,"
+        "'candidate_median_ns':1000000000,'change_pct':0.0,'speedup':1.0,'ratio_ci_low':0.99,"
+        "'ratio_ci_high':1.01,'p_value':0.9,'n_baseline':5,'n_candidate':5,"
+        "'verdict':'no significant change','statistical_verdict':null,"
+        "'unreliable_reason':null,'latency':null}],"
+        "'counters':[],"
+        "'metadata':[{'key':'batch_size','baseline':'32','candidate':'64'},"
+        "{'key':'model','baseline':'m','candidate':'m'}],"
+        "'resources':[],'environment_differences':[]}]}");
+}
+
+/* The comparison section shows both sides' quality, unreliable verdicts with their reason and
+ * the clean answer, indents nested stages, has a latency table and marks differing metadata;
+ * HTML colours the change and verdict cells, CSV has the new columns. */
+static void test_comparison_quality_and_tones(void **state)
+{
+    (void)state;
+    json_t *results[] = {base, cand};
+    json_t *cmp = comparison_with_quality();
+    struct export_request req = {results, NULL, 2, cmp, -1, NULL};
+    int rc;
+    char *md = render("md", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    find_in(md, "Measurement quality of the baseline: no warnings.");
+    find_in(md, "Measurement quality of the candidate:\n\n- other_load: other processes kept "
+                "1.2 CPU cores busy\n");
+    find_in(md, "| train | 1.000 s | 900.0 ms | -10.0 % |");
+    find_in(md, "| &nbsp;&nbsp;&nbsp;step | 1.000 ms | 1.300 ms | +30.0 % |");
+    find_in(md, "| 5 / 5 | unreliable (statistically slower) |");
+    find_in(md, "- step: unreliable (statistically slower): the candidate was disturbed\n");
+    find_in(md, "For a clean answer, measure both again on a quiet machine.");
+    find_in(md, "| step | p50 | 10.00 us | 13.00 us | +30.0 % | 1.200 .. 1.400 | 100 / 100 "
+                "| unreliable (statistically slower) |");
+    find_in(md, "|  | p99 | 20.00 us | 20.10 us | +0.5 % | 0.900 .. 1.100 | 100 / 100 "
+                "| no significant change |");
+    find_in(md, "| batch_size | 32 | 64 | yes |");
+    find_in(md, "| model | m | m | no |");
+    free(md);
+    char *html = render("html", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    find_in(html, "<td class=\"num faster\">-10.0 %</td>");
+    find_in(html, "<td class=\"faster\">faster</td>");
+    find_in(html, "<td class=\"num unreliable\">+30.0 %</td>");
+    find_in(html, "<td class=\"unreliable\">unreliable (statistically slower)</td>");
+    find_in(html, "<td class=\"differs\">batch_size</td>");
+    find_in(html, "td.unreliable{");
+    assert_null(strstr(html, "<td class=\"differs\">model</td>"));
+    const char *step = find_in(html, ">step</td>");
+    assert_true(step - html > 40 && strstr(step - 60, "padding-left:1.6em") != NULL &&
+                strstr(step - 60, "padding-left:1.6em") < step);
+    free(html);
+    req.table = "comparison";
+    char *csv = render("csv", &req, &rc);
+    assert_int_equal(rc, EXPORT_OK);
+    find_in(csv, ",verdict,statistical_verdict,unreliable_reason,p50_baseline_ns,");
+    find_in(csv, ",step,");
+    find_in(csv, ",unreliable,slower,the candidate was disturbed,10000,13000,30,unreliable,"
+                 "20000,20100,0.5,no significant change\r\n");
+    find_in(csv, ",faster,,,,,,,,,,\r\n");
+    free(csv);
+    json_decref(cmp);
+}
+
 /* The fields of one CSV record starting at *p (RFC 4180), advancing *p past its CRLF. */
 static size_t csv_record(const char **p, char fields[][128], size_t max)
 {
@@ -848,6 +939,7 @@ int main(void)
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_markdown_sections),
         cmocka_unit_test(test_markdown_comparison),
+        cmocka_unit_test(test_comparison_quality_and_tones),
         cmocka_unit_test(test_csv_quoting),
         cmocka_unit_test(test_csv_formulas),
         cmocka_unit_test(test_trace_events),

@@ -18,7 +18,7 @@
 #define MS 1000000LL
 #define T0 (1000 * MS)
 
-enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, N_SERIES };
+enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, PSI_CPU, N_SERIES };
 
 static struct series_registry reg;
 static struct run_config cfg;
@@ -28,6 +28,7 @@ static json_t *next_environment; /* the environment the next setup_run captures,
 /* Values per second (counters) or levels (gauges) held for a 1 s run sampled every 100 ms. */
 struct levels {
     double cores, sys_busy, swap_bps, gpu0_util, gpu0_mem, gpu1_util, gpu1_mem;
+    double psi_cpu; /* share of time tasks waited for a CPU (PSI cpu some) */
 };
 
 static void setup_run(const struct levels *lv, const char *label, const char *device)
@@ -40,6 +41,8 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
     series_register(&reg, "nvml", "gpu_process_memory_bytes", "gpu=\"0\"", SERIES_GAUGE);
     series_register(&reg, "nvml", "gpu_utilization_ratio", "gpu=\"1\"", SERIES_GAUGE);
     series_register(&reg, "nvml", "gpu_process_memory_bytes", "gpu=\"1\"", SERIES_GAUGE);
+    series_register(&reg, "system", "system_pressure_cpu_some_seconds_total", "",
+                    SERIES_COUNTER);
     memset(&cfg, 0, sizeof cfg);
     static char *argv[] = {"python3", "train.py", NULL};
     cfg.argv = argv;
@@ -75,6 +78,7 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
         table_set(&rep->samples, GPU0_PROC, row, lv->gpu0_mem);
         table_set(&rep->samples, GPU1_UTIL, row, lv->gpu1_util);
         table_set(&rep->samples, GPU1_PROC, row, lv->gpu1_mem);
+        table_set(&rep->samples, PSI_CPU, row, lv->psi_cpu * t);
     }
     rep->metrics = attrib_run(&rep->samples, T0, rep->outcome.wall_ns, &rep->stages);
     summary_compute(&res);
@@ -127,6 +131,26 @@ static void test_other_load_and_swapping(void **state)
     if (ncpu >= 1)
         assert_true(has_warning("other_load")); /* ncpu busy, the workload half a core */
     assert_true(has_warning("swapping"));
+    assert_false(has_warning("cpu_contention")); /* no CPU pressure was recorded */
+    teardown_run();
+}
+
+/* cpu_contention (issue 13): tasks waited for a CPU at least 20 % of the time. */
+static void test_cpu_contention(void **state)
+{
+    (void)state;
+    struct levels lv = {.cores = 1.0, .sys_busy = 0.5, .psi_cpu = 0.45};
+    setup_run(&lv, NULL, NULL);
+    assert_true(has_warning("cpu_contention"));
+    int figure = 0;
+    for (size_t i = 0; i < res.summary.n_warnings; i++)
+        figure |= !strcmp(res.summary.warnings[i].code, "cpu_contention") &&
+                  strstr(res.summary.warnings[i].message, "45 % of the time") != NULL;
+    assert_true(figure);
+    teardown_run();
+    lv.psi_cpu = 0.15; /* below the limit */
+    setup_run(&lv, NULL, NULL);
+    assert_false(has_warning("cpu_contention"));
     teardown_run();
 }
 
@@ -231,6 +255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figures_and_gpu_choice),
         cmocka_unit_test(test_other_load_and_swapping),
+        cmocka_unit_test(test_cpu_contention),
         cmocka_unit_test(test_gpu_claims),
         cmocka_unit_test(test_gpu_facts_from_environment),
         cmocka_unit_test(test_governor),

@@ -1,0 +1,96 @@
+/* compare_latency: per-stage span latency in a comparison: the p50 and p99 of a stage's spans
+ * (each step, each request), pooled over the measured ok runs of each side, with a bootstrap
+ * interval of the ratio of the quantiles (significance.h). The method and its limits are in
+ * docs/compare.md#latency. */
+#include "analysis/compare_private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/significance.h"
+#include "analysis/stats.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+struct spans {
+    double *v; /* durations in ns, sorted */
+    size_t n;
+};
+
+/* The durations of the closed spans of stage over the measured ok runs of result, sorted. */
+static struct spans stage_spans(const json_t *result, const char *stage)
+{
+    struct spans s = {NULL, 0};
+    size_t cap = 0, i, k;
+    const json_t *run, *sp;
+    json_array_foreach(json_object_get(result, "runs"), i, run) {
+        if (!compare_run_counts(run))
+            continue;
+        json_array_foreach(json_object_get(run, "spans"), k, sp) {
+            const char *name = jsonx_str(sp, "name");
+            double d = jsonx_num(sp, "end_ns") - jsonx_num(sp, "start_ns");
+            if (!name || strcmp(name, stage) || !json_is_true(json_object_get(sp, "closed")) ||
+                !(d >= 0) || !isfinite(d))
+                continue;
+            if (s.n == cap) {
+                cap = cap ? 2 * cap : 64;
+                s.v = xreallocarray(s.v, cap, sizeof *s.v);
+            }
+            s.v[s.n++] = d;
+        }
+    }
+    stats_sort(s.v, s.n);
+    return s;
+}
+
+/* One quantile: both figures, the change, the interval of the ratio and a verdict (as a
+ * stage's, without a test: the interval alone decides). */
+static json_t *quantile_row(const json_t *base, const json_t *cand, const char *stage,
+                            const struct spans *b, const struct spans *c, double q,
+                            const struct compare_options *opt, unsigned *hits)
+{
+    double qb = stats_quantile_sorted(b->v, b->n, q), qc = stats_quantile_sorted(c->v, c->n, q);
+    double change = qb > 0 ? (qc - qb) / qb * 100 : NAN;
+    double lo = NAN, hi = NAN;
+    significance_bootstrap_quantile_ratio(b->v, b->n, c->v, c->n, q, opt->resamples, opt->seed,
+                                          1 - opt->alpha, &lo, &hi);
+    const char *verdict = "no significant change";
+    if (isfinite(change) && fabs(change) >= opt->min_effect_pct && isfinite(lo) &&
+        isfinite(hi) && (hi < 1 || lo > 1))
+        verdict = hi < 1 ? "faster" : "slower";
+    char *why = NULL;
+    const char *statistical = NULL;
+    if (strcmp(verdict, "no significant change") != 0 &&
+        (why = compare_explain(base, cand, stage, lo > 1, hits)) != NULL) {
+        statistical = verdict;
+        verdict = "unreliable";
+    }
+    json_t *row = json_pack("{s:f, s:f, s:o, s:o, s:o, s:s, s:o, s:o}", "baseline_ns", qb,
+                            "candidate_ns", qc, "change_pct",
+                            isfinite(change) ? json_real(change) : json_null(), "ratio_ci_low",
+                            isfinite(lo) ? json_real(lo) : json_null(), "ratio_ci_high",
+                            isfinite(hi) ? json_real(hi) : json_null(), "verdict", verdict,
+                            "statistical_verdict",
+                            statistical ? json_string(statistical) : json_null(),
+                            "unreliable_reason", why ? json_string(why) : json_null());
+    free(why);
+    return row;
+}
+
+json_t *compare_latency(const json_t *base, const json_t *cand, const char *stage,
+                        const struct compare_options *opt, unsigned *hits)
+{
+    struct spans b = stage_spans(base, stage), c = stage_spans(cand, stage);
+    json_t *out;
+    if (b.n < COMPARE_LATENCY_MIN_SPANS || c.n < COMPARE_LATENCY_MIN_SPANS)
+        out = json_null();
+    else
+        out = json_pack("{s:I, s:I, s:o, s:o}", "n_baseline", (json_int_t)b.n, "n_candidate",
+                        (json_int_t)c.n, "p50",
+                        quantile_row(base, cand, stage, &b, &c, 0.50, opt, hits), "p99",
+                        quantile_row(base, cand, stage, &b, &c, 0.99, opt, hits));
+    free(b.v);
+    free(c.v);
+    return out;
+}
