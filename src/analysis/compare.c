@@ -120,7 +120,7 @@ static const char *verdict_of(const struct compare_options *opt, size_t nb, size
 }
 
 /* A faster or slower verdict that a disturbance of the slower side could explain becomes
- * "unreliable" (docs/compare.md#quality): sets the row's verdict, statistical_verdict and
+ * "unreliable" (docs/compare.md#measurement-quality-unreliable): sets the row's verdict, statistical_verdict and
  * unreliable_reason. */
 static void judge_quality(json_t *row, const json_t *base, const json_t *cand, const char *stage,
                           unsigned *hits)
@@ -600,7 +600,7 @@ static int slower_gate(const json_t *c, const struct compare_gates *g, struct ms
         return COMPARE_GATE_PASS;
     }
     /* A slowdown a disturbance could explain is no evidence of a regression: failing on it
-     * would make the gate fail whenever the machine is busy (docs/compare.md#gates). */
+     * would make the gate fail whenever the machine is busy (docs/compare.md#ci-gates). */
     const char *statistical = json_string_value(json_object_get(row, "statistical_verdict"));
     if (!strcmp(verdict, "unreliable") && statistical && !strcmp(statistical, "slower") &&
         change > g->fail_if_slower_pct) {

@@ -1,7 +1,7 @@
 /* compare_latency: per-stage span latency in a comparison: the p50 and p99 of a stage's spans
  * (each step, each request), pooled over the measured ok runs of each side, with a bootstrap
  * interval of the ratio of the quantiles (significance.h). The method and its limits are in
- * docs/compare.md#latency. */
+ * docs/compare.md#span-latency-p50-and-p99-per-stage. */
 #include "analysis/compare_private.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* compare_quality: the measurement quality of the two sides of a comparison: which warnings
  * each side carries, and whether a disturbance of the side that came out slower could explain
  * a difference (the verdict "unreliable"), with how to get a clean answer. The rule and its
- * reasoning are in docs/compare.md#quality. */
+ * reasoning are in docs/compare.md#measurement-quality-unreliable. */
 #include "analysis/compare_private.h"
 
 #include <math.h>
