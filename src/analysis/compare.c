@@ -120,8 +120,8 @@ static const char *verdict_of(const struct compare_options *opt, size_t nb, size
 }
 
 /* A faster or slower verdict that a disturbance of the slower side could explain becomes
- * "unreliable" (docs/compare.md#measurement-quality-unreliable): sets the row's verdict, statistical_verdict and
- * unreliable_reason. */
+ * "unreliable" (docs/compare.md#measurement-quality-unreliable): sets the row's verdict,
+ * statistical_verdict and unreliable_reason. */
 static void judge_quality(json_t *row, const json_t *base, const json_t *cand, const char *stage,
                           unsigned *hits)
 {

@@ -28,8 +28,8 @@ char *compare_explain(const json_t *base, const json_t *cand, const char *stage,
  * string, or NULL when hits is 0. */
 char *compare_clean_answer(unsigned hits);
 
-/* The per-stage latency comparison of stage (docs/compare.md#span-latency-p50-and-p99-per-stage): a new object, or a
- * JSON null when either side has fewer than COMPARE_LATENCY_MIN_SPANS closed spans. */
+/* The per-stage latency comparison of stage
+ * (docs/compare.md#span-latency-p50-and-p99-per-stage): a new object, or a JSON null when either side has fewer than COMPARE_LATENCY_MIN_SPANS closed spans. */
 #define COMPARE_LATENCY_MIN_SPANS 20
 json_t *compare_latency(const json_t *base, const json_t *cand, const char *stage,
                         const struct compare_options *opt, unsigned *hits);
