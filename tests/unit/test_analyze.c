@@ -24,7 +24,7 @@ static struct stage_resources stage(const char *name, double cpu)
 {
     return (struct stage_resources){
         .name = name, .depth = 0, .time_ns = S, .share = 0.5, .samples = 100,
-        .cpu_cores = cpu, .cpu_cores_peak = NAN, .rss_peak_bytes = NAN, .read_bps = NAN,
+        .cpu_cores = cpu, .cpu_cores_peak = NAN, .cpu_wait = NAN, .rss_peak_bytes = NAN, .read_bps = NAN,
         .write_bps = NAN, .threads_peak = NAN, .sys_cpu_busy = NAN, .other_cores = NAN,
         .iowait = NAN, .psi_cpu_some = NAN, .psi_io_some = NAN, .psi_io_full = NAN,
         .psi_mem_some = NAN, .psi_mem_full = NAN, .disk_read_bps = NAN, .disk_write_bps = NAN,
@@ -45,7 +45,8 @@ static struct stage_resources gpu_stage(const char *name, double cpu, double uti
 /* 16 CPUs, NVML working, no metadata. */
 static struct analysis_context context(void)
 {
-    return (struct analysis_context){.ncpu = 16, .gpu_measured = true, .batch_size = -1};
+    return (struct analysis_context){.ncpu = 16, .gpu_measured = true, .batch_size = -1,
+                                     .threads = -1, .loader_workers = -1, .pin_memory = -1};
 }
 
 /* Analyses the one stage s (no total) into an. */
@@ -82,6 +83,14 @@ static void assert_contains(const char *text, const char *part)
 {
     if (!strstr(text, part)) {
         print_error("'%s' does not contain '%s'\n", text, part);
+        fail();
+    }
+}
+
+static void assert_lacks(const char *text, const char *part)
+{
+    if (strstr(text, part)) {
+        print_error("'%s' contains '%s'\n", text, part);
         fail();
     }
 }
@@ -481,13 +490,15 @@ static void test_nan_silences_rules(void **state)
     /* only GPU utilisation measured: GPU-bound can be said, nothing else */
     struct stage_resources s = gpu_stage("train", NAN, 0.95);
     assert_string_equal(verdict1(&ctx, &s), "gpu-bound");
+    /* without the CPU figure nothing else can be said (issue 13: it was "mixed", and told to
+     * look for sources that could not start although none had failed) */
     s.gpu_util = 0.3;
-    assert_string_equal(verdict1(&ctx, &s), "mixed");
-    assert_contains(an.verdicts[0].evidence, "CPU use not measured");
+    assert_string_equal(verdict1(&ctx, &s), "unmeasured");
+    assert_contains(an.verdicts[0].evidence, "CPU use not measured in 100 samples");
     /* I/O stalls without the CPU figure: not io-bound */
     s = stage("read", NAN);
     s.psi_io_some = 0.9;
-    assert_string_equal(verdict1(&ctx, &s), "mixed");
+    assert_string_equal(verdict1(&ctx, &s), "unmeasured");
     /* NAN everywhere else: no extra finding */
     s = stage("x", 1.0);
     run1(&ctx, &s);
@@ -690,6 +701,235 @@ static void test_stages_total_order_bottleneck(void **state)
     assert_string_equal(finding("other-load")->stage, "load");
 }
 
+/* Issue 13, point 9: a stage too short to sample says so, and blames no source unless one did
+ * not start. `true` run 50 times: one gauge sample per run, no interval inside the stage. */
+static void test_too_short_to_sample(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    ctx.interval_ns = 0.1 * S;
+    ctx.runs = 50;
+    struct stage_resources s = stage("total", NAN);
+    s.time_ns = 0.002 * S;
+    s.samples = 50;
+    s.iowait = 0.01;
+    s.sys_cpu_busy = 0.3;
+    assert_string_equal(verdict1(&ctx, &s), "unmeasured");
+    assert_contains(an.verdicts[0].evidence, "too short to measure CPU use: 50 samples in all "
+                                             "runs together, the stage lasted 2.000 ms");
+    assert_contains(an.verdicts[0].evidence, "sampled every 100.0 ms");
+    assert_lacks(finding("unmeasured")->recommendation, "could not start");
+    assert_lacks(finding("unmeasured")->recommendation, "notes");
+    assert_contains(finding("unmeasured")->recommendation, "too short for the shortest");
+    /* a busy machine beside it: no CPU quota blamed without the workload's CPU use, and a rate
+     * over a short window above 1 is shown as 100 % */
+    s.psi_cpu_some = 1.2;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-contention")->evidence, "waited for a CPU 100 % of the time");
+    assert_lacks(finding("cpu-contention")->recommendation, "quota");
+    s.psi_cpu_some = NAN;
+
+    /* a source that did not start is named as the reason */
+    ctx.cpu_skipped = "proc: cannot open /proc: Permission denied";
+    run1(&ctx, &s);
+    assert_string_equal(an.verdicts[0].rule, "unmeasured");
+    assert_contains(an.verdicts[0].evidence, "proc: cannot open /proc");
+}
+
+/* Issue 13, point 2: threads kept from running are cpu-starved, not mixed or idle. */
+static void test_cpu_starved(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    ctx.ncpu = 2;
+    /* half a core busy, as beside a burner on the same core */
+    struct stage_resources s = stage("step", 0.5);
+    s.other_cores = 1.0;
+    assert_string_equal(verdict1(&ctx, &s), "mixed"); /* no wait figure: what it said before */
+    s.cpu_wait = 0.5;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    assert_contains(an.verdicts[0].evidence, "waited for a CPU 50 % of the time they were ready");
+    assert_contains(an.verdicts[0].evidence, "schedstat");
+    const struct finding *f = finding("cpu-starved");
+    assert_contains(f->recommendation, "quieter machine");
+    assert_near(f->saving_ns, 0.5 * S);
+    /* precedes idle too */
+    s.cpu_cores = 0.1;
+    s.cpu_wait = 0.9;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    /* just below the threshold: 0.2 / (0.5 + 0.2) = 0.286 */
+    s.cpu_cores = 0.5;
+    s.cpu_wait = 0.2;
+    assert_string_equal(verdict1(&ctx, &s), "mixed");
+    s.cpu_wait = 0.5 * 0.3 / 0.7 + 1e-9;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    /* precedes cpu-bound-single-thread */
+    s = stage("step", 1.0);
+    s.other_cores = 0;
+    s.cpu_wait = 0.6;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+
+    /* PSI when the own wait is not measured, with a higher threshold, and says so */
+    s = stage("step", 0.5);
+    s.other_cores = 0.9;
+    s.psi_cpu_some = 0.98;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    assert_contains(an.verdicts[0].evidence, "pressure stall information, machine-wide");
+    assert_true(finding("cpu-starved")->saving_ns == 0);
+    s.psi_cpu_some = 0.49;
+    assert_string_equal(verdict1(&ctx, &s), "mixed");
+    /* the workload's CPU use unknown: machine-wide waits do not make it starved */
+    s.psi_cpu_some = 0.98;
+    s.cpu_cores = NAN;
+    assert_string_equal(verdict1(&ctx, &s), "unmeasured");
+    s.cpu_cores = 0.5;
+    /* the own wait wins over PSI: others waiting is not this stage waiting */
+    s.psi_cpu_some = 0.98;
+    s.cpu_wait = 0.01;
+    assert_string_equal(verdict1(&ctx, &s), "mixed");
+
+    /* the workload fills the machine itself: cpu-bound-parallel, not starved */
+    s = stage("step", 1.8);
+    s.other_cores = 0;
+    s.cpu_wait = 1.5;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+
+    /* its own threads outnumber the cores: the knobs of the framework in use */
+    s = stage("step", 1.0);
+    s.other_cores = 0.1;
+    s.cpu_wait = 1.0;
+    s.threads_peak = 12;
+    ctx.framework = "torch";
+    ctx.threads = 2;
+    ctx.loader_workers = 2;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    f = finding("cpu-starved");
+    assert_contains(f->recommendation, "outnumber the cores");
+    assert_contains(f->recommendation, "torch.set_num_threads(1) in the main process (now 2)");
+    assert_contains(f->recommendation, "each of the 2 DataLoader workers");
+    ctx.framework = NULL;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-starved")->recommendation, "OMP_NUM_THREADS");
+    assert_lacks(finding("cpu-starved")->recommendation, "torch");
+    /* neither others nor too many threads: affinity or a quota */
+    s.threads_peak = 2;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-starved")->recommendation, "cpu.max");
+}
+
+/* Issue 13, point 3: never recommend what is already set; the framework's knob by name. */
+static void test_framework_advice(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    ctx.ncpu = 2;
+    struct stage_resources s = stage("step", 1.0);
+    s.other_cores = 0;
+    /* torch_threads=2 on 2 cores: not told to parallelise with threads */
+    ctx.framework = "torch";
+    ctx.threads = 2;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-single-thread");
+    const struct finding *f = finding("cpu-bound-single-thread");
+    assert_contains(f->recommendation, "torch already runs 2 threads");
+    assert_lacks(f->recommendation, "parallelise it over");
+    assert_lacks(f->recommendation, "num_workers");
+    assert_true(f->saving_ns == 0);
+
+    /* a gzip read in `load`, no framework, no DataLoader: no DataLoader advice */
+    ctx.framework = NULL;
+    ctx.threads = -1;
+    s = stage("load", 1.0);
+    run1(&ctx, &s);
+    f = finding("cpu-bound-single-thread");
+    assert_lacks(f->recommendation, "num_workers");
+    assert_lacks(f->recommendation, "DataLoader");
+    assert_contains(f->recommendation, "decompression");
+
+    /* a DataLoader with 2 workers on 2 cores: at the limit, not "use num_workers=2" */
+    ctx.framework = "torch";
+    ctx.threads = 1;
+    ctx.loader_workers = 2;
+    s = stage("data_wait", 1.0);
+    run1(&ctx, &s);
+    f = finding("cpu-bound-single-thread");
+    assert_contains(f->recommendation, "num_workers=2 already uses the free cores");
+    assert_lacks(f->recommendation, "raise");
+    /* ... with free cores: raised from its value */
+    ctx.ncpu = 8;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-bound-single-thread")->recommendation,
+                    "raise DataLoader num_workers from 2 to 8");
+    /* a data step named so, with a DataLoader known to run with 0 workers */
+    ctx.loader_workers = 0;
+    s = stage("augment", 1.0);
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-bound-single-thread")->recommendation,
+                    "raise DataLoader num_workers from 0 to 8");
+
+    /* parallel stage: torch's thread count already at the target, or raised from its value */
+    ctx.ncpu = 16;
+    ctx.loader_workers = -1;
+    ctx.threads = 8;
+    s = stage("step", 4.0);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    assert_contains(finding("cpu-bound-parallel")->recommendation,
+                    "torch.set_num_threads is already 8");
+    assert_true(finding("cpu-bound-parallel")->saving_ns == 0);
+    ctx.threads = 4;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-bound-parallel")->recommendation,
+                    "raise torch.set_num_threads from 4 to 8");
+    ctx.framework = NULL;
+    ctx.threads = -1;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-bound-parallel")->recommendation, "OMP_NUM_THREADS");
+    assert_lacks(finding("cpu-bound-parallel")->recommendation, "torch");
+
+    /* a GPU starved by its input: pin_memory and num_workers as set */
+    ctx.framework = "torch";
+    ctx.loader_workers = 4;
+    ctx.pin_memory = 1;
+    s = gpu_stage("train", 3.9, 0.38);
+    s.other_cores = 0;
+    assert_string_equal(verdict1(&ctx, &s), "gpu-starved");
+    f = finding("gpu-starved");
+    assert_contains(f->recommendation, "raise DataLoader num_workers from 4 to 8");
+    assert_lacks(f->recommendation, "pin_memory=True");
+    assert_contains(f->recommendation, "pin_memory is on already");
+}
+
+/* Issue 13, point 4: one order. All savings 0 (as observed): the bottleneck's finding first,
+ * not the first stage's; the run's own findings after the stages'. */
+static void test_findings_order(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    struct stage_resources st[3] = {stage("load", 0.05), stage("train", 0.5),
+                                    stage("evaluate", 0.5)};
+    st[0].share = 0.07;
+    st[1].share = 0.30;
+    st[2].share = 0.52;
+    struct stage_resources total = stage("total", 0.5);
+    total.share = 1;
+    total.other_cores = 1.0;
+    analysis_free(&an);
+    analyze(&ctx, st, 3, &total, &an);
+    assert_string_equal(an.bottleneck, "evaluate");
+    assert_int_equal(an.n_findings, 4);
+    assert_string_equal(an.findings[0].stage, "evaluate"); /* was "load": input order */
+    assert_string_equal(an.findings[1].stage, "train");
+    assert_string_equal(an.findings[2].stage, "load");
+    assert_string_equal(an.findings[3].stage, "total");
+    assert_string_equal(an.findings[3].rule, "other-load");
+    /* a saving still ranks first, whatever its stage's share */
+    st[0].cpu_cores = 1.0;
+    analysis_free(&an);
+    analyze(&ctx, st, 3, &total, &an);
+    assert_string_equal(an.findings[0].stage, "load");
+    assert_true(an.findings[0].saving_ns > 0);
+    assert_string_equal(an.findings[1].stage, "evaluate");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +948,10 @@ int main(void)
         cmocka_unit_test_teardown(test_mixed_precision, teardown),
         cmocka_unit_test_teardown(test_other_load_and_contention, teardown),
         cmocka_unit_test_teardown(test_stages_total_order_bottleneck, teardown),
+        cmocka_unit_test_teardown(test_too_short_to_sample, teardown),
+        cmocka_unit_test_teardown(test_cpu_starved, teardown),
+        cmocka_unit_test_teardown(test_framework_advice, teardown),
+        cmocka_unit_test_teardown(test_findings_order, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
