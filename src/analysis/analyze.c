@@ -45,8 +45,11 @@
 #define PSI_CPU_MIN 0.20        /* tasks waiting for a CPU at least this share: contention */
 #define CPU_STARVED_WAIT 0.30   /* the workload's threads waited for a CPU at least this share of
                                  * the time they were ready to run (schedstat): cpu-starved */
+#define CPU_STARVED_MIN 0.10    /* ...and they waited at least this many threads on average (a
+                                 * tenth of the stage): a sleeping stage's wake-up waits are not */
 #define PSI_CPU_STARVED 0.50    /* without schedstat: some task waited for a CPU at least half
-                                 * of the time, machine-wide (PSI cpu some): cpu-starved */
+                                 * of the time, machine-wide (PSI cpu some), while the stage
+                                 * computes (cores busy >= CPU_IDLE_MAX): cpu-starved */
 #define OTHER_LOAD_CORES 0.5    /* other processes' mean load that disturbs a benchmark */
 
 /* Findings */
@@ -73,6 +76,7 @@ struct figures {
     double avail;      /* cores free for the workload (ncpu less other load), NAN when unknown */
     double wait;       /* share of time waiting for a CPU, NAN: see cpu_wait_share */
     bool wait_own;     /* wait is the workload's own run-queue wait (else PSI, machine-wide) */
+    double wait_threads; /* the workload's threads waiting for a CPU on average, NAN */
     double other;      /* cores busy with other processes, NAN */
     long threads_peak; /* threads of the tree at most, -1 when unknown */
     double time_ns;    /* finite and >= 0 */
@@ -161,6 +165,7 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
     /* Waiting for a CPU: the workload's own run-queue wait over the time its threads were
      * ready to run (running + waiting), else machine-wide PSI cpu some. */
     f->wait = NAN;
+    f->wait_threads = known(s->cpu_wait) ? s->cpu_wait : NAN;
     if (known(s->cpu_wait) && known(f->cpu) && f->cpu + s->cpu_wait > 0) {
         f->wait = s->cpu_wait / (f->cpu + s->cpu_wait);
         f->wait_own = true;
@@ -476,6 +481,10 @@ static bool cpu_starved(const struct figures *f)
     /* Without the workload's CPU use, machine-wide waits say nothing about this stage. */
     if (!known(f->cpu) || !known(f->wait) ||
         f->wait < (f->wait_own ? CPU_STARVED_WAIT : PSI_CPU_STARVED))
+        return false;
+    /* A share of almost nothing is nothing: a stage that sleeps waits a little at each
+     * wake-up; and machine-wide waits say nothing about a stage that does not compute. */
+    if (f->wait_own ? f->wait_threads < CPU_STARVED_MIN : f->cpu < CPU_IDLE_MAX)
         return false;
     bool others = known(f->other) && f->other >= OTHER_LOAD_CORES;
     return others || !f->ncpu || f->cpu < CPU_SATURATED * f->ncpu;

@@ -763,6 +763,13 @@ static void test_cpu_starved(void **state)
     assert_string_equal(verdict1(&ctx, &s), "mixed");
     s.cpu_wait = 0.5 * 0.3 / 0.7 + 1e-9;
     assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    /* a sleeping stage's wake-up waits: a large share of almost nothing (the
+     * integration test of idle saw this) */
+    s.cpu_cores = 0.002;
+    s.cpu_wait = 0.0999;
+    assert_string_equal(verdict1(&ctx, &s), "idle");
+    s.cpu_wait = 0.1;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
     /* precedes cpu-bound-single-thread */
     s = stage("step", 1.0);
     s.other_cores = 0;
@@ -782,6 +789,10 @@ static void test_cpu_starved(void **state)
     s.psi_cpu_some = 0.98;
     s.cpu_cores = NAN;
     assert_string_equal(verdict1(&ctx, &s), "unmeasured");
+    s.cpu_cores = 0.5;
+    /* a stage that hardly computes: machine-wide waits are not its own */
+    s.cpu_cores = 0.19;
+    assert_string_equal(verdict1(&ctx, &s), "idle");
     s.cpu_cores = 0.5;
     /* the own wait wins over PSI: others waiting is not this stage waiting */
     s.psi_cpu_some = 0.98;
