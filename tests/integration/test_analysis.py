@@ -6,11 +6,16 @@
   (process_cpu_wait_seconds_total, /proc/PID/task/TID/schedstat), never `mixed` or `idle`, and
   the advice is a quieter machine, since another process took the CPU;
 - `true` run 50 times: every run is far shorter than a sampling interval, and the verdict says
-  the run is too short to measure, never to look for sources that could not start.
+  the run is too short to measure, never to look for sources that could not start;
+- one order of the findings: a short `load` then a long `evaluate`, both sleeping (findings
+  without a saving, in which the old order put the first stage's first): the JSON's first
+  finding, the terminal summary's first and the Markdown report's "First recommendation" all
+  name the bottleneck, `evaluate`.
 
 Environment (set by ctest): MLBENCH (the binary), MLBENCH_SOURCE (the source tree)."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +37,15 @@ for _ in range(5):
 """
 
 BURNER = "while True: pass"
+
+SLEEPER = """
+import time
+from mlbench_marker import stage
+with stage("load"):
+    time.sleep(0.15)
+with stage("evaluate"):
+    time.sleep(1.0)
+"""
 
 
 class AnalysisTest(unittest.TestCase):
@@ -97,6 +111,24 @@ class AnalysisTest(unittest.TestCase):
             self.assertNotIn("could not start", f["recommendation"])
             self.assertNotIn("could not start", f["evidence"])
         self.assertNotIn("could not start", p.stdout)
+
+    def test_one_order_of_findings(self):
+        p, r = self.mlbench("-r", "1", "--interval", "20ms", "--", sys.executable, "-c", SLEEPER)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        a = r["analysis"]
+        self.assertEqual(a["bottleneck"], "evaluate")
+        findings = [f for f in a["findings"] if f["stage"] in ("load", "evaluate")]
+        self.assertEqual(len(findings), 2, a["findings"])
+        self.assertEqual(a["findings"][0]["stage"], "evaluate", a["findings"])
+        first = re.search(r"^  1\. (\S+) \[", p.stdout, re.M)
+        self.assertIsNotNone(first, p.stdout)
+        self.assertEqual(first.group(1), "evaluate")
+        e = dict(os.environ)
+        e.pop("MLBENCH_STORE", None)
+        md = subprocess.run([MLBENCH, "report", "--store", self.store, "-f", "md", self.out],
+                            capture_output=True, text=True, env=e, timeout=60)
+        self.assertEqual(md.returncode, 0, md.stderr)
+        self.assertIn("First recommendation (evaluate)", md.stdout)
 
 
 if __name__ == "__main__":
