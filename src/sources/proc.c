@@ -49,7 +49,7 @@ struct member {
     double v[N_COUNTERS];           /* cpu in clock ticks, read and written bytes, run-queue wait
                                      * in ns; NAN: never read */
     bool io_denied;                 /* EACCES on <pid>/io already counted as an error */
-    int stat_fd, io_fd;             /* kept open between ticks; -1: none */
+    int stat_fd, io_fd, sched_fd;   /* kept open between ticks; -1: none */
     double pss_bytes;               /* last smaps_rollup Pss; < 0: unreadable */
     double pss_rss_bytes;           /* RSS at that read */
     int64_t pss_due_ns;             /* when smaps_rollup is read again */
@@ -377,11 +377,24 @@ static void read_io(struct proc_state *st, struct member *m, uint64_t *errors)
 
 /* Reads the run-queue wait of every thread of m (second field of <pid>/task/<tid>/schedstat:
  * ns spent runnable but waiting for a CPU) into m->v[C_WAIT]; NAN when no thread's file could
- * be read. Threads are not kept open: they come and go faster than processes. A thread that
- * exits takes its wait with it (nobody inherits it, unlike cutime): counters_update keeps the
- * series monotonic, and what it waited since the last tick is not seen. */
-static void read_wait(struct proc_state *st, struct member *m, uint64_t *errors)
+ * be read. A single-threaded member (most workers) is read through <pid>/schedstat, its main
+ * thread's, with the descriptor kept open like stat's; the threads of a multi-threaded one are
+ * not kept open: they come and go faster than processes. A thread that exits takes its wait
+ * with it (nobody inherits it, unlike cutime): counters_update keeps the series monotonic, and
+ * what it waited since the last tick is not seen. */
+static void read_wait(struct proc_state *st, struct member *m, long long threads,
+                      uint64_t *errors)
 {
+    if (threads == 1) {
+        long long run_ns, wait_ns;
+        const char *p = read_member_file(st, m->pid, "schedstat", &m->sched_fd, true) > 0
+                            ? parse_ll(st->buf, &run_ns) : NULL;
+        if (p && parse_ll(p, &wait_ns) && wait_ns >= 0)
+            m->v[C_WAIT] = (double)wait_ns;
+        else
+            (*errors)++;
+        return;
+    }
     char path[48];
     snprintf(path, sizeof path, "%d/task", (int)m->pid);
     int fd = openat(st->dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -534,7 +547,7 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
         const struct proc_stat *ps = &st->all[st->tree_at[i]];
         struct member *m = &st->cur[i];
         *m = (struct member){ps->pid, ps->ppid, ps->start_ticks, {ps->cpu_ticks, NAN, NAN, NAN},
-                             false, -1, -1, -1, 0, 0};
+                             false, -1, -1, -1, -1, 0, 0};
         if (ps->was) {
             struct member *was = ps->was;
             m->v[C_READ] = was->v[C_READ];
@@ -542,14 +555,15 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
             m->io_denied = was->io_denied;
             m->stat_fd = was->stat_fd;
             m->io_fd = was->io_fd;
+            m->sched_fd = was->sched_fd;
             m->pss_bytes = was->pss_bytes;
             m->pss_rss_bytes = was->pss_rss_bytes;
             m->pss_due_ns = was->pss_due_ns;
-            was->stat_fd = was->io_fd = -1;
+            was->stat_fd = was->io_fd = was->sched_fd = -1;
         }
         read_io(st, m, errors);
         if (st->wait_on)
-            read_wait(st, m, errors);
+            read_wait(st, m, ps->threads, errors);
         *resident += member_resident(st, m, (double)ps->rss_pages * (double)ctx->page_size, now_ns,
                                      &pss_spent_ns);
         *threads += (double)ps->threads;
@@ -564,6 +578,7 @@ static void end_tick(struct proc_state *st)
     for (size_t i = 0; i < st->n_prev; i++) {
         close_kept(st, &st->prev[i].stat_fd);
         close_kept(st, &st->prev[i].io_fd);
+        close_kept(st, &st->prev[i].sched_fd);
     }
     struct member *m = st->prev;
     st->prev = st->cur;
@@ -590,6 +605,7 @@ static void forget(struct proc_state *st)
     for (size_t i = 0; i < st->n_prev; i++) {
         close_kept(st, &st->prev[i].stat_fd);
         close_kept(st, &st->prev[i].io_fd);
+        close_kept(st, &st->prev[i].sched_fd);
     }
     st->n_prev = 0;
     st->n_seen = 0;
