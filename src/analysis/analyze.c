@@ -75,7 +75,9 @@ struct figures {
     bool mem_pressure;
     double avail;      /* cores free for the workload (ncpu less other load), NAN when unknown */
     double wait;       /* share of time waiting for a CPU, NAN: see cpu_wait_share */
-    bool wait_own;     /* wait is the workload's own run-queue wait (else PSI, machine-wide) */
+    bool wait_own;     /* wait is the workload's own run-queue wait (else machine-wide) */
+    double runnable;   /* runnable tasks besides the sampler when wait comes from the
+                        * run-queue length (neither own wait nor PSI), else NAN */
     double wait_threads; /* the workload's threads waiting for a CPU on average, NAN */
     double other;      /* cores busy with other processes, NAN */
     long threads_peak; /* threads of the tree at most, -1 when unknown */
@@ -164,13 +166,18 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
 
     /* Waiting for a CPU: the workload's own run-queue wait over the time its threads were
      * ready to run (running + waiting), else machine-wide PSI cpu some. */
-    f->wait = NAN;
+    f->wait = f->runnable = NAN;
     f->wait_threads = known(s->cpu_wait) ? s->cpu_wait : NAN;
     if (known(s->cpu_wait) && known(f->cpu) && f->cpu + s->cpu_wait > 0) {
         f->wait = s->cpu_wait / (f->cpu + s->cpu_wait);
         f->wait_own = true;
     } else if (known(s->psi_cpu_some)) {
         f->wait = fmin(1, s->psi_cpu_some);
+    } else if (known(s->runnable) && f->ncpu) {
+        /* R tasks ready to run on N CPUs (R > N): each waits about 1 - N/R of the time. The
+         * sampler's own thread is running while it reads the count: not one of them. */
+        f->runnable = fmax(0, s->runnable - 1);
+        f->wait = f->runnable > f->ncpu ? 1 - f->ncpu / f->runnable : 0;
     }
     f->other = known(s->other_cores) ? s->other_cores : NAN;
     f->threads_peak = known(s->threads_peak) ? (long)s->threads_peak : -1;
@@ -499,6 +506,11 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
         cat(o->evidence, TEXT_MAX, "the workload's threads waited for a CPU %.0f %% of the time "
             "they were ready to run (run-queue wait from /proc/PID/task/TID/schedstat)",
             pct(f->wait));
+    else if (known(f->runnable))
+        cat(o->evidence, TEXT_MAX, "%.1f tasks ready to run on %d CPUs on average (run-queue "
+            "length, /proc/stat procs_running, machine-wide: neither the workload's own wait nor "
+            "pressure stall information was measured): each waited about %.0f %% of the time",
+            f->runnable, f->ncpu, pct(f->wait));
     else
         cat(o->evidence, TEXT_MAX, "tasks waited for a CPU %.0f %% of the time (pressure stall "
             "information, machine-wide: the workload's own wait was not measured)", pct(f->wait));

@@ -34,6 +34,7 @@ struct stage_resources {
     double other_cores;      /* mean cores busy with other processes than the workload */
     double iowait;           /* mean fraction of CPU time in iowait */
     double psi_cpu_some, psi_io_some, psi_io_full, psi_mem_some, psi_mem_full; /* ratios */
+    double runnable;         /* mean tasks running or runnable (procs_running), sampler included */
     double disk_read_bps, disk_write_bps;
     double swap_in_bps, swap_out_bps;
     double mem_available_min_bytes;

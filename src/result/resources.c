@@ -127,6 +127,7 @@ static void figures(const struct summary *s, const struct metric_stat *m, int nc
         sr->other_cores = 0;
     sr->iowait = mean_of(s, m, "system_cpu_iowait_ratio");
     sr->psi_cpu_some = mean_of(s, m, "system_pressure_cpu_some_seconds_total");
+    sr->runnable = mean_of(s, m, "system_procs_running");
     sr->psi_io_some = mean_of(s, m, "system_pressure_io_some_seconds_total");
     sr->psi_io_full = mean_of(s, m, "system_pressure_io_full_seconds_total");
     sr->psi_mem_some = mean_of(s, m, "system_pressure_memory_some_seconds_total");

@@ -26,7 +26,7 @@ static struct stage_resources stage(const char *name, double cpu)
         .name = name, .depth = 0, .time_ns = S, .share = 0.5, .samples = 100,
         .cpu_cores = cpu, .cpu_cores_peak = NAN, .cpu_wait = NAN, .rss_peak_bytes = NAN, .read_bps = NAN,
         .write_bps = NAN, .threads_peak = NAN, .sys_cpu_busy = NAN, .other_cores = NAN,
-        .iowait = NAN, .psi_cpu_some = NAN, .psi_io_some = NAN, .psi_io_full = NAN,
+        .iowait = NAN, .psi_cpu_some = NAN, .runnable = NAN, .psi_io_some = NAN, .psi_io_full = NAN,
         .psi_mem_some = NAN, .psi_mem_full = NAN, .disk_read_bps = NAN, .disk_write_bps = NAN,
         .swap_in_bps = NAN, .swap_out_bps = NAN, .mem_available_min_bytes = NAN, .gpus = 0,
         .gpu_util = NAN, .gpu_util_peak = NAN, .gpu_mem_util = NAN, .gpu_mem_peak_bytes = NAN,
@@ -797,6 +797,20 @@ static void test_cpu_starved(void **state)
     /* the own wait wins over PSI: others waiting is not this stage waiting */
     s.psi_cpu_some = 0.98;
     s.cpu_wait = 0.01;
+    assert_string_equal(verdict1(&ctx, &s), "mixed");
+
+    /* neither: the run-queue length, 5 runnable besides the sampler on 2 CPUs: 60 % each */
+    s = stage("step", 0.5);
+    s.other_cores = 0.9;
+    s.runnable = 6;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+    assert_contains(an.verdicts[0].evidence, "5.0 tasks ready to run on 2 CPUs");
+    assert_contains(an.verdicts[0].evidence, "procs_running");
+    assert_contains(an.verdicts[0].evidence, "about 60 %");
+    s.runnable = 4.9; /* 3.9: 49 % */
+    assert_string_equal(verdict1(&ctx, &s), "mixed");
+    s.psi_cpu_some = 0.1; /* PSI, when there, is preferred to the run queue */
+    s.runnable = 6;
     assert_string_equal(verdict1(&ctx, &s), "mixed");
 
     /* the workload fills the machine itself: cpu-bound-parallel, not starved */
