@@ -148,6 +148,23 @@ void advice_fewer_threads(const struct analysis_context *ctx, int cores, char *b
     add(buf, len, "; OMP_NUM_THREADS for pools torch does not own");
 }
 
+void advice_cpu_starved(const struct analysis_context *ctx, bool others, int ncpu,
+                        long threads_peak, char *buf, size_t len)
+{
+    if (others) {
+        add(buf, len, "other processes took the CPUs this stage waited for, so its timings are "
+            "not its own: benchmark on a quieter machine (or stop them), or give the workload "
+            "cores of its own (taskset, cpusets) and fewer threads than those cores");
+    } else if (ncpu > 0 && threads_peak > ncpu) {
+        add(buf, len, "the workload's own threads outnumber the cores: ");
+        advice_fewer_threads(ctx, ncpu, buf, len);
+    } else {
+        add(buf, len, "the workload gets fewer CPUs than it is ready to use: check its CPU "
+            "affinity (taskset -p) and quota (cgroup cpu.max), and keep its busy threads at or "
+            "below the cores it may use");
+    }
+}
+
 void advice_feed_gpu(const struct analysis_context *ctx, bool single, double free_cores,
                      char *buf, size_t len)
 {

@@ -32,6 +32,12 @@ bool advice_more_threads(const struct analysis_context *ctx, const char *stage, 
  * torch.set_num_threads in the main process and in DataLoader workers, OMP_NUM_THREADS. */
 void advice_fewer_threads(const struct analysis_context *ctx, int cores, char *buf, size_t len);
 
+/* Appends the cure of a stage starved of CPUs: a quieter machine when other processes took
+ * them (others), fewer busy threads than the ncpu cores (advice_fewer_threads) when the
+ * workload's threads_peak outnumber them, else its affinity or CPU quota. */
+void advice_cpu_starved(const struct analysis_context *ctx, bool others, int ncpu,
+                        long threads_peak, char *buf, size_t len);
+
 /* Appends the input-pipeline knobs for a GPU waiting on the host, one thread (single) or
  * several preparing the input: num_workers (raised from its value, or said to be at the limit
  * of `free_cores`), prefetch, pin_memory unless already set. */

@@ -524,20 +524,7 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
     if (f->threads_peak > 0)
         cat(o->evidence, TEXT_MAX, ", up to %ld thread%s", f->threads_peak,
             f->threads_peak == 1 ? "" : "s");
-    if (others) {
-        cat(o->recommendation, TEXT_MAX,
-            "other processes took the CPUs this stage waited for, so its timings are not its "
-            "own: benchmark on a quieter machine (or stop them), or give the workload cores of "
-            "its own (taskset, cpusets) and fewer threads than those cores");
-    } else if (f->ncpu && f->threads_peak > f->ncpu) {
-        cat(o->recommendation, TEXT_MAX, "the workload's own threads outnumber the cores: ");
-        advice_fewer_threads(ctx, f->ncpu, o->recommendation, TEXT_MAX);
-    } else {
-        cat(o->recommendation, TEXT_MAX,
-            "the workload gets fewer CPUs than it is ready to use: check its CPU affinity "
-            "(taskset -p) and quota (cgroup cpu.max), and keep its busy threads at or below the "
-            "cores it may use");
-    }
+    advice_cpu_starved(ctx, others, f->ncpu, f->threads_peak, o->recommendation, TEXT_MAX);
     /* Ready but not running: the time a CPU of its own would give back (own wait only). */
     o->saving_ns = f->wait_own ? f->time_ns * fmin(1, f->wait) : 0;
 }

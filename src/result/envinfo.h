@@ -35,8 +35,8 @@ struct envinfo_options {
     /* Variables to filter, as environ; NULL: this process's environment. */
     char *const *envp;
     /* The Python interpreter whose version and packages are recorded (`python`): the
-     * workload's own when it is one. NULL: python3 from PATH (ROOT/usr/bin/python3 with a
-     * root). */
+     * workload's own when it is one, "python3" (from PATH) for mlbench env. NULL: none, no
+     * `python` object (starting an interpreter is not free). */
     const char *python;
 };
 
