@@ -2,7 +2,7 @@
 # What resource sampling costs a workload: a fixed CPU-bound job (2 threads, all the cores of a
 # 2-core machine, so the sampler competes with it) in a tree of 50 processes, timed by
 # `mlbench run` with sampling every 10 s (a first and a last sample only: the baseline), every
-# 100 ms and every 10 ms. The settings alternate within each round so that drifts of a shared
+# 100 ms, every 10 ms, and adaptive (no --interval: 10 ms at first, growing to 100 ms after 2 s). The settings alternate within each round so that drifts of a shared
 # machine hit all alike. Reports the median wall time of each setting, its slowdown against the
 # baseline, and the sampler's own CPU use as mlbench measures it (sampling.cpu_ratio).
 # Usage: bench/sampler-cost.sh   (env: BUILD=build, ROUNDS=5, PROCS=50, ITER=300000000)
@@ -20,8 +20,11 @@ BURN=$BUILD/bench/tree-burn
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for round in $(seq "$ROUNDS"); do
-    for interval in 10s 100ms 10ms; do
-        "$MLBENCH" run --quiet --store "$tmp/store" -r 1 --interval "$interval" \
+    for interval in 10s 100ms 10ms adaptive; do
+        opt="--interval $interval"
+        [ "$interval" = adaptive ] && opt=""
+        # shellcheck disable=SC2086 # $opt is empty or two words
+        "$MLBENCH" run --quiet --store "$tmp/store" -r 1 $opt \
             -o "$tmp/$interval-$round.json" -- "$BURN" "$PROCS" 2 "$ITER"
     done
 done
@@ -45,7 +48,7 @@ print(f"workload: {procs} processes, 2 threads of fixed work; {rounds} rounds al
 print("| interval | median wall | slowdown vs 10 s | sampler CPU (share of one core) | samples per run | processes seen |")
 print("|---|---|---|---|---|---|")
 base = statistics.median(w for w, *_ in load("10s"))
-for interval in ("10s", "100ms", "10ms"):
+for interval in ("10s", "100ms", "10ms", "adaptive"):
     d = load(interval)
     wall = statistics.median(x[0] for x in d)
     print(f"| {interval} | {wall:.3f} s | {100 * (wall / base - 1):+.2f} % | "

@@ -211,10 +211,12 @@ static struct repetition *one_run(struct bench *b, bool warmup, int number, int 
 }
 
 /* Copies what the sampler measures (and what it could not) into the result. */
-static void record_sampling(struct sampling_info *info, const struct sampler *s, int64_t interval_ns)
+static void record_sampling(struct sampling_info *info, const struct sampler *s,
+                            const struct run_config *cfg)
 {
     const char *const *names;
-    info->interval_ns = interval_ns;
+    info->interval_ns = cfg->interval_ns;
+    info->adaptive = cfg->interval_adaptive;
     info->n_active = sampler_active(s, &names);
     info->active = xcalloc(info->n_active + 1, sizeof *info->active);
     for (size_t i = 0; i < info->n_active; i++)
@@ -357,13 +359,14 @@ static int start(struct bench *b)
 {
     const struct run_config *cfg = b->cfg;
     char err[1024];
-    struct session_config scfg = {.interval_ns = cfg->interval_ns, .all_gpus = cfg->all_gpus,
+    struct session_config scfg = {.interval_ns = cfg->interval_ns,
+                                  .adaptive = cfg->interval_adaptive, .all_gpus = cfg->all_gpus,
                                   .markers = true, .extra_var = b->nvtx_var};
     if (runner_init(err, sizeof err) < 0 || session_open(&b->session, &scfg, err, sizeof err) < 0) {
         log_error("%s", err);
         return 3;
     }
-    record_sampling(&b->result.sampling, b->session.sampler, cfg->interval_ns);
+    record_sampling(&b->result.sampling, b->session.sampler, cfg);
     if (cfg->serve) { /* after runner_init: the server's threads leave the signals to us */
         b->live = live_new();
         live_expect_markers(b->live);

@@ -169,6 +169,8 @@ struct change {
     size_t series;          /* group */
     const char *stage;
     const struct store_entry *entry;  /* first result after the change */
+    const struct store_entry *before; /* the last result before it (detect never reports a
+                                       * change at the first point) */
     struct detect_change d;
 };
 
@@ -202,7 +204,9 @@ static void detect_all(const struct store_entry *e, size_t n, const size_t *grou
                     out->cap = out->cap ? 2 * out->cap : 8;
                     out->v = xreallocarray(out->v, out->cap, sizeof *out->v);
                 }
-                out->v[out->n++] = (struct change){g, stages[s], who[c[j].index], c[j]};
+                size_t at = c[j].index;
+                out->v[out->n++] = (struct change){g, stages[s], who[at],
+                                                   at ? who[at - 1] : NULL, c[j]};
             }
             free(c);
         }
@@ -339,6 +343,29 @@ static void print_table(FILE *out, const struct store_entry *e, size_t n, const 
                 n_stages - shown);
 }
 
+/* What the code was on either side of a change: the git commits of the working directories the
+ * results were measured in (environment.git.commit), which is what a user bisects, not result
+ * ids. Says so when they are the same commit (then it is not a change of the code) or unknown. */
+static void print_commits(FILE *out, const struct change *c)
+{
+    const char *now = c->entry->workdir_commit, *was = c->before ? c->before->workdir_commit : NULL;
+    if (!now && !was) {
+        fputs("                   no git commit recorded (results measured outside a git work "
+              "tree)\n", out);
+        return;
+    }
+    if (now && was && !strcmp(now, was)) {
+        fprintf(out, "                   at commit %.12s, as the result before it: not a change of "
+                "the code (the machine, the data or other load?)\n", now);
+        return;
+    }
+    fprintf(out, "                   commit %.12s -> %.12s", was ? was : "(unknown)",
+            now ? now : "(unknown)");
+    if (now && was)
+        fprintf(out, ": git log %.12s..%.12s", was, now);
+    fputc('\n', out);
+}
+
 static void print_text(FILE *out, const struct history_options *o, const struct store_entry *e,
                        size_t n, const char **stages, size_t n_stages, const size_t *group,
                        size_t groups, const struct changes *ch)
@@ -394,6 +421,7 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
                 c->stage, c->d.change_pct, c->d.change_pct > 0 ? "slower" : "faster",
                 c->entry->id, units_duration(c->d.before, a, sizeof a),
                 units_duration(c->d.after, b, sizeof b), c->d.z);
+        print_commits(out, c);
     }
 }
 
@@ -474,9 +502,13 @@ static void print_json(FILE *out, const struct history_options *o, const struct 
             while (group[first] != c->series)
                 first++;
             json_array_append_new(
-                arr, json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o}", "label",
+                arr, json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, "
+                               "s:o}", "label",
                                str(e[first].label), "command", e[first].command, "stage",
                                c->stage, "id", c->entry->id, "created", str(c->entry->created),
+                               "commit", str(c->entry->workdir_commit), "previous_id",
+                               str(c->before ? c->before->id : NULL), "previous_commit",
+                               str(c->before ? c->before->workdir_commit : NULL),
                                "before_ns", num(c->d.before), "after_ns", num(c->d.after),
                                "change_pct", num(c->d.change_pct), "direction",
                                c->d.change_pct > 0 ? "slower" : "faster", "z", num(c->d.z)));

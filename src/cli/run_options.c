@@ -38,7 +38,8 @@ const char *run_options_usage(void)
            "      --fail-fast     stop at the first run that does not succeed\n"
            "      --shell         run COMMAND (and --prepare/--cleanup) through /bin/sh -c\n"
            "      --show-output   let the command's stdout and stderr through\n"
-           "      --interval SEC  resource sampling interval, 10ms..10s (default 100ms)\n"
+           "      --interval SEC  resource sampling interval, 10ms..10s (default: from\n"
+           "                      10ms, growing to 100ms after 2s of a run)\n"
            "      --all-gpus      show every GPU, not only those the command used\n"
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
            "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
@@ -102,7 +103,7 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->grace_s = RUN_DEFAULT_GRACE;
-    cfg->interval_ns = SAMPLER_DEFAULT_INTERVAL_NS;
+    cfg->interval_ns = 0; /* not given: adaptive, below */
     cfg->store = getenv("MLBENCH_STORE");
     if (!cfg->store || !*cfg->store)
         cfg->store = ".mlbench";
@@ -140,6 +141,9 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     cfg->params = params.v;
     cfg->n_params = (int)params.n;
+    cfg->interval_adaptive = cfg->interval_ns == 0;
+    if (cfg->interval_adaptive)
+        cfg->interval_ns = SAMPLER_DEFAULT_INTERVAL_NS;
     if (rc != CLI_OK)
         return rc == CLI_HELP ? RUN_OPTIONS_HELP : -1;
     /* A parameter given twice kept the last value silently (issue 13); a command line holds

@@ -109,6 +109,10 @@ char *export_fmt_num(double v, const char *fmt, double scale, char *buf, size_t 
 /* Any JSON value as text: strings as they are, numbers with %.6g, null as "-", containers
  * as compact JSON. */
 char *export_fmt_value(const json_t *v, char *buf, size_t len);
+/* A counter's rate ("3070/s in train, 718.8/s over the run"): over the stage its samples were
+ * sent in (summary.counters[].stage) when it has one, and over the whole run. Names are not
+ * cleaned: the caller's output rules apply. */
+char *export_fmt_counter_rate(const json_t *counter, char *buf, size_t len);
 /* A number with enough digits to read back the same double (CSV, trace arguments). */
 char *export_fmt_exact(double v, char *buf, size_t len);
 
@@ -165,11 +169,46 @@ void export_table_free(struct export_table *t);
  * (env_table.c); the caller frees it. */
 void export_env_table(struct export_table *t, const json_t *env);
 
+/* The answer a report opens with (answer.c); new strings owned by the caller, plain text.
+ * export_answer_verdict: "Verdict: <bottleneck> is the bottleneck (<share>), <rule>: <evidence>."
+ * or why there is none (no measured run, no analysis, no bottleneck). */
+char *export_answer_verdict(const json_t *result);
+/* "Total: <median> median, <level> interval <lo> .. <hi>, over <n> runs (<ok> ok)." */
+char *export_answer_total(const json_t *result);
+/* The first max findings of analysis.findings, in its order (the one the analysis gives, which
+ * agrees with the bottleneck), one line each, into out[0..max). Returns how many. */
+size_t export_answer_findings(const json_t *result, size_t max, char **out);
+/* The verdict of the total of one candidate of a comparison document against baseline (its
+ * name): verdict, change, speedup, ratio interval, p. */
+char *export_answer_comparison(const json_t *candidate, const char *baseline);
+
 /* Figures a format may draw where the outline places them (the Markdown report has none). */
 enum export_figure {
     EXPORT_FIGURE_BREAKDOWN, /* stage breakdown of every result: stacked bars */
     EXPORT_FIGURE_TIMELINES, /* resource timelines of one result's representative run */
+    EXPORT_FIGURE_LATENCY,   /* latency histograms of one result's repeating stages */
+    EXPORT_FIGURE_CURVES,    /* counters over time (loss, images/s) of one result, all runs */
 };
+
+/* Parts of a report a format may mark up as a whole. */
+enum export_group {
+    EXPORT_GROUP_ANSWER, /* the verdict, chart and top findings a report opens with */
+    EXPORT_GROUP_FOLDED, /* a section shown folded (HTML <details>), its heading the title */
+};
+
+/* Stages with at least this many spans (summary.stages[].spans.n) get latency percentiles in
+ * the terminal summary and the reports, and a histogram in the HTML report. */
+#define EXPORT_LATENCY_MIN_SPANS 20
+
+/* Starts t as the latency table of a result's summary.stages: a row (indented by depth) per
+ * stage with at least EXPORT_LATENCY_MIN_SPANS spans: stage, spans, p50, p90, p99, p99.9,
+ * max. The caller frees it; nrows == 0 when no stage qualifies. */
+void export_latency_table(struct export_table *t, const json_t *stages);
+
+/* html_latency.c: writes to out a histogram figure (inline SVG, log time axis, percentiles
+ * marked) for each stage of result with at least EXPORT_LATENCY_MIN_SPANS spans, and nothing
+ * when there is none. text writes a string escaped for HTML (the page's escaping). */
+void export_html_latency(FILE *out, const json_t *result, void (*text)(FILE *out, const char *s));
 
 /* The primitives a document format provides to export_outline. text is plain UTF-8: the
  * format escapes it. */
@@ -182,11 +221,16 @@ struct export_outline_ops {
     /* Optional (NULL: figures are left out). result: index in req->results. */
     void (*figure)(void *ctx, enum export_figure fig, const struct export_request *req,
                    size_t result);
+    /* Optional: the start of a group (title and level: the heading of a FOLDED one) and its
+     * end. Without them an ANSWER is just its content and a FOLDED section a heading. */
+    void (*group_begin)(void *ctx, enum export_group g, int level, const char *title);
+    void (*group_end)(void *ctx, enum export_group g);
 };
 
-/* Walks the report in reading order (title, comparison when several results, then for each
- * result: summary, environment, workload and configuration, methodology, results, resource use,
- * analysis, warnings, runs, how to reproduce) calling ops. */
+/* Walks the report in reading order (title; with several results the answer of the comparison
+ * and the comparison; then for each result: summary (the answer: verdict, total, stage chart,
+ * top findings), results, analysis, resource use, warnings, workload and configuration,
+ * methodology, environment (folded), runs, how to reproduce) calling ops. */
 void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
                     void *ctx);
 

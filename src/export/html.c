@@ -1,9 +1,11 @@
 /* html.c: the HTML report (--format html): one self-contained page (no script, no network, no
  * external font; a Content-Security-Policy forbids any load) with the outline of outline.c and
- * inline SVG charts: the stage breakdown of every result as stacked bars, and timelines of the
- * representative run of each result (CPU cores, memory, storage I/O, GPU utilisation) with its
- * stages shaded. Every text from the result is escaped. */
-#include "export/export.h"
+ * inline SVG charts: the stage breakdown of every result as stacked bars; the timelines of a
+ * run are html_timelines.c's, the training curves html_curves.c's, the latency histograms
+ * html_latency.c's. The answer a report opens with is a
+ * <section id="answer">, the environment a folded <details>. Every text from the result is
+ * escaped. */
+#include "export/html.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -21,19 +23,13 @@ static const char *const palette[] = {
 #define N_PALETTE (sizeof palette / sizeof palette[0])
 #define OUTSIDE_COLOUR "#d4d4d8"
 
-/* Lines are darker than the stage colours they are drawn over. */
-static const char *const line_colours[] = {"#111827", "#1d4ed8", "#b91c1c", "#047857",
-                                           "#7c3aed", "#b45309"};
-#define N_LINE_COLOURS (sizeof line_colours / sizeof line_colours[0])
-
-static const char *stage_colour(const struct export_request *req, const char *name)
+const char *html_stage_colour(const struct export_request *req, const char *name)
 {
     return palette[export_stage_colour(req, name) % N_PALETTE];
 }
 
-/* s escaped for HTML text and attributes, cleaned of terminal controls (export_clean) too:
- * a browser ignores them, `cat report.html` would not. */
-static void html_text(FILE *out, const char *raw)
+/* Cleaned of terminal controls too: a browser ignores them, `cat report.html` would not. */
+void html_text(FILE *out, const char *raw)
 {
     char *s = export_clean(raw);
     for (const char *p = s; *p; p++) {
@@ -53,7 +49,9 @@ static void html_text(FILE *out, const char *raw)
 
 struct page {
     FILE *out;
-    int headings;  /* for unique anchors */
+    int headings;    /* for unique anchors */
+    int breakdowns;  /* stage charts written, for their ids */
+    int answers;     /* answer sections written, for their ids */
 };
 
 /* id="<words of the heading>-<n>": a link can point at any section. */
@@ -147,8 +145,7 @@ static void h_code(void *ctx, const char *text)
 
 /* ---- chart helpers -------------------------------------------------------------------- */
 
-/* The smallest 1, 2, 2.5 or 5 times a power of ten that is >= v (v > 0). */
-static double nice_ceil(double v)
+double html_nice_ceil(double v)
 {
     double p = pow(10, floor(log10(v)));
     static const double steps[] = {1, 2, 2.5, 5, 10};
@@ -158,9 +155,6 @@ static double nice_ceil(double v)
     return 10 * p;
 }
 
-#define CHART_W 860.0
-#define PLOT_X0 78.0
-#define PLOT_X1 840.0
 #define BAR_X0 200.0 /* the breakdown leaves room for result names */
 
 /* Text cut to at most max characters (UTF-8 aware), with an ellipsis when cut. */
@@ -180,19 +174,9 @@ static void label_text(FILE *out, const char *s, size_t max)
     free(head);
 }
 
-/* nice_ceil in binary units, so that byte axes read 256 KiB rather than 244.1 KiB. */
-static double nice_ceil_bytes(double v)
+void html_time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom)
 {
-    double p = 1;
-    for (int i = 0; i < 8 && v / p >= 1024; i++) /* up to EiB; an infinite v stops too */
-        p *= 1024;
-    return nice_ceil(v / p) * p;
-}
-
-/* Ticks along the time axis of a plot spanning [0, span_ns], with grid lines. */
-static void time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom)
-{
-    double step = nice_ceil(span_ns / 6);
+    double step = html_nice_ceil(span_ns / 6);
     char buf[32];
     /* A span from a file may be anything (1e308 ns made step infinite and this loop endless,
      * filling the disk): no axis unless both are finite, and never more than a dozen ticks. */
@@ -232,7 +216,7 @@ static size_t breakdown_segments(const struct export_request *req, const json_t 
         double ns = jsonx_num(json_object_get(st, "active_ns"), "median");
         if (!name || jsonx_int(st, "depth", 0) != 0 || !(ns > 0))
             continue;
-        seg[n++] = (struct segment){name, ns, stage_colour(req, name)};
+        seg[n++] = (struct segment){name, ns, html_stage_colour(req, name)};
     }
     double outside = jsonx_num(s, "outside_ns");
     if (n == 0) {
@@ -246,7 +230,21 @@ static size_t breakdown_segments(const struct export_request *req, const json_t 
     return n;
 }
 
-static void figure_breakdown(FILE *out, const struct export_request *req)
+/* Whether a top-level stage of r was open, in the median over the runs, while another
+ * top-level stage was open too (summary.stages[].overlap_ns_median). */
+static bool stages_overlap(const json_t *r)
+{
+    const json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        if (jsonx_int(st, "depth", 0) == 0 && jsonx_num(st, "overlap_ns_median") > 0)
+            return true;
+    }
+    return false;
+}
+
+/* id: "stage-chart", then "stage-chart-2"... (n: breakdowns written before). */
+static void figure_breakdown(FILE *out, const struct export_request *req, int n_before)
 {
     const double row_h = 26, gap = 12, top = 8;
     double max_ns = 0;
@@ -264,7 +262,11 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
             max_ns = wall;
         free(seg);
     }
-    fputs("<figure>\n<figcaption>Stage breakdown: median active time of each top-level stage"
+    if (n_before)
+        fprintf(out, "<figure id=\"stage-chart-%d\" class=\"stages\">\n", n_before + 1);
+    else
+        fputs("<figure id=\"stage-chart\" class=\"stages\">\n", out);
+    fputs("<figcaption>Stage breakdown: median active time of each top-level stage"
           "</figcaption>\n", out);
     if (!(max_ns > 0)) {
         fputs("<p>No run completed: nothing to draw.</p>\n</figure>\n", out);
@@ -281,8 +283,8 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
     fprintf(out, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
             "role=\"img\" aria-label=\"stage breakdown\" xmlns=\"http://www.w3.org/2000/svg\">\n",
             CHART_W, height, CHART_W, height);
-    time_axis(out, BAR_X0, span, top, bottom);
-    bool overlap = false;
+    html_time_axis(out, BAR_X0, span, top, bottom);
+    bool overlap = false, medians = false; /* why some bar runs past its total */
     for (size_t i = 0; i < req->n; i++) {
         const json_t *r = req->results[i];
         struct segment *seg;
@@ -317,12 +319,15 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
                                      "median");
         double end = at;
         if (isfinite(wall) && total > wall * 1.02) {
-            /* stages overlapped (several threads): mark where the run really ended */
+            /* the parts add up to more than the total: mark where the total ends */
             double xw = BAR_X0 + (PLOT_X1 - BAR_X0) * wall / span;
             fprintf(out, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
-                    "stroke=\"#111827\" stroke-width=\"2\"><title>end of the run</title></line>\n",
-                    xw, y - 3, xw, y + row_h + 3);
-            overlap = true;
+                    "stroke=\"#111827\" stroke-width=\"2\"><title>the median total"
+                    "</title></line>\n", xw, y - 3, xw, y + row_h + 3);
+            if (stages_overlap(r))
+                overlap = true;
+            else
+                medians = true;
         }
         fprintf(out, "<text class=\"tick\" x=\"%.2f\" y=\"%.1f\">%s</text>\n", end + 5,
                 y + row_h / 2 + 4, units_duration(isfinite(wall) ? wall : total, d, sizeof d));
@@ -355,321 +360,48 @@ static void figure_breakdown(FILE *out, const struct export_request *req)
           "hover a segment for its time.", out);
     if (overlap)
         fputs(" Some top-level stages ran at the same time on different threads, so their bars "
-              "add up to more than the run: the black mark is where the run ended.", out);
+              "add up to more than the run: the black mark is the median total.", out);
+    if (medians)
+        fputs(" No top-level stages overlapped, but the medians of the stages do not add up to "
+              "the median total (each is the median of its own figure over the runs), so a bar "
+              "can run past it: the black mark is the median total.", out);
     fputs("</p>\n</figure>\n", out);
-}
-
-/* ---- figure: timelines of one run ----------------------------------------------------- */
-
-struct interval {
-    double start, end;
-};
-
-static int by_start(const void *a, const void *b)
-{
-    const struct interval *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-/* Shades the top-level spans of run, one colour per stage, merging intervals closer than one
- * pixel so that 20 000 spans stay a light drawing. */
-static void shade_stages(FILE *out, const struct export_request *req, const json_t *run,
-                         double span_ns, double y_top, double y_bottom)
-{
-    const json_t *spans = json_object_get(run, "spans");
-    size_t n = json_array_size(spans);
-    if (!n)
-        return;
-    const char **names = xcalloc(n, sizeof *names);
-    size_t nn = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *sp = json_array_get(spans, i);
-        const char *name = jsonx_str(sp, "name");
-        if (!name || jsonx_int(sp, "depth", 0) != 0)
-            continue;
-        bool known = false;
-        for (size_t k = 0; k < nn && !known; k++)
-            known = !strcmp(names[k], name);
-        if (!known)
-            names[nn++] = name;
-    }
-    double px_ns = span_ns / (PLOT_X1 - PLOT_X0);
-    struct interval *iv = xcalloc(n, sizeof *iv);
-    for (size_t k = 0; k < nn; k++) {
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            const json_t *sp = json_array_get(spans, i);
-            const char *name = jsonx_str(sp, "name");
-            if (!name || strcmp(name, names[k]) || jsonx_int(sp, "depth", 0) != 0)
-                continue;
-            double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
-            if (isfinite(s) && isfinite(e) && e >= s)
-                iv[m++] = (struct interval){s < 0 ? 0 : s, e};
-        }
-        qsort(iv, m, sizeof *iv, by_start);
-        const char *colour = stage_colour(req, names[k]);
-        for (size_t i = 0; i < m;) {
-            double s = iv[i].start, e = iv[i].end;
-            for (i++; i < m && iv[i].start <= e + px_ns; i++)
-                if (iv[i].end > e)
-                    e = iv[i].end;
-            double x0 = PLOT_X0 + (PLOT_X1 - PLOT_X0) * s / span_ns;
-            double w = (PLOT_X1 - PLOT_X0) * (e - s) / span_ns;
-            if (w < 0.5)
-                w = 0.5;
-            fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
-                    "fill-opacity=\"0.13\"/><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-                    "height=\"5\" fill=\"%s\"><title>", x0, y_top, w, y_bottom - y_top, colour,
-                    x0, y_top - 7, w, colour);
-            html_text(out, names[k]);
-            fputs("</title></rect>\n", out);
-        }
-    }
-    free(iv);
-    free(names);
-}
-
-/* One line of a timeline: values at the sample times, or for a counter the rate over each
- * interval drawn as a step. NULL values and negative rates break the line. */
-struct line {
-    const json_t *series;
-    const char *name;
-    const char *colour;
-    bool rate;
-    double scale;
-};
-
-static double line_value(const struct line *l, const json_t *t, size_t i, double *t0, double *t1)
-{
-    const json_t *values = json_object_get(l->series, "values");
-    double v = jsonx_number(json_array_get(values, i));
-    *t1 = jsonx_number(json_array_get(t, i));
-    *t0 = *t1;
-    if (!l->rate)
-        return v * l->scale;
-    if (i == 0)
-        return NAN;
-    double prev = jsonx_number(json_array_get(values, i - 1));
-    *t0 = jsonx_number(json_array_get(t, i - 1));
-    if (!(*t1 > *t0) || !(v >= prev))
-        return NAN;
-    return (v - prev) / ((*t1 - *t0) / 1e9) * l->scale;
-}
-
-static void draw_line(FILE *out, const struct line *l, const json_t *t, double span_ns,
-                      double y_max, double y_top, double y_bottom)
-{
-    size_t n = json_array_size(t);
-    bool open = false;
-    size_t points = 0;
-    double last_x = 0, last_y = 0;
-    for (size_t i = 0; i < n; i++) {
-        double t0, t1;
-        double v = line_value(l, t, i, &t0, &t1);
-        if (!isfinite(v) || !isfinite(t1)) {
-            if (open)
-                fputs("\"/>\n", out);
-            if (open && points == 1)
-                fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"%s\"/>\n", last_x,
-                        last_y, l->colour);
-            open = false;
-            continue;
-        }
-        double y = y_bottom - (y_bottom - y_top) * (v / y_max);
-        const double xs[2] = {t0 < 0 ? 0 : t0, t1 < 0 ? 0 : t1};
-        if (!open) {
-            fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
-                    "stroke-linejoin=\"round\" points=\"", l->colour);
-            open = true;
-            points = 0;
-        }
-        for (int k = l->rate ? 0 : 1; k < 2; k++) {
-            last_x = PLOT_X0 + (PLOT_X1 - PLOT_X0) * xs[k] / span_ns;
-            last_y = y;
-            fprintf(out, "%.2f,%.2f ", last_x, last_y);
-            points++;
-        }
-    }
-    if (open) {
-        fputs("\"/>\n", out);
-        if (points == 1)
-            fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"%s\"/>\n", last_x, last_y,
-                    l->colour);
-    }
-}
-
-enum y_unit { Y_PLAIN, Y_BYTES, Y_PERCENT };
-
-static void y_label(double v, enum y_unit unit, char *buf, size_t len)
-{
-    if (unit == Y_BYTES)
-        units_bytes(v, buf, len);
-    else if (unit == Y_PERCENT)
-        snprintf(buf, len, "%.0f %%", 100 * v);
-    else
-        snprintf(buf, len, "%.3g", v);
-}
-
-/* One timeline chart: title, lines, the run's stages shaded. */
-static void timeline(FILE *out, const struct export_request *req, const json_t *run,
-                     const char *title, const struct line *lines, size_t nl, enum y_unit unit,
-                     double fixed_max)
-{
-    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
-    double span_ns = jsonx_num(run, "wall_ns");
-    double last_t = jsonx_number(json_array_get(t, json_array_size(t) - 1));
-    if (!(span_ns > 0) || last_t > span_ns)
-        span_ns = last_t;
-    if (!(span_ns > 0))
-        return;
-    double max = 0;
-    for (size_t k = 0; k < nl; k++)
-        for (size_t i = 0; i < json_array_size(t); i++) {
-            double t0, t1, v = line_value(&lines[k], t, i, &t0, &t1);
-            if (v > max)
-                max = v;
-        }
-    if (!(max > 0)) {
-        fputs("<p class=\"note\">", out);
-        html_text(out, title);
-        fputs(": zero throughout this run.</p>\n", out);
-        return;
-    }
-    double y_max = fixed_max > 0 ? fixed_max
-                   : unit == Y_BYTES ? nice_ceil_bytes(max * 1.05) : nice_ceil(max * 1.05);
-    const double top = 14, bottom = 134, height = 158;
-    fputs("<figure class=\"timeline\">\n<figcaption>", out);
-    html_text(out, title);
-    for (size_t k = 0; k < nl && *lines[k].name; k++) {
-        fprintf(out, " <span class=\"key\"><i style=\"background:%s\"></i>", lines[k].colour);
-        html_text(out, lines[k].name);
-        fputs("</span>", out);
-    }
-    fprintf(out, "</figcaption>\n<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
-            "height=\"%.0f\" role=\"img\" aria-label=\"", CHART_W, height, CHART_W, height);
-    html_text(out, title);
-    fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", out);
-    shade_stages(out, req, run, span_ns, top, bottom);
-    time_axis(out, PLOT_X0, span_ns, top, bottom);
-    char a[32];
-    for (int k = 0; k <= 2; k++) {
-        double v = y_max * k / 2, y = bottom - (bottom - top) * k / 2;
-        y_label(v, unit, a, sizeof a);
-        fprintf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                PLOT_X0, y, PLOT_X1, y, PLOT_X0 - 6, y + 4, a);
-    }
-    fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-            PLOT_X0, bottom, PLOT_X1, bottom);
-    for (size_t k = 0; k < nl; k++)
-        draw_line(out, &lines[k], t, span_ns, y_max, top, bottom);
-    fputs("</svg>\n</figure>\n", out);
-}
-
-/* Whether a series has at least one value that is not null. */
-static bool has_values(const json_t *series)
-{
-    const json_t *v = json_object_get(series, "values");
-    for (size_t i = 0; i < json_array_size(v); i++)
-        if (json_is_number(json_array_get(v, i)))
-            return true;
-    return false;
-}
-
-static void figure_timelines(FILE *out, const struct export_request *req, size_t index)
-{
-    const json_t *r = req->results[index];
-    int k = export_chosen_run(req, r);
-    const json_t *run = json_array_get(json_object_get(r, "runs"), k < 0 ? 0 : (size_t)k);
-    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
-    char d[32];
-    if (!run)
-        return;
-    if (json_array_size(t) < 2) {
-        fprintf(out, "<p>Run %d has %s resource sample: no timeline to draw.</p>\n", k,
-                json_array_size(t) ? "only one" : "no");
-        return;
-    }
-    fprintf(out, "<p>Timelines of run %d (%s, %s, %s); top-level stages shaded.</p>\n", k,
-            req->run >= 0 ? "chosen with --run" : "the run with the median wall time",
-            json_is_true(json_object_get(run, "warmup")) ? "a warm-up run" : "a measured run",
-            export_fmt_duration(jsonx_num(run, "wall_ns"), d, sizeof d));
-
-    struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
-                       line_colours[0], true, 1};
-    if (has_values(one.series))
-        timeline(out, req, run, "CPU cores busy (rate of process CPU time)", &one, 1, Y_PLAIN, 0);
-    one = (struct line){export_series_find(run, "process_resident_bytes", ""), "",
-                        line_colours[0], false, 1};
-    if (has_values(one.series))
-        timeline(out, req, run, "Memory of the process tree (PSS, else RSS)", &one, 1, Y_BYTES,
-                 0);
-    struct line io[2] = {
-        {export_series_find(run, "process_read_bytes_total", ""), "read", line_colours[1], true,
-         1},
-        {export_series_find(run, "process_written_bytes_total", ""), "written", line_colours[2],
-         true, 1},
-    };
-    if (has_values(io[0].series) || has_values(io[1].series))
-        timeline(out, req, run, "Storage I/O of the process tree, bytes/s", io, 2, Y_BYTES, 0);
-
-    /* one line per GPU the analysis shows, or per GPU with values */
-    const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
-    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
-    struct line *g = xcalloc(json_array_size(series) + 1, sizeof *g);
-    char (*names)[48] = xcalloc(json_array_size(series) + 1, sizeof *names);
-    size_t ng = 0;
-    for (size_t i = 0; i < json_array_size(series); i++) {
-        const json_t *s = json_array_get(series, i);
-        const char *m = jsonx_str(s, "metric"), *labels = jsonx_str(s, "labels");
-        if (!m || strcmp(m, "gpu_utilization_ratio") || !has_values(s))
-            continue;
-        bool shown = json_array_size(gpus) == 0;
-        for (size_t j = 0; j < json_array_size(gpus) && !shown; j++) {
-            char want[32];
-            snprintf(want, sizeof want, "gpu=\"%lld\"",
-                     (long long)json_integer_value(json_array_get(gpus, j)));
-            shown = labels && !strcmp(labels, want);
-        }
-        if (!shown)
-            continue;
-        int gpu;
-        if (labels && sscanf(labels, "gpu=\"%d\"", &gpu) == 1)
-            snprintf(names[ng], sizeof names[ng], "GPU %d", gpu);
-        else
-            snprintf(names[ng], sizeof names[ng], "%s", labels && *labels ? labels : "GPU");
-        g[ng] = (struct line){s, names[ng], line_colours[ng % N_LINE_COLOURS], false, 1};
-        ng++;
-    }
-    if (ng)
-        timeline(out, req, run, "GPU utilisation (time a kernel was running)", g, ng, Y_PERCENT,
-                 1.0);
-    free(g);
-    free(names);
-
-    /* the stage colours used by the shading */
-    const json_t *stages = json_object_get(run, "stages");
-    fputs("<div class=\"legend\">", out);
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        const char *name = jsonx_str(st, "name");
-        if (!name || jsonx_int(st, "depth", 0) != 0)
-            continue;
-        fprintf(out, "<span><i style=\"background:%s\"></i>", stage_colour(req, name));
-        html_text(out, name);
-        fputs("</span>", out);
-    }
-    fputs("</div>\n", out);
 }
 
 static void h_figure(void *ctx, enum export_figure fig, const struct export_request *req,
                      size_t result)
 {
-    FILE *out = ((struct page *)ctx)->out;
+    struct page *pg = ctx;
     if (fig == EXPORT_FIGURE_BREAKDOWN)
-        figure_breakdown(out, req);
+        figure_breakdown(pg->out, req, pg->breakdowns++);
+    else if (fig == EXPORT_FIGURE_LATENCY)
+        export_html_latency(pg->out, req->results[result], html_text);
+    else if (fig == EXPORT_FIGURE_CURVES)
+        html_figure_curves(pg->out, req, result);
     else
-        figure_timelines(out, req, result);
+        html_figure_timelines(pg->out, req, result);
+}
+
+/* The answer: <section id="answer"> ("answer-2"...); a folded section: <details> with its
+ * heading as the summary. */
+static void h_group_begin(void *ctx, enum export_group g, int level, const char *title)
+{
+    struct page *pg = ctx;
+    if (g == EXPORT_GROUP_ANSWER) {
+        if (pg->answers++)
+            fprintf(pg->out, "<section class=\"answer\" id=\"answer-%d\">\n", pg->answers);
+        else
+            fputs("<section class=\"answer\" id=\"answer\">\n", pg->out);
+        return;
+    }
+    fputs("<details class=\"folded\">\n<summary>", pg->out);
+    h_heading(ctx, level, title);
+    fputs("</summary>\n", pg->out);
+}
+
+static void h_group_end(void *ctx, enum export_group g)
+{
+    fputs(g == EXPORT_GROUP_ANSWER ? "</section>\n" : "</details>\n", ((struct page *)ctx)->out);
 }
 
 /* ---- the page ------------------------------------------------------------------------- */
@@ -695,7 +427,16 @@ static const char style[] =
     ".legend span,.key{display:inline-block;margin:0 1em .3em 0;font-size:.85em;"
     "font-weight:400}.legend i,.key i{display:inline-block;width:.9em;height:.9em;"
     "margin-right:.35em;vertical-align:-.1em;border-radius:2px}\n"
-    ".note,footer{color:#6b7280;font-size:.85em}\n";
+    ".note,footer{color:#6b7280;font-size:.85em}\n"
+    "section.answer{border-left:4px solid #4e79a7;padding:.1em 0 .1em 1em;margin:.4em 0 1em}\n"
+    "section.answer>p:first-child{font-size:1.1em;font-weight:600}\n"
+    "details.folded>summary{cursor:pointer}details.folded>summary>h2,"
+    "details.folded>summary>h3{display:inline-block;margin:1.2em 0 .4em}\n"
+    /* changes in a comparison (the class of a table cell): the text says the same */
+    ".faster{color:#15803d;font-weight:600}.slower{color:#b91c1c;font-weight:600}"
+    ".unreliable{color:#6b7280;font-style:italic}\n"
+    "@media print{.faster{color:#166534}.slower{color:#991b1b}.unreliable{color:#4b5563}"
+    "main{box-shadow:none}}\n";
 
 static int html_write(FILE *out, const struct export_request *req, char *err, size_t errlen)
 {
@@ -706,6 +447,8 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
         .table = h_table,
         .code = h_code,
         .figure = h_figure,
+        .group_begin = h_group_begin,
+        .group_end = h_group_end,
     };
     int rc = export_check_run(req, err, errlen);
     if (rc != EXPORT_OK)
@@ -722,7 +465,7 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
     }
     html_text(out, export_result_name(req->results[0]));
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", style);
-    struct page pg = {out, 0};
+    struct page pg = {out, 0, 0, 0};
     export_outline(req, &ops, &pg);
     fputs("<footer>Written by mlbench " MLBENCH_VERSION " (mlbench report --format html); "
           "docs/reports.md explains each part.</footer>\n</main>\n</body>\n</html>\n", out);

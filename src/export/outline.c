@@ -1,7 +1,7 @@
 /* outline.c: the outline of the Markdown and HTML reports: what a report says and in which
- * order (the comparison first when there are several results, then for each: summary,
- * environment, workload and configuration, methodology, results, resource use, analysis,
- * warnings, runs, how to reproduce), as calls to the format's export_outline_ops, so both formats
+ * order (the comparison first when there are several results, then for each: summary (the
+ * answer), results, analysis, resource use, warnings, workload and configuration, methodology,
+ * environment, runs, how to reproduce), as calls to the format's export_outline_ops, so both formats
  * say the same things and only their markup differs (see export.h). */
 #include "export/export.h"
 
@@ -85,19 +85,36 @@ static void o_table(struct outline *o, struct export_table *t)
     export_table_free(t);
 }
 
+/* A group of ops->group_begin/group_end; a FOLDED one without them is a heading. */
+static void o_group_begin(struct outline *o, enum export_group g, const char *title)
+{
+    if (o->ops->group_begin)
+        o->ops->group_begin(o->ctx, g, o->level, title);
+    else if (g == EXPORT_GROUP_FOLDED)
+        o_heading(o, o->level, "%s", title);
+}
+
+static void o_group_end(struct outline *o, enum export_group g)
+{
+    if (o->ops->group_end)
+        o->ops->group_end(o->ctx, g);
+}
+
 /* ---- environment ---- */
 
+/* Folded in HTML: long, and read after the answer. */
 static void section_environment(struct outline *o, const json_t *r)
 {
     const json_t *env = json_object_get(r, "environment");
-    o_heading(o, o->level, "Environment");
+    o_group_begin(o, EXPORT_GROUP_FOLDED, "Environment");
     if (!json_is_object(env) || json_object_size(env) == 0) {
         o_para(o, "The result does not describe its environment.");
-        return;
+    } else {
+        struct export_table t;
+        export_env_table(&t, env);
+        o_table(o, &t);
     }
-    struct export_table t;
-    export_env_table(&t, env);
-    o_table(o, &t);
+    o_group_end(o, EXPORT_GROUP_FOLDED);
 }
 
 /* ---- workload and configuration ---- */
@@ -312,8 +329,6 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
                                sizeof b),
            export_fmt_bytes(jsonx_num(json_object_get(s, "max_rss_bytes"), "median"), d,
                             sizeof d));
-    if (o->req->n == 1 && o->ops->figure)
-        o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, index);
 
     const json_t *counters = json_object_get(s, "counters");
     if (json_array_size(counters)) {
@@ -330,11 +345,34 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
             /* sums and rates only mean something for counts (images), not for a loss */
             export_table_set(&t, row, 2, "%s", count ? export_fmt_num(
                 jsonx_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
-            export_table_set(&t, row, 3, "%s", count ? export_fmt_num(
-                jsonx_num(k, "rate_per_s_median"), "%.4g/s", 1, a, sizeof a) : "-");
+            char rate[256];
+            export_table_set(&t, row, 3, "%s",
+                             count ? export_fmt_counter_rate(k, rate, sizeof rate) : "-");
         }
         o_para(o, "Counters the workload sent:");
         o_table(o, &t);
+        if (o->ops->figure)
+            o->ops->figure(o->ctx, EXPORT_FIGURE_CURVES, o->req, index);
+    }
+}
+
+/* ---- latency per span ---- */
+
+/* Percentiles of the span durations of each stage that repeats, and (HTML) their histograms. */
+static void section_latency(struct outline *o, const json_t *r, size_t index)
+{
+    struct export_table t;
+    export_latency_table(&t, json_object_get(json_object_get(r, "summary"), "stages"));
+    if (t.nrows) {
+        o_heading(o, o->level + 1, "Latency per span");
+        o_para(o, "Stages with at least %d spans: the duration of each span, pooled over the ok "
+               "runs; percentiles by nearest rank (an observed span, never interpolated).",
+               EXPORT_LATENCY_MIN_SPANS);
+        o_table(o, &t);
+        if (o->ops->figure)
+            o->ops->figure(o->ctx, EXPORT_FIGURE_LATENCY, o->req, index);
+    } else {
+        export_table_free(&t);
     }
 }
 
@@ -402,74 +440,44 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
 
 /* ---- analysis, warnings, runs, reproduce ---- */
 
-static const json_t *verdict_of(const json_t *r, const char *stage)
-{
-    const json_t *v = json_object_get(json_object_get(r, "analysis"), "verdicts");
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        const char *s = jsonx_str(json_array_get(v, i), "stage");
-        if (s && !strcmp(s, stage))
-            return json_array_get(v, i);
-    }
-    return NULL;
-}
+#define TOP_FINDINGS 3
 
-/* The figures a reader wants first: total with its interval, the largest stage, the
- * bottleneck, the first finding, the count of warnings. */
-static void section_summary(struct outline *o, const json_t *r)
+/* The answer first: the verdict (bottleneck, its verdict and evidence), the total with its
+ * interval, the stage chart, the top findings in the analysis's order, the warnings count. */
+static void section_summary(struct outline *o, const json_t *r, size_t index)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *wall = json_object_get(s, "wall_ns");
-    char a[32], b[32];
-    struct strlist l = {0};
     o_heading(o, o->level, "Summary");
-    long long measured = jsonx_int(s, "runs_measured", 0);
-    long long ok = jsonx_int(s, "runs_ok", 0);
-    if (wall && jsonx_int(wall, "n", 0) >= 2 && isfinite(jsonx_num(wall, "ci_low"))) {
-        double level = jsonx_num(wall, "ci_level");
-        char c[32];
-        sl_add(&l, "Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).",
-               export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a),
-               isfinite(level) ? 100 * level : 95.0,
-               export_fmt_duration(jsonx_num(wall, "ci_low"), b, sizeof b),
-               export_fmt_duration(jsonx_num(wall, "ci_high"), c, sizeof c), measured,
-               measured == 1 ? "" : "s", ok);
-    } else if (wall) {
-        sl_add(&l, "Total: %s over %lld run%s (%lld ok): too few for an interval.",
-               export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a), measured,
-               measured == 1 ? "" : "s", ok);
-    } else {
-        sl_add(&l, "No run completed (%lld measured).", measured);
+    o_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
+    char *verdict = export_answer_verdict(r), *total = export_answer_total(r);
+    o_para(o, "%s", verdict);
+    o_para(o, "%s", total);
+    free(verdict);
+    free(total);
+    if (o->req->n == 1 && o->ops->figure)
+        o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, index);
+    char *top[TOP_FINDINGS];
+    size_t n = export_answer_findings(r, TOP_FINDINGS, top);
+    size_t all = json_array_size(json_object_get(json_object_get(r, "analysis"), "findings"));
+    if (n) {
+        struct strlist l = {0};
+        o_para(o, "%s:", n == 1 ? "The finding" : "Top findings, most important first");
+        for (size_t i = 0; i < n; i++) {
+            sl_add(&l, "%s", top[i]);
+            free(top[i]);
+        }
+        o_list(o, &l);
+        if (all > n)
+            o_para(o, "All %zu findings, with their evidence: Analysis, below.", all);
+    } else if (json_is_object(json_object_get(r, "analysis"))) {
+        o_para(o, "No findings: no rule found something to change.");
     }
-    const json_t *stages = json_object_get(s, "stages"), *largest = NULL;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        if (jsonx_int(st, "depth", 0) == 0 &&
-            (!largest || jsonx_num(st, "share") > jsonx_num(largest, "share")))
-            largest = st;
-    }
-    if (largest)
-        sl_add(&l, "Largest stage: %s, %s median, %s of the total.",
-               str_or(jsonx_str(largest, "name"), "?"),
-               export_fmt_duration(jsonx_num(json_object_get(largest, "active_ns"), "median"),
-                                   a, sizeof a),
-               export_fmt_num(jsonx_num(largest, "share"), "%.1f %%", 100, b, sizeof b));
-    const json_t *analysis = json_object_get(r, "analysis");
-    const char *bottleneck = jsonx_str(analysis, "bottleneck");
-    if (bottleneck) {
-        const json_t *v = verdict_of(r, bottleneck);
-        sl_add(&l, "Bottleneck: %s (%s: %s).", bottleneck, str_or(jsonx_str(v, "rule"), "?"),
-               str_or(jsonx_str(v, "evidence"), ""));
-    }
-    const json_t *first = json_array_get(json_object_get(analysis, "findings"), 0);
-    if (first)
-        sl_add(&l, "First recommendation (%s): %s.", str_or(jsonx_str(first, "stage"), "?"),
-               str_or(jsonx_str(first, "recommendation"), ""));
     size_t nw = json_array_size(json_object_get(r, "warnings"));
     if (nw)
-        sl_add(&l, "%zu warning%s about the measurement (below).", nw, nw == 1 ? "" : "s");
+        o_para(o, "%zu warning%s about the measurement (Warnings, below).", nw,
+               nw == 1 ? "" : "s");
     else
-        sl_add(&l, "No warning about the measurement.");
-    o_list(o, &l);
+        o_para(o, "No warning about the measurement.");
+    o_group_end(o, EXPORT_GROUP_ANSWER);
 }
 
 static void section_analysis(struct outline *o, const json_t *r)
@@ -504,7 +512,7 @@ static void section_analysis(struct outline *o, const json_t *r)
         o_para(o, "No findings.");
         return;
     }
-    o_para(o, "Findings, largest estimated saving first:");
+    o_para(o, "Findings, most important first (the analysis's order, docs/analysis.md):");
     export_table_init(&t, 6, "#", "stage", "rule", "evidence", "recommendation",
                       "could save per run");
     t.numeric = 0x21;
@@ -728,6 +736,28 @@ static void section_comparison(struct outline *o)
     }
 }
 
+/* The answer of a comparison: the verdict of the total of each candidate, before the
+ * comparison's chart and tables. */
+static void comparison_answer(struct outline *o)
+{
+    const json_t *c = o->req->comparison;
+    const json_t *cands = json_object_get(c, "candidates");
+    if (!json_array_size(cands))
+        return;
+    const json_t *base = json_object_get(c, "baseline");
+    const char *base_name = str_or(jsonx_str(base, "label"), str_or(jsonx_str(base, "id"), "?"));
+    struct strlist l = {0};
+    o_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
+    for (size_t i = 0; i < json_array_size(cands); i++) {
+        char *v = export_answer_comparison(json_array_get(cands, i), base_name);
+        sl_add(&l, "%s", v);
+        free(v);
+    }
+    o_para(o, "Verdict:");
+    o_list(o, &l);
+    o_group_end(o, EXPORT_GROUP_ANSWER);
+}
+
 /* ---- the whole outline ---- */
 
 void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
@@ -749,6 +779,7 @@ void export_outline(const struct export_request *req, const struct export_outlin
         }
         o_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
         free(b.s);
+        comparison_answer(&o);
         section_comparison(&o);
     }
     for (size_t i = 0; i < req->n; i++) {
@@ -762,14 +793,15 @@ void export_outline(const struct export_request *req, const struct export_outlin
                json_is_string(json_object_get(r, "status")) &&
                        strcmp(jsonx_str(r, "status"), "complete")
                    ? " (interrupted: incomplete)" : "");
-        section_summary(&o, r);
-        section_environment(&o, r);
+        section_summary(&o, r, i);
+        section_results(&o, r, i);
+        section_latency(&o, r, i);
+        section_analysis(&o, r);
+        section_resources(&o, r, i);
+        section_warnings(&o, r);
         section_workload(&o, r);
         section_methodology(&o, r);
-        section_results(&o, r, i);
-        section_resources(&o, r, i);
-        section_analysis(&o, r);
-        section_warnings(&o, r);
+        section_environment(&o, r);
         section_runs(&o, r);
         section_reproduce(&o, r);
     }

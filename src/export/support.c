@@ -192,8 +192,11 @@ char *export_reproduce_command(const json_t *result)
     double grace = jsonx_num(cfg, "grace_s");
     if (isfinite(grace) && fabs(grace - 2.0) > 1e-9)
         sb_seconds(&b, "--grace", grace);
+    /* An interval the user chose is repeated; the adaptive default (config.interval_adaptive,
+     * absent in older results, whose default was a fixed 100 ms) is not. */
     long long interval = jsonx_int(cfg, "interval_ns", 100000000);
-    if (interval != 100000000) {
+    const json_t *adaptive = json_object_get(cfg, "interval_adaptive");
+    if (json_is_boolean(adaptive) ? !json_is_true(adaptive) : interval != 100000000) {
         if (interval % 1000000 == 0)
             snprintf(v, sizeof v, "%lldms", interval / 1000000);
         else
@@ -499,4 +502,49 @@ int export_stage_depth(const json_t *stage)
 {
     long long d = jsonx_int(stage, "depth", 0);
     return d < 0 ? 0 : d > EXPORT_MAX_DEPTH ? EXPORT_MAX_DEPTH : (int)d;
+}
+
+/* A rate per second: 4 significant digits, whole numbers from 10 000 up (not 1.054e+04). */
+static const char *fmt_rate(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, fabs(v) >= 1e4 && isfinite(v) ? "%.0f/s" : "%.4g/s", v);
+    return buf;
+}
+
+char *export_fmt_counter_rate(const json_t *counter, char *buf, size_t len)
+{
+    char a[40], b[40];
+    double rate = jsonx_num(counter, "rate_per_s_median");
+    double in_stage = jsonx_num(counter, "stage_rate_per_s_median");
+    const char *stage = jsonx_str(counter, "stage");
+    if (stage && isfinite(in_stage))
+        snprintf(buf, len, "%s in %s, %s over the run", fmt_rate(in_stage, a, sizeof a), stage,
+                 fmt_rate(rate, b, sizeof b));
+    else if (json_is_true(json_object_get(counter, "stage_mixed")))
+        snprintf(buf, len, "%s over the run (sent in several stages)", fmt_rate(rate, b, sizeof b));
+    else
+        snprintf(buf, len, "%s over the run", fmt_rate(rate, b, sizeof b));
+    return buf;
+}
+
+void export_latency_table(struct export_table *t, const json_t *stages)
+{
+    static const char *const keys[] = {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
+    export_table_init(t, 7, "stage", "spans", "p50", "p90", "p99", "p99.9", "max");
+    t->numeric = 0x7e;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        const json_t *spans = json_object_get(st, "spans");
+        long long n = jsonx_int(spans, "n", 0);
+        if (n < EXPORT_LATENCY_MIN_SPANS)
+            continue;
+        size_t row = export_table_row(t, export_stage_depth(st));
+        char v[32];
+        const char *name = jsonx_str(st, "name");
+        export_table_set(t, row, 0, "%s", name ? name : "?");
+        export_table_set(t, row, 1, "%lld", n);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            export_table_set(t, row, k + 2, "%s",
+                             export_fmt_duration(jsonx_num(spans, keys[k]), v, sizeof v));
+    }
 }

@@ -255,8 +255,10 @@ static void counters_text(FILE *out, const json_t *counters)
         fprintf(out, " last %.6g", last);
         /* Sums and rates only mean something for counts (images), not for a loss. */
         if (json_is_true(json_object_get(k, "count")) && isfinite(sum) &&
-            fabs(sum - last) > 1e-12 * fabs(sum))
-            fprintf(out, "   sum %.6g   %.4g/s", sum, jsonx_num(k, "rate_per_s_median"));
+            fabs(sum - last) > 1e-12 * fabs(sum)) {
+            char rate[4 * EXPORT_TEXT_NAME_COLS + 96];
+            fprintf(out, "   sum %.6g   %s", sum, export_fmt_counter_rate(k, rate, sizeof rate));
+        }
         putc('\n', out);
     }
 }
@@ -278,6 +280,32 @@ static void metadata_text(FILE *out, const json_t *meta)
                                     ? " (varies between runs)" : "");
     }
     putc('\n', out);
+}
+
+/* Latency per span of the stages that repeat (at least EXPORT_LATENCY_MIN_SPANS spans):
+ * count and nearest-rank percentiles over the spans of every ok run (summary.stages[].spans). */
+static void latency_text(FILE *out, const json_t *stages, int cols)
+{
+    struct export_table t;
+    export_latency_table(&t, stages);
+    if (t.nrows) {
+        putc('\n', out);
+        pad(out, "latency per span", cols);
+        fprintf(out, " %9s %10s %10s %10s %10s %10s\n", "count", "p50", "p90", "p99", "p99.9",
+                "max");
+    }
+    for (size_t r = 0; r < t.nrows; r++) {
+        char lab[256];
+        pad(out, label(lab, sizeof lab, t.indent[r], export_table_cell(&t, r, 0)), cols);
+        fprintf(out, " %9s", export_table_cell(&t, r, 1));
+        for (size_t c = 2; c < t.ncols; c++)
+            fprintf(out, " %10s", export_table_cell(&t, r, c));
+        putc('\n', out);
+    }
+    if (t.nrows)
+        fputs("percentiles by nearest rank over the spans of all ok runs (docs/statistics.md)\n",
+              out);
+    export_table_free(&t);
 }
 
 /* The stage table, CPU and memory, overlap, counters and metadata; false when no run
@@ -308,6 +336,7 @@ static bool stages_text(FILE *out, const json_t *s, int cols)
                 100 * outside / wall_median);
     }
     stage_row(out, cols, "total", 0, wall, 1.0);
+    latency_text(out, stages, cols);
 
     putc('\n', out);
     double cores = jsonx_num(s, "cpu_cores");

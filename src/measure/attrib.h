@@ -9,9 +9,14 @@
 
 #include "measure/sampler.h"
 
-/* One series over one stage of one run. Gauges: mean, min and peak of the samples; counters:
+/* One series over one stage of one run. Gauges: mean (time-weighted: each sample
+ * stands for half the gaps to its neighbours), min and peak of the samples; counters:
  * the rate per second over the attributed intervals (time-weighted mean), and the lowest and
- * highest rate of one interval. All NAN when no valid sample fell in the stage (n == 0). */
+ * highest rate over windows of consecutive intervals of at least ATTRIB_RATE_WINDOW_NS, at most
+ * the series' max_rate. All NAN when no valid sample fell in the stage (n == 0). */
+/* Rates of counters: min and peak are over windows at least this long (attrib.c). */
+#define ATTRIB_RATE_WINDOW_NS 95000000.0
+
 struct metric_stat {
     double mean, min, peak;
     size_t n; /* samples (gauge) or intervals (counter) used */

@@ -31,7 +31,8 @@ struct run_config {
     bool json;            /* summary as JSON on stdout */
     bool fail_fast;
     bool show_output;
-    int64_t interval_ns;  /* resource sampling interval */
+    int64_t interval_ns;  /* resource sampling interval (adaptive: the longest) */
+    bool interval_adaptive; /* no --interval given: short runs are sampled more often */
     bool all_gpus;        /* report every GPU, not only those the workload used */
     bool nvtx;            /* load the NVTX injection library into the workload */
     const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */

@@ -190,19 +190,30 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The time to the next tick, elapsed_ns after the first (sampler.h, SAMPLER_ADAPT_SAMPLES). */
+static int64_t tick_step(const struct sampler_config *cfg, int64_t elapsed_ns)
+{
+    if (!cfg->adaptive)
+        return cfg->interval_ns;
+    int64_t step = elapsed_ns / SAMPLER_ADAPT_SAMPLES;
+    if (step < SAMPLER_MIN_INTERVAL_NS)
+        step = SAMPLER_MIN_INTERVAL_NS;
+    return step < cfg->interval_ns ? step : cfg->interval_ns;
+}
+
 static void *sampler_main(void *arg)
 {
     struct sampler *s = arg;
-    int64_t next = mono_ns(), cpu0 = thread_cpu_ns();
+    int64_t start = mono_ns(), next = start, cpu0 = thread_cpu_ns();
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         pthread_mutex_unlock(&s->mu);
         sample_once(s);
         /* Fixed-rate schedule: a slow tick does not shift the ones after it. */
-        next += s->cfg.interval_ns;
-        int64_t now = mono_ns();
+        int64_t now = mono_ns(), step = tick_step(&s->cfg, now - start);
+        next += step;
         if (next < now)
-            next = now + s->cfg.interval_ns / 2;
+            next = now + step / 2;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until); /* condvars wait on CLOCK_REALTIME by default */
         int64_t wake = (int64_t)until.tv_sec * 1000000000 + until.tv_nsec + (next - now);

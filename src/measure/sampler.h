@@ -16,6 +16,12 @@
 #define SAMPLER_MIN_INTERVAL_NS 10000000LL      /* 10 ms */
 #define SAMPLER_MAX_INTERVAL_NS 10000000000LL   /* 10 s */
 #define SAMPLER_DEFAULT_INTERVAL_NS 100000000LL /* 100 ms */
+/* Adaptive sampling (when the user did not choose an interval): each tick comes after the time
+ * since the start divided by this, between SAMPLER_MIN_INTERVAL_NS and the interval, so a run
+ * gets about this many samples before the interval is reached (about 20 + 20 ln(interval /
+ * 20 ms) by then: 66 at 100 ms, reached after 2 s) and runs of 10 ms to 200 ms are sampled
+ * every 10 ms. */
+#define SAMPLER_ADAPT_SAMPLES 20
 
 #include <jansson.h>
 
@@ -24,7 +30,8 @@
 struct sampler;
 
 struct sampler_config {
-    int64_t interval_ns;
+    int64_t interval_ns;     /* the interval; with adaptive, the longest */
+    bool adaptive;           /* start at SAMPLER_MIN_INTERVAL_NS and grow (SAMPLER_ADAPT_SAMPLES) */
     bool all_gpus;
 };
 

@@ -42,7 +42,8 @@ int session_open(struct session *s, const struct session_config *cfg, char *err,
             return -1;
         s->socket_var = xasprintf("%s=%s", MLBENCH_MARKER_SOCKET_ENV, markers_path(s->markers));
     }
-    struct sampler_config scfg = {.interval_ns = cfg->interval_ns, .all_gpus = cfg->all_gpus};
+    struct sampler_config scfg = {.interval_ns = cfg->interval_ns,
+                                  .adaptive = cfg->adaptive, .all_gpus = cfg->all_gpus};
     s->sampler = sampler_open(&scfg);
     s->env = environment_with(s->socket_var, (char *)cfg->extra_var);
     s->helper_env = environment_with(NULL, NULL);

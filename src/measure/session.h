@@ -18,7 +18,8 @@
 #include "measure/sampler.h"
 
 struct session_config {
-    int64_t interval_ns;    /* sampling interval */
+    int64_t interval_ns;    /* sampling interval (with adaptive, the longest) */
+    bool adaptive;          /* sampler_config.adaptive */
     bool all_gpus;          /* --all-gpus */
     bool markers;           /* receive the command's markers (false: sampling only) */
     const char *extra_var;  /* "NAME=value" for the command's environment too, or NULL */

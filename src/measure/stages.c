@@ -15,6 +15,8 @@ struct thread_stack {
     size_t *open; /* indices into the span array */
     size_t n, cap;
     int32_t base; /* depth of its outermost stage: > 0 in a process adopted by a launcher */
+    uint32_t base_parent; /* parent of its outermost stages: the stage open on the adopting
+                           * thread, or STAGES_NO_NAME */
 };
 
 /* "M ... mlbench.adopt CHILD": the child's stages nest under the stage open on the sender's
@@ -102,8 +104,27 @@ static uint32_t name_slot(struct stage_data *d, uint32_t *map, uint32_t name, si
     return map[name];
 }
 
+/* Keeps every stride-th sample of c as a point, halving the points kept when they are full. */
+static void add_point(struct counter_total *c, int64_t t, double value)
+{
+    if ((c->n - 1) % c->stride != 0)
+        return;
+    if (c->n_points == STAGES_MAX_COUNTER_POINTS) {
+        for (size_t i = 0; 2 * i < c->n_points; i++)
+            c->points[i] = c->points[2 * i];
+        c->n_points = (c->n_points + 1) / 2;
+        c->stride *= 2;
+        if ((c->n - 1) % c->stride != 0)
+            return;
+    }
+    if (!c->points)
+        c->points = xmalloc(STAGES_MAX_COUNTER_POINTS * sizeof *c->points);
+    c->points[c->n_points++] = (struct counter_point){t, value, c->sum};
+}
+
+/* stage: the innermost stage open on the sending thread, or STAGES_NO_NAME. */
 static void add_counter(struct stage_data *d, struct name_maps *m, const struct marker_event *e,
-                        int64_t t)
+                        int64_t t, uint32_t stage)
 {
     uint32_t slot = name_slot(d, m->counter, e->name, d->n_counters);
     if (slot == NAME_DROPPED)
@@ -111,11 +132,18 @@ static void add_counter(struct stage_data *d, struct name_maps *m, const struct 
     if (slot > d->n_counters) {
         d->counters = xreallocarray(d->counters, d->n_counters + 1, sizeof *d->counters);
         d->counters[d->n_counters++] = (struct counter_total){
-            .name = e->name, .min = e->number, .max = e->number, .count = true};
+            .name = e->name, .min = e->number, .max = e->number, .count = true,
+            .stage = stage, .stride = 1};
     }
     struct counter_total *c = &d->counters[slot - 1];
     if (!(e->number >= 0 && e->number == floor(e->number)))
         c->count = false;
+    if (c->n == 0)
+        c->stage = stage;
+    else if (c->stage != stage && !c->stage_mixed)
+        c->stage_mixed = true;
+    if (c->stage_mixed)
+        c->stage = STAGES_NO_NAME;
     c->n++;
     c->sum += e->number;
     c->last = e->number;
@@ -124,6 +152,7 @@ static void add_counter(struct stage_data *d, struct name_maps *m, const struct 
         c->min = e->number;
     if (e->number > c->max)
         c->max = e->number;
+    add_point(c, t, e->number);
 }
 
 static void add_meta(struct stage_data *d, struct name_maps *m, const struct marker_event *e)
@@ -166,6 +195,7 @@ static void totals(struct stage_data *d, const struct span *sorted, size_t n, si
     d->stages = xcalloc(n_names, sizeof *d->stages);
     for (size_t i = 0; i < n;) {
         struct stage_total t = {.name = sorted[i].name, .depth = sorted[i].depth,
+                                .parent = sorted[i].parent,
                                 .first_ns = sorted[i].start_ns, .last_ns = sorted[i].end_ns};
         int64_t cur_start = sorted[i].start_ns, cur_end = sorted[i].end_ns;
         size_t j = i;
@@ -176,8 +206,10 @@ static void totals(struct stage_data *d, const struct span *sorted, size_t n, si
             /* saturates: thousands of threads each in a span as long as the run overflow */
             int64_t len = s->end_ns - s->start_ns;
             t.busy_ns = t.busy_ns > INT64_MAX - len ? INT64_MAX : t.busy_ns + len;
-            if (s->depth < t.depth)
+            if (s->depth < t.depth) {
                 t.depth = s->depth;
+                t.parent = s->parent;
+            }
             if (s->end_ns > t.last_ns)
                 t.last_ns = s->end_ns;
             if (s->start_ns > cur_end) { /* disjoint: close the merged interval */
@@ -193,6 +225,65 @@ static void totals(struct stage_data *d, const struct span *sorted, size_t n, si
         i = j;
     }
     qsort(d->stages, d->n_stages, sizeof *d->stages, stage_by_first);
+}
+
+void stages_tree_order(size_t n, const size_t *parent, size_t *order)
+{
+    /* children of i: kids[first[i] .. first[i + 1]), in the given order (a counting sort) */
+    size_t *first = xcalloc(n + 2, sizeof *first), *kids = xmalloc((n + 1) * sizeof *kids);
+    size_t *stack = xmalloc((n + 1) * sizeof *stack);
+    bool *done = xcalloc(n + 1, sizeof *done);
+    for (size_t i = 0; i < n; i++)
+        if (parent[i] < n)
+            first[parent[i] + 2]++;
+    for (size_t i = 2; i < n + 2; i++)
+        first[i] += first[i - 1];
+    for (size_t i = 0; i < n; i++)
+        if (parent[i] < n)
+            kids[first[parent[i] + 1]++] = i;
+    size_t n_out = 0;
+    for (size_t root = 0; root < n; root++) {
+        if (parent[root] < n)
+            continue;
+        size_t top = 0;
+        stack[top++] = root;
+        while (top) {
+            size_t i = stack[--top];
+            if (done[i])
+                continue;
+            done[i] = true;
+            order[n_out++] = i;
+            for (size_t k = first[i + 1]; k > first[i]; k--) /* so the first child pops first */
+                stack[top++] = kids[k - 1];
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!done[i])
+            order[n_out++] = i;
+    free(done);
+    free(stack);
+    free(kids);
+    free(first);
+}
+
+/* Puts d->stages (sorted by first begin) in tree order; stage_of is scratch indexed by name. */
+static void order_stages(struct stage_data *d, uint32_t *stage_of)
+{
+    size_t n = d->n_stages;
+    size_t *parent = xmalloc((n + 1) * sizeof *parent), *order = xmalloc((n + 1) * sizeof *order);
+    for (size_t k = 0; k < n; k++)
+        stage_of[d->stages[k].name] = (uint32_t)k;
+    for (size_t k = 0; k < n; k++)
+        parent[k] = d->stages[k].parent == STAGES_NO_NAME ? SIZE_MAX
+                                                          : stage_of[d->stages[k].parent];
+    stages_tree_order(n, parent, order);
+    struct stage_total *sorted = xmalloc((n + 1) * sizeof *sorted);
+    for (size_t k = 0; k < n; k++)
+        sorted[k] = d->stages[order[k]];
+    free(d->stages);
+    d->stages = sorted;
+    free(order);
+    free(parent);
 }
 
 struct edge {
@@ -271,17 +362,23 @@ static int64_t uncovered(struct span *by_start, size_t n, int64_t wall_ns)
 }
 
 /* Depth at which a thread of process pid starts its stages: one below the stage open on the
- * adopting thread now (recursively, for launchers that were adopted themselves). */
+ * adopting thread now (recursively, for launchers that were adopted themselves); that stage's
+ * name in *parent (STAGES_NO_NAME when none is open). */
 static int32_t adopted_depth(struct threads *th, const struct adoption *a, size_t n, int32_t pid,
-                             int hops)
+                             int hops, const struct span *spans, uint32_t *parent)
 {
     for (size_t i = 0; i < n && hops < 16; i++) {
         if (a[i].child != pid)
             continue;
         struct thread_stack *p = thread_get(th, a[i].pid, a[i].tid);
         int32_t open = (int32_t)p->n, base = p->base; /* p may move in the call below */
-        return (open ? base : adopted_depth(th, a, n, a[i].pid, hops + 1)) + open;
+        if (open) {
+            *parent = spans[p->open[p->n - 1]].name;
+            return base + open;
+        }
+        return adopted_depth(th, a, n, a[i].pid, hops + 1, spans, parent);
     }
+    *parent = STAGES_NO_NAME;
     return 0;
 }
 
@@ -338,12 +435,16 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
                 names.n_stage_names++;
             struct thread_stack *s = thread_get(&th, e->pid, e->tid);
             if (s->n == 0) {
-                int32_t base = adopted_depth(&th, adopt, n_adopt, e->pid, 0);
+                uint32_t parent;
+                int32_t base = adopted_depth(&th, adopt, n_adopt, e->pid, 0, d->spans, &parent);
                 s = thread_get(&th, e->pid, e->tid); /* the table may have grown */
                 s->base = base;
+                s->base_parent = parent;
             }
             struct span sp = {.name = e->name, .pid = e->pid, .tid = e->tid, .start_ns = t,
-                              .end_ns = -1, .depth = s->base + (int32_t)s->n};
+                              .end_ns = -1, .depth = s->base + (int32_t)s->n,
+                              .parent = s->n ? d->spans[s->open[s->n - 1]].name
+                                             : s->base_parent};
             push_span(d, &span_cap, &sp);
             if (s->n == s->cap) {
                 s->cap = s->cap ? s->cap * 2 : 8;
@@ -377,9 +478,11 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
             s->n = k - 1;
             break;
         }
-        case MARKER_COUNTER:
-            add_counter(d, &names, e, t);
+        case MARKER_COUNTER: {
+            const struct thread_stack *s = thread_get(&th, e->pid, e->tid);
+            add_counter(d, &names, e, t, s->n ? d->spans[s->open[s->n - 1]].name : STAGES_NO_NAME);
             break;
+        }
         case MARKER_META:
             /* keys "mlbench.*" belong to the protocol (adoption), not to the workload */
             if (strncmp(event_log_str(log, e->name), "mlbench.", 8) != 0)
@@ -418,6 +521,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     memcpy(tmp, d->spans, d->n_spans * sizeof *tmp);
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_name_start);
     totals(d, tmp, d->n_spans, names.n_stage_names);
+    order_stages(d, names.stage);
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_start);
     overlaps(d, tmp, d->n_spans, names.stage);
     d->outside_ns = uncovered(tmp, d->n_spans, wall_ns);
@@ -429,6 +533,8 @@ void stages_free(struct stage_data *d)
 {
     free(d->spans);
     free(d->stages);
+    for (size_t i = 0; i < d->n_counters; i++)
+        free(d->counters[i].points);
     free(d->counters);
     free(d->meta);
     free(d->instants);

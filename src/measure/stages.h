@@ -20,23 +20,40 @@
  * would otherwise make the aggregation and the result file grow without bound. */
 #define STAGES_MAX_NAMES 1000
 
+/* A span or stage without a parent stage, a counter sampled with no stage open (name ids). */
+#define STAGES_NO_NAME UINT32_MAX
+
 /* Times are nanoseconds relative to the start of the repetition. Names are event_log ids. */
 struct span {
     uint32_t name;
     int32_t pid, tid;
     int64_t start_ns, end_ns;
     int32_t depth;  /* 0 = outermost on its thread */
+    uint32_t parent; /* name of the stage open on its thread when it began (for a process
+                      * adopted by a launcher: on the adopting thread), or STAGES_NO_NAME */
     bool closed;    /* false: still open when the run ended; end_ns is the run's end */
 };
 
 struct stage_total {
     uint32_t name;
     int32_t depth;         /* smallest nesting depth seen */
+    uint32_t parent;       /* the parent of its first span at that depth, or STAGES_NO_NAME */
     uint64_t count;        /* spans */
     uint64_t unclosed;     /* spans still open at the end of the run */
     int64_t busy_ns, active_ns, first_ns, last_ns;
     int64_t overlap_ns;    /* top-level stages: time it was open while another top-level stage
                             * was open too (on another thread: a loader beside training) */
+};
+
+/* Samples of a counter over time that one repetition keeps (for the training curves): at most
+ * this many; beyond, every other one kept is dropped and the stride doubles, so the points kept
+ * stay evenly spread over the samples sent. */
+#define STAGES_MAX_COUNTER_POINTS 1000
+
+struct counter_point {
+    int64_t t_ns;      /* from the start of the repetition */
+    double value;      /* the sample as sent */
+    double sum;        /* the sum of the samples up to and including this one */
 };
 
 struct counter_total {
@@ -45,6 +62,12 @@ struct counter_total {
     double sum, min, max, last;
     int64_t last_ns;
     bool count;        /* every sample a whole number >= 0 (images, tokens): sums are meaningful */
+    uint32_t stage;    /* the innermost stage open on the sending thread at every sample, or
+                        * STAGES_NO_NAME (none open, or several: see stage_mixed) */
+    bool stage_mixed;  /* samples were sent in different stages (or some outside any stage) */
+    struct counter_point *points; /* every stride-th sample, at most STAGES_MAX_COUNTER_POINTS */
+    size_t n_points;
+    uint64_t stride;   /* 1: every sample is a point */
 };
 
 struct meta_item {
@@ -60,7 +83,8 @@ struct instant {
 struct stage_data {
     struct span *spans;
     size_t n_spans;
-    struct stage_total *stages; /* ordered by first begin */
+    struct stage_total *stages; /* in tree order (stages_tree_order): each stage under its
+                                 * parent, siblings and roots by first begin */
     size_t n_stages;
     struct counter_total *counters; /* ordered by first sample */
     size_t n_counters;
@@ -84,5 +108,12 @@ struct stage_data {
 void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_ns,
                       struct stage_data *out);
 void stages_free(struct stage_data *d);
+
+/* The stage tree in reading order: n items, already sorted by first begin, parent[i] the index
+ * of item i's parent or SIZE_MAX for a root. Writes to order[0..n-1] the items depth first,
+ * each parent before its children, roots and siblings in their given order, so that another
+ * thread's or process's stages never come between a stage and its children. Items on a cycle
+ * of parents (none from stages_aggregate) come last, in their given order. Pure. */
+void stages_tree_order(size_t n, const size_t *parent, size_t *order);
 
 #endif

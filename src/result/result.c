@@ -162,10 +162,13 @@ static json_t *samples_json(const struct sample_table *t, int64_t t0)
         json_t *v = json_array();
         for (size_t r = 0; r < t->n; r++)
             json_array_append_new(v, jnum(t->v[i][r]));
-        json_array_append_new(series, json_pack(
+        json_t *s = json_pack(
             "{s:s, s:s, s:s, s:s, s:o}", "metric", t->defs[i].name, "labels", t->defs[i].labels,
             "kind", t->defs[i].kind == SERIES_COUNTER ? "counter" : "gauge",
-            "source", t->defs[i].source, "values", v));
+            "source", t->defs[i].source, "values", v);
+        if (t->defs[i].max_rate > 0)
+            json_object_set_new(s, "max_rate", json_real(t->defs[i].max_rate));
+        json_array_append_new(series, s);
     }
     return json_pack("{s:o, s:o}", "t_ns", times, "series", series);
 }
@@ -185,6 +188,21 @@ static json_t *rep_markers_json(const struct repetition *rep)
                      "dropped", (json_int_t)rep->log.dropped,
                      "names_dropped", (json_int_t)rep->stages.names_dropped,
                      "name_events_dropped", (json_int_t)rep->stages.name_events_dropped);
+}
+
+/* runs[].counters[].points: [[t_ns, value, running sum], ...] (docs/result-schema.md), with
+ * points_stride when only every stride-th sample was kept. */
+static void counter_points(json_t *jc, const struct counter_total *c)
+{
+    json_t *points = json_array();
+    for (size_t k = 0; k < c->n_points; k++) {
+        const struct counter_point *p = &c->points[k];
+        json_array_append_new(points, json_pack("[o, o, o]", jint(p->t_ns), jnum(p->value),
+                                                jnum(p->sum)));
+    }
+    json_object_set_new(jc, "points", points);
+    if (c->stride > 1)
+        json_object_set_new(jc, "points_stride", json_integer((json_int_t)c->stride));
 }
 
 static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
@@ -223,10 +241,12 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     json_t *counters = json_array();
     for (size_t i = 0; i < d->n_counters; i++) {
         const struct counter_total *c = &d->counters[i];
-        json_array_append_new(counters, json_pack(
+        json_t *jc = json_pack(
             "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "name", event_log_str(log, c->name),
             "n", (json_int_t)c->n, "sum", jnum(c->sum), "min", jnum(c->min), "max", jnum(c->max),
-            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count));
+            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count);
+        counter_points(jc, c);
+        json_array_append_new(counters, jc);
     }
     json_object_set_new(out, "counters", counters);
 
@@ -273,6 +293,22 @@ static json_t *rep_json(const struct repetition *rep)
     return rep_stages_json(rep, j);
 }
 
+/* A stage's latency distribution (docs/result-schema.md), or null without closed spans. */
+static json_t *span_stats_json(const struct span_stats *st)
+{
+    if (!st)
+        return json_null();
+    json_t *counts = json_array();
+    for (size_t i = 0; i < st->n_bins; i++)
+        json_array_append_new(counts, json_integer((json_int_t)st->counts[i]));
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:o}}",
+                     "n", (json_int_t)st->n, "p50_ns", jnum(st->p50_ns),
+                     "p90_ns", jnum(st->p90_ns), "p99_ns", jnum(st->p99_ns),
+                     "p999_ns", jnum(st->p999_ns), "max_ns", jnum(st->max_ns), "histogram",
+                     "bins_per_octave", SPAN_STATS_BINS_PER_OCTAVE, "first_bin", st->first_bin,
+                     "counts", counts);
+}
+
 static json_t *summary_json(const struct summary *s)
 {
     json_t *j = json_pack("{s:I, s:I, s:I, s:b}", "runs_measured", (json_int_t)s->n_measured,
@@ -300,6 +336,7 @@ static json_t *summary_json(const struct summary *s)
             "span_ns_median", jnum(st->span_median_ns),
             "count_median", jnum(st->count_median), "share", jnum(st->share),
             "resources", resources_json(s->series, s->n_series, st->resources)));
+        json_object_set_new(json_array_get(stages, i), "spans", span_stats_json(st->spans));
     }
     json_object_set_new(j, "stages", stages);
 
@@ -310,6 +347,10 @@ static json_t *summary_json(const struct summary *s)
             "{s:s, s:I, s:o, s:o, s:o, s:b}", "name", c->name, "n", (json_int_t)c->n,
             "last", stats_json(&c->last), "sum_median", jnum(c->sum_median),
             "rate_per_s_median", jnum(c->rate_median), "count", c->count));
+        json_t *o = json_array_get(counters, i);
+        json_object_set_new(o, "stage", jstr_or_null(c->stage));
+        json_object_set_new(o, "stage_mixed", json_boolean(c->stage_mixed));
+        json_object_set_new(o, "stage_rate_per_s_median", jnum(c->stage_rate_median));
     }
     json_object_set_new(j, "counters", counters);
 
@@ -343,8 +384,9 @@ static json_t *sampling_json(const struct sampling_info *si)
         json_array_append_new(active, json_string(si->active[i]));
     for (size_t i = 0; i < si->n_skipped; i++)
         json_array_append_new(skipped, jtext(si->skipped[i]));
-    return json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "interval_ns", jint(si->interval_ns),
-                     "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
+    return json_pack("{s:o, s:b, s:o, s:o, s:o, s:I, s:o, s:o}", "interval_ns",
+                     jint(si->interval_ns), "adaptive", si->adaptive, "first_interval_ns",
+                     jint(si->adaptive ? SAMPLER_MIN_INTERVAL_NS : si->interval_ns), "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
                      "cpu_ns", jint(si->cpu_ns),
                      "cpu_ratio", si->sampled_ns > 0 ? jnum((double)si->cpu_ns / (double)si->sampled_ns)
                                                      : json_null());
@@ -388,6 +430,7 @@ json_t *result_to_json(const struct bench_result *r)
         "cleanup", jstr_or_null(c->cleanup), "fail_fast", c->fail_fast,
         "show_output", c->show_output);
     json_object_set_new(config, "interval_ns", jint(c->interval_ns));
+    json_object_set_new(config, "interval_adaptive", json_boolean(c->interval_adaptive));
     json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
     json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
 

@@ -36,7 +36,8 @@ struct repetition {
 
 /* How resources were sampled during the invocation. */
 struct sampling_info {
-    int64_t interval_ns;
+    int64_t interval_ns;    /* with adaptive, the longest */
+    bool adaptive;          /* from SAMPLER_MIN_INTERVAL_NS up to interval_ns (sampler.h) */
     char **active;          /* source names */
     size_t n_active;
     char **skipped;         /* "source: reason" */

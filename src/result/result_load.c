@@ -32,6 +32,53 @@ static const char *too_many(const json_t *j)
     return NULL;
 }
 
+/* What is wrong with a stage's "spans" object (docs/result-schema.md), or NULL: absent or
+ * null (results of older versions, stages without closed spans) is fine. */
+static const char *bad_span_stats(const json_t *sp)
+{
+    static const char *const figures[] = {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
+    if (!sp || json_is_null(sp))
+        return NULL;
+    const json_t *h = json_object_get(sp, "histogram"), *counts = json_object_get(h, "counts");
+    json_int_t n = json_integer_value(json_object_get(sp, "n"));
+    if (!json_is_object(sp) || !json_is_integer(json_object_get(sp, "n")) || n < 1)
+        return "not an object with a count n >= 1";
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        if (!json_is_number(json_object_get(sp, figures[i])))
+            return "a percentile is not a number";
+    json_int_t per = json_integer_value(json_object_get(h, "bins_per_octave"));
+    json_int_t first = json_integer_value(json_object_get(h, "first_bin"));
+    if (!json_is_integer(json_object_get(h, "bins_per_octave")) || per < 1 || per > 64 ||
+        !json_is_integer(json_object_get(h, "first_bin")) || first < 0 || first >= 64 * per ||
+        !json_is_array(counts) || json_array_size(counts) == 0 ||
+        json_array_size(counts) > (size_t)(64 * per - first))
+        return "its histogram has no valid bins_per_octave, first_bin and counts";
+    json_int_t sum = 0;
+    for (size_t i = 0; i < json_array_size(counts); i++) {
+        json_int_t c = json_integer_value(json_array_get(counts, i));
+        if (!json_is_integer(json_array_get(counts, i)) || c < 0 || c > n)
+            return "a histogram count is not an integer between 0 and n";
+        sum += c;
+    }
+    return sum == n ? NULL : "the histogram counts do not add up to n";
+}
+
+/* Checks summary.stages[].spans; 0, or -1 with a message naming the stage. */
+static int check_span_stats(const json_t *j, const char *path, char *err, size_t errlen)
+{
+    size_t i;
+    const json_t *st;
+    json_array_foreach(json_object_get(json_object_get(j, "summary"), "stages"), i, st) {
+        const char *why = bad_span_stats(json_object_get(st, "spans"));
+        if (why) {
+            snprintf(err, errlen, "%s: summary.stages[%zu].spans is malformed: %s (edited by "
+                     "hand or damaged? write it again with mlbench run)", path, i, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 json_t *result_load_file(const char *path, char *err, size_t errlen)
 {
     json_error_t je;
@@ -67,6 +114,10 @@ json_t *result_load_file(const char *path, char *err, size_t errlen)
     if (what) {
         snprintf(err, errlen, "%s: %s holds more than %d names, more than mlbench writes (a "
                  "result of an older mlbench, or made by hand?)", path, what, STAGES_MAX_NAMES);
+        json_decref(j);
+        return NULL;
+    }
+    if (check_span_stats(j, path, err, errlen) < 0) {
         json_decref(j);
         return NULL;
     }

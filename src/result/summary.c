@@ -28,10 +28,13 @@ void summary_free(struct summary *s)
     for (size_t i = 0; i < s->n_stages; i++) {
         free(s->stages[i].name);
         free(s->stages[i].resources);
+        span_stats_free(s->stages[i].spans);
     }
     free(s->total_resources);
-    for (size_t i = 0; i < s->n_counters; i++)
+    for (size_t i = 0; i < s->n_counters; i++) {
         free(s->counters[i].name);
+        free(s->counters[i].stage);
+    }
     for (size_t i = 0; i < s->n_meta; i++) {
         free(s->meta[i].key);
         free(s->meta[i].value);
@@ -190,6 +193,122 @@ static struct metric_stat *combine_metrics(const struct metric_stat *const *rows
     return out;
 }
 
+/* A growing array of span durations, ns. */
+struct durations {
+    double *v;
+    size_t n, cap;
+};
+
+/* The durations of the closed spans of each stage of the union (nu->n arrays), pooled over the
+ * runs of u: all spans held in memory, also those beyond RESULT_MAX_SPANS that the file leaves
+ * out. The caller frees each v and the array. */
+static struct durations *pool_spans(const struct used *u, const struct name_union *nu)
+{
+    struct durations *out = xcalloc(nu->n + 1, sizeof *out);
+    for (size_t k = 0; k < u->n; k++) {
+        const struct repetition *rep = u->rep[k];
+        size_t n_ids = rep->log.n_strings + 1;
+        uint32_t *j_of = xcalloc(n_ids, sizeof *j_of); /* name id -> union index + 1 */
+        for (size_t j = 0; j < nu->n; j++) {
+            long at = name_union_at(nu, k, j);
+            if (at >= 0)
+                j_of[rep->stages.stages[at].name] = (uint32_t)j + 1;
+        }
+        for (size_t i = 0; i < rep->stages.n_spans; i++) {
+            const struct span *sp = &rep->stages.spans[i];
+            if (!sp->closed || sp->name >= n_ids || !j_of[sp->name])
+                continue;
+            struct durations *d = &out[j_of[sp->name] - 1];
+            if (d->n == d->cap) {
+                d->cap = d->cap ? 2 * d->cap : 16;
+                d->v = xreallocarray(d->v, d->cap, sizeof *d->v);
+            }
+            d->v[d->n++] = (double)(sp->end_ns - sp->start_ns);
+        }
+        free(j_of);
+    }
+    return out;
+}
+
+struct sibling_key {
+    double first_ns; /* median first begin over the runs */
+    size_t j;        /* union index: order of first appearance */
+};
+
+static int by_first_begin(const void *a, const void *b)
+{
+    const struct sibling_key *x = a, *y = b;
+    if (x->first_ns != y->first_ns)
+        return (x->first_ns > y->first_ns) - (x->first_ns < y->first_ns);
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+/* Puts s->stages (in union order) in tree order: parent[j] is the union index of stage j's
+ * parent (SIZE_MAX for a root), first_ns[j] its median first begin. */
+static void order_stages(struct summary *s, const size_t *parent, const double *first_ns)
+{
+    size_t n = s->n_stages;
+    struct sibling_key *key = xmalloc((n + 1) * sizeof *key);
+    size_t *pos = xmalloc((n + 1) * sizeof *pos), *par = xmalloc((n + 1) * sizeof *par);
+    size_t *order = xmalloc((n + 1) * sizeof *order);
+    for (size_t j = 0; j < n; j++)
+        key[j] = (struct sibling_key){first_ns[j], j};
+    qsort(key, n, sizeof *key, by_first_begin);
+    for (size_t p = 0; p < n; p++)
+        pos[key[p].j] = p;
+    for (size_t p = 0; p < n; p++)
+        par[p] = parent[key[p].j] < n ? pos[parent[key[p].j]] : SIZE_MAX;
+    stages_tree_order(n, par, order);
+    struct stage_summary *sorted = xmalloc((n + 1) * sizeof *sorted);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = s->stages[key[order[i]].j];
+    free(s->stages);
+    s->stages = sorted;
+    free(order);
+    free(par);
+    free(pos);
+    free(key);
+}
+
+/* The union index of the parent of stage t of run rep, or SIZE_MAX (a root, or a parent whose
+ * name was not kept). */
+static size_t parent_index(struct name_union *nu, const struct repetition *rep,
+                           const struct stage_total *t)
+{
+    if (t->parent == STAGES_NO_NAME)
+        return SIZE_MAX;
+    const char *name = event_log_str(&rep->log, t->parent);
+    size_t j = event_log_intern(&nu->names, name, strlen(name)) - 1; /* interned: its id */
+    return j < nu->n ? j : SIZE_MAX;
+}
+
+/* Resources of one stage from the runs that have it (present, at index present_at[k] of run
+ * k's stages). */
+static struct metric_stat *stage_resources(const struct used *present, const size_t *present_at,
+                                           size_t n_series)
+{
+    const struct metric_stat **rows = xcalloc(present->n + 1, sizeof *rows);
+    for (size_t k = 0; k < present->n; k++)
+        if (present->rep[k]->metrics)
+            rows[k] = present->rep[k]->metrics[present_at[k]];
+    struct metric_stat *m = combine_metrics(rows, present->n, n_series);
+    free(rows);
+    return m;
+}
+
+/* The span latencies of the stages of the union nu (in union order), over the ok runs only:
+ * the spans of failed runs describe partial work. */
+static void stage_latencies(struct summary *s, const struct used *u, const struct name_union *nu)
+{
+    struct durations *dur = pool_spans(&(struct used){u->rep, s->used_failed ? 0 : u->n,
+                                                      u->warmups}, nu);
+    for (size_t j = 0; j < nu->n; j++) {
+        s->stages[j].spans = span_stats_make(dur[j].v, dur[j].n);
+        free(dur[j].v);
+    }
+    free(dur);
+}
+
 static void summarize_stages(struct summary *s, const struct used *u, double wall_median)
 {
     double *x = xmalloc(u->n * sizeof *x), *busy = xmalloc(u->n * sizeof *x);
@@ -200,6 +319,8 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
 
     struct name_union nu;
     name_union_build(&nu, u, NAME_STAGE);
+    size_t *parent = xmalloc((nu.n + 1) * sizeof *parent);
+    double *first = xmalloc((nu.n + 1) * sizeof *first), *begin = xmalloc(u->n * sizeof *begin);
     s->n_stages = nu.n;
     s->stages = xcalloc(nu.n + 1, sizeof *s->stages);
     s->names_dropped += nu.dropped;
@@ -221,33 +342,36 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
             span[n] = (double)(t->last_ns - t->first_ns);
             count[n] = (double)t->count;
             overlap[n] = (double)t->overlap_ns;
-            if (t->depth < ss->depth)
+            begin[n] = (double)t->first_ns;
+            if (t->depth < ss->depth) { /* its parent where it is least deep, in the first run */
                 ss->depth = t->depth;
+                parent[j] = parent_index(&nu, u->rep[k], t);
+            }
             present_at[present.n] = (size_t)at;
             present.rep[present.n++] = u->rep[k];
             n++;
         }
         ss->n = n;
-        if (s->n_series) {
-            const struct metric_stat **rows = xcalloc(present.n + 1, sizeof *rows);
-            for (size_t k = 0; k < present.n; k++)
-                if (present.rep[k]->metrics)
-                    rows[k] = present.rep[k]->metrics[present_at[k]];
-            ss->resources = combine_metrics(rows, present.n, s->n_series);
-            free(rows);
-        }
+        if (s->n_series)
+            ss->resources = stage_resources(&present, present_at, s->n_series);
         stats_summarize(x, n, &ss->active);
         ss->busy_median_ns = stats_median(busy, n);
         ss->overlap_median_ns = stats_median(overlap, n);
         ss->span_median_ns = stats_median(span, n);
         ss->count_median = stats_median(count, n);
         ss->share = wall_median > 0 ? ss->active.median / wall_median : 0;
+        first[j] = stats_median(begin, n);
         if (ss->share >= 0.01) { /* noise in a stage that barely counts is not worth a warning */
             char what[160];
             snprintf(what, sizeof what, "stage '%s'", ss->name);
             check_series(s, what, x, &present, &ss->active);
         }
     }
+    stage_latencies(s, u, &nu);
+    order_stages(s, parent, first);
+    free(parent);
+    free(first);
+    free(begin);
     free(present.rep);
     free(present_at);
     name_union_free(&nu);
@@ -258,10 +382,39 @@ static void summarize_stages(struct summary *s, const struct used *u, double wal
     free(count);
 }
 
+/* The active time of the stage named by id in run rep, ns; 0 when it is not there. */
+static int64_t stage_active_ns(const struct repetition *rep, uint32_t id)
+{
+    for (size_t i = 0; i < rep->stages.n_stages; i++)
+        if (rep->stages.stages[i].name == id)
+            return rep->stages.stages[i].active_ns;
+    return 0;
+}
+
+/* The stage of counter c of run rep into cs (the first run's, kept while every run agrees);
+ * its rate over that stage's active time, or NAN. */
+static double counter_stage(struct counter_summary *cs, bool first_run,
+                            const struct repetition *rep, const struct counter_total *c)
+{
+    const char *name = c->stage == STAGES_NO_NAME ? NULL : event_log_str(&rep->log, c->stage);
+    if (first_run) {
+        cs->stage = name ? xstrdup(name) : NULL;
+        cs->stage_mixed = c->stage_mixed;
+    } else if (c->stage_mixed || !name != !cs->stage || (name && strcmp(name, cs->stage))) {
+        cs->stage_mixed = true;
+    }
+    if (cs->stage_mixed) {
+        free(cs->stage);
+        cs->stage = NULL;
+    }
+    int64_t active = name ? stage_active_ns(rep, c->stage) : 0;
+    return active > 0 ? c->sum / ((double)active / 1e9) : NAN;
+}
+
 static void summarize_counters(struct summary *s, const struct used *u)
 {
     double *last = xmalloc(u->n * sizeof *last), *sum = xmalloc(u->n * sizeof *sum);
-    double *rate = xmalloc(u->n * sizeof *rate);
+    double *rate = xmalloc(u->n * sizeof *rate), *stage_rate = xmalloc(u->n * sizeof *rate);
     struct name_union nu;
     name_union_build(&nu, u, NAME_COUNTER);
     s->n_counters = nu.n;
@@ -281,6 +434,7 @@ static void summarize_counters(struct summary *s, const struct used *u)
             sum[n] = c->sum;
             double wall_s = (double)u->rep[k]->outcome.wall_ns / 1e9;
             rate[n] = wall_s > 0 ? c->sum / wall_s : 0;
+            stage_rate[n] = counter_stage(cs, n == 0, u->rep[k], c);
             n++;
         }
         cs->n = n;
@@ -289,7 +443,9 @@ static void summarize_counters(struct summary *s, const struct used *u)
             memset(&cs->last, 0, sizeof cs->last), cs->last.median = NAN;
         cs->sum_median = stats_median(sum, n);
         cs->rate_median = stats_median(rate, n);
+        cs->stage_rate_median = cs->stage ? stats_median(stage_rate, n) : NAN;
     }
+    free(stage_rate);
     free(last);
     free(sum);
     free(rate);

@@ -9,6 +9,7 @@
 #include "measure/attrib.h"
 #include "measure/sampler.h"
 #include "analysis/stats.h"
+#include "result/span_stats.h"
 
 struct bench_result;
 
@@ -32,6 +33,8 @@ struct stage_summary {
     double share;              /* active median / median wall time of the run */
     struct metric_stat *resources; /* per series: median of the runs' means, lowest min, highest
                                     * peak, total n; NULL without samples */
+    struct span_stats *spans;  /* durations of its closed spans in the ok runs, pooled; NULL
+                                * without any (or when no run was ok) */
 };
 
 struct counter_summary {
@@ -41,6 +44,11 @@ struct counter_summary {
     double sum_median;         /* median over runs of the sum of its samples */
     double rate_median;        /* median over runs of sum / wall seconds */
     bool count;                /* a count in every run (see counter_total.count) */
+    char *stage;               /* the stage every sample was sent in (innermost open on the
+                                * sending thread), the same in every run; NULL otherwise */
+    bool stage_mixed;          /* samples came from several stages (or some from none) */
+    double stage_rate_median;  /* median over runs of sum / the stage's active seconds; NAN
+                                * without a stage */
 };
 
 struct meta_summary {
@@ -61,7 +69,8 @@ struct summary {
     bool valid;                /* n_used > 0 */
     struct stats_summary wall, user, sys, max_rss;
     double cpu_cores_median;   /* (user + sys) / wall, median over used runs */
-    struct stage_summary *stages; /* in order of first appearance */
+    struct stage_summary *stages; /* in tree order: each stage under its parent (the stage open
+                                   * on its thread when it began), siblings by first begin */
     size_t n_stages;
     double outside_median_ns;  /* time outside any stage; -1 without stages */
     struct counter_summary *counters;

@@ -689,6 +689,8 @@ static int proc_open(struct series_registry *reg, const struct sample_ctx *ctx, 
         return -1;
     }
     st->s_cpu = series_register(reg, "proc", "process_cpu_seconds_total", "", SERIES_COUNTER);
+    if (ctx->ncpu > 0) /* the tree cannot keep more CPUs busy than there are */
+        reg->defs[st->s_cpu].max_rate = ctx->ncpu;
     st->s_rss = series_register(reg, "proc", "process_resident_bytes", "", SERIES_GAUGE);
     st->s_read = series_register(reg, "proc", "process_read_bytes_total", "", SERIES_COUNTER);
     st->s_write = series_register(reg, "proc", "process_written_bytes_total", "", SERIES_COUNTER);

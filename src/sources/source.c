@@ -14,8 +14,9 @@ size_t series_register(struct series_registry *reg, const char *source, const ch
         reg->cap = reg->cap ? reg->cap * 2 : 32;
         reg->defs = xreallocarray(reg->defs, reg->cap, sizeof *reg->defs);
     }
-    reg->defs[reg->n] = (struct series_def){xstrdup(name), xstrdup(labels ? labels : ""), kind,
-                                            source};
+    reg->defs[reg->n] = (struct series_def){.name = xstrdup(name),
+                                            .labels = xstrdup(labels ? labels : ""),
+                                            .kind = kind, .source = source};
     return reg->n++;
 }
 

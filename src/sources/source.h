@@ -24,6 +24,10 @@ struct series_def {
     char *labels;        /* "" when none */
     enum series_kind kind;
     const char *source;  /* name of the source that fills it */
+    double max_rate;     /* counters: the highest rate per second the quantity can have (CPU
+                          * seconds: the CPUs online; stall seconds: 1), 0 when unbounded. A
+                          * rate over a short interval can exceed it by the counter's granularity
+                          * (CPU time comes in 10 ms clock ticks): attribution clamps to it */
 };
 
 /* The samples of one repetition. v[s][row] is series s at t_ns[row] (NAN: not measured). */

@@ -707,6 +707,7 @@ static int system_open(struct series_registry *reg, const struct sample_ctx *ctx
                 snprintf(name, sizeof name, "system_pressure_%s_%s_seconds_total", psi_names[r],
                          psi_kinds[k]);
                 st->s_psi[r][k] = series_register(reg, "system", name, "", SERIES_COUNTER);
+                reg->defs[st->s_psi[r][k]].max_rate = 1; /* a share of the time */
             }
         }
     }

@@ -1,5 +1,7 @@
 """Test workload for the integration tests: stages with known sleeps through the Python
-marker client, including from two forked worker processes (like DataLoader workers)."""
+marker client, including from two forked worker processes (like DataLoader workers).
+Modes: (none), `workers` (workers decode after train), `pipeline` (workers decode while the
+main thread is in train > data_wait, as DataLoader workers do, then step counts images)."""
 import multiprocessing
 import sys
 import time
@@ -18,7 +20,30 @@ def worker(_):
     return 1
 
 
+PIPELINE_STEPS = 25
+
+
+def pipeline():
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        with stage("train"):
+            for _ in range(PIPELINE_STEPS):
+                with stage("data_wait"):
+                    pool.map(worker_short, range(2), chunksize=1)
+                with stage("step"):
+                    time.sleep(0.005)
+                    counter("images", 32)
+
+
+def worker_short(_):
+    with stage("decode"):
+        time.sleep(0.002)
+    return 1
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "pipeline":
+        pipeline()
+        return
     meta("framework", "none")
     load()
     with stage("train"):

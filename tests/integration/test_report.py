@@ -12,6 +12,7 @@ import html.parser
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -21,8 +22,9 @@ MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
 STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
 SOURCE = os.environ.get("MLBENCH_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 
-SECTIONS = ["Summary", "Environment", "Workload and configuration", "Methodology", "Results",
-            "Resource use per stage", "Analysis", "Warnings", "Runs", "Reproduce"]
+# the answer first, how it was measured after (issue 13)
+SECTIONS = ["Summary", "Results", "Analysis", "Resource use per stage", "Warnings",
+            "Workload and configuration", "Methodology", "Environment", "Runs", "Reproduce"]
 
 
 def chromium():
@@ -270,19 +272,22 @@ class ReportTest(unittest.TestCase):
         self.assertIn("&lt;b&gt;x &amp; &#39;y&#39;&lt;/b&gt;", text)
         self.assertIn(label, "".join(page.text))
 
-    def test_html_in_chromium(self):
+    def browser(self, page, name):
+        """Renders page in headless Chromium at 1280x1000, the first screen of a laptop: a
+        screenshot (kept in the test's temporary directory, to look at) and the DOM after
+        layout. Checks that nothing reached the console."""
         browser = chromium()
         if not browser:
             self.skipTest("chromium is not installed (apt-get install chromium)")
-        out, text, _ = self.html(self.seq, self.threads)
-        shot = self.path("shot.png")
+        shot = self.path(name + ".png")
         profile = tempfile.mkdtemp(dir=self.tmp.name)
         flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--hide-scrollbars",
                  f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                 "--window-size=1000,2000"]
-        p = subprocess.run([*flags, f"--screenshot={shot}", "file://" + os.path.abspath(out)],
+                 "--window-size=1280,1000"]
+        url = "file://" + os.path.abspath(page)
+        p = subprocess.run([*flags, f"--screenshot={shot}", url],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(shot, "rb") as f:
@@ -293,13 +298,132 @@ class ReportTest(unittest.TestCase):
         for line in p.stderr.splitlines():
             self.assertNotIn(":CONSOLE", line)
             self.assertNotIn("Uncaught", line)
-        d = subprocess.run([*flags, "--dump-dom", "file://" + os.path.abspath(out)],
-                           capture_output=True, text=True, timeout=120)
+        d = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
+                           timeout=120)
         self.assertEqual(d.returncode, 0, d.stderr)
-        # every chart is still there once loaded: breakdown, then each result's timelines
-        self.assertEqual(d.stdout.count("<svg"), text.count("<svg"))
-        self.assertGreaterEqual(d.stdout.count("<svg"), 3)
-        self.assertIn("<polyline", d.stdout)
+        return d.stdout
+
+    def assert_answer_first(self, dom, chart_in_answer):
+        """issue 13: the verdict and the stage chart open the page, before anything tall."""
+        answer = dom.find('id="answer"')
+        chart = dom.find('id="stage-chart"')
+        self.assertGreater(answer, 0, "no answer block")
+        self.assertGreater(chart, answer, "the stage chart does not follow the verdict")
+        chart_end = dom.find("</figure>", chart)
+        if chart_in_answer:
+            self.assertLess(chart_end, dom.find("</section>", answer))
+        main = dom.find("<main")
+        head = Page()
+        head.feed(dom[main:chart_end])
+        # up to the end of the chart: headings, the verdict, a few lines, the chart itself; no
+        # table, no folded section, no command
+        for tall in ("table", "details", "pre"):
+            self.assertNotIn(tall, head.tags, f"a <{tall}> comes before the stage chart")
+        # and before the chart not half a screen of text (about 100 characters a line)
+        before = Page()
+        before.feed(dom[main:chart])
+        words = " ".join("".join(before.text).split())
+        self.assertIn("Verdict", words)
+        self.assertLess(len(words), 900, words)
+        # the environment is below, folded (closed), and still complete
+        env = dom.find('<details class="folded"')
+        self.assertGreater(env, chart_end)
+        self.assertNotIn(" open", dom[env:dom.find(">", env)])
+        self.assertIn("hostname", dom[env:dom.find("</details>", env)])
+        runs = dom.find(">Runs</h")
+        self.assertGreater(runs, env)
+
+    def test_cpu_timeline_bounded(self):
+        """issue 13: /proc counts CPU time in 10 ms ticks, so rates over 10 ms intervals (the
+        adaptive sampling's start) are 0, 1, 2, 3 cores: a 2-CPU machine's chart went above
+        its CPUs, its axis to 2.5. The line is drawn over ~100 ms windows, never above the
+        series' max_rate, and the axis ends there."""
+        r = json.loads(json.dumps(self.result))
+        run = r["runs"][0]
+        n = 41
+        t = [i * 10_000_000 for i in range(n)]
+        cpu = [0.03 * ((i + 1) // 2) for i in range(n)]  # 3 ticks, 0 ticks: 1.5 cores
+        run["samples"] = {"t_ns": t, "series": [
+            {"metric": "process_cpu_seconds_total", "labels": "", "kind": "counter",
+             "source": "proc", "max_rate": 2.0, "values": cpu}]}
+        run["wall_ns"] = t[-1]
+        for i, x in enumerate(r["runs"]):
+            if x is not run:
+                x["samples"] = {"t_ns": [], "series": []}
+        path = os.path.join(self.tmp.name, "ticks.json")
+        with open(path, "w") as f:
+            json.dump(r, f)
+        out = os.path.join(self.tmp.name, "ticks.html")
+        self.report(path, "--format", "html", "--run", "0", "-o", out)
+        with open(out) as f:
+            page = f.read()
+        i = page.index("CPU cores busy")
+        svg = page[page.index("<svg", i):page.index("</svg>", i)]
+        ticks = re.findall(r'text-anchor="end">([^<]*)</text>', svg)
+        self.assertEqual(ticks[-1], "2", ticks)  # not 2.5, not 3.5
+        ys = [float(p.split(",")[1]) for line in re.findall(r'<polyline[^>]*points="([^"]*)"', svg)
+              for p in line.split()]
+        # plot from y 134 (0) to 14 (2 cores): 1.5 cores is y 44; single intervals would be 3
+        self.assertTrue(ys and all(abs(y - 44) < 1 for y in ys), ys)
+
+    def test_html_in_chromium(self):
+        out, text, _ = self.html(self.seq)
+        dom = self.browser(out, "single")
+        self.assert_answer_first(dom, True)
+        # every chart is still there once loaded: breakdown, then the timelines
+        self.assertEqual(dom.count("<svg"), text.count("<svg"))
+        self.assertGreaterEqual(dom.count("<svg"), 2)
+        self.assertIn("<polyline", dom)
+
+    def test_comparison_in_chromium(self):
+        out = self.path("cmp.html")
+        self.report(self.seq, self.threads, "-o", out)
+        with open(out) as f:
+            text = f.read()
+        dom = self.browser(out, "comparison")
+        self.assert_answer_first(dom, False)
+        answer = dom[dom.find('id="answer"'):dom.find("</section>", dom.find('id="answer"'))]
+        self.assertIn("threads against " + self.result["id"] + ", total: ", answer)
+        self.assertLess(dom.find('id="answer"'), dom.find(">Comparison</h2>"))
+        self.assertEqual(dom.count("<svg"), text.count("<svg"))
+        self.assertGreaterEqual(dom.count("<svg"), 3)
+
+    def test_counter_points_and_curves(self):
+        """issue 13: counters over time are recorded (runs[].counters[].points) and drawn as
+        training curves, a count as its rate, a loss as its value, one line per measured run;
+        a counter with fewer than 3 points is not drawn."""
+        for run in self.result["runs"]:
+            images = next(c for c in run["counters"] if c["name"] == "images")
+            self.assertEqual([p[1:] for p in images["points"]], [[32, 32], [32, 64]])
+            self.assertLess(images["points"][0][0], images["points"][1][0])
+            self.assertLessEqual(images["points"][1][0], run["wall_ns"])
+            self.assertNotIn("points_stride", images)
+        script = ("import mlbench_marker as m, time\n"
+                  "for i in range(30):\n"
+                  "    time.sleep(0.002)\n"
+                  "    m.counter('images', 8)\n"
+                  "    m.counter('loss', 1.0 / (i + 1))\n"
+                  "m.counter('accuracy', 0.5)\n")
+        out = self.path("curves.json")
+        env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python"))
+        p = subprocess.run([MLBENCH, "run", "-q", "--store", self.store, "-r", "2", "-w", "1",
+                            "-o", out, "--", "python3", "-c", script],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            r = json.load(f)
+        loss = next(c for c in r["runs"][1]["counters"] if c["name"] == "loss")
+        self.assertEqual(len(loss["points"]), 30)
+        self.assertAlmostEqual(loss["points"][-1][2], sum(1.0 / (i + 1) for i in range(30)))
+        _, text, page = self.html(out)
+        self.assertEqual(page.errors, [])
+        body = "".join(page.text)
+        self.assertIn("images: rate per interval between samples (/s)", body)
+        self.assertIn("loss: value as sent", body)
+        self.assertNotIn("accuracy: value", body)
+        fig = text[text.find("images: rate per interval"):]
+        fig = fig[:fig.find("</figure>")]
+        self.assertEqual(fig.count("<polyline"), 2)  # the two measured runs, not the warm-up
 
     # ---- trace ----
 

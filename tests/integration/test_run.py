@@ -738,6 +738,29 @@ procs 1 -
             out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0, err)
 
+    def test_adaptive_interval(self):
+        """Without --interval a short run is sampled often (10 ms at first); with one, at that
+        interval. The counts allow a loaded machine to miss ticks."""
+        rc, out, err = self.mlbench("-r", "1", "--", "sleep", "0.3")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertTrue(r["sampling"]["adaptive"])
+        self.assertTrue(r["config"]["interval_adaptive"])
+        self.assertEqual(r["sampling"]["first_interval_ns"], 10 * MS)
+        self.assertEqual(r["sampling"]["interval_ns"], 100 * MS)
+        t = r["runs"][0]["samples"]["t_ns"]
+        self.assertGreaterEqual(len(t), 12, t)  # 28 on a quiet machine
+        gaps = [b - a for a, b in zip(t, t[1:])]
+        self.assertLess(min(gaps), 30 * MS, gaps)
+        self.tmp.cleanup()
+        self.setUp()
+        rc, out, err = self.mlbench("-r", "1", "--interval", "100ms", "--", "sleep", "0.3")
+        self.assertEqual(rc, 0, err)
+        r = self.result()
+        self.assertFalse(r["sampling"]["adaptive"])
+        self.assertFalse(r["config"]["interval_adaptive"])
+        self.assertLessEqual(len(r["runs"][0]["samples"]["t_ns"]), 6)
+
     def test_bad_interval(self):
         for value in ("5ms", "11s", "abc", "-1", "0"):
             with self.subTest(value=value):

@@ -261,6 +261,8 @@ class StoreTest(unittest.TestCase):
             w = r["summary"]["wall_ns"]
             w.update(median=ms * 1e6, ci_low=ms * 0.995e6, ci_high=ms * 1.005e6, ci_level=0.95,
                      mad=ms * 0.002e6, n=6)
+            # the code changed with the step: what --detect names is the commit range
+            r["environment"]["git"] = {"commit": ("a1" if i < 4 else "b2") * 20}
             with open(os.path.join(self.runs, r["id"] + ".json"), "w") as f:
                 json.dump(r, f)
             ids.append(r["id"])
@@ -274,10 +276,13 @@ class StoreTest(unittest.TestCase):
         self.assertGreater(c["change_pct"], 95)
         self.assertLess(c["change_pct"], 105)
         self.assertGreater(c["after_ns"], c["before_ns"])
+        self.assertEqual((c["previous_id"], c["previous_commit"], c["commit"]),
+                         (ids[3], "a1" * 20, "b2" * 20))
         rc, out, err = self.cli("history", "--detect")
         self.assertEqual(rc, 0, err)  # the step is not at the newest result (ids[5])
         self.assertIn("slower", out)
         self.assertIn(ids[4], out.split("changes")[-1])
+        self.assertIn("git log " + "a1" * 6 + ".." + "b2" * 6, out)
         # the newest result slower than those before: exit status 1, for CI (issue 13)
         rc, _, err = self.cli("rm", ids[5])
         self.assertEqual(rc, 0, err)

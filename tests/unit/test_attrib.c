@@ -125,10 +125,73 @@ static void test_attrib_run(void **state)
     series_registry_free(&reg);
 }
 
+/* Samples 10 ms apart, then 100 ms apart (adaptive sampling): the gauge's mean weighs each
+ * sample by the time it stands for, so the 10 ms samples (value 0) count for 10 ms each and the
+ * 100 ms ones (value 10) for 100 ms: not the plain mean of the values. */
+static void test_gauge_time_weighted(void **state)
+{
+    (void)state;
+    struct series_registry reg;
+    struct sample_table tab;
+    memset(&reg, 0, sizeof reg);
+    series_register(&reg, "test", "g", "", SERIES_GAUGE);
+    table_init(&tab, &reg);
+    int64_t t = T0;
+    for (int i = 0; i < 10; i++, t += 10 * MS) /* T0 .. T0 + 90 ms */
+        table_set(&tab, 0, table_add_row(&tab, t), 0);
+    for (int i = 0; i < 4; i++, t += 100 * MS) /* T0 + 100 .. 400 ms */
+        table_set(&tab, 0, table_add_row(&tab, t), 10);
+    struct metric_stat m[1];
+    struct interval iv[] = {{0, 400 * MS}};
+    attrib_stage(&tab, T0, iv, 1, m);
+    assert_int_equal(m[0].n, 14);
+    /* weights: row 0 a whole gap (10), rows 1..8 10 each, row 9 (90 ms) (10 + 10) / 2 = 10,
+     * row 10 (100 ms) (10 + 100) / 2 = 55, rows 11, 12 100, row 13 (the end) 100:
+     * mean = 10 * (55 + 300) / (100 + 355) */
+    assert_true(fabs(m[0].mean - 10.0 * 355 / 455) < 1e-9);
+    assert_true(m[0].mean > 10.0 * 4 / 14 + 4); /* the plain mean would be 2.86 */
+    table_free(&tab);
+    series_registry_free(&reg);
+}
+
+/* CPU time in 10 ms ticks sampled every 10 ms: one interval can hold 0, 1, 2 or 3 ticks, a rate
+ * of 0 to 3 cores, on a machine of 2 CPUs running 1.5 cores steadily. min and peak are over
+ * windows of at least 95 ms (10 intervals here), not single intervals, and never above the
+ * series' max_rate; a short last interval (the sample at the run's end) joins the window before. */
+static void test_counter_windows_and_clamp(void **state)
+{
+    (void)state;
+    struct series_registry reg;
+    struct sample_table tab;
+    memset(&reg, 0, sizeof reg);
+    series_register(&reg, "test", "cpu_total", "", SERIES_COUNTER);
+    reg.defs[0].max_rate = 2;
+    table_init(&tab, &reg);
+    /* ticks per interval: 3, 0 alternating (1.5 cores), 40 intervals of 10 ms */
+    for (int i = 0; i <= 40; i++)
+        table_set(&tab, 0, table_add_row(&tab, T0 + i * 10 * MS), 0.03 * ((i + 1) / 2));
+    table_set(&tab, 0, table_add_row(&tab, T0 + 402 * MS), 0.61); /* 2 ms: 5 cores */
+    struct metric_stat m[1];
+    struct interval iv[] = {{0, 410 * MS}};
+    attrib_stage(&tab, T0, iv, 1, m);
+    assert_int_equal(m[0].n, 41);
+    assert_true(fabs(m[0].mean - (0.6 + 0.01) / 0.402) < 1e-9);
+    assert_true(m[0].min >= 1.4 && m[0].min <= 1.5);
+    assert_true(m[0].peak >= 1.5 && m[0].peak <= 1.6); /* not 3 (one interval), not 5 (the last) */
+    /* the same with max_rate 1: clamped */
+    reg.defs[0].max_rate = 1;
+    attrib_stage(&tab, T0, iv, 1, m);
+    assert_true(m[0].peak == 1 && m[0].mean == 1);
+    table_free(&tab);
+    series_registry_free(&reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gauge_and_counter),
+        cmocka_unit_test(test_gauge_time_weighted),
+        cmocka_unit_test(test_counter_windows_and_clamp),
         cmocka_unit_test(test_nan_samples_skipped),
         cmocka_unit_test(test_attrib_run),
     };

@@ -230,11 +230,12 @@ static void test_markdown_sections(void **state)
 {
     (void)state;
     char *md = render_one("md", base);
+    /* the answer first, the environment below (issue 13) */
     static const char *const sections[] = {
-        "# mlbench report: ", "\n## Summary\n", "\n## Environment\n",
-        "\n## Workload and configuration\n", "\n## Methodology\n", "\n## Results\n",
-        "\n## Resource use per stage\n", "\n## Analysis\n", "\n## Warnings\n", "\n## Runs\n",
-        "\n## Reproduce\n"};
+        "# mlbench report: ", "\n## Summary\n", "\nVerdict: a,b is the bottleneck",
+        "\n## Results\n", "\n## Analysis\n", "\n## Resource use per stage\n",
+        "\n## Warnings\n", "\n## Workload and configuration\n", "\n## Methodology\n",
+        "\n## Environment\n", "\n## Runs\n", "\n## Reproduce\n"};
     const char *at = md;
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         const char *p = strstr(at, sections[i]);
@@ -520,6 +521,142 @@ static void test_html_escapes_and_svg(void **state)
     free(html);
 }
 
+/* issue 13: the report leads with the answer: the verdict (bottleneck, its verdict and
+ * evidence), the total, the stage chart and the top findings (three at most, in the
+ * analysis's order), before everything else; the environment is folded below. */
+static void test_answer_first(void **state)
+{
+    (void)state;
+    json_t *r = json_deep_copy(base);
+    json_t *findings = json_object_get(json_object_get(r, "analysis"), "findings");
+    static const char *const recs[] = {"second advice", "third advice", "fourth advice"};
+    for (size_t i = 0; i < 3; i++)
+        json_array_append_new(findings, json_pack("{s:s, s:s, s:s}", "rule", "cpu-bound",
+                                                  "stage", "a,b", "recommendation", recs[i]));
+    char *md = render_one("md", r);
+    const char *summary = find_in(md, "\n## Summary\n");
+    const char *results = find_in(md, "\n## Results\n");
+    const char *verdict = find_in(md, "Verdict: a,b is the bottleneck (50.0 % of the total), "
+                                      "gpu-bound: GPU 90 %.");
+    assert_true(summary < verdict && verdict < results);
+    const char *total = find_in(md, "Total: 1.000 s median, 75 % interval");
+    assert_true(verdict < total && total < results);
+    /* findings[0] first, three at most, then where the rest are */
+    const char *first = find_in(md, "- a,b (gpu-bound): use a larger batch (could save 1.000 ms");
+    assert_true(first < find_in(md, "- a,b (cpu-bound): second advice"));
+    assert_true(find_in(md, "third advice") < results);
+    assert_true(find_in(md, "fourth advice") > results); /* only in Analysis */
+    assert_true(find_in(md, "All 4 findings") < results);
+    free(md);
+
+    char *html = render_one("html", r);
+    const char *answer = find_in(html, "<section class=\"answer\" id=\"answer\">");
+    const char *chart = find_in(html, "<figure id=\"stage-chart\"");
+    const char *end = find_in(answer, "</section>");
+    assert_true(answer < chart && chart < end);
+    assert_true(find_in(html, "Verdict: a,b is the bottleneck") < chart);
+    const char *env = find_in(html, "<details class=\"folded\">\n<summary><h2 id=\"environment");
+    assert_true(end < env);
+    assert_true(find_in(html, "Results</h2>") < env);
+    assert_true(env < find_in(html, "hostname"));
+    free(html);
+    json_decref(r);
+
+    /* most of the run outside any stage: the total says so */
+    r = json_deep_copy(base);
+    json_object_set_new(json_object_get(r, "summary"), "outside_ns", json_real(6e8));
+    md = render_one("md", r);
+    find_in(md, "over 3 runs (3 ok). 60.0 % of it is outside any stage");
+    free(md);
+    json_decref(r);
+
+    /* a result without a measured run says so instead of a verdict */
+    r = json_deep_copy(base);
+    json_object_del(json_object_get(r, "summary"), "wall_ns");
+    md = render_one("md", r);
+    find_in(md, "No verdict: no run was measured to the end");
+    assert_null(strstr(md, "is the bottleneck"));
+    free(md);
+    json_decref(r);
+}
+
+/* issue 5 of issue 13: the chart said stages "ran at the same time on different threads"
+ * whenever the bars were longer than the total, though every overlap_ns_median was 0. */
+static void test_breakdown_overlap_reason(void **state)
+{
+    (void)state;
+    static const char overlap[] = "ran at the same time on different threads";
+    static const char medians[] = "medians of the stages do not add up";
+    json_t *r = json_deep_copy(base);
+    json_t *st = json_array_get(json_object_get(json_object_get(r, "summary"), "stages"), 0);
+    char *html = render_one("html", r); /* parts shorter than the total: no mark, no note */
+    assert_null(strstr(html, overlap));
+    assert_null(strstr(html, medians));
+    assert_null(strstr(html, "<title>the median total</title>"));
+    free(html);
+    json_object_set_new(json_object_get(st, "active_ns"), "median", json_real(1.5e9));
+    json_object_set_new(st, "overlap_ns_median", json_real(0));
+    html = render_one("html", r);
+    find_in(html, medians);
+    find_in(html, "<title>the median total</title>");
+    assert_null(strstr(html, overlap));
+    free(html);
+    json_object_set_new(st, "overlap_ns_median", json_real(4e8));
+    html = render_one("html", r);
+    find_in(html, overlap);
+    assert_null(strstr(html, medians));
+    free(html);
+    json_decref(r);
+}
+
+/* Training curves: a count drawn as its rate per interval from the running sums, one line per
+ * measured run (the median run dark), nothing for a counter with fewer than 3 points or sent
+ * only in the warm-up run, nothing for a result without points (written before them). */
+static void test_html_curves(void **state)
+{
+    (void)state;
+    json_t *r = json_deep_copy(base);
+    json_t *counters = json_object_get(json_object_get(r, "summary"), "counters");
+    json_array_append_new(counters, json_pack("{s:s, s:b}", "name", "loss", "count", 0));
+    json_array_append_new(counters, json_pack("{s:s, s:b}", "name", "warm", "count", 0));
+    json_t *runs = json_object_get(r, "runs");
+    for (size_t k = 0; k < json_array_size(runs); k++) {
+        json_t *c = json_object_get(json_array_get(runs, k), "counters");
+        json_array_append_new(c, json_pack(
+            "{s:s, s:b, s:[[i,i,i],[i,i,i],[i,i,i],[i,i,i]]}", "name", "images", "count", 1,
+            "points", 0, 32, 32, 100000000, 32, 64, 200000000, 32, 96, 300000000, 32, 128));
+        json_array_append_new(c, json_pack("{s:s, s:b, s:[[i,f,f],[i,f,f]]}", "name", "loss",
+                                           "count", 0, "points", 0, 2.0, 2.0, 100, 1.0, 3.0));
+        if (k == 0)
+            json_array_append_new(c, json_pack(
+                "{s:s, s:b, s:[[i,f,f],[i,f,f],[i,f,f]]}", "name", "warm", "count", 0,
+                "points", 0, 1.0, 1.0, 1, 1.0, 2.0, 2, 1.0, 3.0));
+    }
+    char *html = render_one("html", r);
+    const char *fig = find_in(html, "<figure class=\"curve\">\n<figcaption>images: rate per "
+                                    "interval between samples (/s)");
+    /* 32 images a 100 ms: 320/s on an axis to 500, steps from 0 to 100 ms... of 300 ms */
+    find_in(fig, "points=\"78.00,57.20 332.00,57.20 332.00,57.20 586.00,57.20 ");
+    const char *dark = find_in(fig, "stroke=\"#1d4ed8\"");
+    find_in(dark, "<title>run 3</title>"); /* the median run, drawn last */
+    assert_non_null(strstr(fig, "<title>run 1</title>"));
+    assert_null(strstr(fig, "<title>run 0</title>")); /* warm-up */
+    assert_null(strstr(html, "loss: value as sent"));
+    assert_null(strstr(html, "warm: value as sent"));
+    assert_null(strstr(html, "Only every"));
+    free(html);
+    json_t *c1 = json_array_get(json_object_get(json_array_get(runs, 1), "counters"), 0);
+    json_object_set_new(c1, "points_stride", json_integer(4));
+    html = render_one("html", r);
+    find_in(html, "Only every 4-th sample is kept (the result holds at most 1000 a run); rates "
+                  "stay exact");
+    free(html);
+    json_decref(r);
+    html = render_one("html", base);
+    assert_null(strstr(html, "class=\"curve\""));
+    free(html);
+}
+
 static void test_requests_refused(void **state)
 {
     (void)state;
@@ -715,6 +852,9 @@ int main(void)
         cmocka_unit_test(test_csv_formulas),
         cmocka_unit_test(test_trace_events),
         cmocka_unit_test(test_html_escapes_and_svg),
+        cmocka_unit_test(test_answer_first),
+        cmocka_unit_test(test_breakdown_overlap_reason),
+        cmocka_unit_test(test_html_curves),
         cmocka_unit_test(test_requests_refused),
         cmocka_unit_test(test_median_run_and_quoting),
         cmocka_unit_test(test_tables),

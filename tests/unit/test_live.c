@@ -412,8 +412,8 @@ static void test_samples(void **state)
     (void)state;
     struct live_metrics *live = live_new();
     struct series_def defs[2] = {
-        {"system_cpu_busy_ratio", "", SERIES_GAUGE, "system"},
-        {"process_cpu_seconds_total", "", SERIES_COUNTER, "proc"},
+        {"system_cpu_busy_ratio", "", SERIES_GAUGE, "system", 0},
+        {"process_cpu_seconds_total", "", SERIES_COUNTER, "proc", 0},
     };
     int64_t t[3] = {1, 2, 3};
     double a[3] = {0.1, 0.2, NAN}, b[3] = {1, 2, 3};
@@ -433,7 +433,7 @@ static void test_samples(void **state)
     assert_false(has(x, "mlbench_system_cpu_busy_ratio")); /* not measured: absent, never 0 */
     assert_int_equal(value_of(x, "mlbench_process_cpu_seconds_total"), 3);
     free(x);
-    struct series_def other[1] = {{"gpu_power_watts", "gpu=\"0\"", SERIES_GAUGE, "nvml"}};
+    struct series_def other[1] = {{"gpu_power_watts", "gpu=\"0\"", SERIES_GAUGE, "nvml", 0}};
     double *w[1] = {b};
     struct sample_table tab2 = {.defs = other, .n_series = 1, .t_ns = t, .v = w, .n = 3, .cap = 3};
     live_on_sample(live, &tab2, 0);

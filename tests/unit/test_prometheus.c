@@ -189,14 +189,14 @@ static size_t check_blocks(const char *text)
 static void fake_table(struct sample_table *tab, struct series_def *defs, size_t *n)
 {
     size_t k = 0;
-    defs[k++] = (struct series_def){"process_cpu_seconds_total", "", SERIES_COUNTER, "proc"};
-    defs[k++] = (struct series_def){"process_count", "", SERIES_GAUGE, "proc"};
-    defs[k++] = (struct series_def){"gpu_utilization_ratio", "gpu=\"0\"", SERIES_GAUGE, "nvml"};
-    defs[k++] = (struct series_def){"gpu_power_watts", "gpu=\"0\"", SERIES_GAUGE, "nvml"};
-    defs[k++] = (struct series_def){"gpu_utilization_ratio", "gpu=\"1\"", SERIES_GAUGE, "nvml"};
-    defs[k++] = (struct series_def){"gpu_power_watts", "gpu=\"1\"", SERIES_GAUGE, "nvml"};
-    defs[k++] = (struct series_def){"odd_events", "", SERIES_COUNTER, "test"};
-    defs[k++] = (struct series_def){"bad-name", "", SERIES_GAUGE, "test"};
+    defs[k++] = (struct series_def){"process_cpu_seconds_total", "", SERIES_COUNTER, "proc", 0};
+    defs[k++] = (struct series_def){"process_count", "", SERIES_GAUGE, "proc", 0};
+    defs[k++] = (struct series_def){"gpu_utilization_ratio", "gpu=\"0\"", SERIES_GAUGE, "nvml", 0};
+    defs[k++] = (struct series_def){"gpu_power_watts", "gpu=\"0\"", SERIES_GAUGE, "nvml", 0};
+    defs[k++] = (struct series_def){"gpu_utilization_ratio", "gpu=\"1\"", SERIES_GAUGE, "nvml", 0};
+    defs[k++] = (struct series_def){"gpu_power_watts", "gpu=\"1\"", SERIES_GAUGE, "nvml", 0};
+    defs[k++] = (struct series_def){"odd_events", "", SERIES_COUNTER, "test", 0};
+    defs[k++] = (struct series_def){"bad-name", "", SERIES_GAUGE, "test", 0};
     *n = k;
     memset(tab, 0, sizeof *tab);
     tab->defs = defs;

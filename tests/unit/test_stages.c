@@ -224,6 +224,13 @@ static void test_counters_meta_instants(void **state)
     assert_true(d.counters[0].min == 16);
     assert_true(d.counters[0].max == 32);
     assert_true(d.counters[1].last == 0.5);
+    /* the samples over time, with their running sums (issue 13: training curves) */
+    assert_int_equal(d.counters[0].n_points, 2);
+    assert_int_equal(d.counters[0].stride, 1);
+    assert_int_equal(d.counters[0].points[1].t_ns, 3);
+    assert_true(d.counters[0].points[1].value == 16);
+    assert_true(d.counters[0].points[1].sum == 48);
+    assert_true(d.counters[1].points[0].value == 2.5);
     assert_int_equal(d.n_meta, 2);
     assert_string_equal(event_log_str(&log, d.meta[0].value), "bf16");
     assert_string_equal(event_log_str(&log, d.meta[1].value), "small cnn");
@@ -231,6 +238,35 @@ static void test_counters_meta_instants(void **state)
     assert_int_equal(d.instants[0].t_ns, 7);
     assert_int_equal(d.outside_ns, -1); /* no stage at all */
     assert_int_equal(d.n_stages, 0);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* issue 13: a counter sent 2500 times keeps at most STAGES_MAX_COUNTER_POINTS points, every
+ * 4th sample (the first, the 5th...), evenly over the run, each with the exact running sum. */
+static void test_counter_points_decimated(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    for (int i = 0; i < 2500; i++)
+        ev(&log, "C %lld 1 1 images %d", T0 + i, 1 + i % 3);
+    stages_aggregate(&log, T0, 3000, &d);
+    const struct counter_total *c = &d.counters[0];
+    assert_int_equal(c->n, 2500);
+    assert_int_equal(c->stride, 4);
+    assert_int_equal(c->n_points, 625);
+    double sum = 0;
+    for (int i = 0, k = 0; i < 2500; i++) {
+        sum += 1 + i % 3;
+        if (i % 4)
+            continue;
+        assert_int_equal(c->points[k].t_ns, i);
+        assert_true(c->points[k].value == 1 + i % 3);
+        assert_true(c->points[k].sum == sum);
+        k++;
+    }
     stages_free(&d);
     event_log_free(&log);
 }
@@ -262,6 +298,13 @@ static void test_adoption(void **state)
     assert_int_equal(stage(&d, &log, "loader")->depth, 1);
     assert_int_equal(stage(&d, &log, "other")->depth, 0);
     assert_int_equal(d.n_meta, 0);
+    /* parents (issue 13): the adopted child's stages under the launcher's open stage */
+    uint32_t train = stage(&d, &log, "train")->name, epoch = stage(&d, &log, "epoch")->name;
+    assert_int_equal(stage(&d, &log, "train")->parent, STAGES_NO_NAME);
+    assert_int_equal(stage(&d, &log, "epoch")->parent, train);
+    assert_int_equal(stage(&d, &log, "step")->parent, epoch);
+    assert_int_equal(stage(&d, &log, "loader")->parent, train);
+    assert_int_equal(stage(&d, &log, "other")->parent, STAGES_NO_NAME);
     stages_free(&d);
     event_log_free(&log);
 }
@@ -337,6 +380,87 @@ static void test_many_names(void **state)
     event_log_free(&log);
 }
 
+/* Issue 13, point 6: stages from two worker processes begin while the main thread is in
+ * train > data_wait; the order is the tree (each stage under its parent, siblings by first
+ * begin), never first begin alone, which put `decode` between data_wait and step. */
+static void test_tree_order_two_processes(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 train", T0);
+    ev(&log, "B %lld 1 1 data_wait", T0 + 1 * MS);
+    ev(&log, "B %lld 2 2 decode", T0 + 2 * MS);
+    ev(&log, "B %lld 2 2 resize", T0 + 3 * MS);
+    ev(&log, "B %lld 3 3 decode", T0 + 3 * MS);
+    ev(&log, "E %lld 2 2 resize", T0 + 4 * MS);
+    ev(&log, "E %lld 2 2 decode", T0 + 8 * MS);
+    ev(&log, "E %lld 3 3 decode", T0 + 9 * MS);
+    ev(&log, "E %lld 1 1 data_wait", T0 + 10 * MS);
+    ev(&log, "B %lld 1 1 step", T0 + 10 * MS);
+    ev(&log, "B %lld 1 1 forward", T0 + 11 * MS);
+    ev(&log, "E %lld 1 1 forward", T0 + 12 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 30 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 40 * MS);
+    stages_aggregate(&log, T0, 50 * MS, &d);
+    const char *want[] = {"train", "data_wait", "step", "forward", "decode", "resize"};
+    const int depth[] = {0, 1, 1, 2, 0, 1};
+    assert_int_equal(d.n_stages, 6);
+    for (size_t i = 0; i < 6; i++) {
+        assert_string_equal(event_log_str(&log, d.stages[i].name), want[i]);
+        assert_int_equal(d.stages[i].depth, depth[i]);
+    }
+    assert_int_equal(d.stages[2].parent, d.stages[0].name); /* step under train */
+    assert_int_equal(d.stages[5].parent, d.stages[4].name); /* resize under decode */
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* The stage a counter was sent in: the innermost open on the sending thread; several stages
+ * (or some samples outside any) make it mixed. */
+static void test_counter_stage(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "B %lld 1 1 train", T0);
+    ev(&log, "B %lld 1 1 step", T0 + 1 * MS);
+    ev(&log, "C %lld 1 1 images 32", T0 + 2 * MS);
+    ev(&log, "C %lld 1 2 queue 3", T0 + 2 * MS); /* another thread, nothing open there */
+    ev(&log, "C %lld 1 1 loss 0.5", T0 + 2 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 3 * MS);
+    ev(&log, "C %lld 1 1 loss 0.4", T0 + 4 * MS); /* in train now */
+    ev(&log, "B %lld 1 1 step", T0 + 5 * MS);
+    ev(&log, "C %lld 1 1 images 32", T0 + 6 * MS);
+    ev(&log, "E %lld 1 1 step", T0 + 7 * MS);
+    ev(&log, "E %lld 1 1 train", T0 + 8 * MS);
+    stages_aggregate(&log, T0, 10 * MS, &d);
+    assert_int_equal(d.n_counters, 3);
+    assert_int_equal(d.counters[0].stage, stage(&d, &log, "step")->name);
+    assert_false(d.counters[0].stage_mixed);
+    assert_int_equal(d.counters[1].stage, STAGES_NO_NAME);
+    assert_false(d.counters[1].stage_mixed);
+    assert_int_equal(d.counters[2].stage, STAGES_NO_NAME);
+    assert_true(d.counters[2].stage_mixed);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* stages_tree_order alone: depth first, siblings in the given order, a cycle last. */
+static void test_tree_order_function(void **state)
+{
+    (void)state;
+    /* 0 root; 1 root; 2 under 0; 3 under 1; 4 under 2; 5 under 0; 6 <-> 7 a cycle */
+    const size_t parent[] = {SIZE_MAX, SIZE_MAX, 0, 1, 2, 0, 7, 6};
+    const size_t want[] = {0, 2, 4, 5, 1, 3, 6, 7};
+    size_t order[8];
+    stages_tree_order(8, parent, order);
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(order[i], want[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,10 +470,14 @@ int main(void)
         cmocka_unit_test(test_unbalanced_and_unclosed),
         cmocka_unit_test(test_end_before_begin),
         cmocka_unit_test(test_counters_meta_instants),
+        cmocka_unit_test(test_counter_points_decimated),
         cmocka_unit_test(test_adoption),
         cmocka_unit_test(test_event_log),
         cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_busy_saturates),
+        cmocka_unit_test(test_tree_order_two_processes),
+        cmocka_unit_test(test_counter_stage),
+        cmocka_unit_test(test_tree_order_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,132 @@
+/* answer.c: the sentences a report opens with (docs/reports.md, "The report"): the verdict
+ * (the bottleneck, its verdict and evidence), the total with its interval, the top findings in
+ * the analysis's own order, and for a comparison the verdict of the total per candidate. Pure
+ * functions of the JSON documents, shared by the Markdown and HTML outline (outline.c) so that
+ * both lead with the same answer. */
+#include "export/export.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
+/* The verdict of stage in the analysis, or NULL. */
+static const json_t *verdict_of(const json_t *r, const char *stage)
+{
+    const json_t *v = json_object_get(json_object_get(r, "analysis"), "verdicts");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const char *s = jsonx_str(json_array_get(v, i), "stage");
+        if (s && !strcmp(s, stage))
+            return json_array_get(v, i);
+    }
+    return NULL;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    char *s = export_vformat(f, ap);
+    va_end(ap);
+    return s;
+}
+
+char *export_answer_verdict(const json_t *r)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *analysis = json_object_get(r, "analysis");
+    const char *bottleneck = jsonx_str(analysis, "bottleneck");
+    char share[32];
+    if (!json_object_get(s, "wall_ns"))
+        return fmt("No verdict: no run was measured to the end, so there is nothing to "
+                   "analyse (Runs, below, says what happened to each).");
+    if (!json_is_object(analysis))
+        return fmt("No verdict: the result has no analysis (no resource samples or no usable "
+                   "run).");
+    if (!bottleneck)
+        return fmt("No bottleneck: no stage stands out (Analysis, below, has a verdict per "
+                   "stage).");
+    const json_t *v = verdict_of(r, bottleneck);
+    export_fmt_num(export_stage_share(r, bottleneck), "%.1f %%", 100, share, sizeof share);
+    const char *evidence = jsonx_str(v, "evidence");
+    return fmt("Verdict: %s is the bottleneck (%s of the total), %s%s%s.", bottleneck, share,
+               str_or(jsonx_str(v, "rule"), "no verdict"), evidence && *evidence ? ": " : "",
+               evidence ? evidence : "");
+}
+
+char *export_answer_total(const json_t *r)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const json_t *wall = json_object_get(s, "wall_ns");
+    long long measured = jsonx_int(s, "runs_measured", 0), ok = jsonx_int(s, "runs_ok", 0);
+    char a[32], b[32], c[32];
+    if (!wall)
+        return fmt("No run completed (%lld measured).", measured);
+    export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a);
+    /* a bottleneck among the stages means little when most of the run is in none of them */
+    double outside = jsonx_num(s, "outside_ns") / jsonx_num(wall, "median");
+    char tail[160] = "";
+    if (json_array_size(json_object_get(s, "stages")) && isfinite(outside) && outside >= 0.1)
+        snprintf(tail, sizeof tail, " %.1f %% of it is outside any stage (start-up, imports, or "
+                 "code without markers).", 100 * outside);
+    if (jsonx_int(wall, "n", 0) >= 2 && isfinite(jsonx_num(wall, "ci_low"))) {
+        double level = jsonx_num(wall, "ci_level");
+        return fmt("Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).%s",
+                   a, isfinite(level) ? 100 * level : 95.0,
+                   export_fmt_duration(jsonx_num(wall, "ci_low"), b, sizeof b),
+                   export_fmt_duration(jsonx_num(wall, "ci_high"), c, sizeof c), measured,
+                   measured == 1 ? "" : "s", ok, tail);
+    }
+    return fmt("Total: %s over %lld run%s (%lld ok): too few for an interval.%s", a, measured,
+               measured == 1 ? "" : "s", ok, tail);
+}
+
+size_t export_answer_findings(const json_t *r, size_t max, char **out)
+{
+    const json_t *findings = json_object_get(json_object_get(r, "analysis"), "findings");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(findings) && n < max; i++) {
+        const json_t *f = json_array_get(findings, i);
+        double saving = jsonx_num(f, "saving_ns");
+        char b[32] = "";
+        if (saving > 0)
+            export_fmt_duration(saving, b, sizeof b);
+        out[n++] = fmt("%s (%s): %s%s%s%s", str_or(jsonx_str(f, "stage"), "?"),
+                       str_or(jsonx_str(f, "rule"), "?"),
+                       str_or(jsonx_str(f, "recommendation"), ""), *b ? " (could save " : "", b,
+                       *b ? " per run)" : "");
+    }
+    return n;
+}
+
+char *export_answer_comparison(const json_t *cand, const char *baseline)
+{
+    const json_t *stages = json_object_get(cand, "stages");
+    const json_t *total = NULL;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const char *name = jsonx_str(json_array_get(stages, i), "name");
+        if (name && !strcmp(name, "total"))
+            total = json_array_get(stages, i);
+    }
+    const char *who = str_or(jsonx_str(cand, "label"), str_or(jsonx_str(cand, "id"), "?"));
+    if (!total)
+        return fmt("%s against %s: the total was not compared.", who, baseline);
+    char change[32], speedup[32], lo[32], hi[32], p[32];
+    double pv = jsonx_num(total, "p_value");
+    export_fmt_num(jsonx_num(total, "change_pct"), "%+.1f %%", 1, change, sizeof change);
+    export_fmt_num(jsonx_num(total, "speedup"), "%.3fx", 1, speedup, sizeof speedup);
+    export_fmt_num(jsonx_num(total, "ratio_ci_low"), "%.3f", 1, lo, sizeof lo);
+    export_fmt_num(jsonx_num(total, "ratio_ci_high"), "%.3f", 1, hi, sizeof hi);
+    if (isfinite(pv) && pv < 0.001)
+        snprintf(p, sizeof p, "< 0.001");
+    else
+        export_fmt_num(pv, "%.3f", 1, p, sizeof p);
+    return fmt("%s against %s, total: %s (%s, speedup %s, ratio interval %s .. %s, p %s%s)%s.",
+               who, baseline, str_or(jsonx_str(total, "verdict"), "no verdict"), change, speedup,
+               lo, hi, isfinite(pv) && pv < 0.001 ? "" : "= ", p,
+               json_is_false(json_object_get(cand, "like_for_like")) ? "; not like for like" : "");
+}

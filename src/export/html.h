@@ -1,0 +1,31 @@
+/* html.h: what the HTML report's files share (html.c, the page and its charts; html_curves.c,
+ * the counters over time): escaping and the chart geometry. Private to src/export. */
+#ifndef MLBENCH_EXPORT_HTML_H
+#define MLBENCH_EXPORT_HTML_H
+
+#include <stdio.h>
+
+#include "export/export.h"
+
+#define CHART_W 860.0  /* width of every chart, px */
+#define PLOT_X0 78.0   /* left edge of a plot (room for the y labels) */
+#define PLOT_X1 840.0  /* right edge */
+
+/* raw escaped for HTML text and attributes, cleaned of terminal controls (export_clean). */
+void html_text(FILE *out, const char *raw);
+/* The smallest 1, 2, 2.5 or 5 times a power of ten that is >= v (v > 0). */
+double html_nice_ceil(double v);
+/* Ticks along the time axis of a plot from x0 to PLOT_X1 spanning [0, span_ns], with grid
+ * lines from y_top to y_bottom; nothing unless span_ns is finite and positive. */
+void html_time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom);
+
+/* The colour of a stage in every chart of the page (html.c). */
+const char *html_stage_colour(const struct export_request *req, const char *name);
+/* The resource timelines of result index's chosen run (html_timelines.c). */
+void html_figure_timelines(FILE *out, const struct export_request *req, size_t index);
+
+/* The training curves of result index (html_curves.c): one chart per counter the workload
+ * sent over time (runs[].counters[].points), one line per measured run. */
+void html_figure_curves(FILE *out, const struct export_request *req, size_t index);
+
+#endif

@@ -1,0 +1,397 @@
+/* html_timelines.c: the timelines of the HTML report (docs/reports.md#html-charts): the samples
+ * of one run of a result (the median run, or --run N), CPU cores busy, memory, storage I/O and
+ * GPU utilisation, with the run's top-level stages shaded in their colours. */
+#include "export/html.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/units.h"
+#include "util/xalloc.h"
+
+/* Lines are darker than the stage colours they are drawn over. */
+static const char *const line_colours[] = {"#111827", "#1d4ed8", "#b91c1c", "#047857",
+                                           "#7c3aed", "#b45309"};
+#define N_LINE_COLOURS (sizeof line_colours / sizeof line_colours[0])
+
+/* nice_ceil in binary units, so that byte axes read 256 KiB rather than 244.1 KiB. */
+static double nice_ceil_bytes(double v)
+{
+    double p = 1;
+    for (int i = 0; i < 8 && v / p >= 1024; i++) /* up to EiB; an infinite v stops too */
+        p *= 1024;
+    return html_nice_ceil(v / p) * p;
+}
+
+/* ---- figure: timelines of one run ----------------------------------------------------- */
+
+struct interval {
+    double start, end;
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct interval *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Shades the top-level spans of run, one colour per stage, merging intervals closer than one
+ * pixel so that 20 000 spans stay a light drawing. */
+static void shade_stages(FILE *out, const struct export_request *req, const json_t *run,
+                         double span_ns, double y_top, double y_bottom)
+{
+    const json_t *spans = json_object_get(run, "spans");
+    size_t n = json_array_size(spans);
+    if (!n)
+        return;
+    const char **names = xcalloc(n, sizeof *names);
+    size_t nn = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *sp = json_array_get(spans, i);
+        const char *name = jsonx_str(sp, "name");
+        if (!name || jsonx_int(sp, "depth", 0) != 0)
+            continue;
+        bool known = false;
+        for (size_t k = 0; k < nn && !known; k++)
+            known = !strcmp(names[k], name);
+        if (!known)
+            names[nn++] = name;
+    }
+    double px_ns = span_ns / (PLOT_X1 - PLOT_X0);
+    struct interval *iv = xcalloc(n, sizeof *iv);
+    for (size_t k = 0; k < nn; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *sp = json_array_get(spans, i);
+            const char *name = jsonx_str(sp, "name");
+            if (!name || strcmp(name, names[k]) || jsonx_int(sp, "depth", 0) != 0)
+                continue;
+            double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
+            if (isfinite(s) && isfinite(e) && e >= s)
+                iv[m++] = (struct interval){s < 0 ? 0 : s, e};
+        }
+        qsort(iv, m, sizeof *iv, by_start);
+        const char *colour = html_stage_colour(req, names[k]);
+        for (size_t i = 0; i < m;) {
+            double s = iv[i].start, e = iv[i].end;
+            for (i++; i < m && iv[i].start <= e + px_ns; i++)
+                if (iv[i].end > e)
+                    e = iv[i].end;
+            double x0 = PLOT_X0 + (PLOT_X1 - PLOT_X0) * s / span_ns;
+            double w = (PLOT_X1 - PLOT_X0) * (e - s) / span_ns;
+            if (w < 0.5)
+                w = 0.5;
+            fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
+                    "fill-opacity=\"0.13\"/><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+                    "height=\"5\" fill=\"%s\"><title>", x0, y_top, w, y_bottom - y_top, colour,
+                    x0, y_top - 7, w, colour);
+            html_text(out, names[k]);
+            fputs("</title></rect>\n", out);
+        }
+    }
+    free(iv);
+    free(names);
+}
+
+/* One line of a timeline: values at the sample times, or for a counter its rate drawn as a
+ * step over windows of consecutive intervals (see segments). NULL values and negative rates
+ * break the line. */
+struct line {
+    const json_t *series;
+    const char *name;
+    const char *colour;
+    bool rate;
+    double scale;
+};
+
+/* A piece of a line: a value at t0 (= t1) for gauges, a rate over [t0, t1] for counters;
+ * v NAN: a break. delta and seconds are the window's, for joining a short one. */
+struct seg {
+    double t0, t1, v, delta, seconds;
+};
+
+#define RATE_WINDOW_NS 95e6 /* as attrib.c's ATTRIB_RATE_WINDOW_NS: a rate over 10 ms of CPU
+                             * time in 10 ms ticks is 0, 1, 2... cores, over ~100 ms it is fair */
+
+static double seg_rate(const struct line *l, double delta, double seconds)
+{
+    double max = jsonx_num(l->series, "max_rate"), v = delta / seconds;
+    if (max > 0 && v > max) /* the counter's granularity, not the workload (metrics.md) */
+        v = max;
+    return v * l->scale;
+}
+
+/* Closes window w into out[n]: a window shorter than RATE_WINDOW_NS right after the previous
+ * segment joins it. Returns the new count. */
+static size_t close_window(const struct line *l, struct seg *out, size_t n, const struct seg *w)
+{
+    if (!(w->seconds > 0))
+        return n;
+    struct seg *prev = n ? &out[n - 1] : NULL;
+    if (w->seconds * 1e9 < RATE_WINDOW_NS && prev && isfinite(prev->v) && prev->t1 == w->t0) {
+        prev->delta += w->delta;
+        prev->seconds += w->seconds;
+        prev->t1 = w->t1;
+        prev->v = seg_rate(l, prev->delta, prev->seconds);
+        return n;
+    }
+    out[n] = *w;
+    out[n].v = seg_rate(l, w->delta, w->seconds);
+    return n + 1;
+}
+
+/* The pieces of line l over the sample times t, into out (room for one per sample). */
+static size_t segments(const struct line *l, const json_t *t, struct seg *out)
+{
+    const json_t *values = json_object_get(l->series, "values");
+    size_t n = 0, samples = json_array_size(t);
+    struct seg w = {0, 0, 0, 0, 0};
+    for (size_t i = 0; i < samples; i++) {
+        double v = jsonx_number(json_array_get(values, i));
+        double t1 = jsonx_number(json_array_get(t, i));
+        if (!l->rate) {
+            out[n++] = (struct seg){t1, t1, isfinite(t1) ? v * l->scale : NAN, 0, 0};
+            continue;
+        }
+        if (i == 0)
+            continue;
+        double prev = jsonx_number(json_array_get(values, i - 1));
+        double t0 = jsonx_number(json_array_get(t, i - 1));
+        if (!(t1 > t0) || !(v >= prev)) { /* a break: the window so far, then a gap */
+            n = close_window(l, out, n, &w);
+            w.seconds = 0;
+            out[n++] = (struct seg){t0, t1, NAN, 0, 0};
+            continue;
+        }
+        if (!(w.seconds > 0))
+            w = (struct seg){t0, t0, 0, 0, 0};
+        w.delta += v - prev;
+        w.seconds += (t1 - t0) / 1e9;
+        w.t1 = t1;
+        if (w.seconds * 1e9 >= RATE_WINDOW_NS) {
+            n = close_window(l, out, n, &w);
+            w.seconds = 0;
+        }
+    }
+    return close_window(l, out, n, &w);
+}
+
+static void draw_line(FILE *out, const struct line *l, const json_t *t, double span_ns,
+                      double y_max, double y_top, double y_bottom)
+{
+    struct seg *sg = xcalloc(json_array_size(t) + 1, sizeof *sg);
+    size_t n = segments(l, t, sg);
+    bool open = false;
+    size_t points = 0;
+    double last_x = 0, last_y = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || !isfinite(sg[i].v)) {
+            if (open)
+                fputs("\"/>\n", out);
+            if (open && points == 1)
+                fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"%s\"/>\n", last_x,
+                        last_y, l->colour);
+            open = false;
+            continue;
+        }
+        double y = y_bottom - (y_bottom - y_top) * (sg[i].v / y_max);
+        const double xs[2] = {sg[i].t0 < 0 ? 0 : sg[i].t0, sg[i].t1 < 0 ? 0 : sg[i].t1};
+        if (!open) {
+            fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
+                    "stroke-linejoin=\"round\" points=\"", l->colour);
+            open = true;
+            points = 0;
+        }
+        for (int k = l->rate ? 0 : 1; k < 2; k++) {
+            last_x = PLOT_X0 + (PLOT_X1 - PLOT_X0) * xs[k] / span_ns;
+            last_y = y;
+            fprintf(out, "%.2f,%.2f ", last_x, last_y);
+            points++;
+        }
+    }
+    free(sg);
+}
+
+/* The largest value line l reaches (0 when none). */
+static double line_max(const struct line *l, const json_t *t)
+{
+    struct seg *sg = xcalloc(json_array_size(t) + 1, sizeof *sg);
+    size_t n = segments(l, t, sg);
+    double max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sg[i].v > max)
+            max = sg[i].v;
+    free(sg);
+    return max;
+}
+
+enum y_unit { Y_PLAIN, Y_BYTES, Y_PERCENT };
+
+static void y_label(double v, enum y_unit unit, char *buf, size_t len)
+{
+    if (unit == Y_BYTES)
+        units_bytes(v, buf, len);
+    else if (unit == Y_PERCENT)
+        snprintf(buf, len, "%.0f %%", 100 * v);
+    else
+        snprintf(buf, len, "%.3g", v);
+}
+
+/* One timeline chart: title, lines, the run's stages shaded. */
+static void timeline(FILE *out, const struct export_request *req, const json_t *run,
+                     const char *title, const struct line *lines, size_t nl, enum y_unit unit,
+                     double fixed_max)
+{
+    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
+    double span_ns = jsonx_num(run, "wall_ns");
+    double last_t = jsonx_number(json_array_get(t, json_array_size(t) - 1));
+    if (!(span_ns > 0) || last_t > span_ns)
+        span_ns = last_t;
+    if (!(span_ns > 0))
+        return;
+    double max = 0;
+    for (size_t k = 0; k < nl; k++)
+        max = fmax(max, line_max(&lines[k], t));
+    if (!(max > 0)) {
+        fputs("<p class=\"note\">", out);
+        html_text(out, title);
+        fputs(": zero throughout this run.</p>\n", out);
+        return;
+    }
+    double y_max = fixed_max > 0 ? fixed_max
+                   : unit == Y_BYTES ? nice_ceil_bytes(max * 1.05) : html_nice_ceil(max * 1.05);
+    /* Lines that cannot exceed a bound (CPU cores: the CPUs online) end the axis there: a
+     * 2-CPU machine's axis went to 2.5 cores. */
+    double cap = 0;
+    for (size_t k = 0; k < nl; k++) {
+        double m = jsonx_num(lines[k].series, "max_rate") * lines[k].scale;
+        cap = lines[k].rate && m > 0 ? fmax(cap, m) : INFINITY;
+    }
+    if (fixed_max <= 0 && isfinite(cap) && cap >= max && y_max > cap)
+        y_max = cap;
+    const double top = 14, bottom = 134, height = 158;
+    fputs("<figure class=\"timeline\">\n<figcaption>", out);
+    html_text(out, title);
+    for (size_t k = 0; k < nl && *lines[k].name; k++) {
+        fprintf(out, " <span class=\"key\"><i style=\"background:%s\"></i>", lines[k].colour);
+        html_text(out, lines[k].name);
+        fputs("</span>", out);
+    }
+    fprintf(out, "</figcaption>\n<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+            "height=\"%.0f\" role=\"img\" aria-label=\"", CHART_W, height, CHART_W, height);
+    html_text(out, title);
+    fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", out);
+    shade_stages(out, req, run, span_ns, top, bottom);
+    html_time_axis(out, PLOT_X0, span_ns, top, bottom);
+    char a[32];
+    for (int k = 0; k <= 2; k++) {
+        double v = y_max * k / 2, y = bottom - (bottom - top) * k / 2;
+        y_label(v, unit, a, sizeof a);
+        fprintf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                PLOT_X0, y, PLOT_X1, y, PLOT_X0 - 6, y + 4, a);
+    }
+    fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+            PLOT_X0, bottom, PLOT_X1, bottom);
+    for (size_t k = 0; k < nl; k++)
+        draw_line(out, &lines[k], t, span_ns, y_max, top, bottom);
+    fputs("</svg>\n</figure>\n", out);
+}
+
+/* Whether a series has at least one value that is not null. */
+static bool has_values(const json_t *series)
+{
+    const json_t *v = json_object_get(series, "values");
+    for (size_t i = 0; i < json_array_size(v); i++)
+        if (json_is_number(json_array_get(v, i)))
+            return true;
+    return false;
+}
+
+void html_figure_timelines(FILE *out, const struct export_request *req, size_t index)
+{
+    const json_t *r = req->results[index];
+    int k = export_chosen_run(req, r);
+    const json_t *run = json_array_get(json_object_get(r, "runs"), k < 0 ? 0 : (size_t)k);
+    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
+    char d[32];
+    if (!run)
+        return;
+    if (json_array_size(t) < 2) {
+        fprintf(out, "<p>Run %d has %s resource sample: no timeline to draw.</p>\n", k,
+                json_array_size(t) ? "only one" : "no");
+        return;
+    }
+    fprintf(out, "<p>Timelines of run %d (%s, %s, %s); top-level stages shaded.</p>\n", k,
+            req->run >= 0 ? "chosen with --run" : "the run with the median wall time",
+            json_is_true(json_object_get(run, "warmup")) ? "a warm-up run" : "a measured run",
+            export_fmt_duration(jsonx_num(run, "wall_ns"), d, sizeof d));
+
+    struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
+                       line_colours[0], true, 1};
+    if (has_values(one.series))
+        timeline(out, req, run, "CPU cores busy (rate of process CPU time)", &one, 1, Y_PLAIN, 0);
+    one = (struct line){export_series_find(run, "process_resident_bytes", ""), "",
+                        line_colours[0], false, 1};
+    if (has_values(one.series))
+        timeline(out, req, run, "Memory of the process tree (PSS, else RSS)", &one, 1, Y_BYTES,
+                 0);
+    struct line io[2] = {
+        {export_series_find(run, "process_read_bytes_total", ""), "read", line_colours[1], true,
+         1},
+        {export_series_find(run, "process_written_bytes_total", ""), "written", line_colours[2],
+         true, 1},
+    };
+    if (has_values(io[0].series) || has_values(io[1].series))
+        timeline(out, req, run, "Storage I/O of the process tree, bytes/s", io, 2, Y_BYTES, 0);
+
+    /* one line per GPU the analysis shows, or per GPU with values */
+    const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
+    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
+    struct line *g = xcalloc(json_array_size(series) + 1, sizeof *g);
+    char (*names)[48] = xcalloc(json_array_size(series) + 1, sizeof *names);
+    size_t ng = 0;
+    for (size_t i = 0; i < json_array_size(series); i++) {
+        const json_t *s = json_array_get(series, i);
+        const char *m = jsonx_str(s, "metric"), *labels = jsonx_str(s, "labels");
+        if (!m || strcmp(m, "gpu_utilization_ratio") || !has_values(s))
+            continue;
+        bool shown = json_array_size(gpus) == 0;
+        for (size_t j = 0; j < json_array_size(gpus) && !shown; j++) {
+            char want[32];
+            snprintf(want, sizeof want, "gpu=\"%lld\"",
+                     (long long)json_integer_value(json_array_get(gpus, j)));
+            shown = labels && !strcmp(labels, want);
+        }
+        if (!shown)
+            continue;
+        int gpu;
+        if (labels && sscanf(labels, "gpu=\"%d\"", &gpu) == 1)
+            snprintf(names[ng], sizeof names[ng], "GPU %d", gpu);
+        else
+            snprintf(names[ng], sizeof names[ng], "%s", labels && *labels ? labels : "GPU");
+        g[ng] = (struct line){s, names[ng], line_colours[ng % N_LINE_COLOURS], false, 1};
+        ng++;
+    }
+    if (ng)
+        timeline(out, req, run, "GPU utilisation (time a kernel was running)", g, ng, Y_PERCENT,
+                 1.0);
+    free(g);
+    free(names);
+
+    /* the stage colours used by the shading */
+    const json_t *stages = json_object_get(run, "stages");
+    fputs("<div class=\"legend\">", out);
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        const char *name = jsonx_str(st, "name");
+        if (!name || jsonx_int(st, "depth", 0) != 0)
+            continue;
+        fprintf(out, "<span><i style=\"background:%s\"></i>", html_stage_colour(req, name));
+        html_text(out, name);
+        fputs("</span>", out);
+    }
+    fputs("</div>\n", out);
+}
