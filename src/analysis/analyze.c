@@ -277,9 +277,15 @@ static void verdict_unmeasured(const struct analysis_context *ctx,
         if (f->time_ns > 0)
             cat(o->evidence, TEXT_MAX, ", the stage lasted %s",
                 units_duration(f->time_ns, b, sizeof b));
-        if (ctx->interval_ns > 0)
+        if (ctx->interval_ns > 0 && ctx->interval_adaptive) {
+            char c[32];
+            cat(o->evidence, TEXT_MAX, ", sampled every %s at first, up to every %s",
+                units_duration(MIN_INTERVAL_NS, c, sizeof c),
+                units_duration(ctx->interval_ns, b, sizeof b));
+        } else if (ctx->interval_ns > 0) {
             cat(o->evidence, TEXT_MAX, ", sampled every %s",
                 units_duration(ctx->interval_ns, b, sizeof b));
+        }
     } else if (s->samples > 0) {
         cat(o->evidence, TEXT_MAX, "%zu samples but no resource figure in them", s->samples);
         cat(o->recommendation, TEXT_MAX,

@@ -61,7 +61,8 @@ struct analysis_context {
     const char *device;      /* metadata device (cpu, cuda...), or NULL */
     const char *cpu_skipped; /* the proc source did not start: its "source: reason" note, else
                               * NULL (CPU use unknown for that reason, not for shortness) */
-    double interval_ns;      /* sampling interval, 0 when unknown */
+    double interval_ns;      /* sampling interval (adaptive: the longest), 0 when unknown */
+    bool interval_adaptive;  /* sampled every 10 ms at first, up to interval_ns */
     size_t runs;             /* measured runs the figures come from, 0 when unknown */
     /* Framework facts (framework.* metadata, or the plain keys torch_threads, num_workers) */
     const char *framework;   /* "torch" when PyTorch ran in the workload, else NULL */

@@ -304,6 +304,7 @@ static void workload_facts(const struct bench_result *r, struct analysis_context
     if (ctx->batch_size <= 0)
         ctx->batch_size = meta_long(s, "framework.dataloader.batch_size", 1);
     ctx->interval_ns = (double)r->sampling.interval_ns;
+    ctx->interval_adaptive = r->sampling.adaptive;
     ctx->runs = s->n_ok;
     for (size_t i = 0; i < r->sampling.n_skipped; i++)
         if (!strncmp(r->sampling.skipped[i], "proc:", 5))

@@ -41,6 +41,11 @@ static void test_too_short_to_sample(void **state)
     assert_lacks(finding("cpu-contention")->recommendation, "quota");
     s.psi_cpu_some = NAN;
 
+    /* adaptive sampling says so */
+    ctx.interval_adaptive = true;
+    run1(&ctx, &s);
+    assert_contains(an.verdicts[0].evidence, "sampled every 10.00 ms at first, up to every "
+                                             "100.0 ms");
     /* a source that did not start is named as the reason */
     ctx.cpu_skipped = "proc: cannot open /proc: Permission denied";
     run1(&ctx, &s);
