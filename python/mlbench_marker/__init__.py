@@ -11,6 +11,12 @@ environment variable MLBENCH_MARKER_SOCKET; when it is unset every call is a che
         ...
         counter("loss", loss)
 
+Framework facts (docs/markers.md, "Framework facts"): the main process also sends, as metadata
+under the prefix ``framework.``, the Python version and, for frameworks the script has already
+imported (never imported here), their versions and settings: PyTorch's thread count and CUDA
+availability, NumPy's version. ``dataloader(loader)`` adds a DataLoader's settings. mlbench's
+advice reads them, so that it never recommends what is already set.
+
 Thread-safe, and usable from forked or spawned child processes (PyTorch DataLoader workers):
 each process connects its own socket on its first event. Errors while sending (mlbench gone)
 are swallowed: a marker never stops the workload. Bad arguments raise ValueError or TypeError
@@ -24,7 +30,8 @@ import sys
 import threading
 import time
 
-__all__ = ["stage", "begin", "end", "counter", "meta", "instant", "enabled", "MAX_EVENT"]
+__all__ = ["stage", "begin", "end", "counter", "meta", "instant", "enabled", "dataloader",
+           "MAX_EVENT"]
 
 MAX_EVENT = 4096  # largest datagram of the protocol, in bytes
 _ENV = "MLBENCH_MARKER_SOCKET"
@@ -45,6 +52,10 @@ _pid = 0
 _lock = threading.Lock()
 _valid_names = set()  # names already checked; bounded so that generated names cannot grow it
 _VALID_NAMES_MAX = 4096
+_FACTS_EVERY_NS = 1_000_000_000  # framework facts are looked at again at most once a second
+_facts_sent = {}   # framework.* key -> value last sent by this process
+_facts_due = 0     # monotonic ns after which a stage begin looks at the facts again
+_is_worker = False  # a forked child (DataLoader worker): its facts are not the workload's
 
 
 def _show(value):
@@ -111,8 +122,10 @@ def _connect():
 
 def _emit(kind, name, tail):
     """Sends one event; tail is "" or " <value>". Never raises for send errors."""
-    if _pid != os.getpid() and not _connect():
-        return
+    if _pid != os.getpid():
+        if not _connect():
+            return
+        _send_facts()  # first event of this process: its framework facts go first
     data = f"{kind} {time.monotonic_ns()} {_pid} {threading.get_native_id()} {name}{tail}"
     try:
         _sock.send(data.encode("utf-8"))
@@ -137,11 +150,74 @@ def _event(kind, name):
         _emit(kind, name, "")
 
 
+def _facts():
+    """The framework facts of this process: framework.* key -> str. Reads only modules the
+    script imported itself (sys.modules); never initialises CUDA."""
+    facts = {"framework.python.version": sys.version.split()[0]}
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(getattr(np, "__version__", None), str):
+        facts["framework.numpy.version"] = np.__version__
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "get_num_threads"):
+        return facts
+    facts["framework.torch.version"] = str(getattr(torch, "__version__", "unknown"))
+    facts["framework.torch.num_threads"] = str(int(torch.get_num_threads()))
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and hasattr(cuda, "is_available"):
+        available = bool(cuda.is_available())
+        facts["framework.torch.cuda_available"] = "true" if available else "false"
+        # The device's name needs a CUDA context: only when the script made one already.
+        if available and getattr(cuda, "is_initialized", lambda: False)():
+            facts["framework.torch.cuda_device"] = str(cuda.get_device_name(cuda.current_device()))
+    return facts
+
+
+def _send(facts):
+    """Sends the facts that differ from those sent last (metadata: the last value counts)."""
+    for key, value in facts.items():
+        if _facts_sent.get(key) != value and _CONTROL.isdisjoint(value):
+            _facts_sent[key] = value
+            _emit("M", key, " " + value if value else "")
+
+
+def _is_child_process():
+    """A DataLoader worker or another multiprocessing child: its thread count (torch sets 1 in
+    DataLoader workers) is not the workload's."""
+    if _is_worker:
+        return True
+    mp = sys.modules.get("multiprocessing")
+    parent = getattr(mp, "parent_process", None) if mp is not None else None
+    try:
+        return parent is not None and parent() is not None
+    except Exception:  # an odd multiprocessing: count it as the main process
+        return False
+
+
+def _send_facts():
+    """Sends this process's framework facts (main process only), then at most once a second on
+    a stage begin, what changed. A failure to read them never reaches the workload."""
+    global _facts_due
+    _facts_due = time.monotonic_ns() + _FACTS_EVERY_NS
+    if _is_child_process():
+        return
+    try:
+        facts = _facts()
+    except Exception:  # a framework in an odd state: no facts rather than a failed workload
+        return
+    _send(facts)
+
+
+def _maybe_send_facts():
+    if time.monotonic_ns() >= _facts_due and _pid == os.getpid():
+        _send_facts()
+
+
 def _after_fork_in_child():
     # The child must not share the parent's lock (it may have been held at fork time); its
     # socket is reconnected lazily, on the child's first event.
-    global _sock, _pid, _lock
+    global _sock, _pid, _lock, _is_worker
     _lock = threading.Lock()
+    _is_worker = True
     if _sock is not None:
         try:
             _sock.close()
@@ -158,6 +234,8 @@ if hasattr(os, "register_at_fork"):
 def begin(name):
     """Begin stage `name` on the calling thread (stages nest per thread)."""
     _event("B", name)
+    if _state is True:
+        _maybe_send_facts()
 
 
 def end(name):
@@ -230,6 +308,8 @@ class _Stage:
     def __enter__(self):
         if _state is not False:
             _emit("B", self.name, "")
+            if _state is True:
+                _maybe_send_facts()
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -258,3 +338,31 @@ def stage(name):
         def load(): ...
     """
     return _Stage(name)
+
+
+def dataloader(loader):
+    """Record the settings of a PyTorch DataLoader (or any object with the same attributes) as
+    metadata: framework.dataloader.num_workers, batch_size, pin_memory, prefetch_factor,
+    persistent_workers (those it has). Returns the loader, so that it can wrap the
+    construction:
+
+        loader = mlbench_marker.dataloader(DataLoader(ds, batch_size=64, num_workers=4))
+
+    Call it for the loader of the loop being measured: the last call counts. Raises TypeError
+    when the object has no num_workers."""
+    workers = getattr(loader, "num_workers", None)
+    if not isinstance(workers, int) or isinstance(workers, bool):
+        raise TypeError(f"mlbench_marker: dataloader() needs a DataLoader (an object with an "
+                        f"int num_workers), not {type(loader).__name__}")
+    facts = {"framework.dataloader.num_workers": str(workers)}
+    for attr in ("batch_size", "prefetch_factor"):
+        value = getattr(loader, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            facts["framework.dataloader." + attr] = str(value)
+    for attr in ("pin_memory", "persistent_workers"):
+        value = getattr(loader, attr, None)
+        if isinstance(value, bool):
+            facts["framework.dataloader." + attr] = "true" if value else "false"
+    if _state is not False:
+        _send(facts)  # connects on the first event, sending the framework facts first
+    return loader

@@ -3,6 +3,8 @@
  * evidence, a recommendation and a conservative saving estimate. The rules, thresholds and
  * saving formulas are documented for users in docs/analysis.md: keep the two in step. */
 #include "analysis/analyze.h"
+#include "analysis/advice.h"
+#include "analysis/findings.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -41,6 +43,13 @@
 #define SWAP_MIN_BPS 1048576.0  /* swapping at least 1 MiB/s (in + out): memory-bound */
 #define PSI_MEM_MIN 0.10        /* tasks stalled on memory at least this share: memory-bound */
 #define PSI_CPU_MIN 0.20        /* tasks waiting for a CPU at least this share: contention */
+#define CPU_STARVED_WAIT 0.30   /* the workload's threads waited for a CPU at least this share of
+                                 * the time they were ready to run (schedstat): cpu-starved */
+#define CPU_STARVED_MIN 0.10    /* ...and they waited at least this many threads on average (a
+                                 * tenth of the stage): a sleeping stage's wake-up waits are not */
+#define PSI_CPU_STARVED 0.50    /* without schedstat: some task waited for a CPU at least half
+                                 * of the time, machine-wide (PSI cpu some), while the stage
+                                 * computes (cores busy >= CPU_IDLE_MAX): cpu-starved */
 #define OTHER_LOAD_CORES 0.5    /* other processes' mean load that disturbs a benchmark */
 
 /* Findings */
@@ -65,6 +74,13 @@ struct figures {
     double swap_bps;   /* in + out, NAN */
     bool mem_pressure;
     double avail;      /* cores free for the workload (ncpu less other load), NAN when unknown */
+    double wait;       /* share of time waiting for a CPU, NAN: see cpu_wait_share */
+    bool wait_own;     /* wait is the workload's own run-queue wait (else machine-wide) */
+    double runnable;   /* runnable tasks besides the sampler when wait comes from the
+                        * run-queue length (neither own wait nor PSI), else NAN */
+    double wait_threads; /* the workload's threads waiting for a CPU on average, NAN */
+    double other;      /* cores busy with other processes, NAN */
+    long threads_peak; /* threads of the tree at most, -1 when unknown */
     double time_ns;    /* finite and >= 0 */
 };
 
@@ -147,6 +163,24 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
          * not cost the workload a whole core. */
         f->avail = f->ncpu - (known(s->other_cores) ? s->other_cores : 0);
     f->time_ns = known(s->time_ns) && s->time_ns > 0 ? s->time_ns : 0;
+
+    /* Waiting for a CPU: the workload's own run-queue wait over the time its threads were
+     * ready to run (running + waiting), else machine-wide PSI cpu some. */
+    f->wait = f->runnable = NAN;
+    f->wait_threads = known(s->cpu_wait) ? s->cpu_wait : NAN;
+    if (known(s->cpu_wait) && known(f->cpu) && f->cpu + s->cpu_wait > 0) {
+        f->wait = s->cpu_wait / (f->cpu + s->cpu_wait);
+        f->wait_own = true;
+    } else if (known(s->psi_cpu_some)) {
+        f->wait = fmin(1, s->psi_cpu_some);
+    } else if (known(s->runnable) && f->ncpu) {
+        /* R tasks ready to run on N CPUs (R > N): each waits about 1 - N/R of the time. The
+         * sampler's own thread is running while it reads the count: not one of them. */
+        f->runnable = fmax(0, s->runnable - 1);
+        f->wait = f->runnable > f->ncpu ? 1 - f->ncpu / f->runnable : 0;
+    }
+    f->other = known(s->other_cores) ? s->other_cores : NAN;
+    f->threads_peak = known(s->threads_peak) ? (long)s->threads_peak : -1;
 }
 
 /* "1.0 of 16 cores busy" (or "1.0 cores busy" when the CPU count is unknown). */
@@ -210,20 +244,55 @@ static double parallel_saving(const struct figures *f, double c, double t)
     return f->time_ns * (1 - 1 / speedup);
 }
 
-static void verdict_unmeasured(const struct stage_resources *s, const struct figures *f,
+static void verdict_unmeasured(const struct analysis_context *ctx,
+                               const struct stage_resources *s, const struct figures *f,
                                struct outcome *o)
 {
     o->rule = "unmeasured";
     o->finding = !known(s->share) || s->share >= UNMEASURED_MIN_SHARE;
-    if (s->samples > 0) {
+    char b[32];
+    if (ctx->cpu_skipped && !known(f->cpu) && s->samples > 0) {
+        cat(o->evidence, TEXT_MAX, "CPU use not measured: %s", ctx->cpu_skipped);
+        cat(o->recommendation, TEXT_MAX,
+            "the workload's CPU use could not be read (see the run's notes); fix that source "
+            "to classify the stage");
+        return;
+    }
+    bool some = known(f->util) || known(f->io) || known(f->swap_bps) || known(s->psi_mem_some);
+    /* Gauges were sampled in it, but a rate (CPU use) needs an interval between two samples
+     * whose middle falls in the stage. */
+    bool too_short = ctx->interval_ns > 0 ? f->time_ns < 2 * ctx->interval_ns
+                                          : s->samples < 2 * (ctx->runs ? ctx->runs : 1);
+    if (s->samples > 0 && some && !known(f->cpu) && !too_short) {
+        cat(o->evidence, TEXT_MAX, "CPU use not measured in %zu samples: the workload's CPU "
+            "time could not be read", s->samples);
+        cat(o->recommendation, TEXT_MAX,
+            "the run's notes count the sampling errors of the proc source: fix what makes "
+            "its reads fail to classify the stage");
+        return;
+    }
+    if (s->samples > 0 && some && !known(f->cpu)) {
+        cat(o->evidence, TEXT_MAX, "too short to measure CPU use: %zu sample%s in %s", s->samples,
+            s->samples == 1 ? "" : "s", ctx->runs > 1 ? "all runs together" : "the run");
+        if (f->time_ns > 0)
+            cat(o->evidence, TEXT_MAX, ", the stage lasted %s",
+                units_duration(f->time_ns, b, sizeof b));
+        if (ctx->interval_ns > 0 && ctx->interval_adaptive) {
+            char c[32];
+            cat(o->evidence, TEXT_MAX, ", sampled every %s at first, up to every %s",
+                units_duration(MIN_INTERVAL_NS, c, sizeof c),
+                units_duration(ctx->interval_ns, b, sizeof b));
+        } else if (ctx->interval_ns > 0) {
+            cat(o->evidence, TEXT_MAX, ", sampled every %s",
+                units_duration(ctx->interval_ns, b, sizeof b));
+        }
+    } else if (s->samples > 0) {
         cat(o->evidence, TEXT_MAX, "%zu samples but no resource figure in them", s->samples);
         cat(o->recommendation, TEXT_MAX,
             "the metric sources could not be read: the run's notes say which were skipped and "
             "why");
         return;
-    }
-    char b[32];
-    if (f->time_ns > 0)
+    } else if (f->time_ns > 0)
         cat(o->evidence, TEXT_MAX, "no sample fell in the stage, which lasted %s: it is shorter "
             "than the sampling interval", units_duration(f->time_ns, b, sizeof b));
     else
@@ -293,12 +362,15 @@ static void verdict_launch(const struct analysis_context *ctx, const struct figu
         cat(o->recommendation, TEXT_MAX, " from %ld", ctx->batch_size);
     cat(o->recommendation, TEXT_MAX,
         " (mlbench sweep), capture the step in a CUDA graph (torch.compile "
-        "mode=\"reduce-overhead\"), or fuse kernels; if this thread also loads the data, "
-        "use DataLoader workers");
+        "mode=\"reduce-overhead\"), or fuse kernels");
+    if (ctx->loader_workers <= 0)
+        cat(o->recommendation, TEXT_MAX, "; if this thread also loads the data, use DataLoader "
+            "workers (num_workers%s)", ctx->loader_workers == 0 ? " is 0 now" : "");
     o->saving_ns = gpu_feed_saving(f);
 }
 
-static void verdict_starved(const struct figures *f, struct outcome *o)
+static void verdict_starved(const struct analysis_context *ctx, const struct figures *f,
+                            struct outcome *o)
 {
     o->rule = "gpu-starved";
     o->finding = true;
@@ -316,16 +388,12 @@ static void verdict_starved(const struct figures *f, struct outcome *o)
             "the CPUs cannot keep up with the GPU and more workers cannot help: decode and "
             "augment on the GPU (NVIDIA DALI, torchvision transforms on CUDA tensors), or "
             "preprocess once and store the result");
-    else if (f->cpu <= CPU_SINGLE_MAX)
-        cat(o->recommendation, TEXT_MAX,
-            "one thread prepares the input: use DataLoader workers (num_workers=%d), "
-            "prefetching, pin_memory=True with non_blocking copies, or GPU preprocessing "
-            "(NVIDIA DALI)", f->ncpu ? (int)fmax(2, fmin(MAX_WORKERS, round(f->avail))) : 4);
-    else
-        cat(o->recommendation, TEXT_MAX,
-            "the input pipeline is the bottleneck: more DataLoader workers, a larger "
-            "prefetch_factor, pin_memory=True with non_blocking copies, or GPU preprocessing "
-            "(NVIDIA DALI)");
+    else {
+        bool single = f->cpu <= CPU_SINGLE_MAX;
+        cat(o->recommendation, TEXT_MAX, "%s: ", single ? "one thread prepares the input"
+                                                        : "the input pipeline is the bottleneck");
+        advice_feed_gpu(ctx, single, f->ncpu ? f->avail : 4, o->recommendation, TEXT_MAX);
+    }
     o->saving_ns = gpu_feed_saving(f);
 }
 
@@ -352,7 +420,8 @@ static void verdict_one_cpu(const struct figures *f, struct outcome *o)
         "compiled code, less data per step), or run on a machine with more cores or a GPU");
 }
 
-static void verdict_single(const struct figures *f, struct outcome *o)
+static void verdict_single(const struct analysis_context *ctx, const struct stage_resources *s,
+                           const struct figures *f, struct outcome *o)
 {
     o->rule = "cpu-bound-single-thread";
     o->finding = true;
@@ -370,10 +439,9 @@ static void verdict_single(const struct figures *f, struct outcome *o)
             "run on a quiet machine, then parallelise it, or move it to a GPU");
         return;
     }
-    cat(o->recommendation, TEXT_MAX,
-        "parallelise it over about %d workers (DataLoader num_workers, multiprocessing, or "
-        "threads in native code), or move it to a GPU", workers);
-    o->saving_ns = parallel_saving(f, 1, workers);
+    if (advice_parallelise(ctx, s->name, workers, o->recommendation, TEXT_MAX))
+        o->saving_ns = parallel_saving(f, 1, workers);
+    cat(o->recommendation, TEXT_MAX, ", or move it to a GPU");
 }
 
 static void verdict_io(const struct stage_resources *s, const struct figures *f,
@@ -398,7 +466,8 @@ static void verdict_io(const struct stage_resources *s, const struct figures *f,
     o->saving_ns = f->time_ns * fmin(1, f->io);
 }
 
-static void verdict_parallel(const struct figures *f, struct outcome *o)
+static void verdict_parallel(const struct analysis_context *ctx, const struct stage_resources *s,
+                             const struct figures *f, struct outcome *o)
 {
     o->rule = "cpu-bound-parallel";
     o->finding = true;
@@ -411,11 +480,59 @@ static void verdict_parallel(const struct figures *f, struct outcome *o)
     }
     /* One step at a time: doubling the threads, or using every free core. */
     double target = fmin(round(f->avail), 2 * f->cpu);
-    cat(o->recommendation, TEXT_MAX,
-        "%.0f cores are idle: if the work splits further, raise the threads or workers towards "
-        "%.0f (torch.set_num_threads, OMP_NUM_THREADS, DataLoader num_workers); else make it "
-        "cheaper or move it to a GPU", round(f->avail - f->cpu), ceil(target));
-    o->saving_ns = parallel_saving(f, f->cpu, target);
+    cat(o->recommendation, TEXT_MAX, "%.0f cores are idle: ", round(f->avail - f->cpu));
+    if (advice_more_threads(ctx, s->name, target, o->recommendation, TEXT_MAX))
+        o->saving_ns = parallel_saving(f, f->cpu, target);
+    cat(o->recommendation, TEXT_MAX, "; else make it cheaper or move it to a GPU");
+}
+
+/* Whether the stage's threads were kept from running: waits for a CPU at or above the
+ * threshold of its evidence, unless the workload itself fills the machine (then it is
+ * cpu-bound-parallel, and cpu-contention names the oversubscription). */
+static bool cpu_starved(const struct figures *f)
+{
+    /* Without the workload's CPU use, machine-wide waits say nothing about this stage. */
+    if (!known(f->cpu) || !known(f->wait) ||
+        f->wait < (f->wait_own ? CPU_STARVED_WAIT : PSI_CPU_STARVED))
+        return false;
+    /* A share of almost nothing is nothing: a stage that sleeps waits a little at each
+     * wake-up; and machine-wide waits say nothing about a stage that does not compute. */
+    if (f->wait_own ? f->wait_threads < CPU_STARVED_MIN : f->cpu < CPU_IDLE_MAX)
+        return false;
+    bool others = known(f->other) && f->other >= OTHER_LOAD_CORES;
+    return others || !f->ncpu || f->cpu < CPU_SATURATED * f->ncpu;
+}
+
+static void verdict_cpu_starved(const struct analysis_context *ctx, const struct figures *f,
+                                struct outcome *o)
+{
+    o->rule = "cpu-starved";
+    o->finding = true;
+    if (f->wait_own)
+        cat(o->evidence, TEXT_MAX, "the workload's threads waited for a CPU %.0f %% of the time "
+            "they were ready to run (run-queue wait from /proc/PID/task/TID/schedstat)",
+            pct(f->wait));
+    else if (known(f->runnable))
+        cat(o->evidence, TEXT_MAX, "%.1f tasks ready to run on %d CPUs on average (run-queue "
+            "length, /proc/stat procs_running, machine-wide: neither the workload's own wait nor "
+            "pressure stall information was measured): each waited about %.0f %% of the time",
+            f->runnable, f->ncpu, pct(f->wait));
+    else
+        cat(o->evidence, TEXT_MAX, "tasks waited for a CPU %.0f %% of the time (pressure stall "
+            "information, machine-wide: the workload's own wait was not measured)", pct(f->wait));
+    if (known(f->cpu)) {
+        cat(o->evidence, TEXT_MAX, ", ");
+        cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    }
+    bool others = known(f->other) && f->other >= OTHER_LOAD_CORES;
+    if (known(f->other))
+        cat(o->evidence, TEXT_MAX, ", other processes %.1f cores", f->other);
+    if (f->threads_peak > 0)
+        cat(o->evidence, TEXT_MAX, ", up to %ld thread%s", f->threads_peak,
+            f->threads_peak == 1 ? "" : "s");
+    advice_cpu_starved(ctx, others, f->ncpu, f->threads_peak, o->recommendation, TEXT_MAX);
+    /* Ready but not running: the time a CPU of its own would give back (own wait only). */
+    o->saving_ns = f->wait_own ? f->time_ns * fmin(1, f->wait) : 0;
 }
 
 static void verdict_idle(const struct figures *f, struct outcome *o)
@@ -442,20 +559,13 @@ static void verdict_mixed(const struct figures *f, struct outcome *o)
 {
     o->rule = "mixed";
     o->finding = true;
-    if (known(f->cpu))
-        cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
-    else
-        cat(o->evidence, TEXT_MAX, "CPU use not measured");
+    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy"); /* known: classify() */
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU %.0f %% busy", pct(f->util));
     if (known(f->io))
         cat(o->evidence, TEXT_MAX, ", I/O stalls %.0f %%", pct(f->io));
 
-    if (!known(f->cpu)) {
-        cat(o->evidence, TEXT_MAX, ": too little was measured to classify the stage");
-        cat(o->recommendation, TEXT_MAX,
-            "check the run's notes for metric sources that could not start");
-    } else if (f->gpu_active && f->util >= GPU_LOW_UTIL) {
+    if (f->gpu_active && f->util >= GPU_LOW_UTIL) {
         cat(o->evidence, TEXT_MAX, ": the GPU waits %.0f %% of the time, for the host or for "
             "synchronisation", pct(1 - f->util));
         cat(o->recommendation, TEXT_MAX,
@@ -492,7 +602,7 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
     bool small_batch = ctx->batch_size <= LAUNCH_BATCH_MAX; /* unknown (<= 0) counts as small */
 
     if (s->samples == 0 || !anything)
-        verdict_unmeasured(s, f, o);
+        verdict_unmeasured(ctx, s, f, o);
     else if (known(f->util) && f->util >= GPU_BOUND_UTIL)
         verdict_gpu_bound(s, f, o);
     else if (f->mem_pressure)
@@ -500,21 +610,27 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
     else if (f->gpu_active && f->util < GPU_LOW_UTIL && one_thread && small_batch)
         verdict_launch(ctx, f, o);
     else if (f->gpu_active && f->util < GPU_LOW_UTIL && known(f->cpu) && f->cpu >= CPU_CORE_BUSY)
-        verdict_starved(f, o);
+        verdict_starved(ctx, f, o);
+    /* Threads kept from running say nothing about what the stage needs: before the CPU rules,
+     * idle and mixed, each of which would read the lost time as the stage's own. */
+    else if (cpu_starved(f))
+        verdict_cpu_starved(ctx, f, o);
     /* A process driving a GPU spins a core while it waits for the device: its CPU time says
      * little, so the CPU rules are for stages in which the GPU does not work. */
     else if (!f->gpu_active && f->ncpu == 1 && known(f->cpu) && f->cpu >= CPU_CORE_BUSY)
         verdict_one_cpu(f, o);
     else if (!f->gpu_active && f->ncpu != 1 && one_thread)
-        verdict_single(f, o);
+        verdict_single(ctx, s, f, o);
     else if (known(f->io) && f->io >= IO_STALL_MIN && known(f->cpu) &&
              f->cpu < fmax(CPU_CORE_BUSY, IO_CPU_SHARE_MAX * f->ncpu))
         verdict_io(s, f, o);
     else if (!f->gpu_active && known(f->cpu) && f->cpu > CPU_SINGLE_MAX &&
              (f->cpu >= CPU_PARALLEL_MIN || (f->ncpu && f->cpu >= CPU_SATURATED * f->ncpu)))
-        verdict_parallel(f, o);
+        verdict_parallel(ctx, s, f, o);
     else if (!f->gpu_active && known(f->cpu) && f->cpu < CPU_IDLE_MAX)
         verdict_idle(f, o);
+    else if (!known(f->cpu))
+        verdict_unmeasured(ctx, s, f, o); /* too little was measured to classify it */
     else
         verdict_mixed(f, o);
 
@@ -531,25 +647,6 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
         o->saving_ns = 0;
 }
 
-struct builder {
-    struct analysis *a;
-    size_t cap;
-};
-
-static void add_finding(struct builder *b, const char *rule, const char *stage,
-                        const char *evidence, const char *recommendation, double saving_ns)
-{
-    struct analysis *a = b->a;
-    if (a->n_findings == b->cap) {
-        b->cap = b->cap ? 2 * b->cap : 16;
-        a->findings = xreallocarray(a->findings, b->cap, sizeof *a->findings);
-    }
-    a->findings[a->n_findings++] = (struct finding){
-        .rule = xstrdup(rule), .stage = xstrdup(stage), .evidence = xstrdup(evidence),
-        .recommendation = xstrdup(recommendation),
-        .saving_ns = known(saving_ns) && saving_ns > 0 ? saving_ns : 0};
-}
-
 static const char *stage_name(const struct stage_resources *s)
 {
     return s->name ? s->name : "?";
@@ -557,7 +654,8 @@ static const char *stage_name(const struct stage_resources *s)
 
 /* Findings about one stage beyond its verdict. */
 static void stage_extras(const struct analysis_context *ctx, const struct stage_resources *s,
-                         const struct figures *f, const struct outcome *v, struct builder *b)
+                         const struct figures *f, const struct outcome *v,
+                         struct findings_builder *b)
 {
     char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
     bool gpu_bound = !strcmp(v->rule, "gpu-bound");
@@ -574,7 +672,7 @@ static void stage_extras(const struct analysis_context *ctx, const struct stage_
             "%stry bf16 (or fp16) autocast, or at least TF32 matrix products, and check accuracy "
             "with mlbench compare; it pays when the GPU has enough work per step",
             fp32 ? "" : "if it runs in fp32, ");
-        add_finding(b, "mixed-precision", stage_name(s), ev, rec,
+        findings_add(b, "mixed-precision", s, ev, rec,
                     gpu_bound && fp32 ? f->time_ns * (1 - 1 / MIXED_PRECISION_SPEEDUP) : 0);
     }
 
@@ -584,13 +682,13 @@ static void stage_extras(const struct analysis_context *ctx, const struct stage_
         cat(rec, sizeof rec,
             "memory is short even though it is not what bounds this stage: swapping slows "
             "everything and disturbs the timings; reduce memory use or add RAM");
-        add_finding(b, "memory-pressure", stage_name(s), ev, rec, 0);
+        findings_add(b, "memory-pressure", s, ev, rec, 0);
     }
 }
 
 /* Findings about the run as a whole (s is total, or a top-level stage without total). */
 static void run_extras(const struct analysis_context *ctx, const struct stage_resources *s,
-                       const struct figures *f, struct builder *b)
+                       const struct figures *f, struct findings_builder *b)
 {
     char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
 
@@ -609,7 +707,7 @@ static void run_extras(const struct analysis_context *ctx, const struct stage_re
             "room for a larger batch, at most about %.0fx by memory (activations grow with the "
             "batch, weights and optimizer state do not): try sizes with mlbench sweep and scale "
             "the learning rate with the batch; it pays most when the GPU is not saturated", times);
-        add_finding(b, "gpu-memory-headroom", stage_name(s), ev, rec, 0);
+        findings_add(b, "gpu-memory-headroom", s, ev, rec, 0);
     }
 
     if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES) {
@@ -620,65 +718,43 @@ static void run_extras(const struct analysis_context *ctx, const struct stage_re
         cat(rec, sizeof rec,
             "the timings may be disturbed: stop other programs or use a quiet machine and "
             "measure again");
-        add_finding(b, "other-load", stage_name(s), ev, rec, 0);
+        findings_add(b, "other-load", s, ev, rec, 0);
     }
 
     if (known(s->psi_cpu_some) && s->psi_cpu_some >= PSI_CPU_MIN) {
         ev[0] = rec[0] = '\0';
-        cat(ev, sizeof ev, "tasks waited for a CPU %.0f %% of the time", pct(s->psi_cpu_some));
+        /* a rate over a short window can exceed 1 by the sampling's jitter */
+        cat(ev, sizeof ev, "tasks waited for a CPU %.0f %% of the time",
+            pct(fmin(1, s->psi_cpu_some)));
         if (known(f->cpu)) {
             cat(ev, sizeof ev, ", ");
             cat_cores(ev, sizeof ev, f->cpu, f->ncpu, "busy");
         }
         if (known(s->threads_peak))
-            cat(ev, sizeof ev, ", up to %.0f threads", s->threads_peak);
+            cat(ev, sizeof ev, ", up to %.0f thread%s", s->threads_peak,
+                s->threads_peak == 1 ? "" : "s");
         if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES)
             cat(rec, sizeof rec, "other processes compete for the CPUs: use a quiet machine");
-        else if (f->ncpu && known(s->threads_peak) && s->threads_peak > f->ncpu)
-            cat(rec, sizeof rec,
-                "more threads want to run than there are cores (every process or DataLoader "
-                "worker with its own OpenMP/BLAS pool?): set OMP_NUM_THREADS or "
-                "torch.set_num_threads so that busy threads across processes do not exceed the "
-                "cores");
-        else
+        else if (f->ncpu && known(s->threads_peak) && s->threads_peak > f->ncpu) {
+            cat(rec, sizeof rec, "more threads want to run than there are cores (every process "
+                "or DataLoader worker with its own OpenMP/BLAS pool?): ");
+            advice_fewer_threads(ctx, f->ncpu, rec, sizeof rec);
+        } else if (known(f->cpu))
             cat(rec, sizeof rec,
                 "a CPU quota (container or cgroup limit) may be throttling the workload: check "
                 "cpu.max and give it the cores it uses");
-        add_finding(b, "cpu-contention", stage_name(s), ev, rec, 0);
+        else /* nothing known of the workload's CPU use to blame a quota on */
+            cat(rec, sizeof rec, "the machine was busy with runnable tasks: the timings may be "
+                "disturbed; measure again on a quieter machine");
+        findings_add(b, "cpu-contention", s, ev, rec, 0);
     }
-}
-
-struct ranked {
-    struct finding f;
-    size_t order;
-};
-
-static int by_saving(const void *pa, const void *pb)
-{
-    const struct ranked *a = pa, *b = pb;
-    if (a->f.saving_ns != b->f.saving_ns)
-        return a->f.saving_ns > b->f.saving_ns ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static void sort_findings(struct analysis *a)
-{
-    if (a->n_findings < 2)
-        return;
-    struct ranked *r = xmalloc(a->n_findings * sizeof *r);
-    for (size_t i = 0; i < a->n_findings; i++)
-        r[i] = (struct ranked){a->findings[i], i};
-    qsort(r, a->n_findings, sizeof *r, by_saving);
-    for (size_t i = 0; i < a->n_findings; i++)
-        a->findings[i] = r[i].f;
-    free(r);
 }
 
 void analyze(const struct analysis_context *ctx, const struct stage_resources *stages, size_t n,
              const struct stage_resources *total, struct analysis *out)
 {
     memset(out, 0, sizeof *out);
-    struct builder b = {out, 0};
+    struct findings_builder b = {out, 0, NULL, total};
     out->verdicts = xcalloc(n + 1, sizeof *out->verdicts);
 
     /* Total repeats its stages' findings unless they leave most of the run out. */
@@ -701,13 +777,13 @@ void analyze(const struct analysis_context *ctx, const struct stage_resources *s
             .evidence = xstrdup(o.evidence)};
         if (i < n || total_findings) {
             if (o.finding)
-                add_finding(&b, o.rule, stage_name(s), o.evidence, o.recommendation, o.saving_ns);
+                findings_add(&b, o.rule, s, o.evidence, o.recommendation, o.saving_ns);
             stage_extras(ctx, s, &f, &o, &b);
         }
         if (total ? s == total : s->depth == 0)
             run_extras(ctx, s, &f, &b);
     }
-    sort_findings(out);
+    findings_sort(&b);
 
     const struct stage_resources *top = NULL;
     for (size_t i = 0; i < n; i++)
@@ -715,23 +791,4 @@ void analyze(const struct analysis_context *ctx, const struct stage_resources *s
             (!top || stages[i].share > top->share))
             top = &stages[i];
     out->bottleneck = top ? xstrdup(stage_name(top)) : NULL;
-}
-
-void analysis_free(struct analysis *a)
-{
-    for (size_t i = 0; i < a->n_verdicts; i++) {
-        free(a->verdicts[i].stage);
-        free(a->verdicts[i].rule);
-        free(a->verdicts[i].evidence);
-    }
-    for (size_t i = 0; i < a->n_findings; i++) {
-        free(a->findings[i].rule);
-        free(a->findings[i].stage);
-        free(a->findings[i].evidence);
-        free(a->findings[i].recommendation);
-    }
-    free(a->verdicts);
-    free(a->findings);
-    free(a->bottleneck);
-    memset(a, 0, sizeof *a);
 }

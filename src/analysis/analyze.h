@@ -23,6 +23,8 @@ struct stage_resources {
     /* workload process tree */
     double cpu_cores;        /* mean CPU cores busy (1.0 = one core all the time) */
     double cpu_cores_peak;
+    double cpu_wait;         /* mean threads of the tree runnable but waiting for a CPU (rate of
+                              * process_cpu_wait_seconds_total: run-queue wait from schedstat) */
     double rss_peak_bytes;
     double read_bps, write_bps;   /* bytes/s read and written by the tree (storage layer) */
     double threads_peak;
@@ -32,6 +34,7 @@ struct stage_resources {
     double other_cores;      /* mean cores busy with other processes than the workload */
     double iowait;           /* mean fraction of CPU time in iowait */
     double psi_cpu_some, psi_io_some, psi_io_full, psi_mem_some, psi_mem_full; /* ratios */
+    double runnable;         /* mean tasks running or runnable (procs_running), sampler included */
     double disk_read_bps, disk_write_bps;
     double swap_in_bps, swap_out_bps;
     double mem_available_min_bytes;
@@ -46,7 +49,8 @@ struct stage_resources {
     double gpu_power_watts;
 };
 
-/* Context that sharpens the advice: from the machine and the workload's metadata markers. */
+/* Context that sharpens the advice: from the machine, the sampling and the workload's metadata
+ * markers (framework.* facts: docs/markers.md). Integers below 0 mean "not given". */
 struct analysis_context {
     int ncpu;                /* CPUs online; 0 or less: unknown */
     bool gpu_measured;       /* NVML worked: GPU figures are real (else GPU rules stay silent) */
@@ -55,6 +59,16 @@ struct analysis_context {
     long batch_size;         /* metadata batch_size, -1 (any value <= 0) when not given */
     const char *precision;   /* metadata precision (fp32, tf32, fp16, bf16...), or NULL */
     const char *device;      /* metadata device (cpu, cuda...), or NULL */
+    const char *cpu_skipped; /* the proc source did not start: its "source: reason" note, else
+                              * NULL (CPU use unknown for that reason, not for shortness) */
+    double interval_ns;      /* sampling interval (adaptive: the longest), 0 when unknown */
+    bool interval_adaptive;  /* sampled every 10 ms at first, up to interval_ns */
+    size_t runs;             /* measured runs the figures come from, 0 when unknown */
+    /* Framework facts (framework.* metadata, or the plain keys torch_threads, num_workers) */
+    const char *framework;   /* "torch" when PyTorch ran in the workload, else NULL */
+    long threads;            /* intra-op threads (torch.get_num_threads, torch_threads), -1 */
+    long loader_workers;     /* DataLoader num_workers, -1 when no DataLoader is known */
+    int pin_memory;          /* DataLoader pin_memory: 1, 0, or -1 unknown */
 };
 
 /* One conclusion about one stage. */
@@ -77,7 +91,9 @@ struct verdict {
 struct analysis {
     struct verdict *verdicts;   /* one per stage analysed, in input order, then total */
     size_t n_verdicts;
-    struct finding *findings;   /* ordered by saving_ns, largest first */
+    struct finding *findings;   /* in the one order every output uses (analyze.c, findings_order):
+                                 * saving_ns, largest first; then stages before the run's own
+                                 * findings; then the larger share of the run; then input order */
     size_t n_findings;
     char *bottleneck;           /* stage holding the pipeline back (largest top-level share; the
                                  * first on ties), or NULL when there is no top-level stage */

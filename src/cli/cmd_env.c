@@ -28,7 +28,7 @@ static const char usage[] =
 int cmd_env(int argc, char **argv)
 {
     bool json = false;
-    struct envinfo_options opt = {.sources = NULL};
+    struct envinfo_options opt = {.sources = NULL, .python = "python3"};
     const struct cli_option table[] = {
         CLI_OPT_FLAG("json", 0, &json),
         CLI_OPT_FLAG("no-git", 0, &opt.no_git),

@@ -429,7 +429,7 @@ static void analysis_text(FILE *out, const json_t *r)
         putc('\n', out);
     }
     if (json_array_size(findings))
-        fputs("findings, by the time they could save:\n", out);
+        fputs("findings, most important first (saving, then stage share):\n", out);
     for (size_t i = 0; i < json_array_size(findings); i++) {
         const json_t *f = json_array_get(findings, i);
         double saving = jsonx_num(f, "saving_ns");

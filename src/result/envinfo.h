@@ -34,6 +34,10 @@ struct envinfo_options {
     const char *gpu_error;
     /* Variables to filter, as environ; NULL: this process's environment. */
     char *const *envp;
+    /* The Python interpreter whose version and packages are recorded (`python`): the
+     * workload's own when it is one, "python3" (from PATH) for mlbench env. NULL: none, no
+     * `python` object (starting an interpreter is not free). */
+    const char *python;
 };
 
 /* Captures the environment. opt may be NULL (all defaults). Returns a new reference to an

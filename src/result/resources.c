@@ -117,6 +117,7 @@ static void figures(const struct summary *s, const struct metric_stat *m, int nc
 {
     sr->cpu_cores = mean_of(s, m, "process_cpu_seconds_total");
     sr->cpu_cores_peak = peak_of(s, m, "process_cpu_seconds_total");
+    sr->cpu_wait = mean_of(s, m, "process_cpu_wait_seconds_total");
     sr->rss_peak_bytes = peak_of(s, m, "process_resident_bytes");
     sr->read_bps = mean_of(s, m, "process_read_bytes_total");
     sr->write_bps = mean_of(s, m, "process_written_bytes_total");
@@ -127,6 +128,7 @@ static void figures(const struct summary *s, const struct metric_stat *m, int nc
         sr->other_cores = 0;
     sr->iowait = mean_of(s, m, "system_cpu_iowait_ratio");
     sr->psi_cpu_some = mean_of(s, m, "system_pressure_cpu_some_seconds_total");
+    sr->runnable = mean_of(s, m, "system_procs_running");
     sr->psi_io_some = mean_of(s, m, "system_pressure_io_some_seconds_total");
     sr->psi_io_full = mean_of(s, m, "system_pressure_io_full_seconds_total");
     sr->psi_mem_some = mean_of(s, m, "system_pressure_memory_some_seconds_total");
@@ -272,6 +274,44 @@ static void gpu_facts(const struct bench_result *r, struct analysis_context *ctx
     }
 }
 
+/* A metadata value that is a whole number >= min, else -1. */
+static long meta_long(const struct summary *s, const char *key, long min)
+{
+    const char *text = meta_value(s, key);
+    long v;
+    return text && units_parse_long(text, min, 1L << 40, &v) == 0 ? v : -1;
+}
+
+/* The workload's framework facts (framework.* metadata of the Python marker client,
+ * docs/markers.md, and the plain keys scripts send by hand), and how the CPU was sampled. */
+static void workload_facts(const struct bench_result *r, struct analysis_context *ctx)
+{
+    const struct summary *s = &r->summary;
+    if (meta_value(s, "framework.torch.version"))
+        ctx->framework = "torch";
+    ctx->threads = meta_long(s, "framework.torch.num_threads", 1);
+    if (ctx->threads < 0)
+        ctx->threads = meta_long(s, "torch_threads", 1);
+    if (ctx->threads > 0 && !ctx->framework && meta_value(s, "torch_threads"))
+        ctx->framework = "torch";
+    ctx->loader_workers = meta_long(s, "framework.dataloader.num_workers", 0);
+    if (ctx->loader_workers < 0)
+        ctx->loader_workers = meta_long(s, "num_workers", 0);
+    const char *pin = meta_value(s, "framework.dataloader.pin_memory");
+    if (!pin)
+        pin = meta_value(s, "pin_memory");
+    ctx->pin_memory = !pin ? -1 : (!strcmp(pin, "true") || !strcmp(pin, "1") ||
+                                   !strcmp(pin, "True"));
+    if (ctx->batch_size <= 0)
+        ctx->batch_size = meta_long(s, "framework.dataloader.batch_size", 1);
+    ctx->interval_ns = (double)r->sampling.interval_ns;
+    ctx->interval_adaptive = r->sampling.adaptive;
+    ctx->runs = s->n_ok;
+    for (size_t i = 0; i < r->sampling.n_skipped; i++)
+        if (!strncmp(r->sampling.skipped[i], "proc:", 5))
+            ctx->cpu_skipped = r->sampling.skipped[i];
+}
+
 void resources_analyze(struct bench_result *r)
 {
     struct summary *s = &r->summary;
@@ -310,6 +350,7 @@ void resources_analyze(struct bench_result *r)
         ctx.batch_size = v;
     ctx.precision = meta_value(s, "precision");
     ctx.device = meta_value(s, "device");
+    workload_facts(r, &ctx);
     if (ctx.gpu_measured)
         gpu_facts(r, &ctx);
     analyze(&ctx, sr, s->n_stages, total, &r->analysis);

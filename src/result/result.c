@@ -367,6 +367,11 @@ void result_capture_environment(struct bench_result *r, const struct sampler *sa
 {
     json_t *sources = sampler ? sampler_describe(sampler) : NULL;
     struct envinfo_options opt = {.sources = sources};
+    /* A Python workload: its own interpreter's version and packages (envinfo/python.c) */
+    const char *cmd = r->config && r->config->argc > 0 ? r->config->argv[0] : NULL;
+    const char *base = cmd && strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+    if (base && !strncmp(base, "python", 6))
+        opt.python = cmd;
     json_decref(r->environment);
     r->environment = envinfo_capture(&opt);
     json_decref(sources);

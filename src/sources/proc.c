@@ -29,6 +29,7 @@
 #define PSS_REFRESH_NS 1000000000LL  /* read smaps_rollup at most once a second per process */
 #define PSS_COST_FACTOR 1000         /* ... and its reads take at most 0.1 % of the time */
 #define PSS_TICK_BUDGET_NS 2000000LL /* smaps_rollup reads of one tick stop after 2 ms */
+#define WAIT_THREADS_MAX 1024        /* threads of one member whose schedstat is read per tick */
 
 /* A pid directory of <proc_root> at the last tick. d_ino identifies the directory: procfs gives
  * a reused pid a new inode, so a pid seen before with the same inode is the same process. */
@@ -38,15 +39,17 @@ struct entry {
     bool read_again; /* a member at that tick, or its stat could not be read */
 };
 
-enum { C_CPU, C_READ, C_WRITE, N_COUNTERS };
+/* C_WAIT: run-queue wait in ns summed over the member's threads (task/<tid>/schedstat). */
+enum { C_CPU, C_READ, C_WRITE, C_WAIT, N_COUNTERS };
 
 /* A tree member; kept from one tick to the next (sorted by pid), with its open files. */
 struct member {
     pid_t pid, ppid;
     unsigned long long start_ticks; /* starttime: tells a reused pid from the process before */
-    double v[N_COUNTERS];           /* cpu in clock ticks, read and written bytes; NAN: never read */
+    double v[N_COUNTERS];           /* cpu in clock ticks, read and written bytes, run-queue wait
+                                     * in ns; NAN: never read */
     bool io_denied;                 /* EACCES on <pid>/io already counted as an error */
-    int stat_fd, io_fd;             /* kept open between ticks; -1: none */
+    int stat_fd, io_fd, sched_fd;   /* kept open between ticks; -1: none */
     double pss_bytes;               /* last smaps_rollup Pss; < 0: unreadable */
     double pss_rss_bytes;           /* RSS at that read */
     int64_t pss_due_ns;             /* when smaps_rollup is read again */
@@ -74,7 +77,8 @@ struct proc_state {
     DIR *dir; /* proc_root, rewound at every tick */
     int dir_fd;
     pid_t leader; /* the leader the lists below were built for */
-    size_t s_cpu, s_rss, s_read, s_write, s_threads, s_count;
+    size_t s_cpu, s_rss, s_read, s_write, s_threads, s_count, s_wait;
+    bool wait_on;  /* schedstat readable at open: process_cpu_wait_seconds_total registered */
     struct entry *seen, *now; /* pid directories at the last tick and at this one */
     size_t n_seen, n_now, cap_seen, cap_now;
     struct proc_stat *all; /* processes read at this tick */
@@ -371,6 +375,60 @@ static void read_io(struct proc_state *st, struct member *m, uint64_t *errors)
     m->v[C_WRITE] = (double)wr;
 }
 
+/* Reads the run-queue wait of every thread of m (second field of <pid>/task/<tid>/schedstat:
+ * ns spent runnable but waiting for a CPU) into m->v[C_WAIT]; NAN when no thread's file could
+ * be read. A single-threaded member (most workers) is read through <pid>/schedstat, its main
+ * thread's, with the descriptor kept open like stat's; the threads of a multi-threaded one are
+ * not kept open: they come and go faster than processes. A thread that exits takes its wait
+ * with it (nobody inherits it, unlike cutime): counters_update keeps the series monotonic, and
+ * what it waited since the last tick is not seen. */
+static void read_wait(struct proc_state *st, struct member *m, long long threads,
+                      uint64_t *errors)
+{
+    if (threads == 1) {
+        long long run_ns, wait_ns;
+        const char *p = read_member_file(st, m->pid, "schedstat", &m->sched_fd, true) > 0
+                            ? parse_ll(st->buf, &run_ns) : NULL;
+        if (p && parse_ll(p, &wait_ns) && wait_ns >= 0)
+            m->v[C_WAIT] = (double)wait_ns;
+        else
+            (*errors)++;
+        return;
+    }
+    char path[48];
+    snprintf(path, sizeof path, "%d/task", (int)m->pid);
+    int fd = openat(st->dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        (*errors)++;
+        return;
+    }
+    double sum = 0;
+    size_t n_read = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n_read < WAIT_THREADS_MAX) {
+        long long tid, run_ns, wait_ns;
+        const char *end = parse_ll(de->d_name, &tid);
+        if (!end || *end || tid <= 0)
+            continue;
+        char rel[80];
+        snprintf(rel, sizeof rel, "%d/task/%lld/schedstat", (int)m->pid, tid);
+        int unused = -1;
+        const char *p = read_path(st, rel, &unused, false) > 0 ? parse_ll(st->buf, &run_ns) : NULL;
+        if (p && parse_ll(p, &wait_ns) && wait_ns >= 0) {
+            sum += (double)wait_ns;
+            n_read++;
+        }
+    }
+    closedir(d);
+    if (n_read)
+        m->v[C_WAIT] = sum;
+    else
+        (*errors)++;
+}
+
 /* Resident bytes of a member: PSS (shared pages divided among the processes sharing them, so
  * forked workers are not counted many times) from <pid>/smaps_rollup, else RSS from stat
  * (smaps_rollup unreadable: kernel before 4.14, another user's process, a zombie).
@@ -438,16 +496,20 @@ static void counters_update(struct proc_state *st, const struct sample_ctx *ctx,
     for (size_t i = 0; i < st->n_prev; i++) {
         const struct member *p = &st->prev[i];
         const struct member *now = member_find(st->cur, st->n_cur, p->pid);
-        if ((now && now->start_ticks == p->start_ticks) || reaped_in_tree(st, p))
+        if (now && now->start_ticks == p->start_ticks)
             continue;
+        /* A reaper inherits CPU time and I/O, never run-queue wait. */
+        bool reaped = reaped_in_tree(st, p);
         for (int c = 0; c < N_COUNTERS; c++)
-            if (!isnan(p->v[c]))
+            if (!isnan(p->v[c]) && (!reaped || c == C_WAIT))
                 st->counter[c].lost += p->v[c];
     }
     if (st->n_cur == 0)
         return;
-    const size_t series[N_COUNTERS] = {st->s_cpu, st->s_read, st->s_write};
+    const size_t series[N_COUNTERS] = {st->s_cpu, st->s_read, st->s_write, st->s_wait};
     for (int c = 0; c < N_COUNTERS; c++) {
+        if (c == C_WAIT && !st->wait_on)
+            continue;
         double sum = 0;
         bool any = false;
         for (size_t i = 0; i < st->n_cur; i++)
@@ -464,7 +526,8 @@ static void counters_update(struct proc_state *st, const struct sample_ctx *ctx,
             value = tc->last;
         }
         tc->last = value;
-        table_set(tab, series[c], row, c == C_CPU ? value / (double)ctx->ticks_per_s : value);
+        double scale = c == C_CPU ? (double)ctx->ticks_per_s : c == C_WAIT ? 1e9 : 1;
+        table_set(tab, series[c], row, value / scale);
     }
 }
 
@@ -483,8 +546,8 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
     for (size_t i = 0; i < ctx->n_tree; i++) {
         const struct proc_stat *ps = &st->all[st->tree_at[i]];
         struct member *m = &st->cur[i];
-        *m = (struct member){ps->pid, ps->ppid, ps->start_ticks, {ps->cpu_ticks, NAN, NAN},
-                             false, -1, -1, -1, 0, 0};
+        *m = (struct member){ps->pid, ps->ppid, ps->start_ticks, {ps->cpu_ticks, NAN, NAN, NAN},
+                             false, -1, -1, -1, -1, 0, 0};
         if (ps->was) {
             struct member *was = ps->was;
             m->v[C_READ] = was->v[C_READ];
@@ -492,12 +555,15 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
             m->io_denied = was->io_denied;
             m->stat_fd = was->stat_fd;
             m->io_fd = was->io_fd;
+            m->sched_fd = was->sched_fd;
             m->pss_bytes = was->pss_bytes;
             m->pss_rss_bytes = was->pss_rss_bytes;
             m->pss_due_ns = was->pss_due_ns;
-            was->stat_fd = was->io_fd = -1;
+            was->stat_fd = was->io_fd = was->sched_fd = -1;
         }
         read_io(st, m, errors);
+        if (st->wait_on)
+            read_wait(st, m, ps->threads, errors);
         *resident += member_resident(st, m, (double)ps->rss_pages * (double)ctx->page_size, now_ns,
                                      &pss_spent_ns);
         *threads += (double)ps->threads;
@@ -512,6 +578,7 @@ static void end_tick(struct proc_state *st)
     for (size_t i = 0; i < st->n_prev; i++) {
         close_kept(st, &st->prev[i].stat_fd);
         close_kept(st, &st->prev[i].io_fd);
+        close_kept(st, &st->prev[i].sched_fd);
     }
     struct member *m = st->prev;
     st->prev = st->cur;
@@ -538,6 +605,7 @@ static void forget(struct proc_state *st)
     for (size_t i = 0; i < st->n_prev; i++) {
         close_kept(st, &st->prev[i].stat_fd);
         close_kept(st, &st->prev[i].io_fd);
+        close_kept(st, &st->prev[i].sched_fd);
     }
     st->n_prev = 0;
     st->n_seen = 0;
@@ -628,6 +696,13 @@ static int proc_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     st->s_write = series_register(reg, "proc", "process_written_bytes_total", "", SERIES_COUNTER);
     st->s_threads = series_register(reg, "proc", "process_threads", "", SERIES_GAUGE);
     st->s_count = series_register(reg, "proc", "process_count", "", SERIES_GAUGE);
+    /* Without CONFIG_SCHED_INFO there is no schedstat: the series is then not registered. */
+    long long run_ns;
+    n = read_path(st, "self/schedstat", &unused, false);
+    st->wait_on = n > 0 && parse_ll(st->buf, &run_ns);
+    if (st->wait_on)
+        st->s_wait = series_register(reg, "proc", "process_cpu_wait_seconds_total", "",
+                                     SERIES_COUNTER);
     proc_run_start(st);
     *state = st;
     return 0;

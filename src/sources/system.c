@@ -83,6 +83,7 @@ struct system_state {
     long page_size;
     int block_fd; /* <sys_root>/block, or -1: tell disks by name */
 
+    size_t s_runnable; /* procs_running of stat, or NO_SERIES */
     size_t s_busy, s_iowait, s_mem_avail, s_swap_in, s_swap_out, s_disk_read, s_disk_written,
         s_net_rx, s_net_tx, s_psi[N_PSI][2]; /* [some, full] */
     struct cpu_prev all_prev;
@@ -468,12 +469,14 @@ static double psi_total(const char *buf, const char *kind)
 
 /* ---- sampling ---- */
 
-static void sample_cpu(struct system_state *st, struct sample_table *tab, size_t row,
+/* Returns whether stat could be read and parsed (its text is then in st->stat.buf): a file
+ * that fails counts one error, however many of its values are missing. */
+static bool sample_cpu(struct system_state *st, struct sample_table *tab, size_t row,
                        uint64_t *errors)
 {
     if (sys_file_read(&st->stat) < 0) {
         (*errors)++;
-        return;
+        return false;
     }
     bool have_all = false;
     for (size_t i = 0; i < st->n_cores; i++)
@@ -508,6 +511,7 @@ static void sample_cpu(struct system_state *st, struct sample_table *tab, size_t
     for (size_t i = 0; i < st->n_cores; i++)
         if (!st->cores[i].seen)
             st->cores[i].prev.valid = false;
+    return have_all;
 }
 
 /* Stores value * scale into series when value >= 0 (found). Returns false when it was not. */
@@ -525,7 +529,9 @@ static void system_sample(void *state, struct sample_ctx *ctx, struct sample_tab
 {
     (void)ctx;
     struct system_state *st = state;
-    sample_cpu(st, tab, row, errors);
+    if (sample_cpu(st, tab, row, errors) &&
+        !set_found(tab, st->s_runnable, row, keyed_line(st->stat.buf, "procs_running"), 1))
+        (*errors)++;
 
     /* Each file that cannot be read, or lacks a value it had at open, is one error. */
     if (st->s_mem_avail != NO_SERIES &&
@@ -663,6 +669,10 @@ static int system_open(struct series_registry *reg, const struct sample_ctx *ctx
     st->s_busy = series_register(reg, "system", "system_cpu_busy_ratio", "", SERIES_GAUGE);
     st->s_iowait = series_register(reg, "system", "system_cpu_iowait_ratio", "", SERIES_GAUGE);
     register_cores(st, reg);
+    st->s_runnable = keyed_line(st->stat.buf, "procs_running") >= 0
+                         ? series_register(reg, "system", "system_procs_running", "",
+                                           SERIES_GAUGE)
+                         : NO_SERIES;
 
     st->s_mem_avail = st->s_swap_in = st->s_swap_out = st->s_disk_read = st->s_disk_written =
         st->s_net_rx = st->s_net_tx = NO_SERIES;

@@ -93,7 +93,7 @@ class MarkerClientTest(unittest.TestCase):
             self.rx.stop()
         self._tmp.cleanup()
 
-    def run_child(self, code, *args, env_value=None, enabled=True):
+    def run_child(self, code, *args, env_value=None, enabled=True, python=sys.executable):
         """Runs `code` as a script in a fresh interpreter; returns (stdout JSON or None,
         stderr, events, t0_ns, t1_ns). The script must exit 0."""
         script = os.path.join(self.tmp, "child.py")
@@ -106,10 +106,14 @@ class MarkerClientTest(unittest.TestCase):
         if enabled:
             env[ENV] = self.sock_path if env_value is None else env_value
         t0 = time.monotonic_ns()
-        proc = subprocess.run([sys.executable, script, *args], env=env, capture_output=True,
+        proc = subprocess.run([python, script, *args], env=env, capture_output=True,
                               text=True, timeout=120)
         t1 = time.monotonic_ns()
         events = self.rx.stop()
+        # The framework facts every main process sends first are checked by FrameworkFactsTest;
+        # the other tests compare the events their scripts send.
+        self.facts = [e for e in events if e.kind == "M" and e.name.startswith("framework.")]
+        events = [e for e in events if e not in self.facts]
         self.assertEqual(proc.returncode, 0, f"child failed:\n{proc.stderr}")
         out = proc.stdout.strip()
         return (json.loads(out) if out else None), proc.stderr, events, t0, t1
@@ -322,6 +326,7 @@ class MarkerClientTest(unittest.TestCase):
             os.environ["MLBENCH_MARKER_SOCKET"] = path
             import mlbench_marker as m
             m.begin("a")
+            assert rx.recv(4096).startswith(b"M ")  # the framework facts come first
             assert rx.recv(4096).startswith(b"B ")
             rx.close()
             os.unlink(path)
@@ -355,6 +360,113 @@ class MarkerClientTest(unittest.TestCase):
         self.assertEqual([e.body for e in events], ["n" * 4000, "after"])
         self.assertLessEqual(len(events[0].raw.encode()), mlbench_marker.MAX_EVENT)
         self.assertEqual(err, "")
+
+
+FAKE_TORCH = """
+import sys, types
+torch = types.ModuleType("torch")
+torch.__version__ = "9.9.9+fake"
+torch._threads = 3
+torch.get_num_threads = lambda: torch._threads
+def set_num_threads(n):
+    torch._threads = n
+torch.set_num_threads = set_num_threads
+torch.cuda = types.SimpleNamespace(is_available=lambda: False, is_initialized=lambda: False)
+sys.modules["torch"] = torch
+"""
+
+
+class FrameworkFactsTest(unittest.TestCase):
+    """framework.* metadata (docs/markers.md): sent by the main process first, again when they
+    change, never by a forked worker; frameworks are read from sys.modules, never imported."""
+
+    setUp = MarkerClientTest.setUp
+    tearDown = MarkerClientTest.tearDown
+    run_child = MarkerClientTest.run_child
+
+    def facts_of(self):
+        return {e.name: e.value for e in self.facts}
+
+    def test_no_framework_imported(self):
+        info, _, events, _, _ = self.run_child("""
+            import json, sys
+            import mlbench_marker as m
+            with m.stage("s"):
+                pass
+            print(json.dumps({"torch": "torch" in sys.modules, "version": sys.version.split()[0]}))
+        """)
+        self.assertFalse(info["torch"])  # the client did not import it
+        self.assertEqual(self.facts_of(), {"framework.python.version": info["version"]})
+        self.assertEqual([(e.kind, e.name) for e in events], [("B", "s"), ("E", "s")])
+
+    def test_torch_facts_change_and_dataloader(self):
+        _, _, events, _, _ = self.run_child(FAKE_TORCH + """
+import os, types
+import mlbench_marker as m
+m._FACTS_EVERY_NS = 0  # look at the facts on every stage begin
+with m.stage("a"):
+    pass
+torch.set_num_threads(2)
+with m.stage("b"):
+    pass
+loader = types.SimpleNamespace(num_workers=2, batch_size=16, pin_memory=True,
+                               prefetch_factor=2, persistent_workers=False)
+assert m.dataloader(loader) is loader
+try:
+    m.dataloader(object())
+except TypeError as e:
+    assert "num_workers" in str(e)
+else:
+    raise SystemExit("dataloader(object()) did not raise")
+pid = os.fork()
+if pid == 0:  # a DataLoader worker: torch would say 1 thread there
+    torch.set_num_threads(1)
+    with m.stage("worker"):
+        pass
+    os._exit(0)
+os.waitpid(pid, 0)
+""")
+        sent = [(e.name, e.value) for e in self.facts]
+        self.assertIn(("framework.torch.version", "9.9.9+fake"), sent)
+        self.assertIn(("framework.torch.cuda_available", "false"), sent)
+        threads = [v for k, v in sent if k == "framework.torch.num_threads"]
+        self.assertEqual(threads, ["3", "2"])  # first, then the change; not the worker's 1
+        self.assertNotIn("framework.torch.cuda_device", dict(sent))
+        self.assertEqual(sent.count(("framework.torch.version", "9.9.9+fake")), 1)
+        loader = {k: v for k, v in sent if k.startswith("framework.dataloader.")}
+        self.assertEqual(loader, {"framework.dataloader.num_workers": "2",
+                                  "framework.dataloader.batch_size": "16",
+                                  "framework.dataloader.pin_memory": "true",
+                                  "framework.dataloader.prefetch_factor": "2",
+                                  "framework.dataloader.persistent_workers": "false"})
+        parent = {e.pid for e in self.facts}
+        self.assertEqual(len(parent), 1)
+        worker = [e for e in events if e.name == "worker"]
+        self.assertEqual(len(worker), 2)
+        self.assertNotIn(worker[0].pid, parent)
+
+    def test_real_torch(self):
+        # This interpreter, or Debian's, whose python3-torch a virtual environment may lack.
+        python = next((p for p in (sys.executable, "/usr/bin/python3") if os.path.exists(p) and
+                       subprocess.run([p, "-c", "import torch"], capture_output=True,
+                                      timeout=120).returncode == 0), None)
+        if python is None:
+            self.skipTest("PyTorch is not installed (Debian: python3-torch): only the fake "
+                          "module was tested")
+        info, _, _, _, _ = self.run_child(python=python, code="""
+            import json
+            import torch
+            import mlbench_marker as m
+            torch.set_num_threads(1)
+            with m.stage("s"):
+                pass
+            print(json.dumps({"version": torch.__version__,
+                              "threads": torch.get_num_threads()}))
+        """)
+        facts = self.facts_of()
+        self.assertEqual(facts["framework.torch.version"], info["version"])
+        self.assertEqual(facts["framework.torch.num_threads"], str(info["threads"]))
+        self.assertIn(facts["framework.torch.cuda_available"], ("true", "false"))
 
 
 class ArgumentCheckTest(unittest.TestCase):

@@ -24,6 +24,7 @@ static struct series_registry reg;
 static struct run_config cfg;
 static struct bench_result res;
 static json_t *next_environment; /* the environment the next setup_run captures, or NULL */
+static const char *const *next_meta; /* "key value" metadata the next run sends, NULL-ended */
 
 /* Values per second (counters) or levels (gauges) held for a 1 s run sampled every 100 ms. */
 struct levels {
@@ -66,6 +67,14 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
         assert_null(marker_parse(buf, strlen(buf), &t));
         event_log_add(&rep->log, &t);
     }
+    for (const char *const *kv = next_meta; kv && *kv; kv++) {
+        char buf[256];
+        struct marker_token t;
+        snprintf(buf, sizeof buf, "M %lld 1 1 %s", T0 + 2, *kv);
+        assert_null(marker_parse(buf, strlen(buf), &t));
+        event_log_add(&rep->log, &t);
+    }
+    next_meta = NULL;
     stages_aggregate(&rep->log, T0, rep->outcome.wall_ns, &rep->stages);
     table_init(&rep->samples, &reg);
     for (int i = 0; i <= 10; i++) {
@@ -249,6 +258,45 @@ static void test_governor(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static const struct finding *finding_of(const char *rule)
+{
+    for (size_t i = 0; i < res.analysis.n_findings; i++)
+        if (!strcmp(res.analysis.findings[i].rule, rule))
+            return &res.analysis.findings[i];
+    return NULL;
+}
+
+/* Framework facts in the metadata (framework.* of the Python client, or the plain
+ * torch_threads) reach the advice: a single-threaded run whose torch already has 2 threads is
+ * not told to parallelise (issue 13). */
+static void test_framework_facts_reach_advice(void **state)
+{
+    (void)state;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 2)
+        skip(); /* one CPU: cpu-bound, where no parallel advice is given anyway */
+    struct levels lv = {.cores = 1.0, .sys_busy = 1.0 / (double)ncpu};
+    static const char *const facts[] = {"framework.torch.version 1.13.0",
+                                        "framework.torch.num_threads 2", NULL};
+    static const char *const plain[] = {"torch_threads 2", NULL};
+    const char *const *sets[] = {facts, plain};
+    for (int i = 0; i < 2; i++) {
+        next_meta = sets[i];
+        setup_run(&lv, NULL, NULL);
+        const struct finding *f = finding_of("cpu-bound-single-thread");
+        assert_non_null(f);
+        if (!strstr(f->recommendation, "torch already runs 2 threads"))
+            fail_msg("set %d: %s", i, f->recommendation);
+        assert_null(strstr(f->recommendation, "parallelise it over"));
+        teardown_run();
+    }
+    /* without them: the generic advice */
+    setup_run(&lv, NULL, NULL);
+    assert_non_null(strstr(finding_of("cpu-bound-single-thread")->recommendation,
+                           "parallelise it over"));
+    teardown_run();
+}
+
 int main(void)
 {
     unsetenv("MLBENCH_SYS_ROOT");
@@ -259,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_gpu_claims),
         cmocka_unit_test(test_gpu_facts_from_environment),
         cmocka_unit_test(test_governor),
+        cmocka_unit_test(test_framework_facts_reach_advice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -435,6 +435,69 @@ static void test_counters_monotonic(void **state)
     assert_value(fx, "process_read_bytes_total", row, 1600);
 }
 
+static void write_schedstat(const char *root, int pid, int tid, unsigned long long wait_ns)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "%d/task/%d/schedstat", pid, tid);
+    fake_write(root, rel, "%llu %llu 42\n", 5000000000ull, wait_ns);
+}
+
+/* process_cpu_wait_seconds_total: the run-queue wait (second field of task/TID/schedstat)
+ * summed over every thread of every member; registered only where self/schedstat exists; kept
+ * monotonic when a thread exits, and a child's wait is kept when a tree member reaps it (the
+ * kernel passes on CPU time to the reaper, never the wait). Issue 13. */
+static void test_cpu_wait(void **state)
+{
+    struct fixture *fx = *state;
+    struct fake_proc procs[] = {
+        {100, "python", 50, 100, 60, 40, 0, 0, 2, 1000, 1000},
+        {101, "loader", 100, 100, 40, 10, 0, 0, 1, 1010, 100},
+    };
+    fake_write(fx->root, "self/schedstat", "1000 2000 3\n");
+    write_io(fx->root, 100, 1000, 100);
+    write_io(fx->root, 101, 500, 50);
+    write_schedstat(fx->root, 100, 100, 1000000000ull);
+    write_schedstat(fx->root, 100, 110, 500000000ull);
+    /* the loader has one thread: read through 101/schedstat, its main thread's */
+    fake_write(fx->root, "101/schedstat", "%llu %llu 7\n", 1000ull, 250000000ull);
+    size_t row = start_with(fx, procs, 2);
+    long s = table_find(&fx->tab, "process_cpu_wait_seconds_total", "");
+    assert_true(s >= 0);
+    assert_int_equal(fx->reg.defs[s].kind, SERIES_COUNTER);
+    assert_value(fx, "process_cpu_wait_seconds_total", row, 1.75);
+
+    /* thread 110 exits while 100 waits 0.1 s more: the sum falls, the counter does not */
+    fake_remove(fx->root, "100/task/110");
+    write_schedstat(fx->root, 100, 100, 1100000000ull);
+    row = tick(fx);
+    assert_value(fx, "process_cpu_wait_seconds_total", row, 1.75);
+    write_schedstat(fx->root, 100, 100, 1300000000ull);
+    row = tick(fx);
+    assert_value(fx, "process_cpu_wait_seconds_total", row, 1.95);
+
+    /* the loader exits and its parent (in the tree) reaps it: its 0.25 s stay counted */
+    fake_remove(fx->root, "101");
+    procs[0].cutime = 50;
+    write_proc(fx->root, &procs[0]);
+    row = tick(fx);
+    assert_value(fx, "process_cpu_wait_seconds_total", row, 1.95);
+    assert_value(fx, "process_cpu_seconds_total", row, 1.50);
+    assert_int_equal(fx->errors, 0);
+
+    /* a member whose threads cannot be read: an error, the counter holds */
+    fake_remove(fx->root, "100/task");
+    row = tick(fx);
+    assert_int_equal(fx->errors, 1);
+}
+
+/* Without self/schedstat (a kernel without CONFIG_SCHED_INFO) the series does not exist. */
+static void test_cpu_wait_absent(void **state)
+{
+    struct fixture *fx = *state;
+    fixture_open(fx);
+    assert_true(table_find(&fx->tab, "process_cpu_wait_seconds_total", "") < 0);
+}
+
 /* A pid reused by a new process (another starttime) is a new member: the old one's totals were
  * carried by its parent, the new one's are counted from its start. */
 static void test_pid_reuse(void **state)
@@ -574,6 +637,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unreadable_io_is_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_wait_absent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_tree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_stat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_real_proc, setup, teardown),

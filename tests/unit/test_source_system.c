@@ -218,7 +218,7 @@ static void test_registers_series(void **state)
     struct fixture *fx = *state;
     fixture_open(fx);
     const char *gauges[] = {"system_cpu_busy_ratio", "system_cpu_iowait_ratio",
-                            "system_memory_available_bytes"};
+                            "system_memory_available_bytes", "system_procs_running"};
     const char *counters[] = {"system_swap_in_bytes_total",
                               "system_swap_out_bytes_total",
                               "system_disk_read_bytes_total",
@@ -244,7 +244,7 @@ static void test_registers_series(void **state)
     }
     assert_true(table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"0\"") >= 0);
     assert_true(table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"1\"") >= 0);
-    assert_int_equal(fx->reg.n, 3 + 12 + 2);
+    assert_int_equal(fx->reg.n, 4 + 12 + 2);
 }
 
 /* Two snapshots: the exact ratios and totals (derivations next to the snapshots above). */
@@ -258,6 +258,7 @@ static void test_two_snapshots(void **state)
     assert_nan(fx, "system_cpu_iowait_ratio", "", row);
     assert_nan(fx, "system_cpu_core_busy_ratio", "cpu=\"0\"", row);
     assert_value(fx, "system_memory_available_bytes", "", row, 1000000.0 * 1024);
+    assert_value(fx, "system_procs_running", "", row, 2); /* a gauge: from the first tick */
     assert_value(fx, "system_swap_in_bytes_total", "", row, 10.0 * 4096);
     assert_value(fx, "system_swap_out_bytes_total", "", row, 20.0 * 4096);
     assert_value(fx, "system_disk_read_bytes_total", "", row, 1500.0 * 512);
@@ -278,6 +279,7 @@ static void test_two_snapshots(void **state)
     assert_value(fx, "system_cpu_core_busy_ratio", "cpu=\"0\"", row, 1.0);
     assert_value(fx, "system_cpu_core_busy_ratio", "cpu=\"1\"", row, 55.0 / 295);
     assert_value(fx, "system_memory_available_bytes", "", row, 900000.0 * 1024);
+    assert_value(fx, "system_procs_running", "", row, 1);
     assert_value(fx, "system_swap_in_bytes_total", "", row, 15.0 * 4096);
     assert_value(fx, "system_swap_out_bytes_total", "", row, 30.0 * 4096);
     assert_value(fx, "system_disk_read_bytes_total", "", row, 2000.0 * 512);

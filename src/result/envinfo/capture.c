@@ -1,6 +1,6 @@
 /* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
- * file each beside this one: cpu, limits, blas, virt, vars, git, build), plus what needs no
- * file of its own: host name, CPUs online and allowed, kernel (uname), distribution
+ * file each beside this one: cpu, limits, blas, virt, vars, git, python, build), plus what
+ * needs no file of its own: host name, CPUs online and allowed, kernel (uname), distribution
  * (os-release), libc, and the GPUs the nvml metric source described. */
 #include "result/envinfo/internal.h"
 
@@ -142,6 +142,10 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
     json_object_set_new(env, "virtualization",
                         envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL));
     json_object_set_new(env, "variables", envinfo_variables(envp));
+    /* Only when asked: starting an interpreter costs 20 ms to a second on a loaded machine. */
+    json_t *python = opt && opt->python ? envinfo_python(root, opt->python, envp) : NULL;
+    if (python)
+        json_object_set_new(env, "python", python);
     if (!(opt && opt->no_git)) {
         json_t *git = envinfo_git(opt ? opt->git_dir : NULL);
         if (git)

@@ -1,5 +1,6 @@
 /* envinfo/git.c: the `git` object of the environment: commit, branch and dirty state of the
- * working directory, from git run with posix_spawnp (no shell), killed after 2 s. */
+ * working directory, from git run with posix_spawnp (no shell), killed after 2 s; and
+ * envinfo_run, which runs such a helper program (python.c uses it too). */
 #include "result/envinfo/internal.h"
 
 #include <errno.h>
@@ -21,11 +22,8 @@ extern char **environ;
 
 #define GIT_TIMEOUT_NS 2000000000LL
 
-/* Runs git with args (no shell) until deadline (CLOCK_MONOTONIC ns); its stdout goes into out
- * (truncated, NUL-terminated) and *lines counts its lines. Returns 0 when git exited 0, -1
- * otherwise (missing, failed, or killed at the deadline). */
-static int run_git(char *const argv[], char *const envp[], char *out, size_t outlen, size_t *lines,
-                   int64_t deadline)
+int envinfo_run(char *const argv[], char *const envp[], char *out, size_t outlen, size_t *lines,
+                int64_t deadline)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -50,7 +48,7 @@ static int run_git(char *const argv[], char *const envp[], char *out, size_t out
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    int rc = posix_spawnp(&pid, "git", &fa, &attr, argv, envp);
+    int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close(pfd[1]);
@@ -137,8 +135,8 @@ json_t *envinfo_git(const char *dir)
     char rev[256], status[16];
     size_t rev_lines, changed;
     json_t *o = NULL;
-    if (run_git(rev_argv, envp, rev, sizeof rev, &rev_lines, deadline) == 0 &&
-        run_git(status_argv, envp, status, sizeof status, &changed, deadline) == 0) {
+    if (envinfo_run(rev_argv, envp, rev, sizeof rev, &rev_lines, deadline) == 0 &&
+        envinfo_run(status_argv, envp, status, sizeof status, &changed, deadline) == 0) {
         char commit[64] = "", branch[200] = "";
         if (sscanf(rev, "%63s %199s", commit, branch) >= 1 && strlen(commit) >= 40) {
             o = json_object();

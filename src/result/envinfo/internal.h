@@ -71,6 +71,23 @@ json_t *envinfo_blas(const char *root, const char *machine, char *const *envp, i
 json_t *envinfo_virtualization(const char *root, const struct cpuinfo_facts *cpu,
                                char *const *envp, const char *kernel_release);
 
+/* ---- git.c */
+
+/* Runs argv[0] (looked up in PATH when it has no '/') with argv, no shell, stdin and stderr on
+ * /dev/null, until deadline (mono_ns of util/clock.h); its stdout goes into out (truncated,
+ * NUL-terminated) and *lines counts its lines. Returns 0 when it exited 0, -1 otherwise
+ * (missing, failed, or killed at the deadline). */
+int envinfo_run(char *const argv[], char *const envp[], char *out, size_t outlen, size_t *lines,
+                int64_t deadline);
+
+/* ---- python.c */
+
+/* The `python` object: the interpreter's version and executable, and the versions of the
+ * packages the rules care about (torch, numpy) as the interpreter would import them, read from
+ * their metadata files without importing them. python: the interpreter (NULL: python3 from
+ * PATH, or ROOT/usr/bin/python3 when root is set). NULL when it cannot be run. */
+json_t *envinfo_python(const char *root, const char *python, char *const *envp);
+
 /* ---- build.c */
 
 /* The `build` object: version, commit, compiler, build type and flags, AddressSanitizer. */

@@ -298,6 +298,29 @@ static void print_git(FILE *out, const json_t *env)
     emit(out, "git", &l);
 }
 
+/* "3.11.2 (/usr/bin/python3), torch 1.13.0a0, numpy 1.24.2", or nothing without Python. */
+static void print_python(FILE *out, const json_t *env)
+{
+    const json_t *py = json_object_get(env, "python");
+    if (!json_is_object(py))
+        return;
+    struct line l = {.len = 0};
+    add(&l, "%s", jsonx_str(py, "version") ? jsonx_str(py, "version") : "?");
+    if (jsonx_str(py, "executable"))
+        l.len += (size_t)snprintf(l.text + l.len, sizeof l.text - l.len, " (%s)",
+                                  jsonx_str(py, "executable"));
+    if (l.len >= sizeof l.text)
+        l.len = sizeof l.text - 1;
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(py, "packages"), name, v)
+        if (json_is_string(v))
+            add(&l, "%s %s", name, json_string_value(v));
+    if (!json_object_size(json_object_get(py, "packages")))
+        add(&l, "no torch or numpy");
+    emit(out, "python", &l);
+}
+
 /* The environment variables that change ML performance, one a line. */
 static void print_variables(FILE *out, const json_t *env)
 {
@@ -325,5 +348,6 @@ void envinfo_print(FILE *out, const json_t *env)
     print_gpus(out, env);
     print_virtual(out, env);
     print_git(out, env);
+    print_python(out, env);
     print_variables(out, env);
 }
