@@ -3,25 +3,16 @@
 #include "analysis/advice.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "util/strbuf.h"
+
+/* Appends to the evidence and advice texts, fixed buffers (util/strbuf.h). */
+#define add(...) strbuf_catf(__VA_ARGS__)
+
 #define WORKERS_MAX 8 /* DataLoader workers suggested at most */
-
-static void add(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void add(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
 
 static bool is_torch(const struct analysis_context *ctx)
 {

@@ -7,7 +7,6 @@
 #include "analysis/findings.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,11 @@
 
 #include "measure/sampler.h"
 #include "util/units.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
+
+/* Appends to the evidence and advice texts, fixed buffers (util/strbuf.h). */
+#define cat(...) strbuf_catf(__VA_ARGS__)
 
 /* GPU (ratios of time a kernel ran, as NVML reports it) */
 #define GPU_BOUND_UTIL 0.90     /* at least: gpu-bound */
@@ -91,20 +94,6 @@ struct outcome {
     double saving_ns;
     bool finding;      /* the verdict is worth a finding */
 };
-
-static void cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Appends to the string in buf (truncating at len). */
-static void cat(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
 
 static bool known(double x)
 {

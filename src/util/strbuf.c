@@ -80,3 +80,14 @@ char *strbuf_take(struct strbuf *b)
     b->len = b->cap = 0;
     return s;
 }
+
+void strbuf_catf(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t used = strnlen(buf, len);
+    if (used + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}

@@ -20,6 +20,9 @@ void strbuf_puts(struct strbuf *b, const char *s);
 void strbuf_putc(struct strbuf *b, char c);
 /* Appends printf-formatted text. */
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends printf-formatted text to the NUL-terminated string in the fixed buffer buf of len
+ * bytes, truncating at its end (the analysis's evidence and advice texts). */
+void strbuf_catf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Empties the buffer, keeping its memory. */
 void strbuf_reset(struct strbuf *b);
 /* Frees the text and empties the buffer (it can be used again). */
