@@ -64,6 +64,16 @@ class CompareTest(unittest.TestCase):
             json.dump(r, f)
         return out
 
+    def verdict(self, row):
+        """What the statistics said of a row. On a loaded machine (CI runs tests side by side)
+        a real measurement may come out "unreliable": the disturbance is named, and the
+        statistics' own verdict is kept beside it; these tests are about the statistics (the
+        quality rule has its own, ContentionTest and test_compare.c)."""
+        if row["verdict"] == "unreliable":
+            self.assertTrue(row["unreliable_reason"], row)
+            return row["statistical_verdict"]
+        return row["verdict"]
+
     @staticmethod
     def row(candidate, name):
         for s in candidate["stages"]:
@@ -77,14 +87,16 @@ class CompareTest(unittest.TestCase):
         total = [line for line in out.splitlines()
                  if line.strip().startswith("total") and "runs" not in line and "p=" in line]
         self.assertEqual(len(total), 1, out)
-        self.assertIn("slower", total[0])
+        shown = self.compare_json(self.fast, self.slow)["candidates"][0]["stages"][-1]["verdict"]
+        self.assertIn(shown, ("slower", "unreliable"))
+        self.assertIn(shown, total[0])
         self.assertIn("p=0.008", total[0])  # 5 against 5, no overlap: exact p = 2/252
         self.assertIn("\u2192", total[0])
         self.assertIn("+", total[0])
         doc = self.compare_json(self.fast, self.slow)
         t = doc["candidates"][0]["stages"][-1]
         self.assertEqual(t["name"], "total")
-        self.assertEqual(t["verdict"], "slower")
+        self.assertEqual(self.verdict(t), "slower")
         self.assertEqual((t["n_baseline"], t["n_candidate"]), (5, 5))
         self.assertAlmostEqual(t["p_value"], 2 / 252, places=12)
         # sleep 0.1 against sleep 0.05: about 2x, but on a loaded machine the short sleep grows
@@ -98,7 +110,7 @@ class CompareTest(unittest.TestCase):
         self.assertAlmostEqual(t["speedup"], t["baseline_median_ns"] / t["candidate_median_ns"])
         # and the other way round
         doc = self.compare_json(self.slow, self.fast)
-        self.assertEqual(doc["candidates"][0]["stages"][-1]["verdict"], "faster")
+        self.assertEqual(self.verdict(doc["candidates"][0]["stages"][-1]), "faster")
 
     def test_hostile_names(self):
         """issue 12: labels and stage names from a result file reached the terminal raw."""
@@ -145,7 +157,7 @@ class CompareTest(unittest.TestCase):
         # the fast workload sends no markers: its stages are missing, the totals compare
         self.assertEqual(self.row(c, "load")["verdict"], "missing in candidate")
         self.assertIsNone(self.row(c, "load")["candidate_median_ns"])
-        self.assertEqual(c["stages"][-1]["verdict"], "faster")
+        self.assertEqual(self.verdict(c["stages"][-1]), "faster")
         for x in c["counters"]:
             self.assertEqual(set(x) >= {"name", "baseline", "candidate"}, True)
         for x in c["metadata"]:
@@ -162,9 +174,14 @@ class CompareTest(unittest.TestCase):
 
     def test_fail_if_slower(self):
         rc, _, err = self.compare("--fail-if-slower", "10", self.fast, self.slow)
-        self.assertEqual(rc, 1, err)
-        self.assertIn("total is", err)
-        self.assertIn("--fail-if-slower", err)
+        total = self.compare_json(self.fast, self.slow)["candidates"][0]["stages"][-1]
+        if total["verdict"] == "unreliable":  # a loaded machine: noted, not failed (compare.md)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("unreliable", err)
+        else:
+            self.assertEqual(rc, 1, err)
+            self.assertIn("total is", err)
+            self.assertIn("--fail-if-slower", err)
         rc, _, err = self.compare("--fail-if-slower", "500%", self.fast, self.slow)
         self.assertEqual(rc, 0, err)
         rc, _, err = self.compare("--fail-if-slower", "0", self.slow, self.fast)  # faster
@@ -228,7 +245,7 @@ class CompareTest(unittest.TestCase):
     def test_store_references(self):
         doc = self.compare_json("fast", "slow")  # labels in the store
         self.assertEqual(doc["baseline"]["label"], "fast")
-        self.assertEqual(doc["candidates"][0]["stages"][-1]["verdict"], "slower")
+        self.assertEqual(self.verdict(doc["candidates"][0]["stages"][-1]), "slower")
         doc = self.compare_json("fast", "latest")  # the newest: staged
         self.assertEqual(doc["candidates"][0]["label"], "staged")
         rc, out, err = self.compare("fast", "no-such-run")
