@@ -5,6 +5,7 @@
 #include "export/export.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -79,21 +80,30 @@ static void log_axis(FILE *out, double lo, double hi)
 }
 
 /* The percentile lines with their labels, alternating between two rows so that close ones
- * stay readable. */
+ * stay readable. Percentiles of the same value (p99 and p99.9 of few spans are the slowest one)
+ * share one line and one label, "p99, p99.9 38.16 ms"; a label near an edge of the plot is
+ * anchored inside it. */
 static void percentile_marks(FILE *out, const json_t *spans, double lo, double hi)
 {
     static const struct { const char *key, *label; } marks[] = {
         {"p50_ns", "p50"}, {"p90_ns", "p90"}, {"p99_ns", "p99"}, {"p999_ns", "p99.9"}};
+    enum { N_MARKS = sizeof marks / sizeof marks[0] };
     char buf[32];
-    for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++) {
+    int row = 0;
+    for (size_t k = 0; k < N_MARKS; k++) {
         double ns = jsonx_num(spans, marks[k].key);
-        if (!isfinite(ns))
-            continue;
-        double x = x_of(ns, lo, hi), y = k % 2 ? 26 : 13;
+        if (!isfinite(ns) || (k > 0 && jsonx_num(spans, marks[k - 1].key) == ns))
+            continue; /* drawn with the one before */
+        char names[48] = "";
+        for (size_t j = k; j < N_MARKS && jsonx_num(spans, marks[j].key) == ns; j++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     j > k ? ", " : "", marks[j].label);
+        double x = x_of(ns, lo, hi), y = row++ % 2 ? 26 : 13;
+        const char *anchor = x > X1 - 70 ? "end" : x < X0 + 50 ? "start" : "middle";
         fprintf(out, "<g class=\"pct\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                 "stroke=\"%s\" stroke-dasharray=\"3 2\"/><text x=\"%.1f\" y=\"%.1f\" "
-                "text-anchor=\"middle\" fill=\"%s\">%s %s</text></g>\n", x, y + 3, x, BOTTOM,
-                MARK_COLOUR, x, y, MARK_COLOUR, marks[k].label,
+                "text-anchor=\"%s\" fill=\"%s\">%s %s</text></g>\n", x, y + 3, x, BOTTOM,
+                MARK_COLOUR, x, y, anchor, MARK_COLOUR, names,
                 units_duration(ns, buf, sizeof buf));
     }
 }
