@@ -415,6 +415,8 @@ static void verdict_single(const struct analysis_context *ctx, const struct stag
     o->rule = "cpu-bound-single-thread";
     o->finding = true;
     cat_cpu_evidence(o->evidence, f);
+    if (known(s->processes_peak) && s->processes_peak >= 2)
+        cat(o->evidence, TEXT_MAX, ", across %.0f processes", s->processes_peak);
     if (!f->ncpu) {
         cat(o->recommendation, TEXT_MAX,
             "parallelise it (DataLoader workers, multiprocessing, threads in native code) or "
@@ -426,6 +428,19 @@ static void verdict_single(const struct analysis_context *ctx, const struct stag
         cat(o->recommendation, TEXT_MAX,
             "parallelising needs free cores, and other processes keep the others busy: "
             "run on a quiet machine, then parallelise it, or move it to a GPU");
+        return;
+    }
+    /* Several processes already (a DataLoader's workers, a pool) that together keep about one
+     * core busy: more of them is not the cure, and the framework did not say what they are. */
+    if (known(s->processes_peak) && s->processes_peak >= 2 && ctx->loader_workers < 0 &&
+        ctx->threads < 0) {
+        cat(o->recommendation, TEXT_MAX,
+            "the workload already runs %.0f processes (up to %.0f threads), yet together they "
+            "keep about one core busy: one of them sets the pace, or they take turns (workers "
+            "waiting for the main process, or the main process for them); mark the main loop's "
+            "waits and work as stages (the marker clients, docs/markers.md) to see which, "
+            "before adding workers",
+            s->processes_peak, known(s->threads_peak) ? s->threads_peak : s->processes_peak);
         return;
     }
     if (advice_parallelise(ctx, s->name, workers, o->recommendation, TEXT_MAX))

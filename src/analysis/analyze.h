@@ -28,6 +28,7 @@ struct stage_resources {
     double rss_peak_bytes;
     double read_bps, write_bps;   /* bytes/s read and written by the tree (storage layer) */
     double threads_peak;
+    double processes_peak;   /* most processes in the workload's tree at one sample */
 
     /* whole machine */
     double sys_cpu_busy;     /* mean fraction of all cores busy */

@@ -122,6 +122,7 @@ static void figures(const struct summary *s, const struct metric_stat *m, int nc
     sr->read_bps = mean_of(s, m, "process_read_bytes_total");
     sr->write_bps = mean_of(s, m, "process_written_bytes_total");
     sr->threads_peak = peak_of(s, m, "process_threads");
+    sr->processes_peak = peak_of(s, m, "process_count");
     sr->sys_cpu_busy = mean_of(s, m, "system_cpu_busy_ratio");
     sr->other_cores = sr->sys_cpu_busy * ncpu - sr->cpu_cores;
     if (sr->other_cores < 0)

@@ -103,6 +103,10 @@ class TorchAdviceTest(unittest.TestCase):
         for stage, rule, rec in self.recommendations("plain"):
             self.assertNotIn("num_workers", rec, f"{stage} [{rule}]")
             self.assertNotIn("DataLoader", rec, f"{stage} [{rule}]")
+            # it runs 3 processes (main + 2 workers): no pool to add (it was told "parallelise
+            # it over about 2 workers (a process pool ...)")
+            self.assertNotIn("parallelise it over", rec, f"{stage} [{rule}]")
+            self.assertNotIn("process pool", rec, f"{stage} [{rule}]")
 
 
 if __name__ == "__main__":

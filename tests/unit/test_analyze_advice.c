@@ -272,6 +272,30 @@ static void test_findings_order(void **state)
     assert_string_equal(an.findings[1].stage, "evaluate");
 }
 
+/* A plain PyTorch script (no markers) with a 2-worker DataLoader kept about one core busy in
+ * 3 processes: it was told "parallelise it over about 2 workers (a process pool...)", a pool
+ * it already had. Several processes and no framework facts: find which sets the pace first. */
+static void test_single_core_across_processes(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    ctx.ncpu = 2;
+    struct stage_resources s = stage("total", 1.25);
+    s.processes_peak = 3;
+    s.threads_peak = 9;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-single-thread");
+    const struct finding *f = finding("cpu-bound-single-thread");
+    assert_non_null(f);
+    assert_contains(f->evidence, "3 processes");
+    assert_contains(f->recommendation, "already runs 3 processes (up to 9 threads)");
+    assert_null(strstr(f->recommendation, "parallelise it over"));
+    assert_true(f->saving_ns == 0);
+    /* one process: the advice to parallelise stands */
+    s.processes_peak = 1;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-bound-single-thread")->recommendation, "parallelise it over");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +303,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cpu_starved, teardown),
         cmocka_unit_test_teardown(test_framework_advice, teardown),
         cmocka_unit_test_teardown(test_findings_order, teardown),
+        cmocka_unit_test_teardown(test_single_core_across_processes, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
