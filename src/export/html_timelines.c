@@ -178,11 +178,10 @@ static size_t segments(const struct line *l, const json_t *t, struct seg *out)
     return close_window(l, out, n, &w);
 }
 
-static void draw_line(FILE *out, const struct line *l, const json_t *t, double span_ns,
-                      double y_max, double y_top, double y_bottom)
+/* Draws line l from its n pieces sg (segments()). */
+static void draw_line(FILE *out, const struct line *l, const struct seg *sg, size_t n,
+                      double span_ns, double y_max, double y_top, double y_bottom)
 {
-    struct seg *sg = xcalloc(json_array_size(t) + 1, sizeof *sg);
-    size_t n = segments(l, t, sg);
     bool open = false;
     size_t points = 0;
     double last_x = 0, last_y = 0;
@@ -211,19 +210,15 @@ static void draw_line(FILE *out, const struct line *l, const json_t *t, double s
             points++;
         }
     }
-    free(sg);
 }
 
-/* The largest value line l reaches (0 when none). */
-static double line_max(const struct line *l, const json_t *t)
+/* The largest value of n pieces (0 when none). */
+static double line_max(const struct seg *sg, size_t n)
 {
-    struct seg *sg = xcalloc(json_array_size(t) + 1, sizeof *sg);
-    size_t n = segments(l, t, sg);
     double max = 0;
     for (size_t i = 0; i < n; i++)
         if (sg[i].v > max)
             max = sg[i].v;
-    free(sg);
     return max;
 }
 
@@ -251,14 +246,20 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
         span_ns = last_t;
     if (!(span_ns > 0))
         return;
+    /* each line's pieces, once: for the axis, then to draw */
+    struct seg **sg = xcalloc(nl + 1, sizeof *sg);
+    size_t *n_sg = xcalloc(nl + 1, sizeof *n_sg);
     double max = 0;
-    for (size_t k = 0; k < nl; k++)
-        max = fmax(max, line_max(&lines[k], t));
+    for (size_t k = 0; k < nl; k++) {
+        sg[k] = xcalloc(json_array_size(t) + 1, sizeof **sg);
+        n_sg[k] = segments(&lines[k], t, sg[k]);
+        max = fmax(max, line_max(sg[k], n_sg[k]));
+    }
     if (!(max > 0)) {
         fputs("<p class=\"note\">", out);
         html_text(out, title);
         fputs(": zero throughout this run.</p>\n", out);
-        return;
+        goto done;
     }
     double y_max = fixed_max > 0 ? fixed_max
                    : unit == Y_BYTES ? nice_ceil_bytes(max * 1.05) : html_nice_ceil(max * 1.05);
@@ -296,8 +297,13 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
     fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
             PLOT_X0, bottom, PLOT_X1, bottom);
     for (size_t k = 0; k < nl; k++)
-        draw_line(out, &lines[k], t, span_ns, y_max, top, bottom);
+        draw_line(out, &lines[k], sg[k], n_sg[k], span_ns, y_max, top, bottom);
     fputs("</svg>\n</figure>\n", out);
+done:
+    for (size_t k = 0; k < nl; k++)
+        free(sg[k]);
+    free(sg);
+    free(n_sg);
 }
 
 /* Whether a series has at least one value that is not null. */
