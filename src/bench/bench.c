@@ -1,5 +1,5 @@
-/* bench: the repetition loop and the run wiring of `mlbench run` (see bench.h). Measuring one
- * run is measure/runner.c, markers measure/markers.c, the summary result/summary.c. */
+/* bench: the repetition loop and the run wiring of `mlbench run` and `mlbench sweep` (see
+ * bench.h). Measuring one run is measure/runner.c, markers measure/markers.c, the summary result/summary.c. */
 #include "bench/bench.h"
 
 #include <errno.h>
@@ -26,24 +26,40 @@
 #include "util/units.h"
 #include "util/xalloc.h"
 
-struct bench {
+/* One configuration measured: its command, its result and where its repetition loop stands. */
+struct bench_point {
     const struct run_config *cfg;
+    char *name;            /* for the progress lines ("batch=64"), or NULL */
     struct bench_result result;
+    char *joined;          /* --shell: the command's words joined into one line */
+    struct cmdline cmd, prepare, cleanup;
+    int planned;           /* runs expected, warm-up included (estimate in auto mode) */
+    int done;              /* runs finished */
+    int64_t sum_wall_ns;   /* of finished runs */
+    int64_t measured_ns;   /* of finished measured runs */
+    int measured;
+    bool any_bad;          /* a run did not succeed */
+    bool stopped;          /* no more runs: fail-fast, not found, interrupted, bench_stop */
+    int not_found;         /* 127 when the command was not found */
+    bool printed_failure;  /* the first failure's details were shown */
+};
+
+/* The measuring session the points share: one runner, one marker receiver and sampler, one
+ * --serve, one progress line. */
+struct bench {
+    const struct run_config *cfg; /* the common settings: store, sampling, --serve, --nvtx */
     struct session session;
     struct live_metrics *live;     /* --serve */
     struct http_server *server;
     struct progress progress;
     char *nvtx_var;        /* "NVTX_INJECTION64_PATH=..." for the command, or NULL */
-    char *joined;          /* --shell: the command's words joined into one line */
     char *runs_dir;        /* <store>/runs */
-    struct cmdline cmd, prepare, cleanup;
-    int planned;           /* total runs expected, warm-up included (estimate in auto mode) */
-    int done;              /* runs finished */
-    int64_t sum_wall_ns;   /* of finished runs */
-    int64_t measured_ns;   /* of finished measured runs */
-    int measured;
-    bool printed_failure;  /* the first failure's details were shown */
-    char what[48];         /* "run 3/10" for the status line */
+    struct bench_point **points;
+    size_t n_points;
+    struct bench_point *current; /* the point running now, for the status line */
+    bool markers_stopped;
+    uint64_t outside;      /* events outside runs when the receiver stopped */
+    char what[160];        /* "batch=64: run 3/10" for the status line */
 };
 
 /* The NVTX injection library: $MLBENCH_NVTX_LIBRARY, else beside this binary in the build tree
@@ -82,12 +98,13 @@ static char *nvtx_library(void)
 static void tick(void *arg, int64_t elapsed_ns)
 {
     struct bench *b = arg;
+    const struct bench_point *p = b->current;
     char stage[128];
     markers_current_stage(b->session.markers, stage, sizeof stage);
     int64_t eta = -1;
-    if (b->done > 0) {
-        int64_t mean = b->sum_wall_ns / b->done;
-        eta = (int64_t)(b->planned - b->done) * mean - elapsed_ns;
+    if (p && p->done > 0) {
+        int64_t mean = p->sum_wall_ns / p->done;
+        eta = (int64_t)(p->planned - p->done) * mean - elapsed_ns;
         if (eta < 0)
             eta = 0;
     }
@@ -107,12 +124,18 @@ static void how_it_ended(const struct run_outcome *o, char *how, size_t len)
         snprintf(how, len, "%s", run_status_name(o->status));
 }
 
+void bench_describe_outcome(const struct run_outcome *o, char *how, size_t len)
+{
+    how_it_ended(o, how, len);
+}
+
 /* Runs --prepare or --cleanup; returns NULL or an owned message saying how it failed. */
-static char *run_helper(struct bench *b, const struct cmdline *c, const char *what)
+static char *run_helper(struct bench *b, const struct bench_point *p, const struct cmdline *c,
+                        const char *what)
 {
     struct runner_spec spec = {
-        .argv = c->argv, .envp = b->session.helper_env, .timeout_s = b->cfg->timeout_s,
-        .grace_s = b->cfg->grace_s, .show_output = b->cfg->show_output,
+        .argv = c->argv, .envp = b->session.helper_env, .timeout_s = p->cfg->timeout_s,
+        .grace_s = p->cfg->grace_s, .show_output = p->cfg->show_output,
     };
     struct run_outcome o;
     runner_run(&spec, &o);
@@ -127,7 +150,7 @@ static char *run_helper(struct bench *b, const struct cmdline *c, const char *wh
     return msg;
 }
 
-static void describe_failure(struct bench *b, const struct repetition *rep)
+static void describe_failure(struct bench *b, struct bench_point *p, const struct repetition *rep)
 {
     const struct run_outcome *o = &rep->outcome;
     if (rep->prepare_error) {
@@ -137,7 +160,7 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
     char how[320];
     how_it_ended(o, how, sizeof how);
     progress_error(&b->progress, "  %s: %s", b->what, how);
-    if (!b->printed_failure && o->stderr_tail) {
+    if (!p->printed_failure && o->stderr_tail) {
         /* The last lines of its stderr usually say why. */
         const char *t = o->stderr_tail + strlen(o->stderr_tail);
         int lines = 0;
@@ -145,17 +168,17 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
             if (*--t == '\n')
                 lines++;
         progress_error(&b->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
-        b->printed_failure = true;
+        p->printed_failure = true;
     }
 }
 
 /* The measured command itself, with markers and samples, aggregated into rep. */
-static void measure_command(struct bench *b, struct repetition *rep)
+static void measure_command(struct bench *b, struct bench_point *p, struct repetition *rep)
 {
     struct session *s = &b->session;
     struct runner_spec spec = {
-        .argv = b->cmd.argv, .envp = s->env, .timeout_s = b->cfg->timeout_s,
-        .grace_s = b->cfg->grace_s, .show_output = b->cfg->show_output,
+        .argv = p->cmd.argv, .envp = s->env, .timeout_s = p->cfg->timeout_s,
+        .grace_s = p->cfg->grace_s, .show_output = p->cfg->show_output,
         .tick = b->progress.tty ? tick : NULL, .tick_arg = b, .tick_ms = 100,
         .spawned = session_spawned, .spawned_arg = s,
         .before_reap = session_before_reap, .before_reap_arg = s,
@@ -182,16 +205,23 @@ static void measure_command(struct bench *b, struct repetition *rep)
 }
 
 /* One repetition: prepare, the measured command, cleanup. Returns the repetition. */
-static struct repetition *one_run(struct bench *b, bool warmup, int number, int of)
+static struct repetition *one_run(struct bench *b, struct bench_point *p, bool warmup, int number,
+                                  int of)
 {
-    struct repetition *rep = result_add_rep(&b->result, warmup);
+    struct repetition *rep = result_add_rep(&p->result, warmup);
+    const char *kind = warmup ? "warm-up" : "run";
+    /* A point's name comes from the command line: shown cut to keep the line readable. */
+    char name[72] = "";
+    if (p->name)
+        snprintf(name, sizeof name, "%.60s%s: ", p->name, strlen(p->name) > 60 ? "..." : "");
     if (of > 0)
-        snprintf(b->what, sizeof b->what, "%s %d/%d", warmup ? "warm-up" : "run", number, of);
+        snprintf(b->what, sizeof b->what, "%s%s %d/%d", name, kind, number, of);
     else
-        snprintf(b->what, sizeof b->what, "run %d", number);
+        snprintf(b->what, sizeof b->what, "%s%s %d", name, kind, number);
+    b->current = p;
 
-    if (b->cfg->prepare) {
-        rep->prepare_error = run_helper(b, &b->prepare, "--prepare");
+    if (p->cfg->prepare) {
+        rep->prepare_error = run_helper(b, p, &p->prepare, "--prepare");
         if (rep->prepare_error) {
             rep->outcome.start_unix_ns = unix_ns();
             rep->outcome.status = RUN_FAILED;
@@ -199,11 +229,11 @@ static struct repetition *one_run(struct bench *b, bool warmup, int number, int 
             return rep;
         }
     }
-    measure_command(b, rep);
-    if (b->cfg->cleanup && !runner_interrupted()) {
-        char *msg = run_helper(b, &b->cleanup, "--cleanup");
+    measure_command(b, p, rep);
+    if (p->cfg->cleanup && !runner_interrupted()) {
+        char *msg = run_helper(b, p, &p->cleanup, "--cleanup");
         if (msg) {
-            log_warn("run %d: %s", rep->index + 1, msg);
+            log_warn("%srun %d: %s", name, rep->index + 1, msg);
             free(msg);
         }
     }
@@ -228,103 +258,129 @@ static void record_sampling(struct sampling_info *info, const struct sampler *s,
 }
 
 /* Automatic mode: enough runs for statistics and at least RUN_AUTO_MIN_SECONDS of them. */
-static bool auto_done(const struct bench *b, int64_t last_wall_ns)
+static bool auto_done(const struct bench_point *p, int64_t last_wall_ns)
 {
-    if (b->measured == 1 && (double)last_wall_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
+    if (p->measured == 1 && (double)last_wall_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         return true;
-    if (b->measured >= RUN_AUTO_MAX_RUNS)
+    if (p->measured >= RUN_AUTO_MAX_RUNS)
         return true;
-    return b->measured >= RUN_AUTO_MIN_RUNS && (double)b->measured_ns / 1e9 >= RUN_AUTO_MIN_SECONDS;
+    return p->measured >= RUN_AUTO_MIN_RUNS && (double)p->measured_ns / 1e9 >= RUN_AUTO_MIN_SECONDS;
 }
 
-static int auto_estimate(const struct bench *b)
+static int auto_estimate(const struct bench_point *p)
 {
-    if (b->measured == 0)
-        return b->cfg->warmup + RUN_AUTO_MIN_RUNS;
-    double mean_s = (double)b->measured_ns / 1e9 / b->measured;
+    if (p->measured == 0)
+        return p->cfg->warmup + RUN_AUTO_MIN_RUNS;
+    double mean_s = (double)p->measured_ns / 1e9 / p->measured;
     int want = mean_s > 0 ? (int)ceil(RUN_AUTO_MIN_SECONDS / mean_s) : RUN_AUTO_MAX_RUNS;
     if (want < RUN_AUTO_MIN_RUNS)
         want = RUN_AUTO_MIN_RUNS;
     if (want > RUN_AUTO_MAX_RUNS)
         want = RUN_AUTO_MAX_RUNS;
-    return b->cfg->warmup + want;
+    return p->cfg->warmup + want;
 }
 
-/* Runs everything; returns mlbench's exit status as far as the runs decide it. */
-static int repeat(struct bench *b)
+bool bench_done(const struct bench *b, size_t i)
 {
-    const struct run_config *cfg = b->cfg;
-    bool any_bad = false;
-    b->planned = cfg->warmup + (cfg->runs ? cfg->runs : RUN_AUTO_MIN_RUNS);
+    const struct bench_point *p = b->points[i];
+    return p->stopped || runner_interrupted() || (p->cfg->runs && p->measured >= p->cfg->runs);
+}
 
-    for (int i = 0;; i++) {
-        bool warmup = i < cfg->warmup;
-        if (!warmup && cfg->runs && b->measured >= cfg->runs)
-            break;
-        if (runner_interrupted())
-            break;
-        struct repetition *rep = one_run(b, warmup, warmup ? i + 1 : b->measured + 1,
-                                         warmup ? cfg->warmup : cfg->runs);
-        const struct run_outcome *o = &rep->outcome;
-        b->done++;
-        b->sum_wall_ns += o->wall_ns;
-        if (!warmup) {
-            b->measured++; /* a failed --prepare still uses up a run */
-            if (!rep->prepare_error)
-                b->measured_ns += o->wall_ns;
-        }
-        char wall[32];
-        progress_line(&b->progress, "%s  %s  %s", b->what,
-                      units_duration((double)o->wall_ns, wall, sizeof wall),
-                      rep->prepare_error ? "failed" : run_status_name(o->status));
-        bool bad = o->status != RUN_OK || rep->prepare_error;
-        if (bad) {
-            any_bad = true;
-            describe_failure(b, rep);
-        }
-        if (o->status == RUN_INTERRUPTED || runner_interrupted())
-            break;
-        if (o->error[0] && o->exit_code == 127)
-            return 127; /* it will not appear on the next run either */
-        if (bad && cfg->fail_fast)
-            break;
-        if (!warmup && !cfg->runs) {
-            if (auto_done(b, o->wall_ns))
-                break;
-            b->planned = auto_estimate(b);
-        }
+void bench_stop(struct bench *b, size_t i)
+{
+    b->points[i]->stopped = true;
+}
+
+/* Runs one repetition of p and books it; returns it. */
+static struct repetition *book_run(struct bench *b, struct bench_point *p, bool warmup)
+{
+    const struct run_config *cfg = p->cfg;
+    struct repetition *rep = one_run(b, p, warmup, warmup ? p->done + 1 : p->measured + 1,
+                                     warmup ? cfg->warmup : cfg->runs);
+    const struct run_outcome *o = &rep->outcome;
+    p->done++;
+    p->sum_wall_ns += o->wall_ns;
+    if (!warmup) {
+        p->measured++; /* a failed --prepare still uses up a run */
+        if (!rep->prepare_error)
+            p->measured_ns += o->wall_ns;
     }
-    return any_bad ? 1 : 0;
+    char wall[32];
+    progress_line(&b->progress, "%s  %s  %s", b->what,
+                  units_duration((double)o->wall_ns, wall, sizeof wall),
+                  rep->prepare_error ? "failed" : run_status_name(o->status));
+    bool bad = o->status != RUN_OK || rep->prepare_error;
+    if (bad) {
+        p->any_bad = true;
+        describe_failure(b, p, rep);
+    }
+    if (o->status == RUN_INTERRUPTED || runner_interrupted())
+        p->stopped = true;
+    else if (o->error[0] && o->exit_code == 127)
+        p->stopped = true, p->not_found = 127; /* it will not appear on the next run either */
+    else if (bad && cfg->fail_fast)
+        p->stopped = true;
+    else if (!warmup && !cfg->runs) {
+        if (auto_done(p, o->wall_ns))
+            p->stopped = true;
+        else
+            p->planned = auto_estimate(p);
+    }
+    return rep;
 }
 
-/* Checks what can be checked before anything runs: the command strings, the store, --nvtx.
- * Returns 0, or 2 after saying what is wrong. */
-static int check_input(struct bench *b)
+const struct repetition *bench_step(struct bench *b, size_t i)
 {
-    const struct run_config *cfg = b->cfg;
+    struct bench_point *p = b->points[i];
+    struct repetition *rep = NULL;
+    /* The warm-up runs come right before the point's first measured run. */
+    while (!bench_done(b, i) && p->done < p->cfg->warmup)
+        rep = book_run(b, p, true);
+    if (!bench_done(b, i))
+        rep = book_run(b, p, false);
+    return rep;
+}
+
+const struct bench_result *bench_result(const struct bench *b, size_t i)
+{
+    return &b->points[i]->result;
+}
+
+/* Checks the command strings of a point. Returns 0, or 2 after saying what is wrong. */
+static int check_command(struct bench_point *p)
+{
+    const struct run_config *cfg = p->cfg;
     char err[1024];
     if (cfg->shell) { /* the command's words, joined, are one shell command line */
         size_t len = 1;
         for (int i = 0; i < cfg->argc; i++)
             len += strlen(cfg->argv[i]) + 1;
-        b->joined = xcalloc(len, 1);
+        p->joined = xcalloc(len, 1);
         for (int i = 0; i < cfg->argc; i++) {
             if (i)
-                strcat(b->joined, " ");
-            strcat(b->joined, cfg->argv[i]);
+                strcat(p->joined, " ");
+            strcat(p->joined, cfg->argv[i]);
         }
-        cmdline_split(&b->cmd, "command", b->joined, true, err, sizeof err);
+        cmdline_split(&p->cmd, "command", p->joined, true, err, sizeof err);
     } else {
-        b->cmd.argv = cfg->argv;
+        p->cmd.argv = cfg->argv;
     }
     if ((cfg->prepare &&
-         cmdline_split(&b->prepare, "--prepare", cfg->prepare, cfg->shell, err, sizeof err)) ||
+         cmdline_split(&p->prepare, "--prepare", cfg->prepare, cfg->shell, err, sizeof err)) ||
         (cfg->cleanup &&
-         cmdline_split(&b->cleanup, "--cleanup", cfg->cleanup, cfg->shell, err, sizeof err))) {
+         cmdline_split(&p->cleanup, "--cleanup", cfg->cleanup, cfg->shell, err, sizeof err))) {
         log_error("%s", err);
         return 2;
     }
+    return 0;
+}
 
+/* Checks the store and --nvtx before anything runs. Returns 0, or 2 after saying what is
+ * wrong. */
+static int check_input(struct bench *b)
+{
+    const struct run_config *cfg = b->cfg;
+    char err[1024];
     b->runs_dir = xasprintf("%s/runs", cfg->store);
     int store_ok = fsx_mkdirs(b->runs_dir) == 0 && access(b->runs_dir, W_OK | X_OK) == 0;
     if (!store_ok)
@@ -366,7 +422,6 @@ static int start(struct bench *b)
         log_error("%s", err);
         return 3;
     }
-    record_sampling(&b->result.sampling, b->session.sampler, cfg);
     if (cfg->serve) { /* after runner_init: the server's threads leave the signals to us */
         b->live = live_new();
         live_expect_markers(b->live);
@@ -382,21 +437,54 @@ static int start(struct bench *b)
     return 0;
 }
 
-/* After the runs: the receiver stops, the result is summarised and analysed. */
-static void finish(struct bench *b)
+int bench_open(const struct run_config *cfg, struct bench **out)
 {
-    struct bench_result *r = &b->result;
+    struct bench *b = xcalloc(1, sizeof *b);
+    b->cfg = cfg;
+    *out = b;
+    int status = check_input(b);
+    if (status == 0)
+        status = start(b);
+    return status;
+}
+
+int bench_add(struct bench *b, const struct run_config *cfg, const char *name)
+{
+    struct bench_point *p = xcalloc(1, sizeof *p);
+    p->cfg = cfg;
+    p->name = name ? xstrdup(name) : NULL;
+    p->planned = cfg->warmup + (cfg->runs ? cfg->runs : RUN_AUTO_MIN_RUNS);
+    result_init(&p->result, cfg);
+    record_sampling(&p->result.sampling, b->session.sampler, cfg);
+    b->points = xreallocarray(b->points, b->n_points + 1, sizeof *b->points);
+    b->points[b->n_points++] = p;
+    return check_command(p) == 0 ? (int)(b->n_points - 1) : -1;
+}
+
+/* Stops the marker receiver (and --serve's listeners) once: no run is left. */
+static void stop_markers(struct bench *b)
+{
+    if (b->markers_stopped)
+        return;
+    b->markers_stopped = true;
+    b->outside = b->session.markers ? markers_outside(b->session.markers) : 0;
+    progress_clear(&b->progress);
+    if (b->server) { /* the aggregates keep their final state; the server stops after the
+                      * results are written (bench_close), so nothing it does can cost them */
+        markers_set_listener(b->session.markers, NULL, NULL);
+        sampler_set_listener(b->session.sampler, NULL, NULL);
+    }
+    session_stop_markers(&b->session);
+}
+
+/* After the runs of a point: its result is summarised and analysed. */
+static void finish(struct bench *b, struct bench_point *p)
+{
+    struct bench_result *r = &p->result;
     struct session *s = &b->session;
     progress_clear(&b->progress);
-    r->events_outside_runs = markers_outside(s->markers);
+    r->events_outside_runs = b->markers_stopped ? b->outside : markers_outside(s->markers);
     r->stop_signal = runner_interrupted();
-    if (b->server) { /* the aggregates keep their final state; the server stops after the
-                      * result is written (write_result), so nothing it does can cost it */
-        markers_set_listener(s->markers, NULL, NULL);
-        sampler_set_listener(s->sampler, NULL, NULL);
-    }
-    session_stop_markers(s);
-
     r->sampling.errors = sampler_errors(s->sampler);
     r->sampling.cpu_ns = sampler_cpu_ns(s->sampler);
     for (size_t i = 0; i < r->n_reps; i++)
@@ -405,7 +493,7 @@ static void finish(struct bench *b)
     /* Once, while the sources are open (GPU facts) and before the analysis, which reads them. */
     result_capture_environment(r, s->sampler);
     resources_analyze(r);
-    if (!b->cfg->runs && b->measured == 1 && b->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
+    if (!p->cfg->runs && p->measured == 1 && p->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&r->summary, "single_run",
                      "one run took over %.0f s, so only one was made: no confidence interval can be "
                      "given; use -r N to repeat anyway", RUN_AUTO_LONG_SECONDS);
@@ -413,10 +501,10 @@ static void finish(struct bench *b)
 
 /* Writes the document to the store and indexes it, else to $TMPDIR; then to --output.
  * Returns 0, or 3 when it could not be written where asked. */
-static int write_result(struct bench *b, struct bench_output *out)
+static int write_result(struct bench *b, struct bench_point *p, struct bench_output *out)
 {
     char err[1024];
-    const char *id = b->result.id;
+    const char *id = p->result.id;
     if (!out->doc) {
         log_error("cannot build the JSON of result %s (a string is not UTF-8?)", id);
         return 3;
@@ -424,7 +512,7 @@ static int write_result(struct bench *b, struct bench_output *out)
     int status = 0;
     out->path = xasprintf("%s/%s.json", b->runs_dir, id);
     if (result_write_json(out->doc, out->path, err, sizeof err) == 0) {
-        if (store_record(b->cfg->store, out->path, out->doc, err, sizeof err) < 0)
+        if (store_record(p->cfg->store, out->path, out->doc, err, sizeof err) < 0)
             log_warn("%s (the result is in %s; the next mlbench history indexes it)", err, out->path);
     } else {
         /* The store was writable when we started (disk full since?): keep the result anyway. */
@@ -441,48 +529,78 @@ static int write_result(struct bench *b, struct bench_output *out)
             out->path = NULL;
         }
     }
-    if (b->cfg->output && result_write_json(out->doc, b->cfg->output, err, sizeof err) < 0) {
+    if (p->cfg->output && result_write_json(out->doc, p->cfg->output, err, sizeof err) < 0) {
         log_error("%s", err);
         status = 3;
     }
     return status;
 }
 
-static void bench_free(struct bench *b)
+int bench_finish(struct bench *b, size_t i, json_t *extra, struct bench_output *out)
 {
-    result_free(&b->result);
-    session_close(&b->session); /* after the result: its tables borrow the series definitions */
+    struct bench_point *p = b->points[i];
+    memset(out, 0, sizeof *out);
+    finish(b, p);
+    /* One document for every copy. */
+    out->doc = result_to_json(&p->result);
+    if (out->doc && extra)
+        json_object_update(out->doc, extra);
+    int status = p->not_found ? p->not_found : p->any_bad ? 1 : 0;
+    if (write_result(b, p, out) != 0)
+        status = 3;
+    else if (p->result.stop_signal)
+        status = 128 + p->result.stop_signal;
+    return status;
+}
+
+static void point_free(struct bench_point *p)
+{
+    result_free(&p->result);
+    free(p->name);
+    free(p->joined);
+    cmdline_free(&p->prepare);
+    cmdline_free(&p->cleanup);
+    free(p);
+}
+
+void bench_close(struct bench *b)
+{
+    if (!b)
+        return;
+    http_server_stop(b->server);
+    stop_markers(b);
+    /* The results before the session: their tables borrow the series definitions. */
+    for (size_t i = 0; i < b->n_points; i++)
+        point_free(b->points[i]);
+    free(b->points);
+    session_close(&b->session);
     live_free(b->live);
     free(b->runs_dir);
-    free(b->joined);
     free(b->nvtx_var);
-    cmdline_free(&b->prepare);
-    cmdline_free(&b->cleanup);
+    free(b);
+}
+
+void bench_end_runs(struct bench *b)
+{
+    stop_markers(b);
 }
 
 int bench_run(const struct run_config *cfg, struct bench_output *out)
 {
-    struct bench b = {.cfg = cfg};
+    struct bench *b;
     memset(out, 0, sizeof *out);
-    result_init(&b.result, cfg);
-    int status = check_input(&b);
-    if (status == 0)
-        status = start(&b);
+    int status = bench_open(cfg, &b);
+    if (status == 0 && bench_add(b, cfg, NULL) < 0)
+        status = 2;
     if (status != 0) {
-        http_server_stop(b.server);
-        bench_free(&b);
+        bench_close(b);
         return status;
     }
-    status = repeat(&b);
-    finish(&b);
-    /* One document for every copy. */
-    out->doc = result_to_json(&b.result);
-    if (write_result(&b, out) != 0)
-        status = 3;
-    else if (b.result.stop_signal)
-        status = 128 + b.result.stop_signal;
-    http_server_stop(b.server);
-    bench_free(&b);
+    while (!bench_done(b, 0))
+        bench_step(b, 0);
+    bench_end_runs(b);
+    status = bench_finish(b, 0, NULL, out);
+    bench_close(b);
     return status;
 }
 

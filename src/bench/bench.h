@@ -1,17 +1,24 @@
-/* bench: the heart of `mlbench run`: the repetition loop (warm-up, a fixed or automatic number
- * of runs, --prepare/--cleanup around each, --fail-fast) with everything wired around it: the
- * measuring session (markers, sampler), --serve, the progress line, then the summary, the
- * analysis and the environment of the finished runs, and the result document written to the
- * store (or, when the store fails, a fallback file) and to --output.
+/* bench: the heart of `mlbench run` and `mlbench sweep`: the repetition loop (warm-up, a fixed
+ * or automatic number of runs, --prepare/--cleanup around each, --fail-fast) with everything
+ * wired around it: the measuring session (markers, sampler), --serve, the progress line, then
+ * the summary, the analysis and the environment of the finished runs, and the result document
+ * written to the store (or, when the store fails, a fallback file) and to --output.
  *
- * A workflow file or the default workload are turned into a command before this (cli). Call
- * from the main thread, once per process (the runner owns the process's signals). */
+ * One session measures one or more points (configurations), each with its own result: `run`
+ * has one (bench_run), a sweep several, whose repetitions it may interleave (bench_step runs
+ * one repetition of the point it is given). A workflow file or the default workload are turned
+ * into a command before this (cli). Call from the main thread, once per process (the runner
+ * owns the process's signals). */
 #ifndef MLBENCH_BENCH_H
 #define MLBENCH_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <jansson.h>
 
 #include "measure/run_config.h"
+#include "result/result.h"
 
 struct bench_output {
     json_t *doc;    /* the result document, or NULL when nothing could run or it failed to build */
@@ -24,5 +31,41 @@ struct bench_output {
  * it with bench_output_free. */
 int bench_run(const struct run_config *cfg, struct bench_output *out);
 void bench_output_free(struct bench_output *out);
+
+struct bench;
+
+/* Opens a measuring session with cfg's common settings (store, sampling interval, --all-gpus,
+ * --nvtx, --serve, --quiet; cfg must outlive the session): checks the store, starts the runner
+ * and the session. Returns 0, or mlbench's exit status (2 bad input, 3 the harness could not
+ * start) after saying why; *out is set in every case: close it with bench_close. */
+int bench_open(const struct run_config *cfg, struct bench **out);
+/* Adds a point measured as cfg says (command, runs, warm-up, timeout, prepare/cleanup, label,
+ * output; the common settings are the session's), named name for the progress lines (may be
+ * NULL; copied). cfg must outlive the session. Returns its index, or -1 after saying what is
+ * wrong with its command strings. */
+int bench_add(struct bench *b, const struct run_config *cfg, const char *name);
+/* Runs point i's warm-up runs when none was made yet, then one measured run. Returns the last
+ * repetition run (valid until the next bench_step of that point), or NULL when the point was
+ * done already. */
+const struct repetition *bench_step(struct bench *b, size_t i);
+/* Whether point i has all its runs (its -r count, or automatic mode is satisfied), or stopped:
+ * --fail-fast, a command not found, bench_stop, or mlbench interrupted. */
+bool bench_done(const struct bench *b, size_t i);
+/* No more runs for point i (e.g. it ran out of memory). */
+void bench_stop(struct bench *b, size_t i);
+/* Point i's result as it stands (complete once bench_finish was called for it). */
+const struct bench_result *bench_result(const struct bench *b, size_t i);
+/* Stops receiving markers: call once every point's runs are over (bench_close does it too). */
+void bench_end_runs(struct bench *b);
+/* Summarises and analyses point i, builds its document, adds the members of extra to it (may
+ * be NULL; borrowed) and writes it. Call once per point, after its last bench_step. Returns
+ * the point's exit status as bench_run does; out is filled in every case (bench_output_free). */
+int bench_finish(struct bench *b, size_t i, json_t *extra, struct bench_output *out);
+/* Stops --serve and the session and frees everything (NULL is fine). */
+void bench_close(struct bench *b);
+
+/* How a run that did not succeed ended, for people: "exit status 2", "killed by SIGKILL",
+ * "timeout", or why it could not start. */
+void bench_describe_outcome(const struct run_outcome *o, char *how, size_t len);
 
 #endif

@@ -19,13 +19,12 @@
 #include "util/fsx.h"
 #include "util/xalloc.h"
 
-void result_init(struct bench_result *r, const struct run_config *config)
+void result_new_id(char *id, size_t len, int64_t *unix_ns)
 {
-    memset(r, 0, sizeof *r);
-    r->config = config;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    r->created_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (unix_ns)
+        *unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     char when[32];
@@ -33,7 +32,14 @@ void result_init(struct bench_result *r, const struct run_config *config)
     unsigned int rnd = 0;
     if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
         rnd = (unsigned int)ts.tv_nsec ^ (unsigned int)getpid();
-    snprintf(r->id, sizeof r->id, "%s-%06x", when, rnd & 0xffffff);
+    snprintf(id, len, "%s-%06x", when, rnd & 0xffffff);
+}
+
+void result_init(struct bench_result *r, const struct run_config *config)
+{
+    memset(r, 0, sizeof *r);
+    r->config = config;
+    result_new_id(r->id, sizeof r->id, &r->created_unix_ns);
 }
 
 struct repetition *result_add_rep(struct bench_result *r, bool warmup)

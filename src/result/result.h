@@ -65,6 +65,10 @@ struct bench_result {
     json_t *environment;       /* owned; filled by result_capture_environment, NULL before */
 };
 
+/* A fresh id, "20261129T233001-4f2a9c" (UTC time, then 24 random bits: ids sort by time), into
+ * id[len] (48 bytes are plenty); the time it was taken into *unix_ns when not NULL. Sweeps use
+ * the same form. */
+void result_new_id(char *id, size_t len, int64_t *unix_ns);
 /* Sets up an empty result for config (which must outlive it) with a fresh id. */
 void result_init(struct bench_result *r, const struct run_config *config);
 /* Appends a zeroed repetition with its index set; the pointer is valid until the next call. */

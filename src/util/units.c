@@ -1,8 +1,10 @@
 /* units: formatting of durations and sizes, strict parsing of option values (see units.h). */
 #include "util/units.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,37 @@ int units_parse_seconds(const char *s, double *out)
         }
     }
     return -1;
+}
+
+int units_parse_bytes(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0 || (end[0] == '0' && end[1] == 'x'))
+        return -1;
+    if (*end == ' ')
+        end++;
+    double scale = 1;
+    static const char letters[] = "kmgt";
+    const char *l = *end ? strchr(letters, tolower((unsigned char)*end)) : NULL;
+    if (l) {
+        int power = (int)(l - letters) + 1;
+        end++;
+        bool decimal = !strcmp(end, "B") || !strcmp(end, "b");
+        if (!decimal && strcmp(end, "iB") && strcmp(end, "ib") && *end)
+            return -1;
+        scale = pow(decimal ? 1000 : 1024, power);
+    } else if (*end && strcmp(end, "B") && strcmp(end, "b")) {
+        return -1;
+    }
+    double scaled = v * scale;
+    if (!isfinite(scaled))
+        return -1;
+    *out = scaled;
+    return 0;
 }
 
 int units_utf8_valid(const char *str, size_t len)

@@ -18,6 +18,10 @@ int units_parse_long(const char *s, long min, long max, long *out);
 /* Parses a duration in seconds: "2.5", or with a suffix "ms", "s", "m", "h" ("150ms",
  * "1.5m"). Returns 0, or -1 when s is not a finite non-negative duration. */
 int units_parse_seconds(const char *s, double *out);
+/* Parses a size in bytes: "512", "1.5GiB", "64MiB", "8GB", "100k" (k/K, M, G, T: binary with
+ * "iB" or alone, decimal with "B": 8GB = 8e9, 8G = 8GiB; case of the unit's letter is free;
+ * one space before the unit is allowed). Returns 0, or -1 when s is not a finite size >= 0. */
+int units_parse_bytes(const char *s, double *out);
 
 /* Nonzero when s[0..len) is well-formed UTF-8 (no overlongs, surrogates or values above
  * U+10FFFF): what JSON strings need. */
