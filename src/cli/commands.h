@@ -4,6 +4,7 @@
 #define MLBENCH_COMMANDS_H
 
 int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -11,6 +11,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", cmd_run, "run a command repeatedly and measure it stage by stage"},
+    {"sweep", cmd_sweep, "measure a parameter matrix or several commands, interleaved"},
     {"compare", cmd_compare, "compare results stage by stage, with significance"},
     {"history", cmd_history, "list stored results, trends and regressions"},
     {"show", cmd_show, "print a stored result"},

@@ -99,19 +99,14 @@ static int check_param(const char *value, char *err, size_t errlen)
     return strchr(value, '=') && value[0] != '=' ? 0 : -1; /* "--param 'X' is not NAME=VALUE" */
 }
 
-int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
+/* The option table of run (and of sweep's run options), filled into out (RUN_TABLE_ROWS rows):
+ * one table for parsing and for run_options_arity. */
+#define RUN_TABLE_ROWS 32
+static void run_table(struct run_config *cfg, struct cli_strings *params, struct cli_option *out)
 {
-    memset(cfg, 0, sizeof *cfg);
-    cfg->grace_s = RUN_DEFAULT_GRACE;
-    cfg->interval_ns = 0; /* not given: adaptive, below */
-    cfg->store = getenv("MLBENCH_STORE");
-    if (!cfg->store || !*cfg->store)
-        cfg->store = ".mlbench";
-
     static const char timeout[] =
         "is not a positive duration up to 365 days, 8760h (e.g. 30, 2.5s, 150ms, 10m)";
     static const char grace[] = "is not a positive duration up to 1h (e.g. 5, 2.5s, 500ms)";
-    struct cli_strings params = {0};
     const struct cli_option table[] = {
         CLI_OPT_INTEGER("runs", 'r', &cfg->runs, 1, 1000000, 0, NULL),
         CLI_OPT_INTEGER("warmup", 'w', &cfg->warmup, 0, 1000000, 0, NULL),
@@ -132,11 +127,77 @@ int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, 
                             "is not a duration from 10ms to 10s (e.g. 100ms, 0.5, 2s)"),
         CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus),
         CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
-        CLI_OPT_STRINGS("param", 0, &params, 0, check_param, "is not NAME=VALUE"),
+        CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE"),
         CLI_OPT_LISTEN("serve", &cfg->serve),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"run", table, CLI_STOP_AT_ARG};
+    _Static_assert(sizeof table / sizeof table[0] <= RUN_TABLE_ROWS, "RUN_TABLE_ROWS");
+    memcpy(out, table, sizeof table);
+}
+
+int run_options_arity(const char *arg)
+{
+    struct run_config cfg;
+    struct cli_strings params = {0};
+    struct cli_option table[RUN_TABLE_ROWS];
+    memset(&cfg, 0, sizeof cfg);
+    run_table(&cfg, &params, table);
+    if (arg[0] != '-' || !arg[1])
+        return -1;
+    if (arg[1] != '-') { /* -q, -r5, -qr 5 */
+        for (const char *c = arg + 1; *c; c++) {
+            const struct cli_option *o = NULL;
+            for (size_t i = 0; table[i].name && !o; i++)
+                if (table[i].short_name == *c)
+                    o = &table[i];
+            if (*c == 'h' && !o)
+                continue;
+            if (!o)
+                return -1;
+            if (o->kind != CLI_FLAG)
+                return c[1] ? 0 : 1;
+        }
+        return 0;
+    }
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const struct cli_option *match = NULL;
+    int matches = 0;
+    for (size_t i = 0; table[i].name; i++) { /* exact, else a unique prefix, as getopt_long */
+        if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len)) {
+            match = &table[i];
+            matches = 1;
+            break;
+        }
+        if (!strncmp(table[i].name, name, len) && len) {
+            match = &table[i];
+            matches++;
+        }
+    }
+    if (matches != 1)
+        return !strncmp("help", name, len) && len ? 0 : -1;
+    return match->kind == CLI_FLAG || eq ? 0 : 1;
+}
+
+int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
+{
+    return run_options_parse_as("run", argc, argv, cfg, err, errlen);
+}
+
+int run_options_parse_as(const char *verb, int argc, char **argv, struct run_config *cfg,
+                         char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->grace_s = RUN_DEFAULT_GRACE;
+    cfg->interval_ns = 0; /* not given: adaptive, below */
+    cfg->store = getenv("MLBENCH_STORE");
+    if (!cfg->store || !*cfg->store)
+        cfg->store = ".mlbench";
+
+    struct cli_strings params = {0};
+    struct cli_option table[RUN_TABLE_ROWS];
+    run_table(cfg, &params, table);
+    const struct cli_parser parser = {verb, table, CLI_STOP_AT_ARG};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     cfg->params = params.v;

@@ -15,6 +15,14 @@
  * cfg points into argv afterwards. Not thread-safe (getopt). */
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen);
 
+/* The same for another verb that takes run's options (sweep): messages name that verb. */
+int run_options_parse_as(const char *verb, int argc, char **argv, struct run_config *cfg,
+                         char *err, size_t errlen);
+/* How many of the following words the argument arg takes as its value when it is one of run's
+ * options: 0 (a flag, or the value is attached: -r5, --runs=5), 1 (-r, --runs; also a unique
+ * prefix such as --lab, as getopt_long takes it), or -1 when it is none of them. Pure. */
+int run_options_arity(const char *arg);
+
 /* The usage text of `mlbench run`. */
 const char *run_options_usage(void);
 

@@ -1,0 +1,555 @@
+/* cmd_sweep: `mlbench sweep`: reads the sweep's own options (-L, -P, -D, -c, -n, --find-max,
+ * --objective, ...: hyperfine's -L NAME VALUES and -P NAME MIN MAX take several words, so they
+ * are taken out before run's option parser sees the rest), builds the points (every
+ * combination, {NAME} substituted; or the commands), hands them to bench/sweep.c and prints
+ * the sweep table. docs/sweep.md describes it all. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "bench/sweep.h"
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "export/text.h"
+#include "measure/cmdline.h"
+#include "util/log.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+static const char usage[] =
+    "usage: mlbench sweep [run options] -L NAME V1,V2,... [-L ...] -- COMMAND ... {NAME} ...\n"
+    "       mlbench sweep [run options] -P NAME MIN MAX [-D STEP] -- COMMAND ... {NAME} ...\n"
+    "       mlbench sweep [run options] -c 'COMMAND A' -c 'COMMAND B' [-n NAME ...]\n"
+    "       mlbench sweep [run options] --find-max NAME=LO..HI -- COMMAND ... {NAME} ...\n"
+    "\n"
+    "Measures every point (each combination of the parameters' values, or each command) as a\n"
+    "full benchmark stored as its own result, then prints one row per point and the winner.\n"
+    "By default the runs are interleaved: round r runs every point once, in a shuffled order,\n"
+    "so drift and other load fall on all points alike.\n"
+    "\n"
+    "  -L, --parameter-list NAME V1,V2,...  a parameter and its values; {NAME} in the command,\n"
+    "                                  --prepare and --cleanup is replaced by each value\n"
+    "  -P, --parameter-scan NAME MIN MAX    the numbers MIN, MIN+STEP, ... up to MAX\n"
+    "  -D, --parameter-step-size STEP       the step of the -P before it (default 1)\n"
+    "      --pow2                      -P and --find-max: powers of two only\n"
+    "  -c, --command CMD               a command to measure (repeat for several); split into\n"
+    "                                  words like --prepare, through /bin/sh only with --shell\n"
+    "  -n, --command-name NAME         the name of the -c of the same position\n"
+    "      --no-interleave             run the points one after another\n"
+    "      --seed N                    seed of the interleaved order (default: random, recorded)\n"
+    "      --objective SPEC            what the winner has: min:total (default),\n"
+    "                                  min:stage:NAME, max:counter:NAME (NAME_per_s: the rate of\n"
+    "                                  count counter NAME), min:memory, min:gpu_memory, min:cost\n"
+    "      --constraint SPEC           a point qualifies only if it holds (repeatable):\n"
+    "                                  counter:accuracy>=0.9, memory<=8GiB, total<2s, cost<=0.01\n"
+    "      --find-max NAME=LO..HI      the largest value that fits: doubling from LO while the\n"
+    "                                  point fits, then bisection (each probe -r 1 unless told)\n"
+    "      --memory-budget SIZE        a point whose peak memory (GPU memory when measured)\n"
+    "                                  exceeds SIZE does not fit (e.g. 8GiB)\n"
+    "      --probe-args ARGS           words appended to the command of each --find-max probe\n"
+    "      --oom-pattern TEXT          stderr holding TEXT means out of memory (repeatable)\n"
+    "\n"
+    "Every option of mlbench run applies to each point (-r, -w, --timeout, --prepare, ...);\n"
+    "-o FILE writes the sweep document (mlbench.sweep/1), --json prints it.\n"
+    "Literal braces: {{NAME}} is written as {NAME}.\n"
+    "\n"
+    "Exit status: 0 every point ran; 1 a point failed (out of memory in --find-max is an\n"
+    "answer, not a failure); 2 bad usage; 3 a result could not be written; 130/143\n"
+    "interrupted (every finished point and the sweep document are written first).\n";
+
+/* -L NAME VALUES or -P NAME MIN MAX [-D STEP], as given: -P is built once --pow2 is known. */
+struct param_def {
+    bool list;
+    char *words[4];
+};
+
+struct sweep_cli {
+    struct sweep_spec spec;
+    struct param_def *defs;
+    size_t n_defs;
+    char **run_argv;           /* what run's parser reads: argv[0], the run options, the command */
+    int run_argc;
+    char **commands;           /* -c */
+    size_t n_commands;
+    char **names;              /* -n */
+    size_t n_names;
+    const char *find_max;
+    const char *budget;
+    const char *probe_args;
+    const char *seed;
+    bool pow2, no_interleave;
+    struct cmdline *splits;    /* -c without --shell, and --probe-args */
+    size_t n_splits;
+};
+
+static void push(char ***v, size_t *n, char *s)
+{
+    *v = xreallocarray(*v, *n + 1, sizeof **v);
+    (*v)[(*n)++] = s;
+}
+
+/* A long option "--name VALUE" or "--name=VALUE"; returns the value (and advances *i), or NULL
+ * when arg is not the option. Sets *missing when the value is missing. */
+static char *long_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(arg, "--", 2) || strncmp(arg + 2, name, len))
+        return NULL;
+    if (arg[2 + len] == '=')
+        return (char *)arg + 3 + len;
+    if (arg[2 + len])
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+/* Takes the sweep's options out of argv; the rest goes to run's parser. Returns 0, 1 for
+ * --help, or -1 with a message. */
+static int prescan(struct sweep_cli *c, int argc, char **argv, char *err, size_t errlen)
+{
+    struct sweep_spec *s = &c->spec;
+    size_t n_run = 0;
+    char **run = NULL;
+    push(&run, &n_run, argv[0]);
+    int i = 1;
+    for (; i < argc; i++) {
+        char *a = argv[i];
+        bool missing = false;
+        char *v;
+        if (!strcmp(a, "--")) {
+            break;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            free(run);
+            return 1;
+        } else if (!strcmp(a, "-L") || !strcmp(a, "--parameter-list") || !strcmp(a, "-P") ||
+                   !strcmp(a, "--parameter-scan")) {
+            bool list = a[1] == 'L' || !strcmp(a, "--parameter-list");
+            int words = list ? 2 : 3;
+            if (i + words >= argc) {
+                snprintf(err, errlen, list ? "%s needs NAME and VALUES, e.g. -L batch 32,64,128"
+                                           : "%s needs NAME MIN MAX, e.g. -P threads 1 4", a);
+                goto fail;
+            }
+            c->defs = xreallocarray(c->defs, c->n_defs + 1, sizeof *c->defs);
+            struct param_def *d = &c->defs[c->n_defs++];
+            memset(d, 0, sizeof *d);
+            d->list = list;
+            for (int w = 0; w < words; w++)
+                d->words[w] = argv[i + 1 + w];
+            i += words;
+        } else if (!strcmp(a, "-D") || !strcmp(a, "--parameter-step-size")) {
+            struct param_def *d = c->n_defs ? &c->defs[c->n_defs - 1] : NULL;
+            if (i + 1 >= argc || !d || d->list || d->words[3]) {
+                snprintf(err, errlen, "%s STEP follows a -P NAME MIN MAX (the scan it steps)", a);
+                goto fail;
+            }
+            d->words[3] = argv[++i];
+        } else if (!strcmp(a, "--pow2")) {
+            c->pow2 = true;
+        } else if (!strcmp(a, "--no-interleave")) {
+            c->no_interleave = true;
+        } else if (!strcmp(a, "-c") || (v = long_value(argc, argv, &i, "command", &missing))) {
+            if (!strcmp(a, "-c")) {
+                if (i + 1 >= argc) {
+                    missing = true;
+                } else {
+                    v = argv[++i];
+                }
+            }
+            if (missing)
+                goto no_value;
+            if (!*v || strspn(v, " \t") == strlen(v)) {
+                snprintf(err, errlen, "-c: the command is empty: give a command to measure");
+                goto fail;
+            }
+            push(&c->commands, &c->n_commands, v);
+        } else if (!strcmp(a, "-n") || (v = long_value(argc, argv, &i, "command-name", &missing))) {
+            if (!strcmp(a, "-n")) {
+                if (i + 1 >= argc)
+                    missing = true;
+                else
+                    v = argv[++i];
+            }
+            if (missing)
+                goto no_value;
+            if (!*v) {
+                snprintf(err, errlen, "-n: the name is empty: give a name");
+                goto fail;
+            }
+            push(&c->names, &c->n_names, v);
+        } else if ((v = long_value(argc, argv, &i, "find-max", &missing))) {
+            c->find_max = v;
+        } else if ((v = long_value(argc, argv, &i, "memory-budget", &missing))) {
+            c->budget = v;
+        } else if ((v = long_value(argc, argv, &i, "probe-args", &missing))) {
+            c->probe_args = v;
+        } else if ((v = long_value(argc, argv, &i, "oom-pattern", &missing))) {
+            if (!*v) {
+                snprintf(err, errlen, "--oom-pattern is empty: give the text that means out of "
+                         "memory");
+                goto fail;
+            }
+            s->oom_patterns = xreallocarray(s->oom_patterns, s->n_oom_patterns + 1,
+                                            sizeof *s->oom_patterns);
+            s->oom_patterns[s->n_oom_patterns++] = v;
+        } else if ((v = long_value(argc, argv, &i, "objective", &missing))) {
+            s->objective_spec = v;
+        } else if ((v = long_value(argc, argv, &i, "constraint", &missing))) {
+            s->constraints = xreallocarray(s->constraints, s->n_constraints + 1,
+                                           sizeof *s->constraints);
+            s->constraint_specs = xreallocarray(s->constraint_specs, s->n_constraints + 1,
+                                                sizeof *s->constraint_specs);
+            if (sweep_constraint_parse(v, &s->constraints[s->n_constraints], err, errlen))
+                goto fail;
+            s->constraint_specs[s->n_constraints++] = v;
+        } else if ((v = long_value(argc, argv, &i, "seed", &missing))) {
+            c->seed = v;
+        } else if (missing) {
+            goto no_value;
+        } else if (a[0] == '-' && a[1]) { /* one of run's options, or a bad one: run's parser says */
+            push(&run, &n_run, a);
+            if (run_options_arity(a) == 1 && i + 1 < argc)
+                push(&run, &n_run, argv[++i]);
+        } else {
+            break; /* the command */
+        }
+        continue;
+    no_value:
+        snprintf(err, errlen, "%s needs a value (see mlbench sweep --help)", a);
+        goto fail;
+    }
+    if (i < argc && !strcmp(argv[i], "--"))
+        push(&run, &n_run, argv[i++]);
+    else if (i < argc)
+        push(&run, &n_run, "--");
+    for (; i < argc; i++)
+        push(&run, &n_run, argv[i]);
+    push(&run, &n_run, NULL);
+    c->run_argv = run;
+    c->run_argc = (int)n_run - 1;
+    return 0;
+fail:
+    free(run);
+    return -1;
+}
+
+/* Substitutes one word (or NULL) for combination idx; on an unknown name, -1 with err. */
+static int subst(const struct sweep_spec *s, const char *in, const char *what, const size_t *idx,
+                 bool *used, char **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!in)
+        return 0;
+    *out = sweep_substitute(in, what, s->params, s->n_params, idx, used, err, errlen);
+    return *out ? 0 : -1;
+}
+
+static int build_matrix(struct sweep_cli *c, const struct run_config *cfg, char *err,
+                        size_t errlen)
+{
+    struct sweep_spec *s = &c->spec;
+    if (cfg->argc == 0) {
+        snprintf(err, errlen, "no command: give it after '--' with {NAME} where each value goes, "
+                 "e.g. mlbench sweep -L batch 32,64 -- ./train --batch {batch}");
+        return -1;
+    }
+    size_t n = sweep_product_size(s->params, s->n_params);
+    if (n == 0) {
+        snprintf(err, errlen, "the parameters make more than %d points: sweep fewer values",
+                 SWEEP_MAX_POINTS);
+        return -1;
+    }
+    bool used[SWEEP_MAX_PARAMS] = {false};
+    size_t idx[SWEEP_MAX_PARAMS];
+    s->points = xcalloc(n, sizeof *s->points);
+    for (size_t k = 0; k < n; k++) {
+        struct sweep_point_def *p = &s->points[s->n_points++];
+        sweep_combination(s->params, s->n_params, k, idx);
+        p->argv = xcalloc((size_t)cfg->argc + 1, sizeof *p->argv);
+        for (int w = 0; w < cfg->argc; w++, p->argc++)
+            if (subst(s, cfg->argv[w], "the command", idx, used, &p->argv[w], err, errlen))
+                return -1;
+        if (subst(s, cfg->prepare, "--prepare", idx, used, &p->prepare, err, errlen) ||
+            subst(s, cfg->cleanup, "--cleanup", idx, used, &p->cleanup, err, errlen))
+            return -1;
+        p->name = sweep_point_name(s->params, s->n_params, idx);
+        p->parameters = json_object();
+        for (size_t j = 0; j < s->n_params; j++)
+            json_object_set_new(p->parameters, s->params[j].name,
+                                json_string(s->params[j].values[idx[j]]));
+    }
+    for (size_t j = 0; j < s->n_params; j++)
+        if (!used[j]) {
+            snprintf(err, errlen, "parameter '%s' is not used: write {%s} in the command (or "
+                     "--prepare/--cleanup) where its value goes", s->params[j].name,
+                     s->params[j].name);
+            return -1;
+        }
+    return 0;
+}
+
+static int build_commands(struct sweep_cli *c, const struct run_config *cfg, char *err,
+                          size_t errlen)
+{
+    struct sweep_spec *s = &c->spec;
+    if (cfg->argc > 0) {
+        snprintf(err, errlen, "-c gives the commands: '%s' after the options is one too many "
+                 "(put it in a -c, or use -L/-P with one command)", cfg->argv[0]);
+        return -1;
+    }
+    if (c->n_names > c->n_commands) {
+        snprintf(err, errlen, "%zu -n names for %zu -c commands: give at most one name per "
+                 "command", c->n_names, c->n_commands);
+        return -1;
+    }
+    s->points = xcalloc(c->n_commands, sizeof *s->points);
+    c->splits = xcalloc(c->n_commands + 1, sizeof *c->splits);
+    for (size_t k = 0; k < c->n_commands; k++) {
+        struct sweep_point_def *p = &s->points[s->n_points++];
+        if (cfg->shell) { /* bench joins the words and runs them through /bin/sh -c */
+            p->argv = xcalloc(2, sizeof *p->argv);
+            p->argv[0] = xstrdup(c->commands[k]);
+            p->argc = 1;
+        } else {
+            struct cmdline *cl = &c->splits[c->n_splits];
+            if (cmdline_split(cl, "-c", c->commands[k], false, err, errlen))
+                return -1;
+            c->n_splits++;
+            while (cl->argv[p->argc])
+                p->argc++;
+            p->argv = xcalloc((size_t)p->argc + 1, sizeof *p->argv);
+            for (int w = 0; w < p->argc; w++)
+                p->argv[w] = xstrdup(cl->argv[w]);
+        }
+        p->prepare = cfg->prepare ? xstrdup(cfg->prepare) : NULL;
+        p->cleanup = cfg->cleanup ? xstrdup(cfg->cleanup) : NULL;
+        p->name = xstrdup(k < c->n_names ? c->names[k] : c->commands[k]);
+        p->parameters = json_object();
+        for (size_t j = 0; j < k; j++)
+            if (!strcmp(s->points[j].name, p->name)) {
+                snprintf(err, errlen, "two points are named '%.200s': give each -c its own "
+                         "-n NAME", p->name);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+static int build_find_max(struct sweep_cli *c, const struct run_config *cfg, char *err,
+                          size_t errlen)
+{
+    struct sweep_spec *s = &c->spec;
+    if (sweep_search_parse(&s->search, s->search_name, c->find_max, c->pow2, err, errlen))
+        return -1;
+    if (cfg->argc == 0) {
+        snprintf(err, errlen, "--find-max: give the command after '--' with {%s} where the value "
+                 "goes", s->search_name);
+        return -1;
+    }
+    /* The template must name the parameter, and nothing else. */
+    char value[32];
+    snprintf(value, sizeof value, "%lld", s->search.lo);
+    char *values[] = {value};
+    struct sweep_param param = {.name = s->search_name, .values = values, .n = 1};
+    bool used = false;
+    size_t idx = 0;
+    for (int w = 0; w < cfg->argc + 2; w++) {
+        const char *word = w < cfg->argc ? cfg->argv[w] : w == cfg->argc ? cfg->prepare
+                                                                          : cfg->cleanup;
+        const char *what = w < cfg->argc ? "the command" : w == cfg->argc ? "--prepare"
+                                                                          : "--cleanup";
+        if (!word)
+            continue;
+        char *out = sweep_substitute(word, what, &param, 1, &idx, &used, err, errlen);
+        if (!out)
+            return -1;
+        free(out);
+    }
+    if (!used) {
+        snprintf(err, errlen, "--find-max %s: the command has no {%s}: write it where the value "
+                 "goes, e.g. -- ./train --batch {%s}", c->find_max, s->search_name,
+                 s->search_name);
+        return -1;
+    }
+    if (c->probe_args) {
+        c->splits = xcalloc(1, sizeof *c->splits);
+        if (cmdline_split(&c->splits[0], "--probe-args", c->probe_args, false, err, errlen))
+            return -1;
+        c->n_splits = 1;
+        for (char **w = c->splits[0].argv; *w; w++) {
+            s->probe_args = xreallocarray(s->probe_args, (size_t)s->n_probe_args + 1,
+                                          sizeof *s->probe_args);
+            s->probe_args[s->n_probe_args++] = xstrdup(*w);
+        }
+    }
+    return 0;
+}
+
+/* Checks the combination of modes and builds the spec. Returns 0 or -1 with err. */
+static int build(struct sweep_cli *c, struct run_config *cfg, char *err, size_t errlen)
+{
+    struct sweep_spec *s = &c->spec;
+    s->cfg = cfg;
+    int modes = (c->n_defs > 0) + (c->n_commands > 0) + (c->find_max != NULL);
+    if (modes == 0) {
+        snprintf(err, errlen, "nothing to sweep: give -L NAME V1,V2 (or -P NAME MIN MAX) with a "
+                 "command using {NAME}, -c CMD several times, or --find-max NAME=LO..HI (see "
+                 "mlbench sweep --help)");
+        return -1;
+    }
+    if (modes > 1) {
+        snprintf(err, errlen, "give one of -L/-P (a parameter matrix), -c (several commands) and "
+                 "--find-max (the largest value that fits), not several");
+        return -1;
+    }
+    if (c->n_names && !c->n_commands) {
+        snprintf(err, errlen, "-n names a -c command: there is none");
+        return -1;
+    }
+    if (c->n_defs > SWEEP_MAX_PARAMS) {
+        snprintf(err, errlen, "%zu parameters: at most %d", c->n_defs, SWEEP_MAX_PARAMS);
+        return -1;
+    }
+    s->params = xcalloc(c->n_defs + 1, sizeof *s->params);
+    for (size_t j = 0; j < c->n_defs; j++) {
+        struct param_def *d = &c->defs[j];
+        int bad = d->list ? sweep_param_list(&s->params[j], d->words[0], d->words[1], err, errlen)
+                          : sweep_param_range(&s->params[j], d->words[0], d->words[1], d->words[2],
+                                              d->words[3], c->pow2, err, errlen);
+        if (bad)
+            return -1;
+        s->n_params++;
+        for (size_t k = 0; k < j; k++)
+            if (!strcmp(s->params[k].name, s->params[j].name)) {
+                snprintf(err, errlen, "parameter '%s' is given twice: give each parameter once",
+                         s->params[j].name);
+                return -1;
+            }
+    }
+    if (c->budget) {
+        if (units_parse_bytes(c->budget, &s->memory_budget_bytes) ||
+            s->memory_budget_bytes <= 0) {
+            snprintf(err, errlen, "--memory-budget '%s' is not a size above 0 (e.g. 8GiB, "
+                     "512MiB)", c->budget);
+            return -1;
+        }
+    } else {
+        s->memory_budget_bytes = NAN;
+    }
+    if (c->probe_args && !c->find_max) {
+        snprintf(err, errlen, "--probe-args applies to --find-max probes only");
+        return -1;
+    }
+    if (!s->objective_spec)
+        s->objective_spec = "min:total";
+    if (sweep_objective_parse(s->objective_spec, &s->objective, err, errlen))
+        return -1;
+    if (c->seed) {
+        long seed;
+        if (units_parse_long(c->seed, 0, 0x7fffffffL, &seed)) {
+            snprintf(err, errlen, "--seed '%s' is not a whole number from 0 to 2147483647",
+                     c->seed);
+            return -1;
+        }
+        s->seed = (uint64_t)seed;
+    } else {
+        uint32_t r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (uint32_t)getpid();
+        s->seed = r & 0x7fffffffu;
+    }
+    s->interleave = !c->no_interleave;
+    if (c->find_max) {
+        s->mode = SWEEP_FIND_MAX;
+        if (cfg->runs == 0)
+            cfg->runs = 1; /* a probe is a short run unless told */
+        return build_find_max(c, cfg, err, errlen);
+    }
+    if (c->n_commands) {
+        s->mode = SWEEP_COMMANDS;
+        return build_commands(c, cfg, err, errlen);
+    }
+    s->mode = SWEEP_MATRIX;
+    return build_matrix(c, cfg, err, errlen);
+}
+
+/* TEMPORARY until the sweep table lands in export/. */
+static void print_brief(const json_t *doc, const char *path)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(doc, "points"), i, p) {
+        const json_t *t = json_object_get(json_object_get(p, "figures"), "total");
+        printf("%-30s %-14s %12.6g s\n", json_string_value(json_object_get(p, "name")),
+               json_string_value(json_object_get(p, "status")),
+               json_number_value(json_object_get(t, "median_ns")) / 1e9);
+    }
+    const json_t *w = json_object_get(doc, "winner");
+    if (json_is_object(w))
+        printf("winner: %s: %s\n", json_string_value(json_object_get(w, "name")),
+               json_string_value(json_object_get(w, "reason")));
+    printf("sweep: %s\n", path ? path : "-");
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    struct sweep_cli c = {0};
+    struct run_config cfg;
+    char err[1024];
+    int rc = prescan(&c, argc, argv, err, sizeof err);
+    if (rc == 0)
+        rc = run_options_parse_as("sweep", c.run_argc, c.run_argv, &cfg, err, sizeof err);
+    else
+        memset(&cfg, 0, sizeof cfg);
+    int status = 0;
+    if (rc == RUN_OPTIONS_HELP) {
+        fputs(usage, stdout);
+        goto out;
+    }
+    if (rc == 0 && cfg.n_params) {
+        snprintf(err, sizeof err, "--param sets a parameter of a workflow file: sweep one with "
+                 "-L NAME V1,V2 -- mlbench-workflow-file is not supported yet; use -L with a "
+                 "command");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = build(&c, &cfg, err, sizeof err);
+    if (rc < 0) {
+        log_error("%s", err);
+        status = 2;
+        goto out;
+    }
+    log_set_quiet(cfg.quiet);
+    json_t *doc;
+    char *path;
+    status = sweep_run(&c.spec, &doc, &path);
+    if (doc) {
+        if (cfg.json)
+            json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII), putchar('\n');
+        else if (!cfg.quiet)
+            print_brief(doc, path);
+    }
+    fflush(stdout);
+    json_decref(doc);
+    free(path);
+out:
+    for (size_t i = 0; i < c.n_splits; i++)
+        cmdline_free(&c.splits[i]);
+    free(c.splits);
+    free(c.defs);
+    free(c.commands);
+    free(c.names);
+    free(c.run_argv);
+    free(c.spec.constraint_specs);
+    free(c.spec.oom_patterns);
+    free(cfg.params);
+    sweep_spec_free(&c.spec);
+    return status;
+}
