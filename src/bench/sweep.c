@@ -10,6 +10,7 @@
 #include "bench/bench.h"
 #include "measure/runner.h"
 #include "result/result.h"
+#include "store/sweeps.h"
 #include "util/fsx.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -643,7 +644,7 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
     }
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:O, "
                      "s:{s:s, s:s, s:s, s:s?, s:s}, s:o, s:o, s:o, s:o, s:o}",
-        "schema", SWEEP_SCHEMA, "id", sw->id, "created", created, "status", status,
+        "schema", STORE_SWEEP_SCHEMA, "id", sw->id, "created", created, "status", status,
         "mode", modes[spec->mode], "command", command, "parameters", params,
         "interleave", spec->interleave && spec->mode != SWEEP_FIND_MAX,
         "seed", (json_int_t)(spec->seed & 0x7fffffffffffffffULL), "rounds", sw->rounds,
@@ -657,7 +658,7 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
 static int write_document(const struct sweep *sw, json_t *doc, char **path_out)
 {
     char err[1024];
-    char *dir = xasprintf("%s/%s", sw->spec->cfg->store, SWEEP_DIR);
+    char *dir = xasprintf("%s/%s", sw->spec->cfg->store, STORE_SWEEPS_DIR);
     char *path = xasprintf("%s/%s.json", dir, sw->id);
     int status = 0;
     if (fsx_mkdirs(dir) < 0 || result_write_json(doc, path, err, sizeof err) < 0) {

@@ -2,7 +2,7 @@
  * or the probes of --find-max) measured in one session, each a full result in the store with
  * its sweep id and parameters, their repetitions interleaved round by round in a seeded
  * shuffled order unless told otherwise; then the sweep document ("mlbench.sweep/1") with every
- * point's status and figures, the objective and the winner, written to <store>/sweeps/ID.json.
+ * point's status and figures, the objective and the winner, written to <store>/sweeps/ID.json (store/sweeps.h).
  * Call from the main thread, once per process (bench.h). */
 #ifndef MLBENCH_SWEEP_H
 #define MLBENCH_SWEEP_H
@@ -16,8 +16,6 @@
 #include "bench/sweep_plan.h"
 #include "measure/run_config.h"
 
-#define SWEEP_SCHEMA "mlbench.sweep/1"
-#define SWEEP_DIR "sweeps" /* in the store directory */
 
 enum sweep_mode { SWEEP_MATRIX, SWEEP_COMMANDS, SWEEP_FIND_MAX };
 

@@ -18,6 +18,7 @@
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
+#include "store/sweeps.h"
 #include "util/jsonx.h"
 #include "util/term.h"
 
@@ -30,7 +31,8 @@ static const char usage[] =
     "explain the difference); p50/p99 span latency of stages with 20 spans or more; then\n"
     "counters, metadata, resources and differences of environment.\n"
     "A result is a file (a path with '/' or ending in .json), or in the store: an id, a unique\n"
-    "id prefix, a label (its newest result) or 'latest'.\n"
+    "id prefix, a label (its newest result) or 'latest'. A sweep (sweep:ID, latest-sweep or a\n"
+    "sweep document's file), given alone: every point against the first (or --reference).\n"
     "\n"
     "      --alpha A               significance level, 0 < A < 1 (default 0.05)\n"
     "      --min-effect PCT        smallest change that counts, in percent (default 2)\n"
@@ -44,6 +46,7 @@ static const char usage[] =
     "      --resamples N           bootstrap resamples (default 10000)\n"
     "      --seed N                bootstrap seed (default fixed: the same results always give\n"
     "                              the same intervals)\n"
+    "      --reference NAME        with a sweep: the point the others are compared with\n"
     "      --store DIR             result store (default .mlbench, or $MLBENCH_STORE)\n"
     "  -h, --help                  this text\n"
     "\n"
@@ -56,6 +59,7 @@ struct compare_cli {
     bool json;
     const struct exporter *exporter; /* --format md|html */
     const char *store;
+    const char *reference;     /* --reference: a sweep's point */
     char **refs;
     size_t n_refs;
 };
@@ -82,6 +86,12 @@ static int set_format(void *dest, const char *value, char *err, size_t errlen)
 
 #define PCT_EXPECTED "is not a percentage >= 0 (e.g. 5 or 5%)"
 
+static int is_file_ref(const char *ref)
+{
+    size_t len = strlen(ref);
+    return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
+}
+
 static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -103,6 +113,7 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
         CLI_OPT_INTEGER("resamples", 0, &c->opt.resamples, 100, 10000000, 0, NULL),
         CLI_OPT_INTEGER("seed", 0, &c->opt.seed, 0, INT64_MAX, CLI_C_INTEGER,
                         "is not a whole number from 0 to 2^63 - 1"),
+        CLI_OPT_STRING("reference", 0, &c->reference, CLI_NONEMPTY, "is empty: give a point's name"),
         CLI_OPT_STORE(&c->store),
         CLI_OPT_END,
     };
@@ -113,7 +124,15 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
         return rc;
     c->refs = args.v;
     c->n_refs = (size_t)args.n;
-    if (c->n_refs < 2) {
+    for (size_t i = 0; i < c->n_refs; i++)
+        if (store_is_sweep_ref(c->refs[i]) && c->n_refs > 1) {
+            snprintf(err, errlen, "'%s' is a sweep: give it alone (its points are compared with "
+                     "each other)", c->refs[i]);
+            return CLI_ERROR;
+        }
+    if (c->n_refs == 1 && store_is_sweep_ref(c->refs[0]))
+        return CLI_OK;
+    if (c->n_refs < 2 && !(c->n_refs == 1 && is_file_ref(c->refs[0]))) {
         snprintf(err, errlen, "at least two results are needed, a baseline and a candidate "
                  "(got %zu%s%s%s), e.g. mlbench compare base.json new.json", c->n_refs,
                  c->n_refs ? ": '" : "", c->n_refs ? c->refs[0] : "", c->n_refs ? "'" : "");
@@ -523,11 +542,6 @@ static void print_text(const json_t *doc)
 
 /* ---- the command ---- */
 
-static int is_file_ref(const char *ref)
-{
-    size_t len = strlen(ref);
-    return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
-}
 
 /* Nonzero when some candidate has a stage row named name (present in either result). */
 static int stage_known(const json_t *doc, const char *name)
@@ -557,12 +571,48 @@ int cmd_compare(int argc, char **argv)
         return 2;
     }
 
-    json_t **results = xcalloc(cli.n_refs, sizeof *results);
-    char **paths = xcalloc(cli.n_refs, sizeof *paths);
+    json_t **results = NULL;
+    char **paths = NULL;
     int status = 0;
+    if (cli.n_refs == 1) { /* a sweep (or one file that is a sweep document) */
+        char *sweep_path = NULL;
+        const char **names = NULL;
+        json_t *sweep = store_sweep_load(cli.store, cli.refs[0], &sweep_path, err, sizeof err);
+        if (!sweep && !store_is_sweep_ref(cli.refs[0]) && strstr(err, "not a sweep document"))
+            snprintf(err, sizeof err, "at least two results are needed, a baseline and a "
+                     "candidate (got 1: '%s', which is not a sweep), e.g. mlbench compare "
+                     "base.json new.json", cli.refs[0]);
+        if (!sweep || store_sweep_results(sweep, sweep_path, cli.reference, &paths, &names,
+                                          &cli.n_refs, err, sizeof err) != 0) {
+            log_error("compare: %s", err);
+            status = 2;
+        } else if (cli.n_refs < 2) {
+            log_error("compare: %s: only one point has a result: nothing to compare it with",
+                      sweep_path);
+            status = 2;
+        }
+        free(names);
+        free(sweep_path);
+        json_decref(sweep);
+        if (status) {
+            for (size_t i = 0; paths && i < cli.n_refs; i++)
+                free(paths[i]);
+            free(paths);
+            return status;
+        }
+    } else if (cli.reference) {
+        log_error("compare: --reference chooses a sweep's point: give a sweep (sweep:ID or "
+                  "latest-sweep), or put the baseline first");
+        return 2;
+    } else {
+        paths = xcalloc(cli.n_refs, sizeof *paths);
+    }
+    results = xcalloc(cli.n_refs, sizeof *results);
     for (size_t i = 0; i < cli.n_refs && !status; i++) {
-        const char *ref = cli.refs[i];
-        if (is_file_ref(ref)) {
+        const char *ref = paths[i] ? paths[i] : cli.refs[i];
+        if (paths[i]) {
+            /* a sweep's point */
+        } else if (is_file_ref(ref)) {
             paths[i] = xstrdup(ref);
         } else if (store_resolve(cli.store, ref, &paths[i], err, sizeof err) != 0) {
             log_error("compare: %s", err);
