@@ -267,6 +267,8 @@ char *compare_clean_answer(unsigned hits)
         strbuf_puts(&b, "with enough free memory that nothing swaps, ");
     if (hits & 8u)
         strbuf_puts(&b, "with the GPU cool and below its power cap, ");
-    strbuf_puts(&b, "and with more runs (mlbench run -r 10 ...)");
+    strbuf_puts(&b, "and with more runs (mlbench run -r 10 ...); best, interleaved, so that a "
+                    "disturbance falls on both alike: mlbench sweep -r 10 -c 'BASELINE COMMAND' "
+                    "-c 'CANDIDATE COMMAND'");
     return strbuf_take(&b);
 }
