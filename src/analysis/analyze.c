@@ -709,8 +709,15 @@ static void run_extras(const struct analysis_context *ctx, const struct stage_re
             cat(ev, sizeof ev, " at batch %ld", ctx->batch_size);
         cat(rec, sizeof rec,
             "room for a larger batch, at most about %.0fx by memory (activations grow with the "
-            "batch, weights and optimizer state do not): try sizes with mlbench sweep and scale "
-            "the learning rate with the batch; it pays most when the GPU is not saturated", times);
+            "batch, weights and optimizer state do not): find the largest that fits with "
+            "mlbench sweep --find-max batch=", times);
+        if (ctx->batch_size > 0)
+            cat(rec, sizeof rec, "%ld..%.0f", ctx->batch_size, (double)ctx->batch_size * times);
+        else
+            cat(rec, sizeof rec, "LO..HI");
+        cat(rec, sizeof rec, " -- CMD ... {batch} (it also shows the throughput at each size) "
+            "and scale the learning rate with the batch; it pays most when the GPU is not "
+            "saturated");
         findings_add(b, "gpu-memory-headroom", s, ev, rec, 0);
     }
 
