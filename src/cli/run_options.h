@@ -15,6 +15,10 @@
  * cfg points into argv afterwards. Not thread-safe (getopt). */
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen);
 
+/* Frees what run_options_parse allocated in cfg (--param list, the parsed price); cfg's
+ * other fields are untouched. Safe after any return of run_options_parse. */
+void run_options_free(struct run_config *cfg);
+
 /* The usage text of `mlbench run`. */
 const char *run_options_usage(void);
 
