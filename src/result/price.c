@@ -77,7 +77,9 @@ int price_parse(const char *text, double *per_hour, char currency[4], char *err,
 {
     const char *end = NULL;
     double v = NAN;
-    if (!text || read_number(text, &v, &end) < 0 || !price_in_range(v)) {
+    /* "3,5" or "3.5$" is a bad number, not a bad currency: a code starts with a letter. */
+    if (!text || read_number(text, &v, &end) < 0 || !price_in_range(v) ||
+        (*end && !isalpha((unsigned char)end[strspn(end, " \t")]))) {
         snprintf(err, errlen, "'%s' is not a price per hour: give a number above 0 (at most "
                  "%g), optionally with a currency code, e.g. 3.50, 3.5USD, '2.1 EUR'",
                  text ? text : "", PRICE_MAX_PER_HOUR);
@@ -138,10 +140,11 @@ static int entry_price(const char *name, const char *key, const yaml_node_t *v, 
     const char *end = NULL;
     double p = NAN;
     if (!s || read_number(s, &p, &end) < 0 || *end || !price_in_range(p)) {
-        snprintf(err, errlen, "%s:%zu: '%s' of '%s' is not a price per hour: give a number "
+        snprintf(err, errlen, "%s:%zu: %s%s%s of '%s' is not a price per hour: give a number "
                  "above 0 (the currency goes in 'currency:')", name,
-                 (size_t)(v ? v->start_mark.line + 1 : 0),
-                 s ? s : v && v->type == YAML_MAPPING_NODE ? "(a mapping)" : "(a list)", key);
+                 (size_t)(v ? v->start_mark.line + 1 : 0), s ? "'" : "",
+                 s ? s : v && v->type == YAML_MAPPING_NODE ? "(a mapping)" : "(a list)",
+                 s ? "'" : "", key);
         return -1;
     }
     *out = p;
