@@ -523,6 +523,7 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
                                                         summary_get(cand, "metadata"), "key",
                                                         metadata_value));
         json_object_set_new(c, "resources", resource_rows(base, cand));
+        json_object_set_new(c, "cost", compare_cost(base, cand));
         json_object_set_new(c, "environment_differences", env);
         json_array_append_new(cands, c);
     }

@@ -34,4 +34,8 @@ char *compare_clean_answer(unsigned hits);
 json_t *compare_latency(const json_t *base, const json_t *cand, const char *stage,
                         const struct compare_options *opt, unsigned *hits);
 
+/* The cost comparison (docs/compare.md#cost): a new object when both results carry a `cost`,
+ * else a JSON null. */
+json_t *compare_cost(const json_t *base, const json_t *cand);
+
 #endif

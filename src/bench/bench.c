@@ -492,6 +492,7 @@ static void finish(struct bench *b, struct bench_point *p)
     summary_compute(r);
     /* Once, while the sources are open (GPU facts) and before the analysis, which reads them. */
     result_capture_environment(r, s->sampler);
+    result_price(r); /* a price file is matched against the environment just captured */
     resources_analyze(r);
     if (!p->cfg->runs && p->measured == 1 && p->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&r->summary, "single_run",

@@ -478,6 +478,65 @@ static void print_stage_note(const json_t *c)
                only_base ? "candidate" : "baseline");
 }
 
+/* A sum of money in a currency from a file: the code cut to 3 characters, no newline. */
+static void put_money(double v, const char *currency)
+{
+    char cur[4] = "?";
+    if (currency && strlen(currency) == 3 && !strpbrk(currency, "\n\r\t"))
+        memcpy(cur, currency, 4);
+    if (isfinite(v))
+        fprintf(text_out, "%.4g %s", v, cur);
+    else
+        fprintf(text_out, "? %s", cur);
+}
+
+static void put_ratio(const char *what, double r)
+{
+    if (isfinite(r))
+        fprintf(text_out, "%s ×%.3g", what, r);
+    else
+        fprintf(text_out, "%s -", what);
+}
+
+/* Cost when both sides are priced: each at its own price, the time ratio beside the cost
+ * ratio (docs/compare.md#cost). */
+static void print_cost(const json_t *cost)
+{
+    if (!json_is_object(cost))
+        return;
+    const json_t *b = json_object_get(cost, "baseline"), *c = json_object_get(cost, "candidate");
+    fputs("\ncost (each side at its own price per hour; candidate / baseline)\n", text_out);
+    fputs("  a run    baseline ", text_out);
+    put_money(jsonx_num(b, "run_median"), jsonx_str(b, "currency"));
+    fputs(" at ", text_out);
+    put_money(jsonx_num(b, "price_per_hour"), jsonx_str(b, "currency"));
+    fputs("/h   candidate ", text_out);
+    put_money(jsonx_num(c, "run_median"), jsonx_str(c, "currency"));
+    fputs(" at ", text_out);
+    put_money(jsonx_num(c, "price_per_hour"), jsonx_str(c, "currency"));
+    fputs("/h\n  ratio    ", text_out);
+    put_ratio("time", jsonx_num(cost, "time_ratio"));
+    fputs("   ", text_out);
+    put_ratio("cost", jsonx_num(cost, "cost_ratio"));
+    if (!json_is_true(json_object_get(cost, "same_currency")))
+        fputs(" (different currencies: no cost ratio)", text_out);
+    fputc('\n', text_out);
+    const json_t *units = json_object_get(cost, "per_unit");
+    for (size_t i = 0; i < json_array_size(units) && i < 16; i++) {
+        const json_t *u = json_array_get(units, i);
+        char per[32];
+        double p = jsonx_num(u, "per");
+        snprintf(per, sizeof per, "%.0f", isfinite(p) && p > 0 && p <= 1e15 ? p : 1);
+        fprintf(text_out, "  per %s %s   baseline ", per, jsonx_str(u, "counter"));
+        put_money(jsonx_num(u, "baseline"), jsonx_str(b, "currency"));
+        fputs("   candidate ", text_out);
+        put_money(jsonx_num(u, "candidate"), jsonx_str(c, "currency"));
+        fputs("   ", text_out);
+        put_ratio("cost", jsonx_num(u, "ratio"));
+        fputc('\n', text_out);
+    }
+}
+
 static void print_text(const json_t *doc)
 {
     const json_t *base = json_object_get(doc, "baseline");
@@ -506,6 +565,7 @@ static void print_text(const json_t *doc)
         print_stage_table(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
         print_unreliable(c);
         print_latency(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
+        print_cost(json_object_get(c, "cost"));
         print_pairs("counters (median per run of the sum for counts, else of the last value)",
                     json_object_get(c, "counters"), "name", "value");
         print_pairs("metadata", json_object_get(c, "metadata"), "key", "value");

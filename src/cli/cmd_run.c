@@ -20,12 +20,12 @@ int cmd_run(int argc, char **argv)
     int rc = run_options_parse(argc, argv, &cfg, err, sizeof err);
     if (rc == RUN_OPTIONS_HELP) {
         fputs(run_options_usage(), stdout);
-        free(cfg.params);
+        run_options_free(&cfg);
         return 0;
     }
     if (rc < 0) {
         log_error("%s", err);
-        free(cfg.params);
+        run_options_free(&cfg);
         return 2;
     }
     log_set_quiet(cfg.quiet);
@@ -36,7 +36,7 @@ int cmd_run(int argc, char **argv)
     if (cfg.argc == 1 && workflow_is_file(cfg.argv[0])) {
         if (cfg.shell) {
             log_error("--shell does not apply to a workflow file (set 'shell: true' on a stage)");
-            free(cfg.params);
+            run_options_free(&cfg);
             return 2;
         }
         struct workflow *wf = workflow_load(cfg.argv[0], err, sizeof err);
@@ -47,7 +47,7 @@ int cmd_run(int argc, char **argv)
             }
         if (!wf) {
             log_error("%s", err);
-            free(cfg.params);
+            run_options_free(&cfg);
             return 2;
         }
         workflow_free(wf);
@@ -65,7 +65,7 @@ int cmd_run(int argc, char **argv)
         cfg.argc = n;
     } else if (cfg.n_params) {
         log_error("--param sets a parameter of a workflow file: give a .yaml file as the command");
-        free(cfg.params);
+        run_options_free(&cfg);
         return 2;
     }
 
@@ -75,7 +75,7 @@ int cmd_run(int argc, char **argv)
             log_error("no command to benchmark, and the default workflow's mlbench-workload is "
                       "not beside mlbench or on PATH: give a command after '--', e.g. "
                       "mlbench run -r 5 -- python train.py");
-            free(cfg.params);
+            run_options_free(&cfg);
             return 2;
         }
         log_info("no command given: running the default workflow%s: %s imgclf --epochs 1 (the "
@@ -99,6 +99,6 @@ int cmd_run(int argc, char **argv)
     if (wf_argv)
         free(wf_argv[0]);
     free(wf_argv);
-    free(cfg.params);
+    run_options_free(&cfg);
     return status;
 }

@@ -549,7 +549,7 @@ out:
     free(c.run_argv);
     free(c.spec.constraint_specs);
     free(c.spec.oom_patterns);
-    free(cfg.params);
+    run_options_free(&cfg);
     sweep_spec_free(&c.spec);
     return status;
 }

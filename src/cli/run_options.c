@@ -11,6 +11,7 @@
 
 #include "cli/options.h"
 #include "measure/sampler.h"
+#include "result/price.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -44,6 +45,10 @@ const char *run_options_usage(void)
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
            "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
            "      --serve ADDR    serve Prometheus /metrics at ADDR while running (e.g. :9464)\n"
+           "      --price P       price per hour of this machine, with a currency (3.50, '2.1 EUR';\n"
+           "                      default USD): results carry their cost (docs/cost.md)\n"
+           "      --price-file F  prices per hour by machine name (YAML), matched against\n"
+           "                      what mlbench env reports (docs/cost.md)\n"
            "  -h, --help          this text\n"
            "\n"
            "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
@@ -99,6 +104,48 @@ static int check_param(const char *value, char *err, size_t errlen)
     return strchr(value, '=') && value[0] != '=' ? 0 : -1; /* "--param 'X' is not NAME=VALUE" */
 }
 
+/* --price and --price-file: parsed now, so that a bad price stops before anything runs. */
+static int store_price(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct price_spec **spec = dest;
+    if (*spec) {
+        snprintf(err, errlen, "--price '%s': a price is given already (--price or --price-file "
+                 "once)", value);
+        return -1;
+    }
+    *spec = xcalloc(1, sizeof **spec);
+    char why[900];
+    if (price_spec_from_price(*spec, value, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, errlen, "--price %s", why);
+    return -1;
+}
+
+static int store_price_file(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct price_spec **spec = dest;
+    if (*spec) {
+        snprintf(err, errlen, "--price-file '%s': a price is given already (--price or "
+                 "--price-file once)", value);
+        return -1;
+    }
+    *spec = xcalloc(1, sizeof **spec);
+    char why[900];
+    if (price_spec_load_file(*spec, value, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, errlen, "--price-file: %s", why);
+    return -1;
+}
+
+void run_options_free(struct run_config *cfg)
+{
+    free(cfg->params);
+    cfg->params = NULL;
+    price_spec_free(cfg->price);
+    free(cfg->price);
+    cfg->price = NULL;
+}
+
 /* The option table of run (and of sweep's run options), filled into out (RUN_TABLE_ROWS rows):
  * one table for parsing and for run_options_arity. */
 #define RUN_TABLE_ROWS 32
@@ -129,6 +176,8 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
         CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
         CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE"),
         CLI_OPT_LISTEN("serve", &cfg->serve),
+        CLI_OPT_CALL("price", 0, &cfg->price, store_price, NULL),
+        CLI_OPT_CALL("price-file", 0, &cfg->price, store_price_file, NULL),
         CLI_OPT_END,
     };
     _Static_assert(sizeof table / sizeof table[0] <= RUN_TABLE_ROWS, "RUN_TABLE_ROWS");

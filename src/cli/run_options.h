@@ -22,6 +22,9 @@ int run_options_parse_as(const char *verb, int argc, char **argv, struct run_con
  * options: 0 (a flag, or the value is attached: -r5, --runs=5), 1 (-r, --runs; also a unique
  * prefix such as --lab, as getopt_long takes it), or -1 when it is none of them. Pure. */
 int run_options_arity(const char *arg);
+/* Frees what run_options_parse allocated in cfg (--param list, the parsed price); cfg's
+ * other fields are untouched. Safe after any return of run_options_parse. */
+void run_options_free(struct run_config *cfg);
 
 /* The usage text of `mlbench run`. */
 const char *run_options_usage(void);

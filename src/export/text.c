@@ -445,6 +445,58 @@ static void analysis_text(FILE *out, const json_t *r)
     }
 }
 
+/* A sum of money: enough digits for a fraction of a cent. */
+static const char *money(double v, char *buf, size_t len)
+{
+    if (isfinite(v))
+        snprintf(buf, len, "%.4g", v);
+    else
+        snprintf(buf, len, "?");
+    return buf;
+}
+
+/* The cost of a priced result: one line for a run, one for its units of work and targets. */
+static void cost_text(FILE *out, const json_t *r)
+{
+    const json_t *c = json_object_get(r, "cost");
+    const json_t *run = json_object_get(c, "run");
+    if (!json_is_object(c))
+        return;
+    const char *cur = str(c, "currency", "?");
+    char a[32], b[32], d[32], p[32];
+    fprintf(out, "\ncost   %s %s a run (%s .. %s) at %s %s/h", cur,
+            money(jsonx_num(run, "median"), a, sizeof a),
+            money(jsonx_num(run, "ci_low"), b, sizeof b),
+            money(jsonx_num(run, "ci_high"), d, sizeof d),
+            money(jsonx_num(c, "price_per_hour"), p, sizeof p), cur);
+    const json_t *file = json_object_get(c, "price_file");
+    if (json_is_object(file)) {
+        fputs(" (", out);
+        one_line(out, str(file, "path", "?"));
+        fputs(": ", out);
+        one_line(out, str(file, "entry", "?"));
+        putc(')', out);
+    }
+    putc('\n', out);
+    const json_t *units = json_object_get(c, "per_unit"), *targets = json_object_get(c, "to_target");
+    size_t shown = 0;
+    for (size_t i = 0; i < json_array_size(units) && i < 8; i++) {
+        const json_t *u = json_array_get(units, i);
+        fputs(shown++ ? ", " : "       ", out);
+        fprintf(out, "%s ", money(jsonx_num(u, "median"), a, sizeof a));
+        one_line(out, str(u, "description", "?"));
+    }
+    for (size_t i = 0; i < json_array_size(targets) && i < 8; i++) {
+        const json_t *t = json_array_get(targets, i);
+        fputs(shown++ ? ", " : "       ", out);
+        fprintf(out, "%s %s to target (", money(jsonx_num(t, "median"), a, sizeof a), cur);
+        one_line(out, str(t, "counter", "?"));
+        putc(')', out);
+    }
+    if (shown)
+        putc('\n', out);
+}
+
 /* Sources that could not measure, and the warnings about the measurement. */
 static void notes_text(FILE *out, const json_t *r)
 {
@@ -472,7 +524,9 @@ static void summary_text(FILE *out, const json_t *r, const char *result_path)
     int cols = stage_cols(json_object_get(s, "stages"), STAGE_COLS);
     header(out, r);
     runs_text(out, r);
-    if (stages_text(out, s, cols) && json_is_object(json_object_get(r, "analysis"))) {
+    bool staged = stages_text(out, s, cols);
+    cost_text(out, r);
+    if (staged && json_is_object(json_object_get(r, "analysis"))) {
         resources_text(out, r, cols);
         analysis_text(out, r);
     }
@@ -499,11 +553,13 @@ int export_text_print(FILE *out, const json_t *doc, const char *result_path)
 
 void export_text_print_json(FILE *out, json_t *doc, const char *result_path)
 {
-    json_t *j = json_pack("{s:O, s:o, s:O, s:O, s:O}", "id", json_object_get(doc, "id"),
+    const json_t *cost = json_object_get(doc, "cost");
+    json_t *j = json_pack("{s:O, s:o, s:O, s:O, s:O, s:O}", "id", json_object_get(doc, "id"),
                           "result_file", result_path ? json_string(result_path) : json_null(),
                           "status", json_object_get(doc, "status"),
                           "summary", json_object_get(doc, "summary"),
-                          "warnings", json_object_get(doc, "warnings"));
+                          "warnings", json_object_get(doc, "warnings"),
+                          "cost", cost ? cost : json_null());
     if (j)
         json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
     fputc('\n', out);

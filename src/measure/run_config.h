@@ -14,6 +14,8 @@
 #define RUN_MAX_TIMEOUT_S (365.0 * 86400) /* --timeout: a year; longer is a typo */
 #define RUN_MAX_GRACE_S 3600.0    /* --grace: an hour */
 
+struct price_spec; /* result/price.h */
+
 struct run_config {
     char **argv;          /* the command (points into the caller's argv) */
     int argc;
@@ -38,6 +40,8 @@ struct run_config {
     const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */
     char **params;        /* --param NAME=VALUE of a workflow file (point into argv); owned */
     int n_params;
+    struct price_spec *price; /* --price or --price-file, parsed; NULL = not priced; owned
+                               * (free with run_options_free) */
 };
 
 #endif

@@ -14,9 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "result/cost.h"
 #include "result/envinfo.h"
+#include "util/log.h"
 #include "util/units.h"
 #include "util/fsx.h"
+#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 void result_new_id(char *id, size_t len, int64_t *unix_ns)
@@ -78,6 +81,7 @@ void result_free(struct bench_result *r)
     free(r->reps);
     summary_free(&r->summary);
     json_decref(r->environment);
+    price_match_free(&r->price);
     memset(r, 0, sizeof *r);
 }
 
@@ -449,7 +453,7 @@ json_t *result_to_json(const struct bench_result *r)
         json_array_append_new(warnings, json_pack("{s:s, s:s}", "code", r->summary.warnings[i].code,
                                                   "message", r->summary.warnings[i].message));
 
-    return json_pack(
+    json_t *doc = json_pack(
         "{s:s, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:b}, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:I,"
         " s:o, s:o}",
         "schema", RESULT_SCHEMA, "id", r->id, "label", jstr_or_null(c->label),
@@ -463,6 +467,27 @@ json_t *result_to_json(const struct bench_result *r)
         "runs", runs, "summary", summary_json(&r->summary), "warnings", warnings,
         "markers_outside_runs", (json_int_t)r->events_outside_runs,
         "sampling", sampling_json(&r->sampling), "analysis", analysis_json(r));
+    if (doc)
+        json_object_set_new(doc, "cost", r->price.priced ? cost_json(&r->summary, &r->price)
+                                                         : json_null());
+    return doc;
+}
+
+void result_price(struct bench_result *r)
+{
+    price_match_free(&r->price);
+    const struct price_spec *spec = r->config ? r->config->price : NULL;
+    if (!spec)
+        return;
+    price_match(spec, r->environment, &r->price);
+    if (r->price.priced)
+        return;
+    const char *host = jsonx_str(r->environment, "hostname");
+    log_warn("price file %s names neither this machine (host %s) nor a 'default:': the result "
+             "is not priced (mlbench env shows the names it is matched against)", spec->file,
+             host ? host : "unknown");
+    summary_warn(&r->summary, "unpriced", "price file %s names neither this machine nor a "
+                 "'default:': no cost was computed", spec->file);
 }
 
 int result_write_json(json_t *j, const char *path, char *err, size_t errlen)

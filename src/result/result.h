@@ -16,6 +16,7 @@
 #include "measure/runner.h"
 #include "measure/sampler.h"
 #include "measure/stages.h"
+#include "result/price.h"
 #include "result/summary.h"
 
 #define RESULT_SCHEMA "mlbench.result/1"
@@ -63,6 +64,7 @@ struct bench_result {
     struct stage_resources *figures; /* per summary stage, then the whole run (n_stages + 1);
                                       * names borrowed from the summary; NULL without samples */
     json_t *environment;       /* owned; filled by result_capture_environment, NULL before */
+    struct price_match price;  /* filled by result_price; priced false before or without one */
 };
 
 /* A fresh id, "20261129T233001-4f2a9c" (UTC time, then 24 random bits: ids sort by time), into
@@ -81,6 +83,12 @@ void result_free(struct bench_result *r);
  * Call once after the runs, while the sampler is still open (before sampler_close) and before
  * resources_analyze, which reads the GPUs from it. */
 void result_capture_environment(struct bench_result *r, const struct sampler *sampler);
+
+/* Decides the price of the result from config->price and r->environment (price_match): call
+ * after result_capture_environment. A price file that names neither this machine nor a
+ * default leaves the result unpriced, with a warning logged and one in the summary
+ * ("unpriced"). Nothing happens without a price. */
+void result_price(struct bench_result *r);
 
 /* The whole result as JSON (new reference). Pure serialisation: the environment is the one
  * result_capture_environment captured ({} when none was). */

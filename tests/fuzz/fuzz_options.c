@@ -42,7 +42,7 @@ static void run_parser(int argc, char **argv)
     char err[1024];
     if (run_options_parse(argc, argv, &cfg, err, sizeof err) < 0 && !err[0])
         abort(); /* a refusal names the bad value */
-    free(cfg.params);
+    run_options_free(&cfg);
 }
 
 static int store_call(void *dest, const char *value, char *err, size_t errlen)

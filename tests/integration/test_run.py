@@ -776,7 +776,7 @@ procs 1 -
     def test_schema(self):
         """Every field of a result is documented in docs/result-schema.md with its type, and
         every documented field that is not optional is present."""
-        self.mlbench("-r", "2", "-w", "1", "--", STAGE_PROG, "seq")
+        self.mlbench("-r", "2", "-w", "1", "--price", "2.5", "--", STAGE_PROG, "seq")  # cost too
         self.mlbench("-r", "1", "--", STAGE_PROG, "kill")
         self.mlbench("-r", "1", "--", "no-such-command-mlbench")
         documented = load_schema(os.path.join(SOURCE, "docs", "result-schema.md"))

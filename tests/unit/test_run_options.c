@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/run_options.h"
+#include "result/price.h"
 
 static char err[1024];
 
@@ -134,6 +135,33 @@ static void test_param_twice(void **state)
     free(c.params);
 }
 
+static void test_price(void **state)
+{
+    (void)state;
+    struct run_config c;
+    assert_int_equal(PARSE(&c, "--price", "2.5 eur", "--", "true"), 0);
+    assert_non_null(c.price);
+    assert_true(c.price->per_hour == 2.5);
+    assert_string_equal(c.price->currency, "EUR");
+    assert_null(c.price->file);
+    run_options_free(&c);
+    assert_null(c.price);
+    assert_int_equal(PARSE(&c, "--", "true"), 0);
+    assert_null(c.price); /* not priced */
+    run_options_free(&c);
+    assert_int_equal(PARSE(&c, "--price", "free", "--", "true"), -1);
+    assert_string_equal(err, "--price 'free' is not a price per hour: give a number above 0 (at "
+                             "most 1e+09), optionally with a currency code, e.g. 3.50, 3.5USD, "
+                             "'2.1 EUR'");
+    run_options_free(&c);
+    assert_int_equal(PARSE(&c, "--price", "1", "--price-file", "p.yaml", "--", "true"), -1);
+    assert_non_null(strstr(err, "given already"));
+    run_options_free(&c);
+    assert_int_equal(PARSE(&c, "--price-file", "/nonexistent/p.yaml", "--", "true"), -1);
+    assert_non_null(strstr(err, "--price-file: cannot read price file '/nonexistent/p.yaml'"));
+    run_options_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_all_options),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_param_twice),
+        cmocka_unit_test(test_price),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
