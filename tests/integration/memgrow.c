@@ -70,7 +70,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (mib < 0 || (strcmp(style, "python") && strcmp(style, "enomem") && strcmp(style, "rlimit"))) {
+    if (mib < 0 ||
+        (strcmp(style, "python") && strcmp(style, "enomem") && strcmp(style, "rlimit"))) {
         fprintf(stderr, "memgrow: give MIB, and --style python, enomem or rlimit\n");
         return 2;
     }
