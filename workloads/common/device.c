@@ -106,3 +106,8 @@ void device_timing(double *times_s, int n, struct gemm_timing *out)
     out->min_s = times_s[0];
     out->max_s = times_s[n - 1];
 }
+
+int device_error_is_oom(const char *err)
+{
+    return err && strstr(err, "out of GPU memory") != NULL;
+}

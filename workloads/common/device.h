@@ -31,6 +31,11 @@ int device_parse_precisions(const char *wl, const char *opt, const char *list, i
 int device_parse_ints(const char *wl, const char *opt, const char *list, long min, long max,
                       int *out);
 
+/* Whether an error message of the CUDA backend says the GPU's memory ran out (its CUDA_CHECK
+ * adds "out of GPU memory" to cudaErrorMemoryAllocation): the workload then exits
+ * WL_EXIT_OOM. */
+int device_error_is_oom(const char *err);
+
 struct rng;
 /* x[i] = scale * uniform in [-1, 1) from r. */
 void device_fill(float *x, size_t n, struct rng *r, float scale);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +21,60 @@ void wl_error(const char *wl, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+int wl_out_of_memory(const char *wl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mlbench-workload %s: out of memory: ", wl);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return WL_EXIT_OOM;
+}
+
+char *wl_format_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f B", bytes);
+    else
+        snprintf(buf, len, "%.1f %s", bytes, unit[u]);
+    return buf;
+}
+
+int opt_size(const char *wl, const char *opt, const char *val, int64_t *out)
+{
+    static const struct {
+        const char *name;
+        double factor;
+    } units[] = {
+        {"", 1},        {"b", 1},         {"k", 1024.0},   {"kib", 1024.0},
+        {"m", 1048576.0}, {"mib", 1048576.0}, {"g", 1073741824.0}, {"gib", 1073741824.0},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"kb", 1e3}, {"mb", 1e6},
+        {"gb", 1e9},    {"tb", 1e12},
+    };
+    char *end;
+    errno = 0;
+    double v = val && *val && *val != '-' ? strtod(val, &end) : NAN;
+    int ok = !errno && isfinite(v) && v >= 0 && end != val;
+    double bytes = NAN;
+    for (size_t i = 0; ok && i < sizeof units / sizeof units[0]; i++)
+        if (!strcasecmp(end, units[i].name))
+            bytes = v * units[i].factor;
+    if (!ok || !(bytes >= 1) || bytes > 9.2e18) {
+        wl_error(wl, "--%s '%s' must be a size such as 64MiB or 2G (at least 1 byte)", opt,
+                 val ? val : "");
+        return -1;
+    }
+    *out = (int64_t)bytes;
+    return 0;
 }
 
 int opt_int(const char *wl, const char *opt, const char *val, long min, long max, long *out)
@@ -103,6 +158,8 @@ static int store(const char *wl, const struct wl_opt *o, const char *val)
     case OPT_FLAG:
         *(int *)o->out = 1;
         return 0;
+    case OPT_SIZE:
+        return opt_size(wl, o->name, val, (int64_t *)o->out);
     case OPT_STRING:
         if (!*val) {
             wl_error(wl, "--%s '' is empty: give a value", o->name);

@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The exit status of a workload that ran out of memory: over --max-memory, or an allocation of
+ * its batch-sized buffers failed (docs/workloads.md). mlbench's classifier knows it as
+ * OOM_WORKLOAD_EXIT (src/measure/oom.h): keep the two equal. */
+#define WL_EXIT_OOM 3
+
 /* Prints "mlbench-workload <wl>: <message>\n" to stderr. */
 void wl_error(const char *wl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -17,6 +22,17 @@ int opt_int(const char *wl, const char *opt, const char *val, long min, long max
 /* Same for a finite number in [min, max]. */
 int opt_double(const char *wl, const char *opt, const char *val, double min, double max,
                double *out);
+/* Prints "mlbench-workload <wl>: out of memory: <message>\n" to stderr (the line mlbench
+ * recognises with the status) and returns WL_EXIT_OOM. */
+int wl_out_of_memory(const char *wl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* bytes as "81.0 MiB" (B, KiB, MiB, GiB, TiB) into buf; returns buf. */
+char *wl_format_bytes(double bytes, char *buf, size_t len);
+
+/* Parses val as a size in bytes into *out: a number (a fraction allowed) and a unit, B (or
+ * none), K/KiB, M/MiB, G/GiB, T/TiB (powers of 1024) or kB/KB, MB, GB, TB (powers of 1000),
+ * case-insensitive: "64MiB", "1.5G", "4096". At least 1 byte. On a bad value prints "--<opt>
+ * 'VAL' must be a size such as 64MiB or 2G" and returns -1; else 0. */
+int opt_size(const char *wl, const char *opt, const char *val, int64_t *out);
 /* Parses val as an unsigned 64-bit seed. */
 int opt_u64(const char *wl, const char *opt, const char *val, uint64_t *out);
 /* Returns the index of val in the NULL-terminated list choices, or prints
@@ -32,6 +48,7 @@ enum opt_type {
     OPT_CHOICE, /* int *out = index of the value in choices */
     OPT_FLAG,   /* int *out = 1; takes no value */
     OPT_STRING, /* const char **out = the value (not empty; points into argv) */
+    OPT_SIZE,   /* int64_t *out = bytes (opt_size) */
 };
 
 struct wl_opt {
@@ -50,6 +67,7 @@ struct wl_opt {
 #define WL_CHOICE(name, out, list) {(name), OPT_CHOICE, (out), 0, 0, (list)}
 #define WL_FLAG(name, out) {(name), OPT_FLAG, (out), 0, 0, NULL}
 #define WL_STRING(name, out) {(name), OPT_STRING, (out), 0, 0, NULL}
+#define WL_SIZE(name, out) {(name), OPT_SIZE, (out), 0, 0, NULL}
 
 /* Parses argv (argv[0] the workload's name) against the n options of table, plus --help, which
  * prints usage to stdout and returns 1. A bad value, an unknown option, a missing value or a

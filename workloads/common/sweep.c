@@ -30,6 +30,32 @@ int sweep_main(const struct sweep_parts *w, const struct sweep_args *a, void *ct
         }
     if (w->setup(ctx, &dev))
         return 2;
+    if (a->max_memory > 0 && w->need_bytes) {
+        /* the largest need of the lists: the run fails before measuring, as a real one would
+         * at its largest point, and a point that fits is never half measured */
+        double most = 0;
+        int at_p = 0, at_s = 0;
+        char what[256] = "";
+        for (int p = 0; p < n_prec; p++)
+            for (int s = 0; s < n_sizes; s++) {
+                char w1[256];
+                double b = w->need_bytes(ctx, &dev, precisions[p], sizes[s], w1, sizeof w1);
+                if (b > most) {
+                    most = b;
+                    at_p = p;
+                    at_s = s;
+                    snprintf(what, sizeof what, "%s", w1);
+                }
+            }
+        if (most > (double)a->max_memory) {
+            char need[32], max[32];
+            return wl_out_of_memory(w->wl, "%s-%s%d needs %s, over --max-memory %s (%s)",
+                                    precision_names[precisions[at_p]], w->stage_tag,
+                                    sizes[at_s], wl_format_bytes(most, need, sizeof need),
+                                    wl_format_bytes((double)a->max_memory, max, sizeof max),
+                                    what);
+        }
+    }
 
     mlb_meta("model", w->wl);
     mlb_meta("device", dev.cuda ? "cuda" : "cpu");
@@ -44,7 +70,10 @@ int sweep_main(const struct sweep_parts *w, const struct sweep_args *a, void *ct
             snprintf(stage, sizeof stage, "%s-%s%d", precision_names[prec], w->stage_tag,
                      sizes[s]);
             struct gemm_timing t;
-            if (w->measure(ctx, &dev, prec, sizes[s], stage, &t, err, sizeof err)) {
+            int rc = w->measure(ctx, &dev, prec, sizes[s], stage, &t, err, sizeof err);
+            if (rc == -2)
+                return wl_out_of_memory(w->wl, "%s: %s", stage, err);
+            if (rc) {
                 wl_error(w->wl, "%s: %s", stage, err);
                 return 1;
             }

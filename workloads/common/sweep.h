@@ -6,6 +6,7 @@
 #define MLBENCH_WL_SWEEP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/device.h"
 
@@ -25,9 +26,14 @@ struct sweep_parts {
     /* Checks one precision on a small problem: 0, or -1 with the error printed. */
     int (*check)(void *ctx, const struct device *dev, int precision);
     /* Times (precision, size) into *t, wrapping what it times in mlb_stage_begin/end(stage)
-     * (not the inputs' setup). 0, or -1 with err set. */
+     * (not the inputs' setup). 0, -1 with err set, or -2 when out of memory (err says what
+     * could not be allocated: the workload exits WL_EXIT_OOM). */
     int (*measure)(void *ctx, const struct device *dev, int precision, int size,
                    const char *stage, struct gemm_timing *t, char *err, size_t errlen);
+    /* Bytes the workload allocates to measure (precision, size), for --max-memory; may be NULL
+     * (the workload has no --max-memory). what: the one-line account of what is counted. */
+    double (*need_bytes)(void *ctx, const struct device *dev, int precision, int size,
+                         char *what, size_t whatlen);
     /* Counters and the result line of one measured (precision, size). */
     void (*report)(void *ctx, int precision, int size, const struct gemm_timing *t);
 };
@@ -36,10 +42,14 @@ struct sweep_parts {
 struct sweep_args {
     int device; /* enum device_choice */
     const char *precisions, *list;
+    int64_t max_memory; /* --max-memory in bytes; 0: none */
 };
 
-/* Runs the sweep of parts on the arguments; ctx goes to every callback. The exit status: 0, 1
- * after a failed check or measurement, 2 for a bad option or an unavailable device. */
+/* Runs the sweep of parts on the arguments; ctx goes to every callback. With max_memory, the
+ * largest need_bytes of the lists is checked before anything runs: over it, the run stops there
+ * with the out-of-memory message. The exit status: 0, 1 after a failed check or measurement, 2
+ * for a bad option or an unavailable device, WL_EXIT_OOM out of memory (over max_memory, or a
+ * measurement's allocation failed). */
 int sweep_main(const struct sweep_parts *parts, const struct sweep_args *args, void *ctx);
 
 #endif

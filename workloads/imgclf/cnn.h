@@ -66,11 +66,29 @@ static inline struct cnn_layout cnn_layout_of(const struct cnn_shape *s)
     return l;
 }
 
+/* Device bytes the CUDA backend's cnn_create allocates for max_batch images (the cudaMalloc
+ * list of cuda/cnn_cuda.cu: parameters, gradients and velocity, and per image its input,
+ * im2col matrices, activations, argmaxes and their gradients). Keep in step with that list. */
+static inline double cnn_cuda_memory_bytes(const struct cnn_shape *s, int max_batch)
+{
+    const struct cnn_layout L = cnn_layout_of(s);
+    const double f = sizeof(float), np1 = (double)s->height * s->width, np2 = (double)L.h2 * L.w2;
+    const double image = np1 * s->channels * f + sizeof(int) + np1 * L.k1 * f + np1 * CNN_C1 * f +
+                         np2 * CNN_C1 * (2 * f + 1) + np2 * L.k2 * f + np2 * CNN_C2 * f +
+                         L.d * (2 * f + 1) + 2 * CNN_F1 * f + s->classes * f + sizeof(double) +
+                         sizeof(int);
+    return 3 * (double)L.nparam * f + max_batch * image;
+}
+
 /* A new model with seeded weights, using `threads` workers (>= 1). NULL with a message in err
- * when the shape is invalid (names the bad value). */
+ * when the shape is invalid (names the bad value), or with errno ENOMEM when its buffers could
+ * not be allocated. */
 struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads, char *err,
                        size_t errlen);
 void cnn_free(struct cnn *net);
+/* Bytes cnn_create allocates for shape and threads: parameters, gradients, velocity and each
+ * worker's scratch. It does not depend on the batch (workers go through it in groups). */
+double cnn_memory_bytes(const struct cnn_shape *shape, int threads);
 
 /* Forward and backward on n images with labels in [0, classes): sets the gradient of the mean
  * cross-entropy loss (no weight decay) and returns that loss. Weights unchanged. NaN, with

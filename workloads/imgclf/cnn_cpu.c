@@ -49,6 +49,7 @@
 #include "common/rng.h"
 
 #include <cblas.h> /* openblas_set_num_threads */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +247,28 @@ static void worker_free(struct cnn_worker *wk, int own_grad)
     free(wk->logits);
 }
 
+/* cnn_alloc's size of count elements of elem bytes. */
+static double alloc_bytes(size_t count, size_t elem)
+{
+    return (double)((count ? count : 1) * elem + 63) / 64 * 64;
+}
+
+double cnn_memory_bytes(const struct cnn_shape *shape, int threads)
+{
+    const struct cnn_layout L = cnn_layout_of(shape);
+    const size_t m = MICROBATCH, g = GROUP, f = sizeof(float);
+    const size_t np1 = (size_t)shape->height * shape->width, np2 = (size_t)L.h2 * L.w2;
+    double worker = alloc_bytes(m * np1 * (size_t)L.k1, f) + alloc_bytes(m * np1 * C1, f) +
+                    alloc_bytes(m * np2 * (size_t)L.k2, f) + alloc_bytes(m * np2 * C2, f) +
+                    alloc_bytes(m * np2 * C1, f) + alloc_bytes(g * np2 * C1, f) +
+                    alloc_bytes(g * np2 * C1, 1) + alloc_bytes(g * (size_t)L.d, f) +
+                    alloc_bytes(g * (size_t)L.d, 1) + alloc_bytes(g * (size_t)L.d, f) +
+                    2 * alloc_bytes(g * F1, f) + alloc_bytes(g * (size_t)shape->classes, f);
+    /* param, grad, vel; each worker but the first has its own gradient */
+    return (3 + (threads - 1)) * alloc_bytes(L.nparam, f) + threads * worker +
+           (double)threads * sizeof(struct cnn_worker) + sizeof(struct cnn);
+}
+
 static int worker_alloc(const struct cnn *net, struct cnn_worker *wk, int own_grad)
 {
     const size_t m = MICROBATCH, g = GROUP;
@@ -305,7 +328,8 @@ struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads
     }
     struct cnn *net = calloc(1, sizeof *net);
     if (!net) {
-        snprintf(err, errlen, "cnn: out of memory for the model");
+        snprintf(err, errlen, "cnn: cannot allocate the model");
+        errno = ENOMEM;
         return NULL;
     }
     net->s = *shape;
@@ -324,9 +348,10 @@ struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads
     for (int k = 0; ok && k < threads; k++)
         ok = worker_alloc(net, &net->wk[k], k > 0) == 0;
     if (!ok) {
-        snprintf(err, errlen, "cnn: out of memory for %zu parameters and %d workers' buffers",
+        snprintf(err, errlen, "cnn: cannot allocate %zu parameters and %d workers' buffers",
                  net->L.nparam, threads);
         cnn_free(net);
+        errno = ENOMEM;
         return NULL;
     }
     net->pool = pool_create(threads);

@@ -3,6 +3,7 @@
  * (cnn.h) -> evaluate on val, with the input pipeline's knobs (loader threads, prefetch, batch,
  * threads) that the seed scenario's optimisations are about. Stages, counters and metadata go
  * to mlbench through the marker API. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ struct imgclf_opts {
     uint64_t seed;
     int train_images; /* 0: all of train */
     int input_only, prepare_only, quiet;
+    int64_t max_memory; /* --max-memory in bytes; 0: none */
 };
 
 static const char usage_text[] =
@@ -57,7 +59,9 @@ static const char usage_text[] =
     "  --precision fp32|tf32|fp16|bf16   the CPU backend trains in fp32\n"
     "  --input-only          load and preprocess the epochs without training\n"
     "  --prepare-only        prepare the dataset and exit\n"
-    "  --quiet               no per-epoch lines\n";
+    "  --quiet               no per-epoch lines\n"
+    "  --max-memory SIZE     fail as out of memory (exit 3) when the buffers the batch needs\n"
+    "                        (model, batches, GPU buffers) exceed SIZE, e.g. 64MiB\n";
 
 /* Parses argv into *o. Returns 0, 1 after --help, or -1 on bad input (message printed). */
 static int parse(int argc, char **argv, struct imgclf_opts *o)
@@ -97,6 +101,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         WL_FLAG("input-only", &o->input_only),
         WL_FLAG("prepare-only", &o->prepare_only),
         WL_FLAG("quiet", &o->quiet),
+        WL_SIZE("max-memory", &o->max_memory),
     };
     int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
                         usage_text);
@@ -223,19 +228,25 @@ static const char *model_error(const struct model *m)
     return m->gpu ? m->cuda->cnn_error(m->gpu) : "";
 }
 
-/* Val accuracy of the model, its input read and decoded with the same loader settings (no
- * augmentation, no stage markers of its own: it is all `evaluate`). -1 on failure. */
-static double evaluate(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
-                       long *skipped, char *err, size_t errlen)
+/* The loader of the evaluation: val, read and decoded with the same loader settings (no
+ * augmentation, no stage markers of its own: it is all `evaluate`). */
+static struct loader_config eval_config(const struct imgclf_opts *o, const struct dataset *d)
 {
-    struct loader_config lc = {
+    return (struct loader_config){
         .split = &d->val, .width = d->width, .height = d->height, .channels = d->channels,
         .batch = o->batch < 256 ? 256 : o->batch, .threads = o->loader_threads,
         .prefetch = o->loader_threads ? 1 : 0, .seed = o->seed,
     };
+}
+
+/* Val accuracy of the model. -1 on failure, -2 out of memory (err says what). */
+static double evaluate(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
+                       long *skipped, char *err, size_t errlen)
+{
+    struct loader_config lc = eval_config(o, d);
     struct loader *l = loader_start(&lc, 0, err, errlen);
     if (!l)
-        return -1;
+        return errno == ENOMEM ? -2 : -1;
     int *pred = malloc((size_t)lc.batch * sizeof *pred);
     long correct = 0, seen = 0;
     const struct batch *b;
@@ -250,13 +261,17 @@ static double evaluate(struct model *net, const struct imgclf_opts *o, const str
         snprintf(err, errlen, "%s", model_error(net));
         free(pred);
         loader_free(l);
-        return -1;
+        return device_error_is_oom(err) ? -2 : -1;
     }
     *skipped = loader_skipped(l, NULL, NULL);
     free(pred);
     loader_free(l);
-    if (!pred || seen == 0) {
-        snprintf(err, errlen, pred ? "no readable val image" : "out of memory");
+    if (!pred) {
+        snprintf(err, errlen, "cannot allocate the predictions of %d images", lc.batch);
+        return -2;
+    }
+    if (seen == 0) {
+        snprintf(err, errlen, "no readable val image");
         return -1;
     }
     return (double)correct / (double)seen;
@@ -293,7 +308,7 @@ static double step_lr(const struct imgclf_opts *o, long step, long total_steps, 
 
 /* The batches of one epoch from l: one training step each (none with --input-only). Adds to
  * t->images, t->step and t->train_s; *loss: the epoch's mean loss. 0, or 1 (message printed)
- * when the model fails or the loss diverges. */
+ * when the model fails or the loss diverges, WL_EXIT_OOM when the GPU's memory ran out. */
 static int train_epoch(struct model *net, struct loader *l, const struct imgclf_opts *o,
                        long total_steps, long warmup_steps, struct run_totals *t, double *loss)
 {
@@ -317,6 +332,10 @@ static int train_epoch(struct model *net, struct loader *l, const struct imgclf_
             mlb_counter("loss", step_loss);
         epoch_loss += step_loss;
         epoch_steps++;
+        if (!isfinite(step_loss) && device_error_is_oom(model_error(net))) {
+            status = wl_out_of_memory(WL, "step %ld: %s", t->step, model_error(net));
+            break;
+        }
         if (!isfinite(step_loss) && *model_error(net)) {
             wl_error(WL, "step %ld: %s", t->step, model_error(net));
             status = 1;
@@ -334,7 +353,7 @@ static int train_epoch(struct model *net, struct loader *l, const struct imgclf_
 }
 
 /* The epochs: train on lc's batches, then evaluate on val, with the per-epoch line. t0: the
- * run's start, for the time to the target. 0, or 1 with the message printed. */
+ * run's start, for the time to the target. 0, or 1 or WL_EXIT_OOM with the message printed. */
 static int train_epochs(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
                         const struct loader_config *lc, double t0, struct run_totals *t)
 {
@@ -345,6 +364,8 @@ static int train_epochs(struct model *net, const struct imgclf_opts *o, const st
     for (int epoch = 0; epoch < o->epochs; epoch++) {
         double te = wl_now();
         struct loader *l = loader_start(lc, epoch, err, sizeof err);
+        if (!l && errno == ENOMEM)
+            return wl_out_of_memory(WL, "%s", err);
         if (!l) {
             wl_error(WL, "%s", err);
             return 1;
@@ -361,6 +382,8 @@ static int train_epochs(struct model *net, const struct imgclf_opts *o, const st
         mlb_stage_begin("evaluate");
         t->acc = evaluate(net, o, d, &t->val_skipped, err, sizeof err);
         mlb_stage_end("evaluate");
+        if (t->acc == -2)
+            return wl_out_of_memory(WL, "evaluate: %s", err);
         if (t->acc < 0) {
             wl_error(WL, "evaluate: %s", err);
             return 1;
@@ -404,6 +427,39 @@ static void summarise(const struct imgclf_opts *o, const struct run_totals *t, i
         printf("skipped %ld unreadable or corrupt image(s)\n", skipped);
 }
 
+/* --max-memory: what the run allocates whose size it knows, at its peak: the model
+ * (cnn_memory_bytes; none with --input-only), with --device cuda the GPU's buffers for the batch
+ * (cnn_cuda_memory_bytes), and the larger of the training loader's and the evaluation loader's
+ * buffers (loader_memory_bytes; one exists at a time). Linear in the batch (the evaluation
+ * reads at least 256 images at a time, so below 256 its part is flat). Over the limit: the
+ * out-of-memory message, and WL_EXIT_OOM; else 0. */
+static int check_memory(const struct imgclf_opts *o, const struct dataset *d,
+                        const struct cnn_shape *shape, const struct loader_config *lc)
+{
+    double model = 0, gpu = 0, train = loader_memory_bytes(lc), eval = 0;
+    if (!o->input_only) {
+        model = cnn_memory_bytes(shape, o->dev.cuda ? 1 : o->threads);
+        struct loader_config ec = eval_config(o, d);
+        eval = loader_memory_bytes(&ec);
+        if (o->dev.cuda)
+            gpu = cnn_cuda_memory_bytes(shape, o->batch);
+    }
+    double total = model + gpu + (train > eval ? train : eval);
+    if (total <= (double)o->max_memory)
+        return 0;
+    char b[6][32], gpu_part[64] = "";
+    if (gpu > 0)
+        snprintf(gpu_part, sizeof gpu_part, "GPU buffers %s, ",
+                 wl_format_bytes(gpu, b[5], sizeof b[5]));
+    return wl_out_of_memory(WL, "batch %d needs %s, over --max-memory %s (model %s, %straining "
+                                "batches %s, evaluation batches %s: the larger counts)",
+                            o->batch, wl_format_bytes(total, b[0], sizeof b[0]),
+                            wl_format_bytes((double)o->max_memory, b[1], sizeof b[1]),
+                            wl_format_bytes(model, b[2], sizeof b[2]), gpu_part,
+                            wl_format_bytes(train, b[3], sizeof b[3]),
+                            wl_format_bytes(eval, b[4], sizeof b[4]));
+}
+
 static int run(const struct imgclf_opts *o, const struct dataset *d)
 {
     char err[256];
@@ -422,22 +478,29 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         status = 1;
         goto done;
     }
-    /* On the GPU the CPU net only gives the seeded starting weights: one thread is enough. */
-    if (!o->input_only &&
-        (!(net.cpu = cnn_create(&shape, o->seed, net.cuda ? 1 : o->threads, err, sizeof err)) ||
-         (net.cuda && !(net.gpu = net.cuda->cnn_create(&shape, cnn_params(net.cpu), o->batch,
-                                                       err, sizeof err))))) {
-        wl_error(WL, "%s%s", net.cuda && net.cpu ? "--device cuda: " : "", err);
-        status = net.cpu ? 1 : 2;
-        goto done;
-    }
-    announce(o, d);
     struct loader_config lc = {
         .split = &train, .width = d->width, .height = d->height, .channels = d->channels,
         .batch = o->batch, .threads = o->loader_threads, .prefetch = o->prefetch,
         .shuffle = 1, .aug = {.pad = pad, .flip = 1},
         .seed = o->seed, .marks = 1,
     };
+    if (o->max_memory > 0 && (status = check_memory(o, d, &shape, &lc)))
+        goto done;
+    /* On the GPU the CPU net only gives the seeded starting weights: one thread is enough. */
+    errno = 0;
+    if (!o->input_only &&
+        (!(net.cpu = cnn_create(&shape, o->seed, net.cuda ? 1 : o->threads, err, sizeof err)) ||
+         (net.cuda && !(net.gpu = net.cuda->cnn_create(&shape, cnn_params(net.cpu), o->batch,
+                                                       err, sizeof err))))) {
+        if ((!net.cpu && errno == ENOMEM) || device_error_is_oom(err))
+            status = wl_out_of_memory(WL, "%s%s", net.cpu ? "--device cuda: " : "", err);
+        else {
+            wl_error(WL, "%s%s", net.cuda && net.cpu ? "--device cuda: " : "", err);
+            status = net.cpu ? 1 : 2;
+        }
+        goto done;
+    }
+    announce(o, d);
     struct run_totals totals = {.reached_s = -1, .acc = -1};
     double t0 = wl_now();
     status = train_epochs(&net, o, d, &lc, t0, &totals);

@@ -222,11 +222,36 @@ static void make_order(int *order, int n, int shuffle, uint64_t seed, int epoch)
     }
 }
 
+/* The workers (returned), images per chunk and batch slots of cfg. Chunks: a batch split
+ * evenly over the threads, at most 32 images each, so that every thread has work in each batch
+ * and a chunk's files fit the caches. */
+static int geometry(const struct loader_config *cfg, int *chunk, int *nslots)
+{
+    int t = cfg->threads > 0 ? cfg->threads : 1;
+    *chunk = cfg->threads > 0 ? (cfg->batch + t - 1) / t : cfg->batch;
+    if (cfg->threads > 0 && *chunk > 32)
+        *chunk = 32;
+    *nslots = cfg->threads > 0 ? cfg->prefetch + 1 : 1;
+    return t;
+}
+
+double loader_memory_bytes(const struct loader_config *cfg)
+{
+    int chunk, nslots, t = geometry(cfg, &chunk, &nslots);
+    double image = (double)cfg->width * cfg->height * cfg->channels;
+    double slot = (double)cfg->batch * (image * sizeof(float) + sizeof(int) + 1);
+    double worker = image + (double)chunk * (sizeof(unsigned char *) + sizeof(size_t) +
+                                             sizeof(int));
+    return nslots * slot + t * worker + (double)cfg->split->count * sizeof(int) +
+           sizeof(struct loader) + (double)t * sizeof(struct worker);
+}
+
 struct loader *loader_start(const struct loader_config *cfg, int epoch, char *err, size_t errlen)
 {
     struct loader *l = calloc(1, sizeof *l);
     if (!l) {
-        snprintf(err, errlen, "out of memory starting the loader");
+        snprintf(err, errlen, "cannot allocate the loader");
+        errno = ENOMEM;
         return NULL;
     }
     l->cfg = *cfg;
@@ -234,14 +259,8 @@ struct loader *loader_start(const struct loader_config *cfg, int epoch, char *er
     l->n_images = cfg->split->count;
     l->n_batches = (l->n_images + cfg->batch - 1) / cfg->batch;
     l->image_floats = (size_t)cfg->width * cfg->height * cfg->channels;
-    /* Chunks: a batch split evenly over the threads, at most 32 images each, so that every
-     * thread has work in each batch and a chunk's files fit the caches. */
-    int t = cfg->threads > 0 ? cfg->threads : 1;
-    l->chunk = cfg->threads > 0 ? (cfg->batch + t - 1) / t : cfg->batch;
-    if (cfg->threads > 0 && l->chunk > 32)
-        l->chunk = 32;
+    int t = geometry(cfg, &l->chunk, &l->nslots);
     l->chunks_per_batch = (cfg->batch + l->chunk - 1) / l->chunk;
-    l->nslots = cfg->threads > 0 ? cfg->prefetch + 1 : 1;
     l->held = l->released = l->wanted = -1;
     l->order = malloc((size_t)(l->n_images > 0 ? l->n_images : 1) * sizeof *l->order);
     l->slots = calloc((size_t)l->nslots, sizeof *l->slots);
@@ -262,9 +281,10 @@ struct loader *loader_start(const struct loader_config *cfg, int epoch, char *er
     pthread_cond_init(&l->work_cv, NULL);
     pthread_cond_init(&l->done_cv, NULL);
     if (!ok) {
-        snprintf(err, errlen, "out of memory for %d slot(s) of %d images of %dx%dx%d",
+        snprintf(err, errlen, "cannot allocate %d slot(s) of %d images of %dx%dx%d",
                  l->nslots, cfg->batch, cfg->width, cfg->height, cfg->channels);
         loader_free(l);
+        errno = ENOMEM;
         return NULL;
     }
     make_order(l->order, l->n_images, cfg->shuffle, cfg->seed, epoch);

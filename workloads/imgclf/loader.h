@@ -41,11 +41,16 @@ struct batch {
 struct loader;
 
 /* Starts epoch `epoch` (threads begin preparing at once when prefetch > 0). NULL with a message
- * in err if memory or threads run out. */
+ * in err if memory or threads run out (errno ENOMEM when memory did). */
 struct loader *loader_start(const struct loader_config *cfg, int epoch, char *err, size_t errlen);
 /* The next batch, in order; NULL at the end of the epoch. The batch stays valid until the next
  * call of loader_next or loader_free. */
 const struct batch *loader_next(struct loader *l);
+/* Bytes loader_start allocates for cfg: its batch slots (prefetch + 1 with threads, else 1,
+ * each batch x (the NHWC floats, a label, a flag)), each worker's decode buffer and file table,
+ * and the visiting order. The JPEG files' bytes, read a chunk at a time, are not counted (they
+ * depend on the files). Linear in the batch. */
+double loader_memory_bytes(const struct loader_config *cfg);
 /* Number of batches in the epoch. */
 int loader_batches(const struct loader *l);
 /* Files skipped so far, and the path and reason of the first one (NULL when none). */

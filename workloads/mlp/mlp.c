@@ -37,12 +37,15 @@ static const char usage_text[] =
     "  --reps N             timed forwards; the median is reported (default 50)\n"
     "  --graph              cuda: capture the forward in a CUDA graph and replay it\n"
     "  --threads N          cpu: OpenBLAS threads (default: all CPUs)\n"
-    "  --seed N             of the inputs (default 1)\n";
+    "  --seed N             of the inputs (default 1)\n"
+    "  --max-memory SIZE    fail as out of memory (exit 3) when the largest batch's block needs\n"
+    "                       more than SIZE (e.g. 64MiB): the weights, x, h, y and timings\n";
 
 struct mlp_opts {
     int device, hidden, ff, warmup, reps, graph, threads;
     const char *precisions, *batches;
     uint64_t seed;
+    int64_t max_memory; /* --max-memory; 0: none */
 };
 
 /* The block's inputs as floats: x (batch x hidden), w1, b1, w2, b2, scaled like a trained
@@ -111,18 +114,21 @@ static double rel_error(const struct mlp_request *rq, float *const w[5], const f
     return sqrt(num / den);
 }
 
-/* Runs rq on the device: the check (y given) or the timing (t given). 0 or -1, err set. */
+/* Runs rq on the device: the check (y given) or the timing (t given). 0, or -1 (failed) or -2
+ * (out of memory) with err set. */
 static int forward(const struct device *dev, const struct mlp_request *rq, float *const w[5],
                    float *y, struct gemm_timing *t, char *err, size_t errlen)
 {
-    if (dev->cuda)
-        return dev->cuda->mlp(rq, y ? (const float *const *)w : NULL, y, t, err, errlen);
+    if (dev->cuda) {
+        int rc = dev->cuda->mlp(rq, y ? (const float *const *)w : NULL, y, t, err, errlen);
+        return rc && device_error_is_oom(err) ? -2 : rc;
+    }
     float *h = malloc((size_t)rq->batch * rq->ff * sizeof *h);
     float *out = y ? y : malloc((size_t)rq->batch * rq->hidden * sizeof *out);
     double *times = t ? malloc((size_t)rq->reps * sizeof *times) : NULL;
-    int rc = -1;
+    int rc = -2;
     if (!h || !out || (t && !times)) {
-        snprintf(err, errlen, "out of memory for a batch of %d", rq->batch);
+        snprintf(err, errlen, "cannot allocate the activations of a batch of %d", rq->batch);
         goto out;
     }
     if (y)
@@ -214,14 +220,30 @@ static int mlp_measure(void *ctx, const struct device *dev, int precision, int b
     float *w[5] = {NULL};
     if (!dev->cuda && make_inputs(&rq, w, o->seed)) {
         free_inputs(w);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        snprintf(err, errlen, "cannot allocate the inputs and weights of a batch of %d", batch);
+        return -2;
     }
     mlb_stage_begin(stage);
     int rc = forward(dev, &rq, w, NULL, t, err, errlen);
     mlb_stage_end(stage);
     free_inputs(w);
     return rc;
+}
+
+/* What mlp_measure and forward allocate for a batch: x (batch x hidden), W1, b1, W2, b2, h
+ * (batch x ff), y (batch x hidden) and the reps' times; on the GPU the same tensors in the
+ * precision's element size (the backend's device buffers). Linear in the batch. */
+static double mlp_need_bytes(void *ctx, const struct device *dev, int precision, int batch,
+                             char *what, size_t whatlen)
+{
+    const struct mlp_opts *o = ctx;
+    double elem = !dev->cuda || precision == GEMM_FP32 || precision == GEMM_TF32 ? 4 : 2;
+    double d = o->hidden, f = o->ff, b = batch;
+    double weights = (2 * d * f + f + d) * elem, acts = (2 * b * d + b * f) * elem;
+    char wb[32], ab[32];
+    snprintf(what, whatlen, "weights %s, activations x, h, y %s",
+             wl_format_bytes(weights, wb, sizeof wb), wl_format_bytes(acts, ab, sizeof ab));
+    return weights + acts + (double)o->reps * sizeof(double);
 }
 
 static void mlp_report(void *ctx, int precision, int batch, const struct gemm_timing *t)
@@ -254,6 +276,7 @@ static const struct sweep_parts mlp_parts = {
     .describe = mlp_describe,
     .check = mlp_check,
     .measure = mlp_measure,
+    .need_bytes = mlp_need_bytes,
     .report = mlp_report,
 };
 
@@ -272,6 +295,7 @@ int mlp_main(int argc, char **argv)
         WL_FLAG("graph", &o.graph),
         WL_INT("threads", &o.threads, 1, 1024),
         WL_U64("seed", &o.seed),
+        WL_SIZE("max-memory", &o.max_memory),
     };
     int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
                         usage_text);
@@ -279,6 +303,7 @@ int mlp_main(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     if (!o.ff)
         o.ff = 4 * o.hidden;
-    struct sweep_args args = {.device = o.device, .precisions = o.precisions, .list = o.batches};
+    struct sweep_args args = {.device = o.device, .precisions = o.precisions, .list = o.batches,
+                              .max_memory = o.max_memory};
     return sweep_main(&mlp_parts, &args, &o);
 }
