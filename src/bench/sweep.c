@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "bench/bench.h"
+#include "measure/oom.h"
+#include "measure/oom_cgroup.h"
 #include "measure/runner.h"
 #include "result/result.h"
 #include "store/sweeps.h"
@@ -218,29 +220,28 @@ static void point_free(struct point *p, bool owned)
     free(p);
 }
 
-/* Whether the run ran out of memory; reason says how that was recognised. */
-static bool ran_out_of_memory(const struct sweep *sw, const struct repetition *rep, char *reason,
-                              size_t len)
+/* Whether the run ran out of memory (measure/oom.c); reason says how that was recognised.
+ * kills: oom_kill events of mlbench's cgroup during the step, -1 unknown. */
+static bool ran_out_of_memory(const struct sweep *sw, const struct repetition *rep, long kills,
+                              char *reason, size_t len)
 {
     const struct run_outcome *o = &rep->outcome;
-    const char *tail = o->stderr_tail;
-    if (o->status == RUN_OK || !tail)
-        return false;
-    for (size_t i = 0; i < sw->spec->n_oom_patterns; i++)
-        if (strstr(tail, sw->spec->oom_patterns[i])) {
-            snprintf(reason, len, "its stderr matches --oom-pattern '%.100s'",
-                     sw->spec->oom_patterns[i]);
-            return true;
-        }
-    return false;
+    struct oom_evidence e = {
+        .status = o->status, .exit_code = o->exit_code, .signal = o->signal,
+        .stderr_tail = o->stderr_tail, .cgroup_oom_kills = kills,
+        .patterns = (const char *const *)sw->spec->oom_patterns,
+        .n_patterns = sw->spec->n_oom_patterns,
+    };
+    return !rep->prepare_error && oom_classify(&e, reason, len);
 }
 
 /* After each measured run of a point: out of memory stops it; the first point's first run
  * tells whether the objective names something the workload sends. */
-static void after_run(struct sweep *sw, struct point *p, const struct repetition *rep)
+static void after_run(struct sweep *sw, struct point *p, const struct repetition *rep,
+                      long kills)
 {
     char reason[300];
-    if (rep && !p->status && ran_out_of_memory(sw, rep, reason, sizeof reason)) {
+    if (rep && !p->status && ran_out_of_memory(sw, rep, kills, reason, sizeof reason)) {
         p->status = "out_of_memory";
         snprintf(p->detail, sizeof p->detail, "out of memory: %s", reason);
         bench_stop(sw->bench, (size_t)p->bench_index);
@@ -281,8 +282,11 @@ static void run_point(struct sweep *sw, struct point *p)
 {
     if (p->bench_index < 0 || bench_done(sw->bench, (size_t)p->bench_index))
         return;
+    /* The workload runs in mlbench's cgroup: an OOM kill during the step shows there. */
+    long before = oom_cgroup_kills(0);
     const struct repetition *rep = bench_step(sw->bench, (size_t)p->bench_index);
-    after_run(sw, p, rep);
+    long after = oom_cgroup_kills(0);
+    after_run(sw, p, rep, before >= 0 && after >= 0 ? after - before : -1);
 }
 
 /* The status of a point whose runs are over, from its result. */
@@ -568,6 +572,13 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
 {
     const struct sweep_spec *spec = sw->spec;
     const struct run_config *cfg = spec->cfg;
+    json_t *price = json_null(); /* as the first priced result says */
+    for (size_t i = 0; i < sw->n_points && json_is_null(price); i++) {
+        const json_t *cost = json_object_get(sw->points[i]->result, "cost");
+        if (json_is_number(json_object_get(cost, "price_per_hour")))
+            price = json_pack("{s:O, s:O}", "per_hour", json_object_get(cost, "price_per_hour"),
+                              "currency", json_object_get(cost, "currency"));
+    }
     json_t *points = json_array();
     json_t *winner = json_null();
     double best = NAN;
@@ -586,7 +597,20 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
             winner = json_pack("{s:I, s:s}", "index", (json_int_t)i, "name", sw->points[i]->name);
         }
     }
-    if (!json_is_null(winner)) {
+    if (spec->mode == SWEEP_FIND_MAX && !spec->objective_given) {
+        /* The answer of --find-max is the largest value that fits. */
+        json_decref(winner);
+        winner = json_null();
+        long long largest = -1;
+        for (size_t i = 0; i < sw->n_points; i++)
+            if (fits(sw->points[i]) && sw->points[i]->value > largest) {
+                largest = sw->points[i]->value;
+                json_decref(winner);
+                winner = json_pack("{s:I, s:s, s:s+}", "index", (json_int_t)i, "name",
+                                   sw->points[i]->name, "reason", "the largest value that fits: ",
+                                   sw->points[i]->name);
+            }
+    } else if (!json_is_null(winner)) {
         char desc[300], val[48];
         sweep_objective_describe(&spec->objective, desc, sizeof desc);
         enum sweep_figure f = spec->objective.figure;
@@ -594,6 +618,10 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
             units_duration(best, val, sizeof val);
         else if (f == SWEEP_FIG_MEMORY || f == SWEEP_FIG_GPU_MEMORY)
             units_bytes(best, val, sizeof val);
+        else if (f == SWEEP_FIG_COST)
+            snprintf(val, sizeof val, "%.3g %s", best,
+                     json_string_value(json_object_get(price, "currency"))
+                         ? json_string_value(json_object_get(price, "currency")) : "");
         else
             snprintf(val, sizeof val, "%.6g", best);
         json_object_set_new(winner, "reason", json_sprintf("%s (%s)", desc, val));
@@ -635,13 +663,6 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
     const char *status = runner_interrupted() ? "interrupted"
                        : ran == 0 || sw->status == 2 ? "failed" : "complete";
     static const char *const modes[] = {"matrix", "commands", "find-max"};
-    json_t *price = json_null(); /* as the first priced result says */
-    for (size_t i = 0; i < sw->n_points && json_is_null(price); i++) {
-        const json_t *cost = json_object_get(sw->points[i]->result, "cost");
-        if (json_is_number(json_object_get(cost, "price_per_hour")))
-            price = json_pack("{s:O, s:O}", "per_hour", json_object_get(cost, "price_per_hour"),
-                              "currency", json_object_get(cost, "currency"));
-    }
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:O, "
                      "s:{s:s, s:s, s:s, s:s?, s:s}, s:o, s:o, s:o, s:o, s:o}",
         "schema", STORE_SWEEP_SCHEMA, "id", sw->id, "created", created, "status", status,

@@ -41,6 +41,7 @@ struct sweep_spec {
     uint64_t seed;
     struct sweep_objective objective;
     const char *objective_spec;
+    bool objective_given;          /* --objective was given (find-max: else the largest fit wins) */
     struct sweep_constraint *constraints;
     char **constraint_specs;       /* point into argv */
     size_t n_constraints;

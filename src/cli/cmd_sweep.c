@@ -447,6 +447,7 @@ static int build(struct sweep_cli *c, struct run_config *cfg, char *err, size_t 
         snprintf(err, errlen, "--probe-args applies to --find-max probes only");
         return -1;
     }
+    s->objective_given = s->objective_spec != NULL;
     if (!s->objective_spec)
         s->objective_spec = "min:total";
     if (sweep_objective_parse(s->objective_spec, &s->objective, err, errlen))
