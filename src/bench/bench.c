@@ -41,7 +41,6 @@ struct bench_point {
     bool any_bad;          /* a run did not succeed */
     bool stopped;          /* no more runs: fail-fast, not found, interrupted, bench_stop */
     int not_found;         /* 127 when the command was not found */
-    bool printed_failure;  /* the first failure's details were shown */
 };
 
 /* The measuring session the points share: one runner, one marker receiver and sampler, one
@@ -57,6 +56,8 @@ struct bench {
     struct bench_point **points;
     size_t n_points;
     struct bench_point *current; /* the point running now, for the status line */
+    bool printed_failure;  /* the first failure's stderr was shown (once per session: a sweep
+                            * of probes that run out of memory would repeat it for each) */
     bool markers_stopped;
     uint64_t outside;      /* events outside runs when the receiver stopped */
     char what[160];        /* "batch=64: run 3/10" for the status line */
@@ -150,7 +151,7 @@ static char *run_helper(struct bench *b, const struct bench_point *p, const stru
     return msg;
 }
 
-static void describe_failure(struct bench *b, struct bench_point *p, const struct repetition *rep)
+static void describe_failure(struct bench *b, const struct repetition *rep)
 {
     const struct run_outcome *o = &rep->outcome;
     if (rep->prepare_error) {
@@ -160,7 +161,7 @@ static void describe_failure(struct bench *b, struct bench_point *p, const struc
     char how[320];
     how_it_ended(o, how, sizeof how);
     progress_error(&b->progress, "  %s: %s", b->what, how);
-    if (!p->printed_failure && o->stderr_tail) {
+    if (!b->printed_failure && o->stderr_tail) {
         /* The last lines of its stderr usually say why. */
         const char *t = o->stderr_tail + strlen(o->stderr_tail);
         int lines = 0;
@@ -168,7 +169,7 @@ static void describe_failure(struct bench *b, struct bench_point *p, const struc
             if (*--t == '\n')
                 lines++;
         progress_error(&b->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
-        p->printed_failure = true;
+        b->printed_failure = true;
     }
 }
 
@@ -312,7 +313,7 @@ static struct repetition *book_run(struct bench *b, struct bench_point *p, bool 
     bool bad = o->status != RUN_OK || rep->prepare_error;
     if (bad) {
         p->any_bad = true;
-        describe_failure(b, p, rep);
+        describe_failure(b, rep);
     }
     if (o->status == RUN_INTERRUPTED || runner_interrupted())
         p->stopped = true;

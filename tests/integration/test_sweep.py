@@ -17,6 +17,7 @@ import unittest
 
 MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
 WORKLOAD = os.environ.get("WORKLOAD", "build/mlbench-workload")
+MEMGROW = os.environ.get("MEMGROW", "build/tests/integration/memgrow")
 
 
 class SweepTest(unittest.TestCase):
@@ -241,6 +242,79 @@ class SweepTest(unittest.TestCase):
             r = self.result(p)
             self.assertEqual(r["sweep"]["id"], doc["id"])
             self.assertGreaterEqual(r["summary"]["runs_measured"], 1)
+
+    def test_find_max_exactly(self):
+        """memgrow touches N MiB and fails like Python's MemoryError above 300: found exactly,
+        in doubling then bisection steps, each failure recognised as out of memory."""
+        doc = self.sweep_json("--find-max", "mib=1..4096", "--", MEMGROW, "{mib}", "--limit",
+                              "300")
+        self.assertEqual(doc["mode"], "find-max")
+        fm = doc["find_max"]
+        self.assertEqual(fm["largest_fit"], 300)
+        self.assertEqual(fm["first_failure"], 301)
+        self.assertEqual(doc["winner"]["name"], "mib=300")
+        values = [p["value"] for p in fm["probes"]]
+        self.assertEqual(values[:10], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
+        self.assertLessEqual(len(values), 25)
+        for probe in fm["probes"]:
+            point = doc["points"][probe["point"]]
+            self.assertEqual(point["parameters"]["mib"], str(probe["value"]))
+            self.assertEqual(probe["fits"], probe["value"] <= 300, probe)
+            self.assertEqual(point["status"], "ok" if probe["fits"] else "out_of_memory")
+            self.assertEqual(point["runs_measured"], 1)  # a probe is one run unless told
+            if not probe["fits"]:
+                self.assertIn("MemoryError", probe["reason"])
+        # the resident memory grows with the value: the fitted line says about 1 MiB per MiB
+        self.assertGreater(fm["memory_fit"]["r2"], 0.9)
+        self.assertAlmostEqual(fm["memory_fit"]["slope_bytes"] / 2**20, 1.0, delta=0.25)
+
+    def test_find_max_budget_and_pow2(self):
+        doc = self.sweep_json("--find-max", "mib=1..256", "--pow2", "--memory-budget", "40MiB",
+                              "--", MEMGROW, "{mib}")
+        fm = doc["find_max"]
+        self.assertEqual(fm["largest_fit"], 32)
+        self.assertEqual(fm["first_failure"], 64)
+        self.assertEqual(fm["memory_budget_bytes"], 40 * 2**20)
+        over = [p for p in doc["points"] if p["status"] == "over_budget"]
+        self.assertEqual([p["name"] for p in over], ["mib=64"])
+        self.assertIn("over --memory-budget", over[0]["status_detail"])
+        for p in fm["probes"]:
+            self.assertEqual(p["value"] & (p["value"] - 1), 0)
+        # where the line meets the budget: about 40 (the process itself takes a little)
+        self.assertTrue(30 <= fm["memory_fit"]["predicted_max"] <= 41, fm["memory_fit"])
+
+    def test_find_max_workload(self):
+        """mlbench-workload imgclf --max-memory: the largest batch whose buffers fit, exactly."""
+        doc = self.sweep_json(
+            "--find-max", "batch=32..4096", "--probe-args",
+            "--dataset synthetic --image-size 16 --train-images 64 --val-images 64 --epochs 1 "
+            "--quiet --max-memory 8MiB", "--", WORKLOAD, "imgclf", "--batch", "{batch}")
+        fm = doc["find_max"]
+        largest = fm["largest_fit"]
+        self.assertIsNotNone(largest)
+        self.assertGreater(largest, 256)
+        self.assertEqual(fm["first_failure"], largest + 1)
+        for probe in fm["probes"]:
+            if not probe["fits"]:
+                self.assertIn("mlbench-workload", probe["reason"])
+            else:
+                self.assertEqual(probe["throughput"]["name"], "images")
+                self.assertGreater(probe["throughput"]["rate_per_s"], 0)
+        # the probe's command carries the extra words
+        self.assertIn("--max-memory", doc["points"][0]["command"])
+        p = subprocess.run([WORKLOAD, "imgclf", "--batch", str(largest + 1), "--dataset",
+                            "synthetic", "--image-size", "16", "--train-images", "64",
+                            "--val-images", "64", "--epochs", "1", "--quiet", "--max-memory",
+                            "8MiB"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3)
+
+    def test_oom_pattern(self):
+        doc = self.sweep_json("-r", "1", "--oom-pattern", "ran dry", "-L", "n", "1,2", "--",
+                              "sh", "-c", "[ {n} = 1 ] || { echo 'heap ran dry' >&2; exit 1; }")
+        byname = {p["name"]: p for p in doc["points"]}
+        self.assertEqual(byname["n=1"]["status"], "ok")
+        self.assertEqual(byname["n=2"]["status"], "out_of_memory")
+        self.assertIn("ran dry", byname["n=2"]["status_detail"])
 
     def test_interleaving_spreads_a_burner(self):
         """A burner process runs during a third of the sweep of two identical commands: with
