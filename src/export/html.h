@@ -28,4 +28,12 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
  * sent over time (runs[].counters[].points), one line per measured run. */
 void html_figure_curves(FILE *out, const struct export_request *req, size_t index);
 
+/* The charts of req->sweep (html_sweep.c): each figure of the points (total median with its
+ * interval, throughput counters, peak memory, GPU memory and utilisation, cost) against each
+ * numeric parameter, and the Pareto fronts (time against cost when priced, against peak
+ * memory); html_figure_find_max: peak memory against the parameter with the fitted line and
+ * the budget, and the throughput of each probe. Nothing without a sweep. */
+void html_figure_sweep(FILE *out, const struct export_request *req);
+void html_figure_find_max(FILE *out, const struct export_request *req);
+
 #endif
