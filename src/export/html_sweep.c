@@ -230,9 +230,27 @@ static size_t sweep_figures(const struct export_sweep_columns *c, struct figure 
     return n;
 }
 
-/* The figure's value of a point, and the interval (NAN when it has none). */
+static double plausible(double v)
+{
+    return isfinite(v) && fabs(v) < 1e18 ? v : NAN;
+}
+
+static double figure_raw(const struct export_sweep_columns *c, const struct figure *f,
+                         const json_t *p, double *lo, double *hi);
+
+/* The figure's value of a point, and the interval (NAN when it has none): NAN for a value no
+ * measurement gives (not finite, or beyond 1e18: 31 years in ns, an exabyte). */
 static double figure_value(const struct export_sweep_columns *c, const struct figure *f,
                            const json_t *p, double *lo, double *hi)
+{
+    double v = plausible(figure_raw(c, f, p, lo, hi));
+    *lo = plausible(*lo);
+    *hi = plausible(*hi);
+    return v;
+}
+
+static double figure_raw(const struct export_sweep_columns *c, const struct figure *f,
+                         const json_t *p, double *lo, double *hi)
 {
     const json_t *fig = json_object_get(p, "figures");
     *lo = *hi = NAN;

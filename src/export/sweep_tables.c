@@ -20,6 +20,27 @@ static const char *str_or(const char *s, const char *fallback)
     return s ? s : fallback;
 }
 
+/* s on one line: a line break or tab from the document becomes a space (returned). */
+static char *one_line(char *s)
+{
+    for (char *p = s; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    return s;
+}
+
+/* A duration or size from a file as a measurement: NAN (shown "-") unless finite and below
+ * 1e18 (31 years in ns, an exabyte), so a hostile 1e308 does not print 300 digits. */
+static double plausible(double v)
+{
+    return isfinite(v) && fabs(v) < 1e18 ? v : NAN;
+}
+
+static double num(const json_t *o, const char *key)
+{
+    return plausible(jsonx_num(o, key));
+}
+
 static const json_t *figures(const json_t *point)
 {
     return json_object_get(point, "figures");
@@ -45,7 +66,8 @@ void export_lines_add(struct export_lines *l, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    l->v[l->n++] = export_vformat(fmt, ap);
+    l->v[l->n] = one_line(export_vformat(fmt, ap));
+    l->n++;
     va_end(ap);
 }
 
@@ -119,6 +141,9 @@ static size_t objective_column(const struct export_sweep_columns *c, const char 
         return c->col_peak;
     if (!strcmp(figure, "gpu_memory"))
         return c->col_gpu_memory;
+    for (size_t k = 0; k < c->nparams; k++)
+        if (!strcmp(figure, c->param[k]))
+            return 1; /* a parameter (find-max): the point's name holds it */
     if (!strncmp(figure, "counter:", 8)) {
         const char *name = figure + 8;
         for (size_t k = 0; k < c->ncounters; k++) {
@@ -161,7 +186,7 @@ void export_sweep_columns(const json_t *sweep, struct export_sweep_columns *c)
     for (size_t i = 0; i < c->npoints; i++) {
         const json_t *p = json_array_get(points, i);
         const json_t *f = figures(p);
-        c->gpu_memory |= isfinite(jsonx_num(f, "gpu_memory_peak_bytes"));
+        c->gpu_memory |= isfinite(num(f, "gpu_memory_peak_bytes"));
         c->gpu_util |= isfinite(jsonx_num(f, "gpu_utilization_mean"));
         c->priced |= isfinite(jsonx_num(f, "cost_per_run"));
         const json_t *pv = json_object_get(p, "parameters");
@@ -225,9 +250,9 @@ static void objective_cell(char *buf, size_t len, const json_t *sweep, const jso
     const char *figure = str_or(jsonx_str(json_object_get(sweep, "objective"), "figure"), "");
     double v = jsonx_num(point, "objective_value");
     if (!strncmp(figure, "stage:", 6) || !strcmp(figure, "total"))
-        export_fmt_duration(v, buf, len);
+        export_fmt_duration(plausible(v), buf, len);
     else if (!strncmp(figure, "memory", 6) || !strncmp(figure, "gpu_memory", 10))
-        export_fmt_bytes(v, buf, len);
+        export_fmt_bytes(plausible(v), buf, len);
     else
         export_fmt_num(v, "%.4g", 1, buf, len);
 }
@@ -288,20 +313,20 @@ size_t export_sweep_table(struct export_table *t, const json_t *sweep,
             export_table_tone(t, row, 1, EXPORT_TONE_FASTER);
         const json_t *total = json_object_get(f, "total");
         export_table_set(t, row, 3, "%s",
-                         export_fmt_duration(jsonx_num(total, "median_ns"), a, sizeof a));
-        double lo = jsonx_num(total, "ci_low_ns"), hi = jsonx_num(total, "ci_high_ns");
+                         export_fmt_duration(num(total, "median_ns"), a, sizeof a));
+        double lo = num(total, "ci_low_ns"), hi = num(total, "ci_high_ns");
         if (isfinite(lo) && isfinite(hi))
             export_table_set(t, row, 4, "%s .. %s", export_fmt_duration(lo, a, sizeof a),
                              export_fmt_duration(hi, b, sizeof b));
         else
             export_table_set(t, row, 4, "-");
         export_table_set(t, row, 5, "%s",
-                         export_fmt_bytes(jsonx_num(f, "peak_memory_bytes"), a, sizeof a));
+                         export_fmt_bytes(num(f, "peak_memory_bytes"), a, sizeof a));
         const json_t *bn = json_object_get(f, "bottleneck");
         if (jsonx_str(bn, "stage"))
             export_table_set(t, row, 6, "%s: %s, %s", jsonx_str(bn, "stage"),
                              str_or(jsonx_str(bn, "verdict"), "?"),
-                             export_fmt_duration(jsonx_num(bn, "median_ns"), a, sizeof a));
+                             export_fmt_duration(num(bn, "median_ns"), a, sizeof a));
         else
             export_table_set(t, row, 6, "-");
         for (size_t k = 0; k < c->ncounters; k++) {
@@ -312,7 +337,7 @@ size_t export_sweep_table(struct export_table *t, const json_t *sweep,
         }
         if (c->col_gpu_memory != NO_COL)
             export_table_set(t, row, c->col_gpu_memory, "%s",
-                             export_fmt_bytes(jsonx_num(f, "gpu_memory_peak_bytes"), a,
+                             export_fmt_bytes(num(f, "gpu_memory_peak_bytes"), a,
                                               sizeof a));
         if (c->col_gpu_util != NO_COL)
             export_table_set(t, row, c->col_gpu_util, "%s",
@@ -396,7 +421,7 @@ char *export_sweep_about(const json_t *sweep)
         strbuf_puts(&b, "; interrupted: the points not run are listed as such.");
     else
         strbuf_printf(&b, "; %s.", status);
-    return strbuf_take(&b);
+    return one_line(strbuf_take(&b));
 }
 
 char *export_sweep_winner(const json_t *sweep)
@@ -404,8 +429,8 @@ char *export_sweep_winner(const json_t *sweep)
     const json_t *w = json_object_get(sweep, "winner");
     if (json_is_object(w)) {
         const char *reason = jsonx_str(w, "reason");
-        return xasprintf("winner: %s%s%s", str_or(jsonx_str(w, "name"), "?"),
-                         reason ? ": " : "", reason ? reason : "");
+        return one_line(xasprintf("winner: %s%s%s", str_or(jsonx_str(w, "name"), "?"),
+                                  reason ? ": " : "", reason ? reason : ""));
     }
     const json_t *points = json_object_get(sweep, "points");
     size_t ok = 0, met = 0;
@@ -443,12 +468,12 @@ char *export_sweep_objective(const json_t *sweep)
     if (json_array_size(cons))
         strbuf_puts(&b, " (\u2717: not met)");
     const json_t *price = json_object_get(sweep, "price");
-    if (json_is_object(price))
+    if (json_is_object(price) && isfinite(jsonx_num(price, "per_hour")))
         strbuf_printf(&b, "; price %.6g %s per hour (the user's figure)",
                       jsonx_num(price, "per_hour"), str_or(jsonx_str(price, "currency"), "USD"));
     strbuf_puts(&b, ". Counters: rates per second (name/s) over the stage they were sent in, "
                 "other counters their last value.");
-    return strbuf_take(&b);
+    return one_line(strbuf_take(&b));
 }
 
 void export_sweep_notes(const json_t *sweep, struct export_lines *not_ok,
@@ -521,7 +546,7 @@ size_t export_sweep_probes(struct export_table *t, const json_t *sweep)
             export_table_tone(t, row, 1, EXPORT_TONE_SLOWER);
         }
         export_table_set(t, row, 2, "%s",
-                         export_fmt_bytes(jsonx_num(pr, "peak_memory_bytes"), a, sizeof a));
+                         export_fmt_bytes(num(pr, "peak_memory_bytes"), a, sizeof a));
         const json_t *tp = json_object_get(pr, "throughput");
         double rate = jsonx_num(tp, "rate_per_s");
         if (isfinite(rate))
@@ -548,7 +573,7 @@ void export_sweep_find_max(const json_t *sweep, struct export_lines *l)
         return;
     const char *param = str_or(jsonx_str(fm, "parameter"), "the parameter");
     double lf = jsonx_num(fm, "largest_fit"), ff = jsonx_num(fm, "first_failure");
-    double high = jsonx_num(fm, "high"), budget = jsonx_num(fm, "memory_budget_bytes");
+    double high = jsonx_num(fm, "high"), budget = num(fm, "memory_budget_bytes");
     const json_t *probes = json_object_get(fm, "probes");
     char a[64], b[64];
     if (isfinite(lf) && isfinite(ff))
@@ -571,7 +596,7 @@ void export_sweep_find_max(const json_t *sweep, struct export_lines *l)
     else
         export_lines_add(l, "No memory budget: a point fails only by running out of memory.");
     const json_t *fit = json_object_get(fm, "memory_fit");
-    double slope = jsonx_num(fit, "slope_bytes"), icpt = jsonx_num(fit, "intercept_bytes");
+    double slope = num(fit, "slope_bytes"), icpt = num(fit, "intercept_bytes");
     if (isfinite(slope) && isfinite(icpt)) {
         double r2 = jsonx_num(fit, "r2"), pred = jsonx_num(fit, "predicted_max");
         char r2s[32] = "";

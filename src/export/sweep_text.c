@@ -96,15 +96,42 @@ static void sweep_table(FILE *out, const struct export_table *t)
     free(w);
 }
 
+/* Prints text (one line: sweep_tables.c flattened it) word-wrapped at SCREEN_COLS, the first
+ * line after first (already printed, first_cols wide), the others indented by rest spaces; a
+ * word longer than a line stays whole. */
+static void wrapped(FILE *out, const char *text, int first_cols, int rest)
+{
+    int col = first_cols;
+    const char *p = text;
+    while (*p) {
+        const char *end = strchr(p, ' ');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *word = xstrndup(p, n);
+        int w = term_cols(word);
+        if (col > rest && col + 1 + w > SCREEN_COLS) {
+            fprintf(out, "\n%*s", rest, "");
+            col = rest;
+        } else if (p != text) {
+            putc(' ', out);
+            col++;
+        }
+        fputs(word, out);
+        col += w;
+        free(word);
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    putc('\n', out);
+}
+
 static void lines(FILE *out, const char *title, struct export_lines *l, const char *bullet)
 {
     if (l->n)
         fprintf(out, "\n%s\n", title);
     for (size_t i = 0; i < l->n; i++) {
         fputs(bullet, out);
-        for (const char *p = l->v[i]; *p; p++)
-            putc(*p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p, out);
-        putc('\n', out);
+        wrapped(out, l->v[i], term_cols(bullet), term_cols(bullet) + 2);
     }
     export_lines_free(l);
 }
@@ -126,8 +153,7 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     }
     putc('\n', out);
     char *about = export_sweep_about(sweep);
-    one_line(out, about);
-    putc('\n', out);
+    wrapped(out, about, 0, 2);
     free(about);
     const json_t *cmd = json_object_get(sweep, "command");
     if (json_array_size(cmd)) {
@@ -152,10 +178,8 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     export_table_free(&t);
     char *obj = export_sweep_objective(sweep), *winner = export_sweep_winner(sweep);
     fputs("\n", out);
-    one_line(out, obj);
-    fputs("\n", out);
-    one_line(out, winner);
-    putc('\n', out);
+    wrapped(out, obj, 0, 2);
+    wrapped(out, winner, 0, 2);
     free(obj);
     free(winner);
 
@@ -167,23 +191,24 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
 
     if (export_sweep_probes(&t, sweep)) {
         fputs("\nfind-max probes, in the order run:\n", out);
-        int w[5];
-        for (size_t k = 0; k < 5; k++) {
+        /* value, fits, peak memory, throughput: the point is the value's */
+        static const int caps[4] = {NARROW_COLS, 24, NARROW_COLS, 22};
+        int w[4];
+        for (size_t k = 0; k < 4; k++) {
             w[k] = term_cols(t.header[k]);
-            for (size_t r = 0; r < t.nrows && w[k] < WIDE_COLS; r++) {
+            for (size_t r = 0; r < t.nrows && w[k] < caps[k]; r++) {
                 int n = term_cols(export_table_cell(&t, r, k));
                 w[k] = n > w[k] ? n : w[k];
             }
-            w[k] = w[k] < WIDE_COLS ? w[k] : k == 1 ? 30 : WIDE_COLS;
+            w[k] = w[k] < caps[k] ? w[k] : caps[k];
         }
-        w[1] = w[1] > 30 ? 30 : w[1];
         for (long r = -1; r < (long)t.nrows; r++) {
             fputs("  ", out);
-            for (size_t k = 0; k < 5; k++) {
+            for (size_t k = 0; k < 4; k++) {
                 const char *s = r < 0 ? t.header[k] : export_table_cell(&t, (size_t)r, k);
                 if (k)
                     fputs("  ", out);
-                cell(out, s, k == 4 && term_cols(s) < w[k] ? term_cols(s) : w[k],
+                cell(out, s, k == 3 && term_cols(s) < w[k] ? term_cols(s) : w[k],
                      k == 0 || k == 2);
             }
             putc('\n', out);
