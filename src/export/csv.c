@@ -238,6 +238,15 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
     return EXPORT_OK;
 }
 
+/* ",v1,v2,...": number fields. */
+static void csv_nums(FILE *out, const double *v, size_t n)
+{
+    for (size_t m = 0; m < n; m++) {
+        fputc(',', out);
+        csv_num(out, v[m]);
+    }
+}
+
 /* One row per point: sweep id, point, name, each parameter as its own column (a parameter
  * named like a fixed column gets "parameter_" before its name), status, then the figures. */
 static int table_sweep(FILE *out, const struct export_request *req, char *err, size_t errlen)
@@ -310,10 +319,7 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
             jsonx_num(p, "runs_measured"), jsonx_num(p, "runs_ok"),
             jsonx_num(total, "median_ns"), jsonx_num(total, "ci_low_ns"),
             jsonx_num(total, "ci_high_ns"), jsonx_num(total, "n")};
-        for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
-            fputc(',', out);
-            csv_num(out, nums[m]);
-        }
+        csv_nums(out, nums, sizeof nums / sizeof nums[0]);
         fputc(',', out);
         csv_field(out, jsonx_str(bn, "stage"));
         fputc(',', out);
@@ -322,10 +328,7 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
             jsonx_num(bn, "share"), jsonx_num(bn, "median_ns"),
             jsonx_num(f, "peak_memory_bytes"), jsonx_num(f, "gpu_memory_peak_bytes"),
             jsonx_num(f, "gpu_utilization_mean"), jsonx_num(f, "cost_per_run")};
-        for (size_t m = 0; m < sizeof more / sizeof more[0]; m++) {
-            fputc(',', out);
-            csv_num(out, more[m]);
-        }
+        csv_nums(out, more, sizeof more / sizeof more[0]);
         fputc(',', out);
         if (isfinite(jsonx_num(f, "cost_per_run")))
             csv_field(out, c.currency);

@@ -163,8 +163,7 @@ double html_nice_ceil(double v)
 
 #define BAR_X0 200.0 /* the breakdown leaves room for result names */
 
-/* Text cut to at most max characters (UTF-8 aware), with an ellipsis when cut. */
-static void label_text(FILE *out, const char *s, size_t max)
+void html_short_text(FILE *out, const char *s, size_t max)
 {
     size_t chars = 0, cut = 0;
     for (const char *p = s; *p; p++)
@@ -298,7 +297,7 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
         double y = top + gap / 2 + i * (row_h + gap);
         fprintf(out, "<text class=\"rowlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
                 BAR_X0 - 6, y + row_h / 2 + 4);
-        label_text(out, export_result_name(r), 30);
+        html_short_text(out, export_result_name(r), 30);
         fputs("</text>\n", out);
         double at = BAR_X0, total = 0;
         for (size_t k = 0; k < n; k++) {

@@ -13,6 +13,9 @@
 
 /* raw escaped for HTML text and attributes, cleaned of terminal controls (export_clean). */
 void html_text(FILE *out, const char *raw);
+/* s cut to at most max characters (UTF-8 aware, max >= 1), with an ellipsis when cut, escaped
+ * as html_text does: labels inside charts. */
+void html_short_text(FILE *out, const char *s, size_t max);
 /* The smallest 1, 2, 2.5 or 5 times a power of ten that is >= v (v > 0). */
 double html_nice_ceil(double v);
 /* Ticks along the time axis of a plot from x0 to PLOT_X1 spanning [0, span_ns], with grid

@@ -47,23 +47,6 @@ static void fmt_unit(double v, enum unit u, const char *currency, char *buf, siz
     }
 }
 
-/* Text cut to max characters (UTF-8 aware) with an ellipsis, escaped. */
-static void short_text(FILE *out, const char *s, size_t max)
-{
-    size_t chars = 0, cut = 0;
-    for (const char *p = s; *p; p++)
-        if (((unsigned char)*p & 0xC0) != 0x80 && chars++ == max - 1)
-            cut = (size_t)(p - s);
-    if (chars <= max) {
-        html_text(out, s);
-        return;
-    }
-    char *head = xstrndup(s, cut);
-    html_text(out, head);
-    fputs("\u2026", out);
-    free(head);
-}
-
 /* ---- axes ----------------------------------------------------------------------------- */
 
 struct xaxis {
@@ -560,7 +543,7 @@ static void pareto_chart(FILE *out, const json_t *sweep, const struct export_swe
             bool right = x > PLOT_X1 - 160;
             fprintf(out, "<text class=\"ptlabel\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">",
                     right ? x - 7 : x + 7, y - 6, right ? "end" : "start");
-            short_text(out, name, 24);
+            html_short_text(out, name, 24);
             fputs("</text>\n", out);
         }
         free(name);

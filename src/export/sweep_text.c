@@ -4,6 +4,7 @@
  * cells are cut with an ellipsis (term_fit) and the whole text goes through term_clean, so no
  * string of the document can drive the terminal. */
 #include "export/sweep.h"
+#include "export/text.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -227,13 +228,5 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
 
 int export_sweep_print(FILE *out, const json_t *sweep, const char *sweep_path)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
-        return -1;
-    sweep_text(mem, sweep, sweep_path);
-    int rc = fclose(mem) == 0 ? term_clean(out, buf, len) : -1;
-    free(buf);
-    return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+    return export_text_compose(out, sweep_text, sweep, sweep_path);
 }
