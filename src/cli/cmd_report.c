@@ -26,7 +26,9 @@ static void usage(FILE *out)
           "\n"
           "Writes a report of a result, or with several a comparison of the others against the\n"
           "first. RUN is a file (a path with '/' or ending in .json), or in the store: an id, a\n"
-          "unique id prefix, a label (its newest result) or 'latest'.\n"
+          "unique id prefix, a label (its newest result) or 'latest'. A sweep document file\n"
+          "(<store>/sweeps/ID.json) is reported alone: its table and charts, then its points'\n"
+          "results compared against the first.\n"
           "\n"
           "  -f, --format FMT     the format (default: from the extension of -o, else md):\n", out);
     for (size_t i = 0; export_at(i); i++)
@@ -36,7 +38,8 @@ static void usage(FILE *out)
           "      --run N          html: draw the timelines of run N (default: the median run);\n"
           "                       trace, csv --table samples: only run N (0-based, warm-up\n"
           "                       runs first)\n"
-          "      --table T        csv: stages (default), runs, samples or comparison\n"
+          "      --table T        csv: stages (default), runs, samples, comparison, or sweep\n"
+          "                       (the default for a sweep)\n"
           "      --alpha A        comparison: significance level (default 0.05)\n"
           "      --min-effect PCT comparison: smallest change that counts (default 2)\n"
           "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
@@ -202,6 +205,79 @@ static int output_close(struct output *o, int ok, char *err, size_t errlen)
     return rc;
 }
 
+/* A sweep document named by ref, a file path (with '/' or ending in .json) whose schema is
+ * "mlbench.sweep/1"; NULL when ref is anything else (then it is read as a result). */
+static json_t *sweep_file_load(const char *ref)
+{
+    if (!strchr(ref, '/') && !export_ends_with(ref, ".json"))
+        return NULL;
+    json_error_t e;
+    json_t *doc = json_load_file(ref, 0, &e);
+    const char *schema = jsonx_str(doc, "schema");
+    if (schema && !strcmp(schema, "mlbench.sweep/1"))
+        return doc;
+    json_decref(doc);
+    return NULL;
+}
+
+/* The store a sweep document file belongs to: the parent of its sweeps/ directory
+ * (<store>/sweeps/<id>.json); a file elsewhere is taken to sit beside runs/. New string. */
+static char *sweep_file_store(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+    if (!*dir) {
+        free(dir);
+        return xstrdup("/");
+    }
+    const char *base = strrchr(dir, '/');
+    if (strcmp(base ? base + 1 : dir, "sweeps") != 0)
+        return dir;
+    char *store = base ? xstrndup(dir, (size_t)(base - dir)) : xstrdup(".");
+    free(dir);
+    if (!*store) {
+        free(store);
+        return xstrdup("/");
+    }
+    return store;
+}
+
+/* The results of a sweep's points, in the sweep's order: each point's result_path (relative to
+ * store_dir) loaded into (*results)[k] and its path into (*paths)[k]. Points without a result,
+ * with a path that leaves the store (absolute, or with ".."), or whose file cannot be read are
+ * skipped with a warning. Returns how many were loaded; both arrays are the caller's (freed
+ * with their members), allocated even when 0. */
+static size_t sweep_results(const json_t *sweep, const char *store_dir, json_t ***results,
+                            char ***paths)
+{
+    const json_t *points = json_object_get(sweep, "points");
+    size_t n = json_array_size(points), k = 0;
+    *results = xcalloc(n + 1, sizeof **results);
+    *paths = xcalloc(n + 1, sizeof **paths);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *p = json_array_get(points, i);
+        const char *rel = jsonx_str(p, "result_path");
+        if (!rel || !*rel)
+            continue;
+        if (rel[0] == '/' || strstr(rel, "..")) {
+            log_warn("report: point %zu of the sweep: result_path '%s' leaves the store; "
+                     "left out", i, rel);
+            continue;
+        }
+        char err[1024];
+        char *path = xasprintf("%s/%s", store_dir, rel);
+        json_t *r = result_load_file(path, err, sizeof err);
+        if (!r) {
+            log_warn("report: point %zu of the sweep: %s; left out", i, err);
+            free(path);
+            continue;
+        }
+        (*results)[k] = r;
+        (*paths)[k++] = path;
+    }
+    return k;
+}
+
 int cmd_report(int argc, char **argv)
 {
     char err[1024];
@@ -216,11 +292,27 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
 
-    json_t **results = xcalloc(c.n_refs, sizeof *results);
-    char **paths = xcalloc(c.n_refs, sizeof *paths);
+    json_t **results = NULL;
+    char **paths = NULL;
     json_t *comparison = NULL;
     int status = 0;
-    for (size_t i = 0; i < c.n_refs && status == 0; i++) {
+    size_t n = c.n_refs;
+    json_t *sweep = sweep_file_load(c.refs[0]);
+    if (sweep && c.n_refs > 1) {
+        log_error("report: %s is a sweep: report it alone (its points are compared with each "
+                  "other)", c.refs[0]);
+        json_decref(sweep);
+        return 2;
+    }
+    if (sweep) {
+        char *store = sweep_file_store(c.refs[0]);
+        n = sweep_results(sweep, store, &results, &paths);
+        free(store);
+    } else {
+        results = xcalloc(n, sizeof *results);
+        paths = xcalloc(n, sizeof *paths);
+    }
+    for (size_t i = 0; !sweep && i < n && status == 0; i++) {
         if (store_resolve(c.store, c.refs[i], &paths[i], err, sizeof err) != 0) {
             log_error("report: %s", err);
             status = 2;
@@ -229,8 +321,8 @@ int cmd_report(int argc, char **argv)
             status = 2;
         }
     }
-    if (status == 0 && c.n_refs >= 2) {
-        comparison = compare_results(results, (const char *const *)paths, c.n_refs, &c.cmp);
+    if (status == 0 && n >= 2) {
+        comparison = compare_results(results, (const char *const *)paths, n, &c.cmp);
         if (!comparison) {
             log_error("report: the results could not be compared (--alpha or --min-effect out "
                       "of range)");
@@ -246,10 +338,11 @@ int cmd_report(int argc, char **argv)
         struct export_request req = {
             .results = results,
             .paths = (const char *const *)paths,
-            .n = c.n_refs,
+            .n = n,
             .comparison = comparison,
             .run = c.run,
             .table = c.table,
+            .sweep = sweep,
         };
         rc = c.exporter->write(out.f, &req, err, sizeof err);
         if (rc == EXPORT_EIO && out.path) { /* the exporter knows the stream, not the file */
@@ -265,7 +358,8 @@ int cmd_report(int argc, char **argv)
         }
     }
     json_decref(comparison);
-    for (size_t i = 0; i < c.n_refs; i++) {
+    json_decref(sweep);
+    for (size_t i = 0; i < n; i++) {
         json_decref(results[i]);
         free(paths[i]);
     }

@@ -3,9 +3,13 @@
  * quotes doubled, text that would start a formula neutralised with a leading ', empty fields
  * for values that were not measured. One table per file, chosen
  * with --table: stages (the default: the summary of each stage), runs (one row per run),
- * samples (every resource sample, long format), comparison (stage changes, several results).
- * Every table starts with the result id, so the tables of several results concatenate. */
+ * samples (every resource sample, long format), comparison (stage changes, several results),
+ * sweep (one row per point of a sweep, its parameters as columns: the default for a sweep).
+ * Every table starts with the result id (the sweep table with the sweep id), so the tables of
+ * several results concatenate. */
 #include "export/export.h"
+#include "export/sweep.h"
+#include "util/xalloc.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -234,9 +238,133 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
     return EXPORT_OK;
 }
 
+/* ",v1,v2,...": number fields. */
+static void csv_nums(FILE *out, const double *v, size_t n)
+{
+    for (size_t m = 0; m < n; m++) {
+        fputc(',', out);
+        csv_num(out, v[m]);
+    }
+}
+
+/* One row per point: sweep id, point, name, each parameter as its own column (a parameter
+ * named like a fixed column gets "parameter_" before its name), status, then the figures. */
+static int table_sweep(FILE *out, const struct export_request *req, char *err, size_t errlen)
+{
+    static const char *const fixed[] = {
+        "sweep", "point", "name", "status", "status_detail", "result_id", "runs_measured",
+        "runs_ok", "total_median_ns", "total_ci_low_ns", "total_ci_high_ns", "total_n",
+        "bottleneck_stage", "bottleneck_verdict", "bottleneck_share", "bottleneck_median_ns",
+        "peak_memory_bytes", "gpu_memory_peak_bytes", "gpu_utilization_mean", "cost_per_run",
+        "currency", "objective_value", "constraints_met", "constraint_failures", "winner",
+        "warnings"};
+    const json_t *sw = req->sweep;
+    if (!json_is_object(sw)) {
+        snprintf(err, errlen, "--table sweep needs a sweep (a sweep document, or sweep:ID)");
+        return EXPORT_EREQUEST;
+    }
+    struct export_sweep_columns c;
+    export_sweep_columns(sw, &c);
+    size_t nfixed = sizeof fixed / sizeof fixed[0];
+    for (size_t i = 0; i < nfixed; i++) {
+        if (i == 3)
+            for (size_t k = 0; k < c.nparams; k++) {
+                bool clash = false;
+                for (size_t j = 0; j < nfixed && !clash; j++)
+                    clash = !strcmp(fixed[j], c.param[k]);
+                fputc(',', out);
+                char *h = clash ? xasprintf("parameter_%s", c.param[k]) : NULL;
+                csv_field(out, h ? h : c.param[k]);
+                free(h);
+            }
+        if (i)
+            fputc(',', out);
+        csv_field(out, fixed[i]);
+    }
+    for (size_t k = 0; k < c.ncounters; k++) {
+        char *h = xasprintf("%s%s", c.counter[k], c.counter_count[k] ? "_per_s" : "_last");
+        fputc(',', out);
+        csv_field(out, h);
+        free(h);
+    }
+    fputs("\r\n", out);
+    const json_t *points = json_object_get(sw, "points");
+    for (size_t i = 0; i < c.npoints; i++) {
+        const json_t *p = json_array_get(points, i);
+        const json_t *f = json_object_get(p, "figures");
+        const json_t *total = json_object_get(f, "total");
+        const json_t *bn = json_object_get(f, "bottleneck");
+        csv_field(out, jsonx_str(sw, "id"));
+        fputc(',', out);
+        csv_num(out, (double)jsonx_int(p, "index", (long long)i));
+        fputc(',', out);
+        char *name = export_sweep_point_name(p, i);
+        csv_field(out, name);
+        free(name);
+        const json_t *pv = json_object_get(p, "parameters");
+        for (size_t k = 0; k < c.nparams; k++) {
+            const json_t *v = json_object_get(pv, c.param[k]);
+            fputc(',', out);
+            if (json_is_string(v))
+                csv_field(out, json_string_value(v));
+            else
+                csv_num(out, jsonx_number(v));
+        }
+        static const char *const texts[] = {"status", "status_detail", "result_id"};
+        for (size_t m = 0; m < 3; m++) {
+            fputc(',', out);
+            csv_field(out, jsonx_str(p, texts[m]));
+        }
+        const double nums[] = {
+            jsonx_num(p, "runs_measured"), jsonx_num(p, "runs_ok"),
+            jsonx_num(total, "median_ns"), jsonx_num(total, "ci_low_ns"),
+            jsonx_num(total, "ci_high_ns"), jsonx_num(total, "n")};
+        csv_nums(out, nums, sizeof nums / sizeof nums[0]);
+        fputc(',', out);
+        csv_field(out, jsonx_str(bn, "stage"));
+        fputc(',', out);
+        csv_field(out, jsonx_str(bn, "verdict"));
+        const double more[] = {
+            jsonx_num(bn, "share"), jsonx_num(bn, "median_ns"),
+            jsonx_num(f, "peak_memory_bytes"), jsonx_num(f, "gpu_memory_peak_bytes"),
+            jsonx_num(f, "gpu_utilization_mean"), jsonx_num(f, "cost_per_run")};
+        csv_nums(out, more, sizeof more / sizeof more[0]);
+        fputc(',', out);
+        if (isfinite(jsonx_num(f, "cost_per_run")))
+            csv_field(out, c.currency);
+        fputc(',', out);
+        csv_num(out, jsonx_num(p, "objective_value"));
+        const json_t *met = json_object_get(p, "constraints_met");
+        fputs(json_is_true(met) ? ",true," : json_is_false(met) ? ",false," : ",,", out);
+        struct strbuf b = {0};
+        const json_t *why = json_object_get(p, "constraint_failures");
+        for (size_t k = 0; k < json_array_size(why) && b.len < 65536; k++) {
+            const char *w = json_string_value(json_array_get(why, k));
+            strbuf_printf(&b, "%s%s", k ? "; " : "", w ? w : "?");
+        }
+        csv_field(out, b.s);
+        strbuf_reset(&b);
+        fputs(export_sweep_is_winner(&c, p, i) ? ",true," : ",false,", out);
+        const json_t *w = json_object_get(p, "warnings");
+        for (size_t k = 0; k < json_array_size(w) && b.len < 65536; k++) {
+            const char *code = jsonx_str(json_array_get(w, k), "code");
+            strbuf_printf(&b, "%s%s", k ? " " : "", code ? code : "?");
+        }
+        csv_field(out, b.s);
+        strbuf_free(&b);
+        for (size_t k = 0; k < c.ncounters; k++) {
+            const json_t *kc = export_sweep_counter(p, c.counter[k]);
+            fputc(',', out);
+            csv_num(out, jsonx_num(kc, c.counter_count[k] ? "rate_per_s" : "last_median"));
+        }
+        fputs("\r\n", out);
+    }
+    return EXPORT_OK;
+}
+
 static int csv_write(FILE *out, const struct export_request *req, char *err, size_t errlen)
 {
-    const char *table = req->table ? req->table : "stages";
+    const char *table = req->table ? req->table : req->sweep ? "sweep" : "stages";
     int rc = export_check_run(req, err, errlen);
     if (rc != EXPORT_OK)
         return rc;
@@ -253,9 +381,11 @@ static int csv_write(FILE *out, const struct export_request *req, char *err, siz
         table_samples(out, req);
     else if (!strcmp(table, "comparison"))
         rc = table_comparison(out, req, err, errlen);
+    else if (!strcmp(table, "sweep"))
+        rc = table_sweep(out, req, err, errlen);
     else {
-        snprintf(err, errlen, "--table '%s' is not a table: stages, runs, samples or "
-                 "comparison", table);
+        snprintf(err, errlen, "--table '%s' is not a table: stages, runs, samples, comparison "
+                 "or sweep", table);
         return EXPORT_EREQUEST;
     }
     if (rc != EXPORT_OK)
@@ -267,7 +397,7 @@ const struct exporter export_csv = {
     .name = "csv",
     .alias = NULL,
     .extension = "csv",
-    .description = "CSV tables (RFC 4180): --table stages, runs, samples or comparison",
+    .description = "CSV tables (RFC 4180): --table stages, runs, samples, comparison or sweep",
     .uses = EXPORT_USES_RUN | EXPORT_USES_TABLE,
     .write = csv_write,
 };

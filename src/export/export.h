@@ -27,7 +27,10 @@ struct export_request {
     size_t n;
     json_t *comparison;        /* "mlbench.comparison/1" when n >= 2, else NULL (borrowed) */
     int run;                   /* --run: index in runs[] to show, or -1 for the default */
-    const char *table;         /* csv --table: stages (default, NULL), runs, samples, comparison */
+    const char *table;         /* csv --table: stages (default, NULL), runs, samples, comparison,
+                                * sweep (the default when sweep is set) */
+    json_t *sweep;             /* "mlbench.sweep/1" when the results are a sweep's points (in
+                                * its order, those with a result), else NULL (borrowed) */
 };
 
 /* Return values of exporter write functions. */
@@ -168,6 +171,8 @@ struct export_table {
 
 /* Starts a table with ncols columns named by the NULL-terminated list that follows. */
 void export_table_init(struct export_table *t, size_t ncols, ...);
+/* The same with the ncols column names in names[] (a header known only at run time). */
+void export_table_init_list(struct export_table *t, size_t ncols, const char *const *names);
 /* Appends a row of empty cells; returns its index. */
 size_t export_table_row(struct export_table *t, int indent);
 /* Sets cell (row, col), printf-style. */
@@ -214,6 +219,8 @@ enum export_figure {
     EXPORT_FIGURE_TIMELINES, /* resource timelines of one result's representative run */
     EXPORT_FIGURE_LATENCY,   /* latency histograms of one result's repeating stages */
     EXPORT_FIGURE_CURVES,    /* counters over time (loss, images/s) of one result, all runs */
+    EXPORT_FIGURE_SWEEP,     /* req->sweep: each figure against each numeric parameter, Pareto */
+    EXPORT_FIGURE_FIND_MAX,  /* req->sweep in find-max mode: memory and throughput per probe */
 };
 
 /* Parts of a report a format may mark up as a whole. */

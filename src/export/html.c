@@ -163,8 +163,7 @@ double html_nice_ceil(double v)
 
 #define BAR_X0 200.0 /* the breakdown leaves room for result names */
 
-/* Text cut to at most max characters (UTF-8 aware), with an ellipsis when cut. */
-static void label_text(FILE *out, const char *s, size_t max)
+void html_short_text(FILE *out, const char *s, size_t max)
 {
     size_t chars = 0, cut = 0;
     for (const char *p = s; *p; p++)
@@ -298,7 +297,7 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
         double y = top + gap / 2 + i * (row_h + gap);
         fprintf(out, "<text class=\"rowlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
                 BAR_X0 - 6, y + row_h / 2 + 4);
-        label_text(out, export_result_name(r), 30);
+        html_short_text(out, export_result_name(r), 30);
         fputs("</text>\n", out);
         double at = BAR_X0, total = 0;
         for (size_t k = 0; k < n; k++) {
@@ -384,6 +383,10 @@ static void h_figure(void *ctx, enum export_figure fig, const struct export_requ
         export_html_latency(pg->out, req->results[result], html_text);
     else if (fig == EXPORT_FIGURE_CURVES)
         html_figure_curves(pg->out, req, result);
+    else if (fig == EXPORT_FIGURE_SWEEP)
+        html_figure_sweep(pg->out, req);
+    else if (fig == EXPORT_FIGURE_FIND_MAX)
+        html_figure_find_max(pg->out, req);
     else
         html_figure_timelines(pg->out, req, result);
 }
@@ -436,6 +439,9 @@ static const char style[] =
     "font-weight:400}.legend i,.key i{display:inline-block;width:.9em;height:.9em;"
     "margin-right:.35em;vertical-align:-.1em;border-radius:2px}\n"
     ".note,footer{color:#6b7280;font-size:.85em}\n"
+    "svg .axislabel{fill:#374151;font-size:12px}svg .ptlabel{fill:#1f2937;font-size:11px}"
+    "svg .failed{fill:#b91c1c;font-size:15px;font-weight:700}.legend b.failed{color:#b91c1c;"
+    "margin-right:.35em}\n"
     "section.answer{border-left:4px solid #4e79a7;padding:.1em 0 .1em 1em;margin:.4em 0 1em}\n"
     "section.answer>p:first-child{font-size:1.1em;font-weight:600}\n"
     "details.folded>summary{cursor:pointer}details.folded>summary>h2,"
@@ -466,12 +472,17 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
           "style-src 'unsafe-inline'\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<meta name=\"generator\" content=\"mlbench " MLBENCH_VERSION "\">\n<title>", out);
-    fputs(req->n > 1 ? "mlbench comparison: " : "mlbench report: ", out);
-    for (size_t i = 1; i < req->n; i++) {
-        html_text(out, export_result_name(req->results[i]));
-        fputs(i + 1 < req->n ? ", " : " against ", out);
+    if (req->sweep) {
+        fputs("mlbench sweep: ", out);
+        html_text(out, jsonx_str(req->sweep, "id") ? jsonx_str(req->sweep, "id") : "(no id)");
+    } else if (req->n) {
+        fputs(req->n > 1 ? "mlbench comparison: " : "mlbench report: ", out);
+        for (size_t i = 1; i < req->n; i++) {
+            html_text(out, export_result_name(req->results[i]));
+            fputs(i + 1 < req->n ? ", " : " against ", out);
+        }
+        html_text(out, export_result_name(req->results[0]));
     }
-    html_text(out, export_result_name(req->results[0]));
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", style);
     struct page pg = {out, 0, 0, 0};
     export_outline(req, &ops, &pg);

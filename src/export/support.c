@@ -366,6 +366,15 @@ void export_table_init(struct export_table *t, size_t ncols, ...)
     va_end(ap);
 }
 
+void export_table_init_list(struct export_table *t, size_t ncols, const char *const *names)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    t->header = xcalloc(ncols ? ncols : 1, sizeof *t->header);
+    for (size_t c = 0; c < ncols; c++)
+        t->header[c] = xstrdup(names[c] ? names[c] : "");
+}
+
 size_t export_table_row(struct export_table *t, int indent)
 {
     if (t->nrows == t->cap) {

@@ -538,17 +538,23 @@ static void summary_text(FILE *out, const json_t *r, const char *result_path)
     }
 }
 
-int export_text_print(FILE *out, const json_t *doc, const char *result_path)
+int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
+                        const json_t *doc, const char *path)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
         return -1;
-    summary_text(mem, doc, result_path);
+    compose(mem, doc, path);
     int rc = fclose(mem) == 0 ? term_clean(out, buf, len) : -1;
     free(buf);
     return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+int export_text_print(FILE *out, const json_t *doc, const char *result_path)
+{
+    return export_text_compose(out, summary_text, doc, result_path);
 }
 
 void export_text_print_json(FILE *out, json_t *doc, const char *result_path)

@@ -25,6 +25,12 @@
  * when out cannot be written. */
 int export_text_print(FILE *out, const json_t *doc, const char *result_path);
 
+/* The way every terminal view is written: compose(mem, doc, path) writes the text into memory,
+ * then it goes to out through term_clean (no control character from the document reaches the
+ * terminal). Returns 0, or -1 when out cannot be written. The sweep table uses it too. */
+int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
+                        const json_t *doc, const char *path);
+
 /* Prints {"id", "result_file", "status", "summary", "warnings"} of doc as one JSON document
  * (ASCII, indented) and a newline. result_path may be NULL (written as null). */
 void export_text_print_json(FILE *out, json_t *doc, const char *result_path);

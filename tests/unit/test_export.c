@@ -198,7 +198,7 @@ static char *render(const char *name, const struct export_request *req, int *rc)
 static char *render_one(const char *name, json_t *r)
 {
     json_t *results[] = {r};
-    struct export_request req = {results, NULL, 1, NULL, -1, NULL};
+    struct export_request req = {results, NULL, 1, NULL, -1, NULL, NULL};
     int rc;
     char *out = render(name, &req, &rc);
     if (rc != EXPORT_OK)
@@ -270,7 +270,7 @@ static void test_markdown_comparison(void **state)
     (void)state;
     json_t *results[] = {base, cand};
     json_t *cmp = comparison();
-    struct export_request req = {results, NULL, 2, cmp, -1, NULL};
+    struct export_request req = {results, NULL, 2, cmp, -1, NULL, NULL};
     int rc;
     char *md = render("md", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -337,7 +337,7 @@ static void test_comparison_quality_and_tones(void **state)
     (void)state;
     json_t *results[] = {base, cand};
     json_t *cmp = comparison_with_quality();
-    struct export_request req = {results, NULL, 2, cmp, -1, NULL};
+    struct export_request req = {results, NULL, 2, cmp, -1, NULL, NULL};
     int rc;
     char *md = render("md", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -459,7 +459,7 @@ static void test_csv_quoting(void **state)
     free(csv);
 
     json_t *results[] = {base};
-    struct export_request req = {results, NULL, 1, NULL, 2, "samples"};
+    struct export_request req = {results, NULL, 1, NULL, 2, "samples", NULL};
     int rc;
     csv = render("csv", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -567,7 +567,7 @@ static void test_trace_events(void **state)
 
     /* --run 1: one run only */
     json_t *results[] = {base};
-    struct export_request req = {results, NULL, 1, NULL, 1, NULL};
+    struct export_request req = {results, NULL, 1, NULL, 1, NULL, NULL};
     int rc;
     text = render("trace", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -752,7 +752,7 @@ static void test_requests_refused(void **state)
 {
     (void)state;
     json_t *results[] = {base};
-    struct export_request req = {results, NULL, 1, NULL, -1, "nope"};
+    struct export_request req = {results, NULL, 1, NULL, -1, "nope", NULL};
     int rc;
     char *msg = render("csv", &req, &rc);
     assert_int_equal(rc, EXPORT_EREQUEST);

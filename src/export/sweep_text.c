@@ -1,0 +1,232 @@
+/* sweep_text.c: the terminal view of a sweep document (export_sweep_print, sweep.h): what
+ * `mlbench sweep` prints when it ends. The table of sweep_tables.c is laid out in as many
+ * tables of at most 80 columns as its columns need, each repeating the mark and the point;
+ * cells are cut with an ellipsis (term_fit) and the whole text goes through term_clean, so no
+ * string of the document can drive the terminal. */
+#include "export/sweep.h"
+#include "export/text.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/term.h"
+#include "util/xalloc.h"
+
+#define SCREEN_COLS 80
+#define POINT_COLS 22     /* the point's name is cut at this width */
+#define WIDE_COLS 26      /* status, interval and bottleneck */
+#define NARROW_COLS 14    /* figures and counters */
+
+/* Prints s on one line cut to cols columns, padded (right-aligned when right). */
+static void cell(FILE *out, const char *s, int cols, bool right)
+{
+    char buf[4 * 40 + 16];
+    term_fit(s, cols, buf, sizeof buf);
+    int pad = cols - term_cols(buf);
+    if (right)
+        for (int i = 0; i < pad; i++)
+            putc(' ', out);
+    fputs(buf, out);
+    if (!right)
+        for (int i = 0; i < pad; i++)
+            putc(' ', out);
+}
+
+static int column_cap(size_t col)
+{
+    if (col == 1)
+        return POINT_COLS;
+    if (col == 2 || col == 4 || col == 6)
+        return WIDE_COLS;
+    return NARROW_COLS;
+}
+
+/* The width of each column: its widest cell or header, at most its cap. */
+static int *widths(const struct export_table *t)
+{
+    int *w = xcalloc(t->ncols, sizeof *w);
+    for (size_t c = 0; c < t->ncols; c++) {
+        int cap = column_cap(c);
+        w[c] = term_cols(t->header[c]);
+        for (size_t r = 0; r < t->nrows && w[c] < cap; r++) {
+            int k = term_cols(export_table_cell(t, r, c));
+            w[c] = k > w[c] ? k : w[c];
+        }
+        w[c] = w[c] < cap ? w[c] : cap;
+    }
+    w[0] = 1;
+    return w;
+}
+
+/* Rows of the mark, the point and the columns [from, to). */
+static void table_part(FILE *out, const struct export_table *t, const int *w, size_t from,
+                       size_t to)
+{
+    putc('\n', out);
+    for (long r = -1; r < (long)t->nrows; r++) {
+        for (size_t c = 0; c < to; c++) {
+            if (c >= 2 && c < from)
+                continue;
+            const char *s = r < 0 ? t->header[c] : export_table_cell(t, (size_t)r, c);
+            if (c)
+                fputs(c == 1 ? " " : "  ", out);
+            bool right = (t->numeric >> c) & 1u;
+            if (c + 1 == to && !right) /* no trailing spaces */
+                cell(out, s, term_cols(s) < w[c] ? term_cols(s) : w[c], false);
+            else
+                cell(out, s, w[c], right);
+        }
+        putc('\n', out);
+    }
+}
+
+static void sweep_table(FILE *out, const struct export_table *t)
+{
+    int *w = widths(t);
+    int lead = w[0] + 1 + w[1];
+    for (size_t from = 2; from < t->ncols;) {
+        size_t to = from + 1;
+        int width = lead + 2 + w[from];
+        while (to < t->ncols && width + 2 + w[to] <= SCREEN_COLS)
+            width += 2 + w[to++];
+        table_part(out, t, w, from, to);
+        from = to;
+    }
+    free(w);
+}
+
+/* Prints text (one line: sweep_tables.c flattened it) word-wrapped at SCREEN_COLS, the first
+ * line after first (already printed, first_cols wide), the others indented by rest spaces; a
+ * word longer than a line stays whole. */
+static void wrapped(FILE *out, const char *text, int first_cols, int rest)
+{
+    int col = first_cols;
+    const char *p = text;
+    while (*p) {
+        const char *end = strchr(p, ' ');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *word = xstrndup(p, n);
+        int w = term_cols(word);
+        if (col > rest && col + 1 + w > SCREEN_COLS) {
+            fprintf(out, "\n%*s", rest, "");
+            col = rest;
+        } else if (p != text) {
+            putc(' ', out);
+            col++;
+        }
+        fputs(word, out);
+        col += w;
+        free(word);
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    putc('\n', out);
+}
+
+static void lines(FILE *out, const char *title, struct export_lines *l, const char *bullet)
+{
+    if (l->n)
+        fprintf(out, "\n%s\n", title);
+    for (size_t i = 0; i < l->n; i++) {
+        fputs(bullet, out);
+        wrapped(out, l->v[i], term_cols(bullet), term_cols(bullet) + 2);
+    }
+    export_lines_free(l);
+}
+
+static void one_line(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        putc(*s == '\n' || *s == '\t' || *s == '\r' ? '?' : *s, out);
+}
+
+static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
+{
+    const char *id = jsonx_str(sweep, "id"), *created = jsonx_str(sweep, "created");
+    fputs("\nmlbench sweep ", out);
+    one_line(out, id ? id : "(no id)");
+    if (created) {
+        fputs("   created ", out);
+        one_line(out, created);
+    }
+    putc('\n', out);
+    char *about = export_sweep_about(sweep);
+    wrapped(out, about, 0, 2);
+    free(about);
+    const json_t *cmd = json_object_get(sweep, "command");
+    if (json_array_size(cmd)) {
+        fputs("command:", out);
+        for (size_t i = 0; i < json_array_size(cmd) && i < 256; i++) {
+            char *q = export_shell_quote(json_string_value(json_array_get(cmd, i))
+                                             ? json_string_value(json_array_get(cmd, i)) : "?");
+            putc(' ', out);
+            one_line(out, q);
+            free(q);
+        }
+        putc('\n', out);
+    }
+
+    struct export_sweep_columns c;
+    export_sweep_columns(sweep, &c);
+    struct export_table t;
+    if (export_sweep_table(&t, sweep, &c))
+        sweep_table(out, &t);
+    else
+        fputs("\nno point\n", out);
+    export_table_free(&t);
+    char *obj = export_sweep_objective(sweep), *winner = export_sweep_winner(sweep);
+    fputs("\n", out);
+    wrapped(out, obj, 0, 2);
+    wrapped(out, winner, 0, 2);
+    free(obj);
+    free(winner);
+
+    struct export_lines not_ok = {0}, cons = {0}, warn = {0};
+    export_sweep_notes(sweep, &not_ok, &cons, &warn);
+    lines(out, "points that did not run ok:", &not_ok, "  ");
+    lines(out, "constraints not met:", &cons, "  \u2717 ");
+    lines(out, "warnings:", &warn, "  ! ");
+
+    if (export_sweep_probes(&t, sweep)) {
+        fputs("\nfind-max probes, in the order run:\n", out);
+        /* value, fits, peak memory, throughput: the point is the value's */
+        static const int caps[4] = {NARROW_COLS, 24, NARROW_COLS, 22};
+        int w[4];
+        for (size_t k = 0; k < 4; k++) {
+            w[k] = term_cols(t.header[k]);
+            for (size_t r = 0; r < t.nrows && w[k] < caps[k]; r++) {
+                int n = term_cols(export_table_cell(&t, r, k));
+                w[k] = n > w[k] ? n : w[k];
+            }
+            w[k] = w[k] < caps[k] ? w[k] : caps[k];
+        }
+        for (long r = -1; r < (long)t.nrows; r++) {
+            fputs("  ", out);
+            for (size_t k = 0; k < 4; k++) {
+                const char *s = r < 0 ? t.header[k] : export_table_cell(&t, (size_t)r, k);
+                if (k)
+                    fputs("  ", out);
+                cell(out, s, k == 3 && term_cols(s) < w[k] ? term_cols(s) : w[k],
+                     k == 0 || k == 2);
+            }
+            putc('\n', out);
+        }
+    }
+    export_table_free(&t);
+    struct export_lines fm = {0};
+    export_sweep_find_max(sweep, &fm);
+    lines(out, "find-max:", &fm, "  ");
+    if (sweep_path) {
+        fputs("\nsweep: ", out);
+        one_line(out, sweep_path);
+        putc('\n', out);
+    }
+}
+
+int export_sweep_print(FILE *out, const json_t *sweep, const char *sweep_path)
+{
+    return export_text_compose(out, sweep_text, sweep, sweep_path);
+}
