@@ -642,13 +642,13 @@ int cmd_compare(int argc, char **argv)
             snprintf(err, sizeof err, "at least two results are needed, a baseline and a "
                      "candidate (got 1: '%s', which is not a sweep), e.g. mlbench compare "
                      "base.json new.json", cli.refs[0]);
-        if (!sweep || store_sweep_results(sweep, sweep_path, cli.reference, &paths, &names,
-                                          &cli.n_refs, err, sizeof err) != 0) {
+        if (!sweep || store_sweep_results(sweep, sweep_path, cli.store, cli.reference, &paths,
+                                          &names, &cli.n_refs, err, sizeof err) != 0) {
             log_error("compare: %s", err);
             status = 2;
         } else if (cli.n_refs < 2) {
-            log_error("compare: %s: only one point has a result: nothing to compare it with",
-                      sweep_path);
+            log_error("compare: %s: %s point of the sweep has a result: nothing to compare",
+                      sweep_path, cli.n_refs ? "only one" : "no");
             status = 2;
         }
         free(names);

@@ -18,6 +18,7 @@
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
+#include "store/sweeps.h"
 #include "util/term.h"
 
 static void usage(FILE *out)
@@ -205,75 +206,50 @@ static int output_close(struct output *o, int ok, char *err, size_t errlen)
     return rc;
 }
 
-/* A sweep document named by ref, a file path (with '/' or ending in .json) whose schema is
- * "mlbench.sweep/1"; NULL when ref is anything else (then it is read as a result). */
-static json_t *sweep_file_load(const char *ref)
+/* The sweep c->refs[0] names: sweep:ID, latest-sweep, or a file whose schema says it is one;
+ * NULL when it names a result instead (or, *status set to 2, a sweep that cannot be read). */
+static json_t *sweep_of(const struct report_cli *c, char **sweep_path, int *status)
 {
-    if (!strchr(ref, '/') && !export_ends_with(ref, ".json"))
+    char err[1024];
+    const char *ref = c->refs[0];
+    bool named = store_is_sweep_ref(ref);
+    size_t len = strlen(ref);
+    if (!named && !strchr(ref, '/') && !(len >= 5 && !strcmp(ref + len - 5, ".json")))
         return NULL;
-    json_error_t e;
-    json_t *doc = json_load_file(ref, 0, &e);
-    const char *schema = jsonx_str(doc, "schema");
-    if (schema && !strcmp(schema, "mlbench.sweep/1"))
-        return doc;
-    json_decref(doc);
-    return NULL;
+    json_t *sweep = store_sweep_load(c->store, ref, sweep_path, err, sizeof err);
+    if (!sweep && named) {
+        log_error("report: %s", err);
+        *status = 2;
+    }
+    return sweep; /* a file that is no sweep is read as a result, which says what is wrong */
 }
 
-/* The store a sweep document file belongs to: the parent of its sweeps/ directory
- * (<store>/sweeps/<id>.json); a file elsewhere is taken to sit beside runs/. New string. */
-static char *sweep_file_store(const char *path)
+/* The results of the sweep's points, in the sweep's order (store_sweep_results); a result that
+ * cannot be read is left out with a warning. Returns how many were loaded, or (size_t)-1 after
+ * saying why the sweep's points cannot be found. */
+static size_t sweep_results(const json_t *sweep, const char *sweep_path, const char *store,
+                            json_t ***results, char ***paths)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
-    if (!*dir) {
-        free(dir);
-        return xstrdup("/");
+    char err[1024];
+    const char **names;
+    size_t n;
+    if (store_sweep_results(sweep, sweep_path, store, NULL, paths, &names, &n, err,
+                            sizeof err) != 0) {
+        log_error("report: %s", err);
+        return (size_t)-1;
     }
-    const char *base = strrchr(dir, '/');
-    if (strcmp(base ? base + 1 : dir, "sweeps") != 0)
-        return dir;
-    char *store = base ? xstrndup(dir, (size_t)(base - dir)) : xstrdup(".");
-    free(dir);
-    if (!*store) {
-        free(store);
-        return xstrdup("/");
-    }
-    return store;
-}
-
-/* The results of a sweep's points, in the sweep's order: each point's result_path (relative to
- * store_dir) loaded into (*results)[k] and its path into (*paths)[k]. Points without a result,
- * with a path that leaves the store (absolute, or with ".."), or whose file cannot be read are
- * skipped with a warning. Returns how many were loaded; both arrays are the caller's (freed
- * with their members), allocated even when 0. */
-static size_t sweep_results(const json_t *sweep, const char *store_dir, json_t ***results,
-                            char ***paths)
-{
-    const json_t *points = json_object_get(sweep, "points");
-    size_t n = json_array_size(points), k = 0;
+    free(names);
     *results = xcalloc(n + 1, sizeof **results);
-    *paths = xcalloc(n + 1, sizeof **paths);
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const json_t *p = json_array_get(points, i);
-        const char *rel = jsonx_str(p, "result_path");
-        if (!rel || !*rel)
-            continue;
-        if (rel[0] == '/' || strstr(rel, "..")) {
-            log_warn("report: point %zu of the sweep: result_path '%s' leaves the store; "
-                     "left out", i, rel);
-            continue;
-        }
-        char err[1024];
-        char *path = xasprintf("%s/%s", store_dir, rel);
-        json_t *r = result_load_file(path, err, sizeof err);
+        json_t *r = result_load_file((*paths)[i], err, sizeof err);
         if (!r) {
-            log_warn("report: point %zu of the sweep: %s; left out", i, err);
-            free(path);
+            log_warn("report: a point of the sweep: %s; left out", err);
+            free((*paths)[i]);
             continue;
         }
         (*results)[k] = r;
-        (*paths)[k++] = path;
+        (*paths)[k++] = (*paths)[i];
     }
     return k;
 }
@@ -297,17 +273,24 @@ int cmd_report(int argc, char **argv)
     json_t *comparison = NULL;
     int status = 0;
     size_t n = c.n_refs;
-    json_t *sweep = sweep_file_load(c.refs[0]);
+    char *sweep_path = NULL;
+    json_t *sweep = sweep_of(&c, &sweep_path, &status);
+    if (status)
+        return status;
     if (sweep && c.n_refs > 1) {
         log_error("report: %s is a sweep: report it alone (its points are compared with each "
                   "other)", c.refs[0]);
         json_decref(sweep);
+        free(sweep_path);
         return 2;
     }
     if (sweep) {
-        char *store = sweep_file_store(c.refs[0]);
-        n = sweep_results(sweep, store, &results, &paths);
-        free(store);
+        n = sweep_results(sweep, sweep_path, c.store, &results, &paths);
+        free(sweep_path);
+        if (n == (size_t)-1) {
+            json_decref(sweep);
+            return 2;
+        }
     } else {
         results = xcalloc(n, sizeof *results);
         paths = xcalloc(n, sizeof *paths);

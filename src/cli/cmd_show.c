@@ -9,16 +9,18 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "export/sweep.h"
 #include "export/text.h"
 #include "util/log.h"
 #include "result/result_load.h"
 #include "store/store.h"
+#include "store/sweeps.h"
 
 static const char usage_text[] =
     "usage: mlbench show REF [--json] [--store DIR]\n"
     "\n"
     "Prints a stored result. REF is an id, a unique id prefix, a label (its newest result),\n"
-    "latest, or a result file.\n"
+    "latest, or a result file; or a sweep (sweep:ID, latest-sweep): its table.\n"
     "\n"
     "      --json           print the result file itself\n"
     "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
@@ -64,6 +66,19 @@ int cmd_show(int argc, char **argv)
         log_error("show: give one result: an id, a prefix, a label, latest or a file (see "
                   "mlbench show --help)");
         return 2;
+    }
+    if (store_is_sweep_ref(args.v[0])) {
+        json_t *sweep = store_sweep_load(store, args.v[0], &path, err, sizeof err);
+        if (!sweep) {
+            log_error("show: %s", err);
+            return 2;
+        }
+        rc = json ? copy_file(stdout, path) < 0 ? 2 : 0
+                  : export_sweep_print(stdout, sweep, path) < 0 ? 3 : 0;
+        json_decref(sweep);
+        free(path);
+        fflush(stdout);
+        return rc == 0 && ferror(stdout) ? 3 : rc;
     }
     if (store_resolve(store, args.v[0], &path, err, sizeof err) < 0) {
         log_error("%s", err);

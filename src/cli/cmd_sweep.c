@@ -13,7 +13,7 @@
 #include "bench/sweep.h"
 #include "cli/commands.h"
 #include "cli/run_options.h"
-#include "export/text.h"
+#include "export/sweep.h"
 #include "measure/cmdline.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -481,24 +481,6 @@ static int build(struct sweep_cli *c, struct run_config *cfg, char *err, size_t 
     return build_matrix(c, cfg, err, errlen);
 }
 
-/* TEMPORARY until the sweep table lands in export/. */
-static void print_brief(const json_t *doc, const char *path)
-{
-    size_t i;
-    const json_t *p;
-    json_array_foreach(json_object_get(doc, "points"), i, p) {
-        const json_t *t = json_object_get(json_object_get(p, "figures"), "total");
-        printf("%-30s %-14s %12.6g s\n", json_string_value(json_object_get(p, "name")),
-               json_string_value(json_object_get(p, "status")),
-               json_number_value(json_object_get(t, "median_ns")) / 1e9);
-    }
-    const json_t *w = json_object_get(doc, "winner");
-    if (json_is_object(w))
-        printf("winner: %s: %s\n", json_string_value(json_object_get(w, "name")),
-               json_string_value(json_object_get(w, "reason")));
-    printf("sweep: %s\n", path ? path : "-");
-}
-
 int cmd_sweep(int argc, char **argv)
 {
     struct sweep_cli c = {0};
@@ -535,7 +517,7 @@ int cmd_sweep(int argc, char **argv)
         if (cfg.json)
             json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII), putchar('\n');
         else if (!cfg.quiet)
-            print_brief(doc, path);
+            export_sweep_print(stdout, doc, path);
     }
     fflush(stdout);
     json_decref(doc);

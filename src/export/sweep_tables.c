@@ -504,13 +504,50 @@ void export_sweep_notes(const json_t *sweep, struct export_lines *not_ok,
                              b.len ? b.s : "does not meet the constraints");
             free(b.s);
         }
+        /* One line per point: its warnings' codes, each with how often (a result warns per
+         * stage); what each code means follows once, below. */
         const json_t *w = json_object_get(p, "warnings");
-        for (size_t k = 0; k < json_array_size(w); k++) {
-            const json_t *x = json_array_get(w, k);
-            export_lines_add(warnings, "%s: %s: %s", name, str_or(jsonx_str(x, "code"), "?"),
-                             str_or(jsonx_str(x, "message"), ""));
+        struct strbuf codes = {0};
+        for (size_t k = 0; k < json_array_size(w) && codes.len < 4096; k++) {
+            const char *code = str_or(jsonx_str(json_array_get(w, k), "code"), "?");
+            size_t times = 0, seen = 0;
+            for (size_t j = 0; j < json_array_size(w); j++) {
+                const char *other = str_or(jsonx_str(json_array_get(w, j), "code"), "?");
+                if (!strcmp(other, code)) {
+                    times++;
+                    seen += j < k;
+                }
+            }
+            if (seen)
+                continue;
+            strbuf_printf(&codes, "%s%s", codes.len ? ", " : "", code);
+            if (times > 1)
+                strbuf_printf(&codes, " ×%zu", times);
         }
+        if (codes.len)
+            export_lines_add(warnings, "%s: %s", name, codes.s);
+        strbuf_free(&codes);
         free(name);
+    }
+    /* What each code says, from its first occurrence (at most 32 codes). */
+    const char *done[32];
+    size_t n_done = 0;
+    for (size_t i = 0; i < json_array_size(points) && n_done < 32; i++) {
+        const json_t *w = json_object_get(json_array_get(points, i), "warnings");
+        for (size_t k = 0; k < json_array_size(w) && n_done < 32; k++) {
+            const json_t *x = json_array_get(w, k);
+            const char *code = str_or(jsonx_str(x, "code"), "?");
+            bool again = false;
+            for (size_t j = 0; j < n_done && !again; j++)
+                again = !strcmp(done[j], code);
+            if (again)
+                continue;
+            done[n_done++] = code;
+            char *name = export_sweep_point_name(json_array_get(points, i), i);
+            export_lines_add(warnings, "%s (e.g. %s): %s", code, name,
+                             str_or(jsonx_str(x, "message"), ""));
+            free(name);
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -135,33 +136,30 @@ static bool inside(const char *rel)
     return true;
 }
 
-int store_sweep_results(const json_t *sweep, const char *sweep_path, const char *reference,
-                        char ***paths, const char ***names, size_t *n, char *err,
-                        size_t errlen)
+int store_sweep_results(const json_t *sweep, const char *sweep_path, const char *store_dir,
+                        const char *reference, char ***paths, const char ***names, size_t *n,
+                        char *err, size_t errlen)
 {
     *paths = NULL;
     *names = NULL;
     *n = 0;
-    /* The store: the parent of the directory the sweep file is in ("st/sweeps/x.json": st). */
+    /* The store: the parent of the sweeps/ directory the file is in ("st/sweeps/x.json": st);
+     * a file kept elsewhere (-o FILE) belongs to store_dir. */
     char *base = xstrdup(sweep_path);
     char *slash = strrchr(base, '/');
-    if (!slash) {
-        free(base);
-        base = xstrdup("..");
-    } else {
+    char *up = NULL;
+    if (slash) {
         *slash = '\0';
-        char *up = strrchr(base, '/');
-        const char *last = up ? up + 1 : base;
-        if (!strcmp(last, STORE_SWEEPS_DIR)) {
-            if (up)
-                *up = '\0';
-            else
-                snprintf(base, strlen(base) + 1, ".");
-        } else {
-            char *t = xasprintf("%s/..", base);
-            free(base);
-            base = t;
-        }
+        up = strrchr(base, '/');
+    }
+    if (slash && !strcmp(up ? up + 1 : base, STORE_SWEEPS_DIR)) {
+        if (up)
+            *up = '\0';
+        else
+            snprintf(base, strlen(base) + 1, ".");
+    } else {
+        free(base);
+        base = xstrdup(store_dir);
     }
     const json_t *points = json_object_get(sweep, "points");
     size_t count = json_array_size(points), i;
@@ -176,10 +174,10 @@ int store_sweep_results(const json_t *sweep, const char *sweep_path, const char 
         const char *name = json_string_value(json_object_get(pt, "name"));
         if (!rel)
             continue;
-        if (!inside(rel)) {
-            snprintf(err, errlen, "%s: point %zu's result_path '%.200s' leaves the store: the "
-                     "file was edited?", sweep_path, i, rel);
-            goto fail;
+        if (!inside(rel)) { /* an edited file: that point is left out, the others count */
+            log_warn("%s: point %zu's result_path '%.200s' leaves the store (the file was "
+                     "edited?): left out", sweep_path, i, rel);
+            continue;
         }
         if (reference && name && !strcmp(name, reference))
             ref_at = (long)k;
@@ -188,13 +186,9 @@ int store_sweep_results(const json_t *sweep, const char *sweep_path, const char 
         p[k] = xasprintf("%s/%s", base, rel);
         nm[k++] = name ? name : "?";
     }
-    if (k == 0) {
-        snprintf(err, errlen, "%s: no point of the sweep has a result (none ran)", sweep_path);
-        goto fail;
-    }
     if (reference && ref_at < 0) {
         snprintf(err, errlen, "--reference '%.200s' names no point of the sweep with a result "
-                 "(they are %s)", reference, all.s);
+                 "(%s%s)", reference, all.s ? "they are " : "none has one", all.s ? all.s : "");
         goto fail;
     }
     if (ref_at > 0) { /* the reference first, the others in their order */

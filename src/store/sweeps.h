@@ -27,12 +27,14 @@ json_t *store_sweep_load(const char *store_dir, const char *ref, char **path_out
 
 /* The result files of the sweep's points that have one, in point order but with the point
  * named reference first (NULL: the first point with a result); paths are resolved against the
- * store the sweep file is in (its directory's parent). *paths (n of them, each owned, and the
- * array) and *names (borrowed from sweep) are the caller's. Returns 0, or -1 with a message
- * (no point has a result; no point is named reference: the names are listed; a result path
- * that leaves the store). */
-int store_sweep_results(const json_t *sweep, const char *sweep_path, const char *reference,
-                        char ***paths, const char ***names, size_t *n, char *err,
-                        size_t errlen);
+ * store the sweep file is in (the parent of its sweeps/ directory), or store_dir for a file kept
+ * elsewhere. *paths (n of them, each owned, and the
+ * array) and *names (borrowed from sweep) are the caller's; n may be 0. A point whose result
+ * path leaves the store (absolute, or with "..": an edited file) is left out with a warning on
+ * stderr. Returns 0, or -1 with a message when no point is named reference (the names are
+ * listed). */
+int store_sweep_results(const json_t *sweep, const char *sweep_path, const char *store_dir,
+                        const char *reference, char ***paths, const char ***names, size_t *n,
+                        char *err, size_t errlen);
 
 #endif
