@@ -308,6 +308,30 @@ class SweepTest(unittest.TestCase):
                             "8MiB"], capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 3)
 
+    def test_imgclf_batches(self):
+        """A sweep of imgclf batch sizes 32..256 on 2 cores: every point trains, the table shows
+        the throughput of each (images per second in train) and the bottleneck stage."""
+        rc, out, err = self.sweep(
+            "-r", "2", "-P", "batch", "32", "256", "--pow2", "--", WORKLOAD, "imgclf",
+            "--dataset", "synthetic", "--image-size", "16", "--train-images", "512",
+            "--val-images", "256", "--epochs", "1", "--quiet", "--batch", "{batch}")
+        self.assertEqual(rc, 0, err)
+        for b in (32, 64, 128, 256):
+            self.assertIn("batch=%d" % b, out)
+        self.assertIn("images/s", out)
+        self.assertIn("bottleneck", out)
+        with open(self.sweeps()[0]) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["parameters"][0]["values"], ["32", "64", "128", "256"])
+        for p in doc["points"]:
+            self.assertEqual(p["status"], "ok")
+            rates = {c["name"]: c for c in p["figures"]["counters"]}
+            self.assertGreater(rates["images"]["rate_per_s"], 0)
+            self.assertIsNotNone(p["figures"]["bottleneck"])
+            r = self.result(p)
+            meta = {m["key"]: m["value"] for m in r["summary"]["metadata"]}
+            self.assertEqual(meta.get("batch_size"), p["parameters"]["batch"])
+
     def test_oom_pattern(self):
         doc = self.sweep_json("-r", "1", "--oom-pattern", "ran dry", "-L", "n", "1,2", "--",
                               "sh", "-c", "[ {n} = 1 ] || { echo 'heap ran dry' >&2; exit 1; }")
