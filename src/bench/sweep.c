@@ -85,6 +85,11 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+static json_t *jcount(double v)
+{
+    return isfinite(v) && fabs(v) < 1e15 ? json_integer((json_int_t)v) : json_null();
+}
+
 /* The resources entry of metric in a resources array, summed over its labels (GPUs) for
  * what: "peak" or "mean" (mean: averaged over the labels); NAN without one. */
 static double resource(const json_t *resources, const char *metric, const char *what, bool sum)
@@ -111,7 +116,7 @@ json_t *sweep_figures(const json_t *result)
     json_object_set_new(f, "total", json_pack("{s:o, s:o, s:o, s:o}",
         "median_ns", jnum(num(wall, "median")), "ci_low_ns", jnum(num(wall, "ci_low")),
         "ci_high_ns", jnum(num(wall, "ci_high")),
-        "n", isfinite(num(wall, "n")) ? json_integer((json_int_t)num(wall, "n")) : json_null()));
+        "n", jcount(num(wall, "n"))));
 
     json_t *stages = json_array();
     const char *bottleneck = json_string_value(
@@ -497,7 +502,7 @@ static void run_find_max(struct sweep *sw, json_t *probes)
             if (json_is_null(tp) && json_is_number(json_object_get(c, "rate_per_s")))
                 tp = json_pack("{s:O, s:O}", "name", json_object_get(c, "name"),
                                "rate_per_s", json_object_get(c, "rate_per_s"));
-        json_array_append_new(probes, json_pack("{s:I, s:I, s:b, s:s?, s:O, s:o}",
+        json_array_append_new(probes, json_pack("{s:I, s:I, s:b, s:s?, s:O?, s:o}",
             "value", (json_int_t)search.next, "point", (json_int_t)(sw->n_points - 1),
             "fits", ok, "reason", ok ? NULL : p->detail[0] ? p->detail : p->status,
             "peak_memory_bytes", json_object_get(f, "peak_memory_bytes"), "throughput", tp));
@@ -555,17 +560,17 @@ static json_t *point_json(const struct sweep *sw, size_t i)
     if (path && !strncmp(path, spec->cfg->store, store_len) && path[store_len] == '/')
         path += store_len + 1;
     json_t *warnings = p->result ? json_object_get(p->result, "warnings") : NULL;
-    return json_pack("{s:I, s:s, s:O, s:o, s:s, s:s?, s:s?, s:s?, s:I, s:I, s:o, s:o, s:b, "
-                     "s:o, s:O}",
+    return json_pack("{s:I, s:s, s:O, s:o, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:b, "
+                     "s:o, s:o}",
         "index", (json_int_t)i, "name", p->name, "parameters", p->parameters, "command", argv,
         "status", p->status ? p->status : "not_run", "status_detail", p->detail[0] ? p->detail : NULL,
         "result_id", p->result ? json_string_value(json_object_get(p->result, "id")) : NULL,
         "result_path", p->result ? path : NULL,
-        "runs_measured", (json_int_t)num(json_object_get(p->result, "summary"), "runs_measured"),
-        "runs_ok", (json_int_t)num(json_object_get(p->result, "summary"), "runs_ok"),
+        "runs_measured", jcount(num(json_object_get(p->result, "summary"), "runs_measured")),
+        "runs_ok", jcount(num(json_object_get(p->result, "summary"), "runs_ok")),
         "figures", figures, "objective_value", jnum(objective),
         "constraints_met", json_array_size(failures) == 0, "constraint_failures", failures,
-        "warnings", warnings ? warnings : json_array());
+        "warnings", warnings ? json_incref(warnings) : json_array());
 }
 
 static json_t *build_document(struct sweep *sw, json_t *find_max)
