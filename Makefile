@@ -53,6 +53,7 @@ bench: build
 	bench/input-pipeline.sh
 	bench/logreg-vs-sklearn.sh
 	bench/time-to-accuracy.sh
+	bench/sweep-false-alarms.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan build-fuzz
