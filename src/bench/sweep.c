@@ -248,7 +248,7 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
     char reason[300];
     if (rep && !p->status && ran_out_of_memory(sw, rep, kills, reason, sizeof reason)) {
         p->status = "out_of_memory";
-        snprintf(p->detail, sizeof p->detail, "out of memory: %s", reason);
+        snprintf(p->detail, sizeof p->detail, "%s", reason);
         bench_stop(sw->bench, (size_t)p->bench_index);
     }
     const struct sweep_objective *o = &sw->spec->objective;
@@ -358,9 +358,10 @@ static void finish_point(struct sweep *sw, struct point *p)
     struct bench_output out;
     int status = bench_finish(sw->bench, (size_t)p->bench_index, extra, &out);
     json_decref(extra);
-    if (status == 3 || (status == 127 && sw->status == 0))
+    if (status == 3)
         sw->status = status;
-    else if (status == 1 && sw->status == 0 && strcmp(p->status, "out_of_memory"))
+    else if ((status == 1 || status == 127) && sw->status == 0 &&
+             strcmp(p->status, "out_of_memory")) /* a point not found failed: the others ran */
         sw->status = 1;
     p->result = out.doc ? json_incref(out.doc) : NULL;
     p->result_path = out.path ? xstrdup(out.path) : NULL;

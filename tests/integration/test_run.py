@@ -846,7 +846,7 @@ def walk(value, path, seen):
     if path:
         seen.setdefault(path, set()).add(t)
     if isinstance(value, dict):
-        wildcard = path in ("runs[].metadata",)
+        wildcard = path in ("runs[].metadata", "sweep.parameters")
         for k, v in value.items():
             walk(v, f"{path}.*" if wildcard else (f"{path}.{k}" if path else k), seen)
     elif isinstance(value, list):

@@ -96,6 +96,20 @@ class SweepTest(unittest.TestCase):
         self.assertEqual(again["rounds"], doc["rounds"])
         self.assertEqual(len(self.sweeps()), 2)
 
+    def test_point_results_match_the_schema(self):
+        """A point's result, sweep member included, is documented field by field."""
+        from test_run import load_schema, walk
+        doc = self.sweep_json("-r", "1", "-L", "n", "1,2", "--", "sleep", "0.0{n}")
+        documented = load_schema(os.path.join(os.environ.get("MLBENCH_SOURCE", "../.."), "docs",
+                                              "result-schema.md"))
+        seen = {}
+        walk(self.result(doc["points"][1]), "", seen)
+        for path, types in seen.items():
+            self.assertIn(path, documented, f"{path} is not documented")
+            for t in types:
+                self.assertIn(t, documented[path][0], path)
+        self.assertIn("sweep.parameters.*", seen)
+
     def test_table_and_no_interleave(self):
         rc, out, err = self.sweep("-r", "2", "--no-interleave", "-P", "t", "1", "3", "--",
                                   "sleep", "0.0{t}")
