@@ -15,6 +15,7 @@
 #include "cli/run_options.h"
 #include "export/sweep.h"
 #include "measure/cmdline.h"
+#include "measure/workflow.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -496,10 +497,12 @@ int cmd_sweep(int argc, char **argv)
         fputs(usage, stdout);
         goto out;
     }
-    if (rc == 0 && cfg.n_params) {
-        snprintf(err, sizeof err, "--param sets a parameter of a workflow file: sweep one with "
-                 "-L NAME V1,V2 -- mlbench-workflow-file is not supported yet; use -L with a "
-                 "command");
+    /* A workflow file is measured by mlbench run; sweeping its parameters is not built yet. */
+    if (rc == 0 && (cfg.n_params || (cfg.argc >= 1 && workflow_is_file(cfg.argv[0])))) {
+        snprintf(err, sizeof err, "mlbench sweep measures commands, not workflow files (%s): "
+                 "sweep the command a stage runs instead (-L NAME V1,V2 -- CMD ... {NAME}), or "
+                 "run the file with mlbench run --param once per value",
+                 cfg.n_params ? "--param" : cfg.argv[0]);
         rc = -1;
     }
     if (rc == 0)

@@ -183,6 +183,7 @@ class SweepTest(unittest.TestCase):
         self.assertLess(err.count("run 1/2"), 2, err)  # stopped after the first point's run
 
     def test_bad_input(self):
+        open(os.path.join(self.tmp.name, "p.yaml"), "w").close()
         cases = [
             (["-L", "b", "1,2", "--", "echo", "{c}"], "{c}"),
             (["-L", "b", "1,2", "--", "echo", "x"], "'b' is not used"),
@@ -207,6 +208,7 @@ class SweepTest(unittest.TestCase):
             ([], "nothing to sweep"),
             (["-L", "b"], "needs NAME and VALUES"),
             (["-c", "echo a | cat"], "--shell"),
+            (["-L", "a", "1", "--", os.path.join(self.tmp.name, "p.yaml")], "workflow files"),
         ]
         for args, message in cases:
             with self.subTest(args=args):
