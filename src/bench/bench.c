@@ -1,5 +1,6 @@
 /* bench: the repetition loop and the run wiring of `mlbench run` and `mlbench sweep` (see
- * bench.h). Measuring one run is measure/runner.c, markers measure/markers.c, the summary result/summary.c. */
+ * bench.h). Measuring one run is measure/runner.c, markers measure/markers.c, the summary
+ * result/summary.c. */
 #include "bench/bench.h"
 
 #include <errno.h>

@@ -564,7 +564,8 @@ static json_t *point_json(const struct sweep *sw, size_t i)
     return json_pack("{s:I, s:s, s:O, s:o, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:b, "
                      "s:o, s:o}",
         "index", (json_int_t)i, "name", p->name, "parameters", p->parameters, "command", argv,
-        "status", p->status ? p->status : "not_run", "status_detail", p->detail[0] ? p->detail : NULL,
+        "status", p->status ? p->status : "not_run",
+        "status_detail", p->detail[0] ? p->detail : NULL,
         "result_id", p->result ? json_string_value(json_object_get(p->result, "id")) : NULL,
         "result_path", p->result ? path : NULL,
         "runs_measured", jcount(num(json_object_get(p->result, "summary"), "runs_measured")),
@@ -752,7 +753,8 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
             long long v = (long long)num(pr, "value");
             if (json_is_true(json_object_get(pr, "fits")) && v > largest)
                 largest = v;
-            else if (!json_is_true(json_object_get(pr, "fits")) && (first_fail < 0 || v < first_fail))
+            else if (!json_is_true(json_object_get(pr, "fits")) &&
+                     (first_fail < 0 || v < first_fail))
                 first_fail = v;
         }
         find_max = json_pack("{s:s, s:I, s:I, s:b, s:o, s:o, s:o, s:O, s:o}",

@@ -2,7 +2,8 @@
  * or the probes of --find-max) measured in one session, each a full result in the store with
  * its sweep id and parameters, their repetitions interleaved round by round in a seeded
  * shuffled order unless told otherwise; then the sweep document ("mlbench.sweep/1") with every
- * point's status and figures, the objective and the winner, written to <store>/sweeps/ID.json (store/sweeps.h).
+ * point's status and figures, the objective and the winner, written to <store>/sweeps/ID.json
+ * (store/sweeps.h).
  * Call from the main thread, once per process (bench.h). */
 #ifndef MLBENCH_SWEEP_H
 #define MLBENCH_SWEEP_H

@@ -239,11 +239,11 @@ char *sweep_substitute(const char *s, const char *what, const struct sweep_param
                     struct strbuf names = {0};
                     for (size_t i = 0; i < n; i++)
                         strbuf_printf(&names, "%s%s", i ? ", " : "", params[i].name);
+                    int shown = (int)(len > 80 ? 80 : len);
                     snprintf(err, errlen, "%s has {%.*s}, which names no parameter (%s: %s); "
-                             "write {{%.*s}} for a literal {%.*s}", what, (int)(len > 80 ? 80 : len),
-                             p + 1, n == 1 ? "the parameter is" : "the parameters are",
-                             names.s ? names.s : "none", (int)(len > 80 ? 80 : len), p + 1,
-                             (int)(len > 80 ? 80 : len), p + 1);
+                             "write {{%.*s}} for a literal {%.*s}", what, shown, p + 1,
+                             n == 1 ? "the parameter is" : "the parameters are",
+                             names.s ? names.s : "none", shown, p + 1, shown, p + 1);
                     strbuf_free(&names);
                     strbuf_free(&out);
                     return NULL;

@@ -214,7 +214,7 @@ static int prescan(struct sweep_cli *c, int argc, char **argv, char *err, size_t
             c->seed = v;
         } else if (missing) {
             goto no_value;
-        } else if (a[0] == '-' && a[1]) { /* one of run's options, or a bad one: run's parser says */
+        } else if (a[0] == '-' && a[1]) { /* run's option, or a bad one: run's parser says */
             push(&run, &n_run, a);
             if (run_options_arity(a) == 1 && i + 1 < argc)
                 push(&run, &n_run, argv[++i]);

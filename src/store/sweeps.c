@@ -14,7 +14,8 @@
 
 bool store_is_sweep_ref(const char *ref)
 {
-    return !strcmp(ref, "latest-sweep") || !strncmp(ref, SWEEP_REF_PREFIX, strlen(SWEEP_REF_PREFIX));
+    return !strcmp(ref, "latest-sweep") ||
+           !strncmp(ref, SWEEP_REF_PREFIX, strlen(SWEEP_REF_PREFIX));
 }
 
 /* An id as sweeps have them: letters, digits, '-' and 'T' only (no path). */
