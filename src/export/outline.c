@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/sweep.h"
+#include "export/outline_private.h"
 #include "util/xalloc.h"
 
 static const char *str_or(const char *s, const char *fallback)
@@ -19,18 +19,10 @@ static const char *str_or(const char *s, const char *fallback)
     return s ? s : fallback;
 }
 
-/* ---- primitives ---- */
+/* ---- primitives (outline_private.h) ---- */
 
-struct outline {
-    const struct export_outline_ops *ops;
-    void *ctx;
-    const struct export_request *req;
-    int level;  /* heading level of a result's sections */
-};
 
-static void o_heading(struct outline *o, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void o_heading(struct outline *o, int level, const char *fmt, ...)
+void outline_heading(struct outline *o, int level, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
@@ -40,8 +32,7 @@ static void o_heading(struct outline *o, int level, const char *fmt, ...)
     o->ops->heading(o->ctx, level, text);
 }
 
-static void o_para(struct outline *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void o_para(struct outline *o, const char *fmt, ...)
+void outline_para(struct outline *o, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -80,22 +71,22 @@ static void o_list(struct outline *o, struct strlist *l)
     memset(l, 0, sizeof *l);
 }
 
-static void o_table(struct outline *o, struct export_table *t)
+void outline_table(struct outline *o, struct export_table *t)
 {
     o->ops->table(o->ctx, t);
     export_table_free(t);
 }
 
 /* A group of ops->group_begin/group_end; a FOLDED one without them is a heading. */
-static void o_group_begin(struct outline *o, enum export_group g, const char *title)
+void outline_group_begin(struct outline *o, enum export_group g, const char *title)
 {
     if (o->ops->group_begin)
         o->ops->group_begin(o->ctx, g, o->level, title);
     else if (g == EXPORT_GROUP_FOLDED)
-        o_heading(o, o->level, "%s", title);
+        outline_heading(o, o->level, "%s", title);
 }
 
-static void o_group_end(struct outline *o, enum export_group g)
+void outline_group_end(struct outline *o, enum export_group g)
 {
     if (o->ops->group_end)
         o->ops->group_end(o->ctx, g);
@@ -107,15 +98,15 @@ static void o_group_end(struct outline *o, enum export_group g)
 static void section_environment(struct outline *o, const json_t *r)
 {
     const json_t *env = json_object_get(r, "environment");
-    o_group_begin(o, EXPORT_GROUP_FOLDED, "Environment");
+    outline_group_begin(o, EXPORT_GROUP_FOLDED, "Environment");
     if (!json_is_object(env) || json_object_size(env) == 0) {
-        o_para(o, "The result does not describe its environment.");
+        outline_para(o, "The result does not describe its environment.");
     } else {
         struct export_table t;
         export_env_table(&t, env);
-        o_table(o, &t);
+        outline_table(o, &t);
     }
-    o_group_end(o, EXPORT_GROUP_FOLDED);
+    outline_group_end(o, EXPORT_GROUP_FOLDED);
 }
 
 /* ---- workload and configuration ---- */
@@ -148,8 +139,8 @@ static void section_workload(struct outline *o, const json_t *r)
         strbuf_puts(&b, q);
         free(q);
     }
-    o_heading(o, o->level, "Workload and configuration");
-    o_para(o, "Command%s:", json_is_true(json_object_get(cmd, "shell"))
+    outline_heading(o, o->level, "Workload and configuration");
+    outline_para(o, "Command%s:", json_is_true(json_object_get(cmd, "shell"))
                                 ? " (run through /bin/sh -c)" : "");
     o->ops->code(o->ctx, b.s);
     free(b.s);
@@ -170,11 +161,11 @@ static void section_workload(struct outline *o, const json_t *r)
         export_table_set(&t, row, 0, "%s", k);
         export_table_set(&t, row, 1, "%s", buf);
     }
-    o_table(o, &t);
+    outline_table(o, &t);
 
     const json_t *meta = json_object_get(json_object_get(r, "summary"), "metadata");
     if (json_array_size(meta)) {
-        o_para(o, "Metadata the workload sent (last run):");
+        outline_para(o, "Metadata the workload sent (last run):");
         export_table_init(&t, 2, "key", "value");
         for (size_t i = 0; i < json_array_size(meta); i++) {
             const json_t *m = json_array_get(meta, i);
@@ -184,7 +175,7 @@ static void section_workload(struct outline *o, const json_t *r)
                              json_is_true(json_object_get(m, "varies"))
                                  ? " (varies between runs)" : "");
         }
-        o_table(o, &t);
+        outline_table(o, &t);
     }
 }
 
@@ -251,7 +242,7 @@ static void section_methodology(struct outline *o, const json_t *r)
            str_or(jsonx_str(mlb, "version"), "?"),
            str_or(jsonx_str(mlb, "git_commit"), "?"),
            str_or(jsonx_str(r, "id"), "?"), str_or(jsonx_str(r, "created"), "?"));
-    o_heading(o, o->level, "Methodology");
+    outline_heading(o, o->level, "Methodology");
     o_list(o, &l);
 }
 
@@ -293,13 +284,13 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
     const json_t *stages = json_object_get(s, "stages");
     const json_t *wall = json_object_get(s, "wall_ns");
     char a[32], b[32], c[32], d[32];
-    o_heading(o, o->level, "Results");
+    outline_heading(o, o->level, "Results");
     if (!wall) {
-        o_para(o, "No run completed: there is nothing to summarise.");
+        outline_para(o, "No run completed: there is nothing to summarise.");
         return;
     }
     if (json_is_true(json_object_get(s, "used_failed_runs")))
-        o_para(o, "No run succeeded: the figures below describe failed runs.");
+        outline_para(o, "No run succeeded: the figures below describe failed runs.");
     struct export_table t;
     export_table_init(&t, 7, "stage", "median", "95% CI of median", "share", "min .. max", "CV",
                       "runs");
@@ -320,8 +311,8 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
         export_table_set(&t, row, 3, "%.1f %%", 100 * outside / wall_median);
     }
     stats_row(&t, "total", 0, wall, 1.0, jsonx_int(wall, "n", 0));
-    o_table(o, &t);
-    o_para(o, "Stage time is the wall time with the stage open on any thread. CPU: %s cores busy "
+    outline_table(o, &t);
+    outline_para(o, "Stage time is the wall time with the stage open on any thread. CPU: %s cores busy "
            "(user %s, system %s per run); peak RSS %s.",
            export_fmt_num(jsonx_num(s, "cpu_cores"), "%.2f", 1, c, sizeof c),
            export_fmt_duration(jsonx_num(json_object_get(s, "user_ns"), "median"), a,
@@ -350,8 +341,8 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
             export_table_set(&t, row, 3, "%s",
                              count ? export_fmt_counter_rate(k, rate, sizeof rate) : "-");
         }
-        o_para(o, "Counters the workload sent:");
-        o_table(o, &t);
+        outline_para(o, "Counters the workload sent:");
+        outline_table(o, &t);
         if (o->ops->figure)
             o->ops->figure(o->ctx, EXPORT_FIGURE_CURVES, o->req, index);
     }
@@ -365,11 +356,11 @@ static void section_latency(struct outline *o, const json_t *r, size_t index)
     struct export_table t;
     export_latency_table(&t, json_object_get(json_object_get(r, "summary"), "stages"));
     if (t.nrows) {
-        o_heading(o, o->level + 1, "Latency per span");
-        o_para(o, "Stages with at least %d spans: the duration of each span, pooled over the ok "
+        outline_heading(o, o->level + 1, "Latency per span");
+        outline_para(o, "Stages with at least %d spans: the duration of each span, pooled over the ok "
                "runs; percentiles by nearest rank (an observed span, never interpolated).",
                EXPORT_LATENCY_MIN_SPANS);
-        o_table(o, &t);
+        outline_table(o, &t);
         if (o->ops->figure)
             o->ops->figure(o->ctx, EXPORT_FIGURE_LATENCY, o->req, index);
     } else {
@@ -409,9 +400,9 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
     const json_t *s = json_object_get(r, "summary");
     const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
     const json_t *stages = json_object_get(s, "stages");
-    o_heading(o, o->level, "Resource use per stage");
+    outline_heading(o, o->level, "Resource use per stage");
     if (!json_object_get(s, "resources")) {
-        o_para(o, "No resource samples: the runs were shorter than the sampling interval or "
+        outline_para(o, "No resource samples: the runs were shorter than the sampling interval or "
                "no source could measure.");
         return;
     }
@@ -430,8 +421,8 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
                      json_object_get(st, "resources"), gpus);
     }
     resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus);
-    o_table(o, &t);
-    o_para(o, "Means over the samples that fell in each stage (medians over the runs); peak "
+    outline_table(o, &t);
+    outline_para(o, "Means over the samples that fell in each stage (medians over the runs); peak "
            "memory is the highest sample. CPU cores busy is the rate of process CPU time; MB/s are "
            "storage bytes of the process tree; iowait is the machine's.%s",
            json_array_size(gpus) ? " GPU figures cover the GPUs the workload used." : "");
@@ -447,11 +438,11 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
  * interval, the stage chart, the top findings in the analysis's order, the warnings count. */
 static void section_summary(struct outline *o, const json_t *r, size_t index)
 {
-    o_heading(o, o->level, "Summary");
-    o_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
+    outline_heading(o, o->level, "Summary");
+    outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
     char *verdict = export_answer_verdict(r), *total = export_answer_total(r);
-    o_para(o, "%s", verdict);
-    o_para(o, "%s", total);
+    outline_para(o, "%s", verdict);
+    outline_para(o, "%s", total);
     free(verdict);
     free(total);
     if (o->req->n == 1 && o->ops->figure)
@@ -461,38 +452,38 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
     size_t all = json_array_size(json_object_get(json_object_get(r, "analysis"), "findings"));
     if (n) {
         struct strlist l = {0};
-        o_para(o, "%s:", n == 1 ? "The finding" : "Top findings, most important first");
+        outline_para(o, "%s:", n == 1 ? "The finding" : "Top findings, most important first");
         for (size_t i = 0; i < n; i++) {
             sl_add(&l, "%s", top[i]);
             free(top[i]);
         }
         o_list(o, &l);
         if (all > n)
-            o_para(o, "All %zu findings, with their evidence: Analysis, below.", all);
+            outline_para(o, "All %zu findings, with their evidence: Analysis, below.", all);
     } else if (json_is_object(json_object_get(r, "analysis"))) {
-        o_para(o, "No findings: no rule found something to change.");
+        outline_para(o, "No findings: no rule found something to change.");
     }
     size_t nw = json_array_size(json_object_get(r, "warnings"));
     if (nw)
-        o_para(o, "%zu warning%s about the measurement (Warnings, below).", nw,
+        outline_para(o, "%zu warning%s about the measurement (Warnings, below).", nw,
                nw == 1 ? "" : "s");
     else
-        o_para(o, "No warning about the measurement.");
-    o_group_end(o, EXPORT_GROUP_ANSWER);
+        outline_para(o, "No warning about the measurement.");
+    outline_group_end(o, EXPORT_GROUP_ANSWER);
 }
 
 static void section_analysis(struct outline *o, const json_t *r)
 {
     const json_t *a = json_object_get(r, "analysis");
     char b[32];
-    o_heading(o, o->level, "Analysis");
+    outline_heading(o, o->level, "Analysis");
     if (!json_is_object(a)) {
-        o_para(o, "No analysis: there were no resource samples or no usable run.");
+        outline_para(o, "No analysis: there were no resource samples or no usable run.");
         return;
     }
     const char *bottleneck = jsonx_str(a, "bottleneck");
     if (bottleneck)
-        o_para(o, "Bottleneck: %s, the top-level stage holding the pipeline back.", bottleneck);
+        outline_para(o, "Bottleneck: %s, the top-level stage holding the pipeline back.", bottleneck);
     struct export_table t;
     export_table_init(&t, 4, "stage", "share", "verdict", "evidence");
     t.numeric = 0x2;
@@ -507,13 +498,13 @@ static void section_analysis(struct outline *o, const json_t *r)
         export_table_set(&t, row, 2, "%s", str_or(jsonx_str(v, "rule"), "?"));
         export_table_set(&t, row, 3, "%s", str_or(jsonx_str(v, "evidence"), ""));
     }
-    o_table(o, &t);
+    outline_table(o, &t);
     const json_t *findings = json_object_get(a, "findings");
     if (!json_array_size(findings)) {
-        o_para(o, "No findings.");
+        outline_para(o, "No findings.");
         return;
     }
-    o_para(o, "Findings, most important first (the analysis's order, docs/analysis.md):");
+    outline_para(o, "Findings, most important first (the analysis's order, docs/analysis.md):");
     export_table_init(&t, 6, "#", "stage", "rule", "evidence", "recommendation",
                       "could save per run");
     t.numeric = 0x21;
@@ -529,14 +520,14 @@ static void section_analysis(struct outline *o, const json_t *r)
         export_table_set(&t, row, 5, "%s", saving > 0 ? export_fmt_duration(saving, b, sizeof b)
                                                       : "-");
     }
-    o_table(o, &t);
+    outline_table(o, &t);
 }
 
 static void section_warnings(struct outline *o, const json_t *r)
 {
     const json_t *w = json_object_get(r, "warnings");
     struct strlist l = {0};
-    o_heading(o, o->level, "Warnings");
+    outline_heading(o, o->level, "Warnings");
     if (json_is_string(json_object_get(r, "interrupted_by")))
         sl_add(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",
                jsonx_str(r, "interrupted_by"));
@@ -546,7 +537,7 @@ static void section_warnings(struct outline *o, const json_t *r)
                str_or(jsonx_str(x, "message"), ""));
     }
     if (!l.n)
-        o_para(o, "None: nothing suggests the measurement is off.");
+        outline_para(o, "None: nothing suggests the measurement is off.");
     o_list(o, &l);
 }
 
@@ -554,7 +545,7 @@ static void section_runs(struct outline *o, const json_t *r)
 {
     const json_t *runs = json_object_get(r, "runs");
     char a[32], b[32], c[32], d[32];
-    o_heading(o, o->level, "Runs");
+    outline_heading(o, o->level, "Runs");
     struct export_table t;
     export_table_init(&t, 8, "run", "kind", "status", "wall", "user", "system", "max RSS",
                       "exit");
@@ -583,13 +574,13 @@ static void section_runs(struct outline *o, const json_t *r)
             export_table_set(&t, row, 7, "%s", export_fmt_value(json_object_get(x, "exit_code"),
                                                                 a, sizeof a));
     }
-    o_table(o, &t);
+    outline_table(o, &t);
 }
 
 static void section_reproduce(struct outline *o, const json_t *r)
 {
-    o_heading(o, o->level, "Reproduce");
-    o_para(o, "From the directory it was measured in, with the same environment:");
+    outline_heading(o, o->level, "Reproduce");
+    outline_para(o, "From the directory it was measured in, with the same environment:");
     char *cmd = export_reproduce_command(r);
     o->ops->code(o->ctx, cmd);
     free(cmd);
@@ -601,7 +592,7 @@ static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
 {
     struct export_table t;
     if (export_cmp_stages(&t, cand, alpha))
-        o_table(o, &t);
+        outline_table(o, &t);
     else
         export_table_free(&t);
     struct strlist why = {0};
@@ -615,12 +606,12 @@ static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
     }
     o_list(o, &why);
     if (jsonx_str(cand, "clean_answer"))
-        o_para(o, "For a clean answer, %s.", jsonx_str(cand, "clean_answer"));
+        outline_para(o, "For a clean answer, %s.", jsonx_str(cand, "clean_answer"));
     if (export_cmp_latency(&t, cand, alpha)) {
-        o_para(o, "Span latency: p50 and p99 of the stages with at least 20 spans on each side, "
+        outline_para(o, "Span latency: p50 and p99 of the stages with at least 20 spans on each side, "
                "the spans of all runs pooled; the interval is a bootstrap of the ratio of the "
                "quantiles.");
-        o_table(o, &t);
+        outline_table(o, &t);
     } else {
         export_table_free(&t);
     }
@@ -634,14 +625,14 @@ static void cmp_quality(struct outline *o, const json_t *cand)
     for (size_t k = 0; k < 2; k++) {
         const json_t *w = json_object_get(q, sides[k]);
         if (!json_array_size(w)) {
-            o_para(o, "Measurement quality of the %s: no warnings.", sides[k]);
+            outline_para(o, "Measurement quality of the %s: no warnings.", sides[k]);
             continue;
         }
         struct strlist l = {0};
         for (size_t i = 0; i < json_array_size(w); i++)
             sl_add(&l, "%s: %s", str_or(jsonx_str(json_array_get(w, i), "code"), "?"),
                    str_or(jsonx_str(json_array_get(w, i), "message"), ""));
-        o_para(o, "Measurement quality of the %s:", sides[k]);
+        outline_para(o, "Measurement quality of the %s:", sides[k]);
         o_list(o, &l);
     }
 }
@@ -656,25 +647,25 @@ static void cmp_pairs(struct outline *o, const json_t *cand, const char *member,
         export_table_free(&t);
         return;
     }
-    o_para(o, "%s", intro);
-    o_table(o, &t);
+    outline_para(o, "%s", intro);
+    outline_table(o, &t);
 }
 
 static void section_comparison(struct outline *o)
 {
     const json_t *c = o->req->comparison;
-    o_heading(o, 2, "Comparison");
+    outline_heading(o, 2, "Comparison");
     if (o->ops->figure)
         o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, 0);
     if (!json_is_object(c)) {
-        o_para(o, "No comparison was made.");
+        outline_para(o, "No comparison was made.");
         return;
     }
     const json_t *base = json_object_get(c, "baseline");
     double alpha = jsonx_num(c, "alpha"), effect = jsonx_num(c, "min_effect_pct");
     char a[32], e[32];
     const char *base_label = jsonx_str(base, "label");
-    o_para(o, "Baseline: %s%s%s%s. A change counts when p < %s and it is larger than %s; the "
+    outline_para(o, "Baseline: %s%s%s%s. A change counts when p < %s and it is larger than %s; the "
            "ratio is the candidate's median over the baseline's, with its bootstrap confidence "
            "interval; p is from a Mann-Whitney test over the runs. A change that a disturbance of "
            "the side that came out slower could explain (other processes' CPU use, CPU "
@@ -686,11 +677,11 @@ static void section_comparison(struct outline *o)
     const json_t *cands = json_object_get(c, "candidates");
     for (size_t i = 0; i < json_array_size(cands); i++) {
         const json_t *cand = json_array_get(cands, i);
-        o_heading(o, 3, "%s against %s",
+        outline_heading(o, 3, "%s against %s",
                   str_or(jsonx_str(cand, "label"), str_or(jsonx_str(cand, "id"), "?")),
                   str_or(jsonx_str(base, "label"), str_or(jsonx_str(base, "id"), "?")));
         if (json_is_false(json_object_get(cand, "like_for_like")))
-            o_para(o, "Not like for like: the environments differ in ways that matter (below); "
+            outline_para(o, "Not like for like: the environments differ in ways that matter (below); "
                    "the changes may not be caused by the workload.");
         cmp_stages(o, cand, alpha);
         cmp_quality(o, cand);
@@ -713,101 +704,15 @@ static void comparison_answer(struct outline *o)
     const json_t *base = json_object_get(c, "baseline");
     const char *base_name = str_or(jsonx_str(base, "label"), str_or(jsonx_str(base, "id"), "?"));
     struct strlist l = {0};
-    o_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
+    outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
     for (size_t i = 0; i < json_array_size(cands); i++) {
         char *v = export_answer_comparison(json_array_get(cands, i), base_name);
         sl_add(&l, "%s", v);
         free(v);
     }
-    o_para(o, "Verdict:");
+    outline_para(o, "Verdict:");
     o_list(o, &l);
-    o_group_end(o, EXPORT_GROUP_ANSWER);
-}
-
-/* ---- a sweep ---- */
-
-static void o_lines(struct outline *o, struct export_lines *l, const char *intro)
-{
-    if (l->n) {
-        o_para(o, "%s", intro);
-        o->ops->list(o->ctx, (const char *const *)l->v, l->n);
-    }
-    export_lines_free(l);
-}
-
-/* The title and answer of a sweep (the winner, the find-max answer), then its section: what
- * was swept, the table of the points, the charts, the points that did not run, the constraints
- * not met, every point's warnings, and in find-max mode the probes. */
-static void section_sweep(struct outline *o)
-{
-    const json_t *sw = o->req->sweep;
-    o_heading(o, 1, "mlbench sweep: %s", str_or(jsonx_str(sw, "id"), "(no id)"));
-    struct export_lines fm = {0};
-    export_sweep_find_max(sw, &fm);
-    o_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
-    char *winner = export_sweep_winner(sw), *about = export_sweep_about(sw);
-    o_para(o, "%c%s.", winner[0] == 'w' ? 'W' : 'N', winner + 1);
-    if (fm.n)
-        o_para(o, "%s", fm.v[0]);
-    o_para(o, "%s", about);
-    free(winner);
-    free(about);
-    o_group_end(o, EXPORT_GROUP_ANSWER);
-
-    o_heading(o, 2, "Sweep");
-    o_para(o, "Sweep %s, created %s: every point is a full measured benchmark stored as a "
-           "result; the figures are its medians.", str_or(jsonx_str(sw, "id"), "?"),
-           str_or(jsonx_str(sw, "created"), "?"));
-    const json_t *cmd = json_object_get(sw, "command");
-    if (json_array_size(cmd)) {
-        struct strbuf b = {0};
-        strbuf_puts(&b, "");
-        for (size_t i = 0; i < json_array_size(cmd) && i < 256; i++) {
-            const char *w = json_string_value(json_array_get(cmd, i));
-            char *q = export_shell_quote(w ? w : "?");
-            strbuf_printf(&b, "%s%s", i ? " " : "", q);
-            free(q);
-        }
-        o_para(o, "Command template ({NAME} is each parameter's value):");
-        o->ops->code(o->ctx, b.s);
-        free(b.s);
-    }
-    struct export_sweep_columns c;
-    export_sweep_columns(sw, &c);
-    struct export_table t;
-    if (export_sweep_table(&t, sw, &c)) {
-        o_table(o, &t);
-    } else {
-        export_table_free(&t);
-        o_para(o, "The sweep has no point.");
-    }
-    char *obj = export_sweep_objective(sw);
-    o_para(o, "\u2605 the winner. %s", obj);
-    free(obj);
-    if (o->ops->figure)
-        o->ops->figure(o->ctx, EXPORT_FIGURE_SWEEP, o->req, 0);
-    struct export_lines not_ok = {0}, cons = {0}, warn = {0};
-    export_sweep_notes(sw, &not_ok, &cons, &warn);
-    o_lines(o, &not_ok, "Points that did not run ok:");
-    o_lines(o, &cons, "Constraints not met:");
-    if (!warn.n)
-        o_para(o, "No point has a warning about its measurement.");
-    o_lines(o, &warn, "Warnings about the points' measurements:");
-    if (json_is_object(json_object_get(sw, "find_max"))) {
-        o_heading(o, 3, "The largest value that fits");
-        o->ops->list(o->ctx, (const char *const *)fm.v, fm.n);
-        if (export_sweep_probes(&t, sw)) {
-            o_para(o, "The probes, in the order they ran (doubling, then bisection):");
-            o_table(o, &t);
-        } else {
-            export_table_free(&t);
-        }
-        if (o->ops->figure)
-            o->ops->figure(o->ctx, EXPORT_FIGURE_FIND_MAX, o->req, 0);
-    }
-    export_lines_free(&fm);
-    if (o->req->n == 0)
-        o_para(o, "No point has a stored result to report in detail.");
+    outline_group_end(o, EXPORT_GROUP_ANSWER);
 }
 
 /* ---- the whole outline ---- */
@@ -817,13 +722,13 @@ void export_outline(const struct export_request *req, const struct export_outlin
 {
     struct outline o = {ops, ctx, req, req->n > 1 || req->sweep ? 3 : 2};
     if (req->sweep)
-        section_sweep(&o);
+        outline_sweep(&o);
     if (req->n == 0)
         return;
     const json_t *first = req->results[0];
     if (req->n == 1) {
         if (!req->sweep)
-            o_heading(&o, 1, "mlbench report: %s", export_result_name(first));
+            outline_heading(&o, 1, "mlbench report: %s", export_result_name(first));
     } else if (req->sweep) {
         comparison_answer(&o);
         section_comparison(&o);
@@ -835,7 +740,7 @@ void export_outline(const struct export_request *req, const struct export_outlin
                 strbuf_puts(&b, ", ");
             strbuf_puts(&b, export_result_name(req->results[i]));
         }
-        o_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
+        outline_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
         free(b.s);
         comparison_answer(&o);
         section_comparison(&o);
@@ -843,10 +748,10 @@ void export_outline(const struct export_request *req, const struct export_outlin
     for (size_t i = 0; i < req->n; i++) {
         const json_t *r = req->results[i];
         if (req->n > 1)
-            o_heading(&o, 2, "%s: %s", i == 0 ? "Baseline" : "Candidate", export_result_name(r));
+            outline_heading(&o, 2, "%s: %s", i == 0 ? "Baseline" : "Candidate", export_result_name(r));
         else if (req->sweep)
-            o_heading(&o, 2, "Point: %s", export_result_name(r));
-        o_para(&o, "Result %s%s%s, created %s%s.", str_or(jsonx_str(r, "id"), "?"),
+            outline_heading(&o, 2, "Point: %s", export_result_name(r));
+        outline_para(&o, "Result %s%s%s, created %s%s.", str_or(jsonx_str(r, "id"), "?"),
                req->paths && req->paths[i] ? " read from " : "",
                req->paths && req->paths[i] ? req->paths[i] : "",
                str_or(jsonx_str(r, "created"), "?"),

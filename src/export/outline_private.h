@@ -1,0 +1,29 @@
+/* outline_private.h: what the parts of the report outline (outline.c, outline_sweep.c) share:
+ * the outline being written and its primitives, each one call of the format's
+ * export_outline_ops. For src/export/outline*.c only. */
+#ifndef MLBENCH_EXPORT_OUTLINE_PRIVATE_H
+#define MLBENCH_EXPORT_OUTLINE_PRIVATE_H
+
+#include "export/export.h"
+
+struct outline {
+    const struct export_outline_ops *ops;
+    void *ctx;
+    const struct export_request *req;
+    int level;  /* heading level of a result's sections */
+};
+
+/* A heading, a paragraph (printf-style; the text is the format's to escape). */
+void outline_heading(struct outline *o, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void outline_para(struct outline *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Renders t and frees it. */
+void outline_table(struct outline *o, struct export_table *t);
+/* A group of ops->group_begin/group_end; a FOLDED one without them is a heading. */
+void outline_group_begin(struct outline *o, enum export_group g, const char *title);
+void outline_group_end(struct outline *o, enum export_group g);
+
+/* The sweep of o->req->sweep (outline_sweep.c). */
+void outline_sweep(struct outline *o);
+
+#endif
