@@ -8,6 +8,8 @@
  * re-parsed. */
 #include "measure/workflow.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,9 @@ const char *workflow_split_why(int rc)
     case WORKFLOW_SPLIT_PATTERN:
         return "holds a pattern only a shell expands (* ? [ ] or ~): set 'shell: true' to run it "
                "through /bin/sh, or quote it";
+    case WORKFLOW_SPLIT_UNSET_ERROR:
+        return "uses ${VAR?} or ${VAR:?} (fail when unset), which only a shell does: set 'shell: "
+               "true' to run it through /bin/sh, or use ${VAR:-default}";
     case WRDE_SYNTAX:
         return "has a syntax error (unbalanced quotes?)";
     case WRDE_NOSPACE:
@@ -90,6 +95,32 @@ const char *workflow_split_why(int rc)
     default:
         return "could not be split into words";
     }
+}
+
+/* Whether s holds ${NAME?...} or ${NAME:?...} where a shell would expand it (not in single
+ * quotes). glibc's wordexp dereferences a null pointer on ${UNSET?} with no word (fuzz_workflow
+ * found it), and failing when unset is a shell's error anyway. */
+static bool has_unset_error(const char *s)
+{
+    bool single = false, dbl = false;
+    for (const char *p = s; *p; p++) {
+        if (*p == '\\' && !single && p[1]) {
+            p++;
+        } else if (*p == '\'' && !dbl) {
+            single = !single;
+        } else if (*p == '"' && !single) {
+            dbl = !dbl;
+        } else if (!single && p[0] == '$' && p[1] == '{') {
+            const char *q = p + 2;
+            while (isalnum((unsigned char)*q) || *q == '_')
+                q++;
+            if (*q == ':')
+                q++;
+            if (*q == '?')
+                return true;
+        }
+    }
+    return false;
 }
 
 int workflow_split(const char *s, wordexp_t *we)
@@ -108,6 +139,8 @@ int workflow_split(const char *s, wordexp_t *we)
     case CMDLINE_PLAIN:
         break;
     }
+    if (has_unset_error(s))
+        return WORKFLOW_SPLIT_UNSET_ERROR;
     int rc = wordexp(s, we, WRDE_NOCMD);
     if (rc == WRDE_NOSPACE)
         wordfree(we); /* wordexp may have allocated part of the vector */

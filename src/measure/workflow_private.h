@@ -29,11 +29,13 @@ long workflow_param_find(const struct workflow *wf, const char *name, size_t n);
 void workflow_param_list(const struct workflow *wf, char *out, size_t outlen);
 
 /* wordexp(s) without command substitution, after cmdline_shellism refused what only a shell
- * understands (variables pass); on failure the vector is freed. Returns wordexp's code, or
- * WORKFLOW_SPLIT_PATTERN (0: we holds the words, the caller wordfree()s them). Not thread-safe
+ * understands (variables pass) and ${VAR?}/${VAR:?} were refused; on failure the vector is
+ * freed. Returns wordexp's code, WORKFLOW_SPLIT_PATTERN or WORKFLOW_SPLIT_UNSET_ERROR (0: we
+ * holds the words, the caller wordfree()s them). Not thread-safe
  * (wordexp). */
 int workflow_split(const char *s, wordexp_t *we);
 #define WORKFLOW_SPLIT_PATTERN (-1) /* workflow_split: a pattern (* ? [ ] ~) only a shell expands */
+#define WORKFLOW_SPLIT_UNSET_ERROR (-2) /* workflow_split: ${VAR?} or ${VAR:?} */
 
 /* Why workflow_split refused a command line (rc != 0), for "'cmd' of stage 'x' <why>": a
  * static string. */

@@ -312,6 +312,13 @@ static void test_stage_errors(void **state)
     expect_error("stages:\n  train: python3 $(which train.py)\n", "2:10",
                  "'cmd' of stage 'train' uses command substitution: set 'shell: true' to run it "
                  "through /bin/sh");
+    /* glibc's wordexp crashes on ${UNSET?} (fuzz_workflow): refused before it */
+    expect_error("stages:\n  train: echo ${NOSUCH_VAR_X?}\n", "2:10",
+                 "'cmd' of stage 'train' uses ${VAR?} or ${VAR:?} (fail when unset), which only a "
+                 "shell does: set 'shell: true' to run it through /bin/sh, or use ${VAR:-default}");
+    expect_error("stages:\n  train: echo \"${X:?}\"\n", "2:10",
+                 "'cmd' of stage 'train' uses ${VAR?} or ${VAR:?} (fail when unset), which only a "
+                 "shell does: set 'shell: true' to run it through /bin/sh, or use ${VAR:-default}");
     expect_error("stages:\n  train: python3 'train.py\n", "2:10",
                  "'cmd' of stage 'train' has a syntax error (unbalanced quotes?)");
     expect_error("stages:\n  train:\n    cmd: |\n      a\n      b\n", "3:10",
