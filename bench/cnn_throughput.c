@@ -4,7 +4,8 @@
  * the median images_per_s, step_ms and achieved gflops (cnn_flops_train: GEMM FLOPs only).
  * bench/cnn_peer.py measures PyTorch the same way; bench/cnn-vs-torch.sh runs both.
  * Usage: cnn-throughput [--height 32] [--width 32] [--channels 3] [--classes 10] [--batch 32]
- *                       [--threads 1] [--steps 20] [--warmup 3] [--seed 1] */
+ *                       [--threads 1] [--steps 20] [--warmup 3] [--seed 1] [--precision fp32|bf16]
+ * (bf16: exit 2 on a CPU without AVX512_BF16). */
 #include "common/rng.h"
 #include "imgclf/cnn.h"
 
@@ -35,10 +36,19 @@ struct option_int {
     long *value;
 };
 
-/* Parses "--name value" pairs into the table; 0, or 2 after a message. */
-static int parse(int argc, char **argv, const struct option_int *opts, int nopts)
+/* Parses "--name value" pairs into the table, and --precision; 0, or 2 after a message. */
+static int parse(int argc, char **argv, const struct option_int *opts, int nopts, int *bf16)
 {
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
+            *bf16 = strcmp(argv[++i], "bf16") == 0;
+            if (!*bf16 && strcmp(argv[i], "fp32") != 0) {
+                fprintf(stderr, "cnn-throughput: --precision '%s' must be fp32 or bf16\n",
+                        argv[i]);
+                return 2;
+            }
+            continue;
+        }
         const struct option_int *o = NULL;
         for (int k = 0; k < nopts; k++)
             if (strncmp(argv[i], "--", 2) == 0 && strcmp(argv[i] + 2, opts[k].name) == 0)
@@ -76,7 +86,8 @@ int main(int argc, char **argv)
         {"steps", 1, 1 << 20, &steps},  {"warmup", 0, 1 << 20, &warmup},
         {"seed", 0, 1L << 30, &seed},
     };
-    int rc = parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
+    int bf16 = 0;
+    int rc = parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &bf16);
     if (rc)
         return rc;
 
@@ -85,6 +96,11 @@ int main(int argc, char **argv)
     struct cnn *net = cnn_create(&shape, (uint64_t)seed, (int)threads, err, sizeof err);
     if (!net) {
         fprintf(stderr, "cnn-throughput: %s\n", err);
+        return 2;
+    }
+    if (cnn_set_precision(net, bf16 ? CNN_BF16 : CNN_FP32, err, sizeof err)) {
+        fprintf(stderr, "cnn-throughput: --precision bf16: %s\n", err);
+        cnn_free(net);
         return 2;
     }
     size_t in_size = (size_t)height * width * channels;
@@ -121,10 +137,12 @@ int main(int argc, char **argv)
     double flops = cnn_flops_train(&shape) * (double)batch;
     printf("{\"bench\": \"cnn_train\", \"impl\": \"mlbench\", \"height\": %ld, \"width\": %ld, "
            "\"channels\": %ld, \"classes\": %ld, \"batch\": %ld, \"threads\": %ld, "
+           "\"precision\": \"%s\", \"kernel\": \"%s\", "
            "\"steps\": %ld, \"warmup\": %ld, \"reps\": %d, \"images_per_s\": %.1f, "
            "\"step_ms\": %.3f, \"gflops\": %.2f, \"min_step_ms\": %.3f, \"max_step_ms\": %.3f, "
            "\"last_loss\": %.5f}\n",
-           height, width, channels, classes, batch, threads, steps, warmup, REPS,
+           height, width, channels, classes, batch, threads, bf16 ? "bf16" : "fp32",
+           cnn_kernel(net), steps, warmup, REPS,
            (double)batch / step_s, 1e3 * step_s, flops / step_s * 1e-9,
            1e3 * rep_s[0] / (double)steps, 1e3 * rep_s[REPS - 1] / (double)steps, loss);
     free(x);

@@ -86,9 +86,27 @@ static inline double cnn_cuda_memory_bytes(const struct cnn_shape *s, int max_ba
 struct cnn *cnn_create(const struct cnn_shape *shape, uint64_t seed, int threads, char *err,
                        size_t errlen);
 void cnn_free(struct cnn *net);
-/* Bytes cnn_create allocates for shape and threads: parameters, gradients, velocity and each
- * worker's scratch. It does not depend on the batch (workers go through it in groups). */
-double cnn_memory_bytes(const struct cnn_shape *shape, int threads);
+/* The arithmetic of the GEMMs (convolutions and fully connected layers, forward and backward).
+ * CNN_BF16 is mixed precision: every GEMM operand (im2col columns, weights, activations and
+ * gradients feeding a GEMM) rounded to bf16, products summed in fp32, C in fp32; the master
+ * weights, their SGD update, biases, ReLU, pooling, softmax, the loss and the reductions stay
+ * fp32. No loss scaling: bf16 has fp32's 8 exponent bits, so small gradients do not underflow
+ * (fp16's 5 bits flush gradients below 6e-8 to zero, which is why fp16 training scales the
+ * loss); it gives up mantissa (8 bits against 24) instead. */
+enum cnn_precision { CNN_FP32, CNN_BF16 };
+
+/* Switches the model's GEMMs to precision p (CNN_FP32 at creation). 0, or -1 with a message in
+ * err when this CPU cannot run it (CNN_BF16 needs AVX512_BF16: common/cpu.h), or with errno
+ * ENOMEM when the bf16 copies of the weights could not be allocated. */
+int cnn_set_precision(struct cnn *net, enum cnn_precision p, char *err, size_t errlen);
+/* The GEMM kernel in use, for the result's metadata: "avx512_bf16" (vdpbf16ps), "avx512f" (our
+ * fp32 kernels) or "openblas" (fp32 sgemm). */
+const char *cnn_kernel(const struct cnn *net);
+
+/* Bytes cnn_create (and cnn_set_precision for p) allocates for shape and threads: parameters,
+ * gradients, velocity, each worker's scratch, the bf16 weights. It does not depend on the batch
+ * (workers go through it in groups). */
+double cnn_memory_bytes(const struct cnn_shape *shape, int threads, enum cnn_precision p);
 
 /* Forward and backward on n images with labels in [0, classes): sets the gradient of the mean
  * cross-entropy loss (no weight decay) and returns that loss. Weights unchanged. NaN, with
@@ -103,7 +121,9 @@ double cnn_train_step(struct cnn *net, const float *x, const int *labels, int n,
 int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *out_class);
 
 /* All parameters as one flat array (conv1 w, b, conv2 w, b, fc1 w, b, fc2 w, b) and their
- * gradients, same layout: for gradient checks and for saving. */
+ * gradients, same layout: for gradient checks and for saving. In bf16 the weights' bf16 copies
+ * are made from these at the start of every call that computes, so writes through the pointer
+ * are always seen. */
 size_t cnn_param_count(const struct cnn *net);
 float *cnn_params(struct cnn *net);
 const float *cnn_grads(const struct cnn *net);

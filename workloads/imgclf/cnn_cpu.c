@@ -1,7 +1,7 @@
 /* cnn_cpu: the CPU backend of the reference small CNN (cnn.h): im2col + single-threaded sgemm
- * (cnn_gemm.h: our AVX-512 kernels when the CPU has AVX-512F, else OpenBLAS) for the
- * convolutions and the fully connected layers, plain C for the rest, data-parallel over
- * micro-batches on a fork-join pool (common/pool.h).
+ * (cnn_gemm.h: our AVX-512 kernels when the CPU has AVX-512F, else OpenBLAS; in bf16 our
+ * AVX512_BF16 kernels) for the convolutions and the fully connected layers, plain C for the
+ * rest, data-parallel over micro-batches on a fork-join pool (common/pool.h).
  *
  * Layouts (row-major float):
  *   activations   NHWC: image i, row y, column x, channel c at ((i*H + y)*W + x)*C + c.
@@ -23,6 +23,8 @@
  *   backward, per micro-batch in reverse order: the im2col matrices are rebuilt from the kept
  *     pooled outputs (the last micro-batch's are still there), then conv2's weight and input
  *     gradients and conv1's weight gradient.
+ * In bf16 a pool_run 0 comes first: the workers pack the weights into the bf16 layout the GEMMs
+ * read (each its share of the panels), once for the whole step.
  * Weight gradients add into the worker's gradient buffer (worker 0's is net->grad). pool_run 2:
  * each worker sums one range of the parameters over the workers' buffers into net->grad and, for
  * a training step, applies the update to that range. Per-sample gradients add, so this is the
@@ -45,6 +47,7 @@
 #include "imgclf/cnn_cpu_private.h"
 #include "imgclf/cnn_gemm.h"
 
+#include "common/cpu.h"
 #include "common/pool.h"
 #include "common/rng.h"
 
@@ -62,7 +65,7 @@ static const char *const phase_names[PH_COUNT] = {
     "col2im",    "pool1 bwd",  "conv1 dW", "reduce+update"};
 
 /* What one pool_run does. */
-enum job_kind { JOB_GRAD, JOB_PREDICT };
+enum job_kind { JOB_GRAD, JOB_PREDICT, JOB_PACK };
 struct job {
     struct cnn *net;
     enum job_kind kind;
@@ -92,6 +95,24 @@ static void *cnn_alloc(size_t count, size_t elem)
 }
 
 /* ---- the data-parallel steps --------------------------------------------------------------- */
+
+/* pool_run job: worker w packs its share of the bf16 weights. */
+static void job_pack(void *arg, int w, int nthreads)
+{
+    const struct job *jb = arg;
+    cnn_pack_weights(jb->net, w, nthreads);
+}
+
+/* In bf16, packs the weights from the fp32 master weights: at the start of every call that
+ * computes, so that an update, or a write through cnn_params, is always seen (it costs about
+ * 0.2 ms of one core at 28x28, 1-2 % of a step of 128 images). */
+static void refresh_weights(struct cnn *net)
+{
+    if (net->precision != CNN_BF16)
+        return;
+    struct job jb = {.net = net, .kind = JOB_PACK};
+    pool_run(net->pool, job_pack, &jb);
+}
 
 static void bias_zero(const struct cnn *net, float *g)
 {
@@ -217,9 +238,11 @@ static double grad_and_maybe_update(struct cnn *net, const float *x, const int *
     struct job jb = {.net = net, .kind = JOB_GRAD, .x = x, .labels = labels, .n = n,
                      .update = update, .lr = lr, .momentum = momentum,
                      .weight_decay = weight_decay};
+    refresh_weights(net);
     pool_run(net->pool, job_images, &jb);
     if (net->threads > 1 || update)
         pool_run(net->pool, job_reduce, &jb);
+
     double loss = 0;
     for (int k = 0; k < net->threads; k++)
         loss += net->wk[k].loss;
@@ -253,7 +276,22 @@ static double alloc_bytes(size_t count, size_t elem)
     return (double)((count ? count : 1) * elem + 63) / 64 * 64;
 }
 
-double cnn_memory_bytes(const struct cnn_shape *shape, int threads)
+/* Offsets of the packed bf16 weights in one buffer (each 64-byte aligned); returns its size. */
+static size_t wpack_layout(const struct cnn *net, size_t *off)
+{
+    size_t total = 0;
+    for (int wp = 0; wp < WP_COUNT; wp++) {
+        size_t param_off;
+        int n, k, trans;
+        cnn_wpack_shape(net, (enum wpack)wp, &param_off, &n, &k, &trans);
+        if (off)
+            off[wp] = total;
+        total += (cnn_gemm_bf16_packed_size(n, k) + 63) / 64 * 64;
+    }
+    return total;
+}
+
+double cnn_memory_bytes(const struct cnn_shape *shape, int threads, enum cnn_precision p)
 {
     const struct cnn_layout L = cnn_layout_of(shape);
     const size_t m = MICROBATCH, g = GROUP, f = sizeof(float);
@@ -264,9 +302,11 @@ double cnn_memory_bytes(const struct cnn_shape *shape, int threads)
                     alloc_bytes(g * np2 * C1, 1) + alloc_bytes(g * (size_t)L.d, f) +
                     alloc_bytes(g * (size_t)L.d, 1) + alloc_bytes(g * (size_t)L.d, f) +
                     2 * alloc_bytes(g * F1, f) + alloc_bytes(g * (size_t)shape->classes, f);
+    struct cnn probe = {.s = *shape, .L = L};
+    double wpack = p == CNN_BF16 ? alloc_bytes(wpack_layout(&probe, NULL), 1) : 0;
     /* param, grad, vel; each worker but the first has its own gradient */
     return (3 + (threads - 1)) * alloc_bytes(L.nparam, f) + threads * worker +
-           (double)threads * sizeof(struct cnn_worker) + sizeof(struct cnn);
+           (double)threads * sizeof(struct cnn_worker) + sizeof(struct cnn) + wpack;
 }
 
 static int worker_alloc(const struct cnn *net, struct cnn_worker *wk, int own_grad)
@@ -392,7 +432,7 @@ static void print_profile(const struct cnn *net)
         total += wk->phase_s[i];
     fprintf(stderr, "cnn profile (worker 0 of %d, %dx%dx%d, %s GEMM; im2col includes backward's"
                     " rebuilds): %.3f s CPU\n", net->threads, net->s.height, net->s.width,
-            net->s.channels, net->gemm_avx512 ? "AVX-512" : "OpenBLAS", total);
+            net->s.channels, cnn_kernel(net), total);
     for (int i = 0; i < PH_COUNT; i++)
         fprintf(stderr, "  %-14s %8.3f s %5.1f %%\n", phase_names[i], wk->phase_s[i],
                 total > 0 ? 100.0 * wk->phase_s[i] / total : 0.0);
@@ -412,7 +452,32 @@ void cnn_free(struct cnn *net)
     free(net->param);
     free(net->grad);
     free(net->vel);
+    free(net->wpack);
     free(net);
+}
+
+int cnn_set_precision(struct cnn *net, enum cnn_precision p, char *err, size_t errlen)
+{
+    if (p == CNN_BF16 && !cnn_gemm_bf16_available()) {
+        snprintf(err, errlen, "this CPU has no AVX512_BF16%s",
+                 wl_cpu_disabled(WL_CPU_AVX512_BF16) ? " (MLBENCH_CPU_DISABLE removed it)" : "");
+        return -1;
+    }
+    if (p == CNN_BF16 && !net->wpack) {
+        net->wpack = cnn_alloc(wpack_layout(net, net->wpack_off), 1);
+        if (!net->wpack) {
+            snprintf(err, errlen, "cnn: cannot allocate the bf16 weights");
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    net->precision = p;
+    return 0;
+}
+
+const char *cnn_kernel(const struct cnn *net)
+{
+    return net->precision == CNN_BF16 ? "avx512_bf16" : net->gemm_avx512 ? "avx512f" : "openblas";
 }
 
 double cnn_loss_grad(struct cnn *net, const float *x, const int *labels, int n)
@@ -432,6 +497,7 @@ int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *
         return 0;
     struct job jb = {.net = net, .kind = JOB_PREDICT, .x = x, .labels = labels, .n = n,
                      .out_class = out_class};
+    refresh_weights(net);
     pool_run(net->pool, job_images, &jb);
     int correct = 0;
     for (int k = 0; k < net->threads; k++)

@@ -66,6 +66,10 @@ struct cnn_worker {
     double phase_s[PH_COUNT];
 };
 
+/* The weights in the bf16 layout of cnn_gemm_bf16_packed, one per GEMM that multiplies by a
+ * weight matrix: as they are (forward) and transposed (input gradients). */
+enum wpack { WP_W1, WP_W2, WP_W2T, WP_W3, WP_W3T, WP_W4, WP_W4T, WP_COUNT };
+
 struct cnn {
     struct cnn_shape s;
     int threads;
@@ -75,6 +79,9 @@ struct cnn {
     struct cnn_worker *wk;
     int profile;
     int gemm_avx512; /* gemm() uses cnn_gemm_avx512 (the CPU has AVX-512F) */
+    enum cnn_precision precision;
+    unsigned char *wpack;         /* CNN_BF16: the packed weights, one buffer */
+    size_t wpack_off[WP_COUNT];   /* where each starts in it */
 };
 
 /* The calling thread's CPU time: the profile should not count time the thread waited for a core
@@ -97,6 +104,12 @@ static inline void lap(const struct cnn *net, struct cnn_worker *wk, enum phase 
 }
 
 /* ---- cnn_layers.c ---- */
+
+/* Packs the weights for CNN_BF16: worker w of nthreads does its share of each matrix's panels. */
+void cnn_pack_weights(const struct cnn *net, int w, int nthreads);
+/* Where weight matrix wp comes from, its GEMM shape (op(B) is k x n) and transpose. */
+void cnn_wpack_shape(const struct cnn *net, enum wpack wp, size_t *param_off, int *n, int *k,
+                     int *trans);
 
 /* Conv forward of m images x (NHWC): their pooled conv outputs and argmaxes go to p1/arg1
  * (m x H2 x W2 x C1) and p2/arg2 (m x D); wk's scratch keeps the last im2col matrices. */

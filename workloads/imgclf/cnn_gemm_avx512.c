@@ -16,6 +16,8 @@
  * the loads per step (2 + 12) fit in the 2 loads per cycle beside the 24 FMAs. */
 #include "imgclf/cnn_gemm.h"
 
+#include "common/cpu.h"
+
 #include <cblas.h>
 #include <stddef.h>
 
@@ -185,8 +187,7 @@ AVX512 void cnn_gemm_avx512(int trans_a, int trans_b, int m, int n, int k, const
 
 int cnn_gemm_avx512_available(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
+    return wl_cpu_has(WL_CPU_AVX512F);
 }
 
 #else

@@ -162,20 +162,62 @@ pool_backward(const float *restrict dp, const float *restrict p, const unsigned 
 }
 
 /* C (rows x cols) = A B with row-major A (rows x inner) and B (inner x cols), or with the
- * transposes as flagged; beta 0 overwrites C, 1 adds to it. The one dispatch between our
- * AVX-512 kernels (cnn_gemm_avx512.c) and OpenBLAS: ours when the CPU has AVX-512F, for every
- * GEMM here. Measured on one Zen 5 core with OPENBLAS_CORETYPE=Haswell, GFLOP/s ours vs
- * OpenBLAS: conv GEMMs 215-263 vs 55-123, fc1 forward and weight gradient 200-208 vs 106-116,
- * fc1 input gradient 128 vs 97; only fc2's weight gradient (10 columns) is slower (50 vs 66),
- * too small to be worth a second path. */
+ * transposes as flagged; beta 0 overwrites C, 1 adds to it. The one dispatch between the
+ * kernels: in bf16 cnn_gemm_bf16 (cnn_gemm_bf16.c), with B from the packed weights when wp
+ * names the weight matrix B is (wp < 0: B is an activation or a gradient, packed on the fly);
+ * in fp32 our AVX-512 kernels (cnn_gemm_avx512.c) when the CPU has AVX-512F, for every GEMM
+ * here, else OpenBLAS. Measured on one Zen 5 core with OPENBLAS_CORETYPE=Haswell, fp32 GFLOP/s
+ * ours vs OpenBLAS: conv GEMMs 215-263 vs 55-123, fc1 forward and weight gradient 200-208 vs
+ * 106-116, fc1 input gradient 128 vs 97; only fc2's weight gradient (10 columns) is slower (50
+ * vs 66), too small to be worth a second path. */
 static void gemm(const struct cnn *net, int ta, int tb, int rows, int cols, int inner,
-                 const float *a, const float *b, float beta, float *c)
+                 const float *a, const float *b, int wp, float beta, float *c)
 {
     const int lda = ta ? rows : inner, ldb = tb ? inner : cols;
-    if (net->gemm_avx512)
+    if (net->precision == CNN_BF16 && wp >= 0)
+        cnn_gemm_bf16_packed(ta, rows, cols, inner, a, lda, net->wpack + net->wpack_off[wp],
+                             beta, c, cols);
+    else if (net->precision == CNN_BF16)
+        cnn_gemm_bf16(ta, tb, rows, cols, inner, a, lda, b, ldb, beta, c, cols);
+    else if (net->gemm_avx512)
         cnn_gemm_avx512(ta, tb, rows, cols, inner, a, lda, b, ldb, beta, c, cols);
     else
         cnn_gemm_blas(ta, tb, rows, cols, inner, a, lda, b, ldb, beta, c, cols);
+}
+
+void cnn_wpack_shape(const struct cnn *net, enum wpack wp, size_t *param_off, int *n, int *k,
+                     int *trans)
+{
+    const struct cnn_layout *L = &net->L;
+    const int nc = net->s.classes;
+    /* op(B) of each weight GEMM below: W as stored (inputs x outputs) in the forward pass, W^T
+     * in the input gradient */
+    const struct {
+        size_t off;
+        int n, k, trans;
+    } t[WP_COUNT] = {
+        [WP_W1] = {L->off_w1, C1, L->k1, 0},  [WP_W2] = {L->off_w2, C2, L->k2, 0},
+        [WP_W2T] = {L->off_w2, L->k2, C2, 1}, [WP_W3] = {L->off_w3, F1, L->d, 0},
+        [WP_W3T] = {L->off_w3, L->d, F1, 1},  [WP_W4] = {L->off_w4, nc, F1, 0},
+        [WP_W4T] = {L->off_w4, F1, nc, 1},
+    };
+    *param_off = t[wp].off;
+    *n = t[wp].n;
+    *k = t[wp].k;
+    *trans = t[wp].trans;
+}
+
+void cnn_pack_weights(const struct cnn *net, int w, int nthreads)
+{
+    for (int wp = 0; wp < WP_COUNT; wp++) {
+        size_t off;
+        int n, k, trans;
+        cnn_wpack_shape(net, (enum wpack)wp, &off, &n, &k, &trans);
+        const int panels = (n + 31) / 32;
+        cnn_gemm_bf16_pack(trans, n, k, net->param + off, trans ? k : n,
+                           net->wpack + net->wpack_off[wp], panels * w / nthreads,
+                           panels * (w + 1) / nthreads);
+    }
 }
 
 /* Conv forward of m images x (NHWC): their pooled conv outputs and argmaxes go to p1/arg1
@@ -190,14 +232,14 @@ void cnn_conv_forward(const struct cnn *net, struct cnn_worker *wk, const float 
 
     im2col3x3(x, m, s->height, s->width, s->channels, wk->col1);
     lap(net, wk, PH_IM2COL1, &t);
-    gemm(net, 0, 0, m * np1, C1, net->L.k1, wk->col1, par + net->L.off_w1, 0.0f, wk->y1);
+    gemm(net, 0, 0, m * np1, C1, net->L.k1, wk->col1, par + net->L.off_w1, WP_W1, 0.0f, wk->y1);
     lap(net, wk, PH_CONV1, &t);
     pool_forward(wk->y1, par + net->L.off_b1, m, s->height, s->width, C1, p1, arg1);
     lap(net, wk, PH_POOL1, &t);
 
     im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
     lap(net, wk, PH_IM2COL2, &t);
-    gemm(net, 0, 0, m * np2, C2, net->L.k2, wk->col2, par + net->L.off_w2, 0.0f, wk->y2);
+    gemm(net, 0, 0, m * np2, C2, net->L.k2, wk->col2, par + net->L.off_w2, WP_W2, 0.0f, wk->y2);
     lap(net, wk, PH_CONV2, &t);
     pool_forward(wk->y2, par + net->L.off_b2, m, net->L.h2, net->L.w2, C2, p2, arg2);
     lap(net, wk, PH_POOL2, &t);
@@ -209,7 +251,7 @@ void cnn_fc_forward(const struct cnn *net, struct cnn_worker *wk, int g)
     const float *par = net->param;
     const int nc = net->s.classes;
     double t = net->profile ? now_s() : 0;
-    gemm(net, 0, 0, g, F1, net->L.d, wk->p2, par + net->L.off_w3, 0.0f, wk->h);
+    gemm(net, 0, 0, g, F1, net->L.d, wk->p2, par + net->L.off_w3, WP_W3, 0.0f, wk->h);
     const float *b3 = par + net->L.off_b3;
     for (int i = 0; i < g; i++) {
         float *hi = wk->h + (size_t)i * F1;
@@ -218,7 +260,7 @@ void cnn_fc_forward(const struct cnn *net, struct cnn_worker *wk, int g)
             hi[j] = v > 0.0f ? v : 0.0f;
         }
     }
-    gemm(net, 0, 0, g, nc, F1, wk->h, par + net->L.off_w4, 0.0f, wk->logits);
+    gemm(net, 0, 0, g, nc, F1, wk->h, par + net->L.off_w4, WP_W4, 0.0f, wk->logits);
     const float *b4 = par + net->L.off_b4;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < nc; j++)
@@ -264,20 +306,20 @@ void cnn_fc_backward(const struct cnn *net, struct cnn_worker *wk, int g, float 
     float *grad = wk->grad;
     const int nc = net->s.classes;
     double t = net->profile ? now_s() : 0;
-    gemm(net, 1, 0, F1, nc, g, wk->h, wk->logits, beta, grad + net->L.off_w4);
+    gemm(net, 1, 0, F1, nc, g, wk->h, wk->logits, -1, beta, grad + net->L.off_w4);
     for (int i = 0; i < g; i++)
         for (int j = 0; j < nc; j++)
             grad[net->L.off_b4 + j] += wk->logits[(size_t)i * nc + j];
     /* dh = dlogits W4^T, through fc1's ReLU */
     float *dh = wk->dh;
-    gemm(net, 0, 1, g, F1, nc, wk->logits, par + net->L.off_w4, 0.0f, dh);
+    gemm(net, 0, 1, g, F1, nc, wk->logits, par + net->L.off_w4, WP_W4T, 0.0f, dh);
     for (size_t i = 0; i < (size_t)g * F1; i++)
         dh[i] = wk->h[i] > 0.0f ? dh[i] : 0.0f;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < F1; j++)
             grad[net->L.off_b3 + j] += dh[(size_t)i * F1 + j];
-    gemm(net, 1, 0, net->L.d, F1, g, wk->p2, dh, beta, grad + net->L.off_w3);
-    gemm(net, 0, 1, g, net->L.d, F1, dh, par + net->L.off_w3, 0.0f, wk->dp2);
+    gemm(net, 1, 0, net->L.d, F1, g, wk->p2, dh, -1, beta, grad + net->L.off_w3);
+    gemm(net, 0, 1, g, net->L.d, F1, dh, par + net->L.off_w3, WP_W3T, 0.0f, wk->dp2);
     lap(net, wk, PH_FC_BWD, &t);
 }
 
@@ -300,9 +342,10 @@ void cnn_conv_backward(const struct cnn *net, struct cnn_worker *wk, const float
         im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
         lap(net, wk, PH_IM2COL2, &t);
     }
-    gemm(net, 1, 0, net->L.k2, C2, m * np2, wk->col2, wk->y2, beta, grad + net->L.off_w2);
+    gemm(net, 1, 0, net->L.k2, C2, m * np2, wk->col2, wk->y2, -1, beta, grad + net->L.off_w2);
     lap(net, wk, PH_CONV2_DW, &t);
-    gemm(net, 0, 1, m * np2, net->L.k2, C2, wk->y2, par + net->L.off_w2, 0.0f, wk->col2);
+    gemm(net, 0, 1, m * np2, net->L.k2, C2, wk->y2, par + net->L.off_w2, WP_W2T, 0.0f,
+         wk->col2);
     lap(net, wk, PH_CONV2_DX, &t);
     col2im3x3_c1(wk->col2, m, net->L.h2, net->L.w2, wk->dp1);
     lap(net, wk, PH_COL2IM, &t);
@@ -314,6 +357,6 @@ void cnn_conv_backward(const struct cnn *net, struct cnn_worker *wk, const float
         im2col3x3(x, m, s->height, s->width, s->channels, wk->col1);
         lap(net, wk, PH_IM2COL1, &t);
     }
-    gemm(net, 1, 0, net->L.k1, C1, m * np1, wk->col1, wk->y1, beta, grad + net->L.off_w1);
+    gemm(net, 1, 0, net->L.k1, C1, m * np1, wk->col1, wk->y1, -1, beta, grad + net->L.off_w1);
     lap(net, wk, PH_CONV1_DW, &t);
 }

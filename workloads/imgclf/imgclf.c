@@ -11,7 +11,9 @@
 
 #include "common/device.h"
 #include "common/opts.h"
+#include "common/cpu.h"
 #include "imgclf/cnn.h"
+#include "imgclf/cnn_gemm.h"
 #include "imgclf/data/dataset.h"
 #include "imgclf/loader.h"
 #include "mlbench/marker.h"
@@ -26,6 +28,7 @@ struct imgclf_opts {
     int cosine;
     int pad; /* -1: the default for the image size */
     struct device dev; /* --device: the CPU, or a GPU through the CUDA backend */
+    enum cnn_precision precision; /* --precision: CNN_BF16 on the CPU only */
     uint64_t seed;
     int train_images; /* 0: all of train */
     int input_only, prepare_only, quiet;
@@ -56,7 +59,8 @@ static const char usage_text[] =
     "  --seed N              seed of weights, order and augmentation (default 1)\n"
     "  --target-accuracy X   report the time to reach this val accuracy (default 0.9)\n"
     "  --device cpu|cuda     cuda: train on the GPU through the CUDA backend (fp32)\n"
-    "  --precision fp32|tf32|fp16|bf16   the CPU backend trains in fp32\n"
+    "  --precision fp32|bf16  bf16: mixed precision on the CPU (AVX512_BF16): GEMM operands in\n"
+    "                        bf16, sums, master weights and update in fp32 (default fp32)\n"
     "  --input-only          load and preprocess the epochs without training\n"
     "  --prepare-only        prepare the dataset and exit\n"
     "  --quiet               no per-epoch lines\n"
@@ -110,12 +114,20 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     o->data.source = dataset == 0 ? DATASET_FASHION_MNIST : DATASET_SYNTHETIC;
     o->data.image_size = image_size ? image_size : 32;
     o->cosine = schedule == 0;
-    if (precision != 0 && device == 0) {
-        wl_error(WL, "--precision %s needs --device cuda; the CPU backend trains in fp32",
+    const int bf16 = precision_names[precision] && !strcmp(precision_names[precision], "bf16");
+    if (device == 0 && bf16 && !cnn_gemm_bf16_available()) {
+        wl_error(WL, "--precision bf16: this CPU has no AVX512_BF16%s (see `mlbench env`): use "
+                     "--precision fp32",
+                 wl_cpu_disabled(WL_CPU_AVX512_BF16) ? " (MLBENCH_CPU_DISABLE removed it)" : "");
+        return -1;
+    }
+    if (device == 0 && precision != 0 && !bf16) {
+        wl_error(WL, "--precision %s: the CPU backend trains in fp32 or bf16",
                  precision_names[precision]);
         return -1;
     }
-    if (precision != 0) {
+    o->precision = bf16 ? CNN_BF16 : CNN_FP32;
+    if (device != 0 && precision != 0) {
         wl_error(WL, "--precision %s: the CUDA backend trains in fp32 so far (mixed precision "
                      "is still to come); use --precision fp32",
                  precision_names[precision]);
@@ -172,7 +184,8 @@ static int subset(const struct dataset_split *all, int n, struct dataset_split *
     return 1;
 }
 
-static void announce(const struct imgclf_opts *o, const struct dataset *d)
+static void announce(const struct imgclf_opts *o, const struct dataset *d,
+                     const struct cnn *net)
 {
     char buf[64];
     mlb_meta("model", "small-cnn");
@@ -181,7 +194,9 @@ static void announce(const struct imgclf_opts *o, const struct dataset *d)
     mlb_meta("image_shape", buf);
     snprintf(buf, sizeof buf, "%d", o->batch);
     mlb_meta("batch_size", buf);
-    mlb_meta("precision", "fp32");
+    mlb_meta("precision", o->precision == CNN_BF16 ? "bf16" : "fp32");
+    if (net && !o->dev.cuda)
+        mlb_meta("cpu_kernel", cnn_kernel(net));
     mlb_meta("device", o->dev.cuda ? "cuda" : "cpu");
     mlb_meta("device_name", o->dev.name);
     snprintf(buf, sizeof buf, "%d", o->threads);
@@ -438,7 +453,7 @@ static int check_memory(const struct imgclf_opts *o, const struct dataset *d,
 {
     double model = 0, gpu = 0, train = loader_memory_bytes(lc), eval = 0;
     if (!o->input_only) {
-        model = cnn_memory_bytes(shape, o->dev.cuda ? 1 : o->threads);
+        model = cnn_memory_bytes(shape, o->dev.cuda ? 1 : o->threads, o->precision);
         struct loader_config ec = eval_config(o, d);
         eval = loader_memory_bytes(&ec);
         if (o->dev.cuda)
@@ -500,7 +515,14 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         }
         goto done;
     }
-    announce(o, d);
+    errno = 0;
+    if (net.cpu && !net.cuda && cnn_set_precision(net.cpu, o->precision, err, sizeof err)) {
+        status = errno == ENOMEM ? wl_out_of_memory(WL, "%s", err) : 1;
+        if (status == 1)
+            wl_error(WL, "%s", err);
+        goto done;
+    }
+    announce(o, d, net.cpu);
     struct run_totals totals = {.reached_s = -1, .acc = -1};
     double t0 = wl_now();
     status = train_epochs(&net, o, d, &lc, t0, &totals);
