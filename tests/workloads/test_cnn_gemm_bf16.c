@@ -7,8 +7,9 @@
  *     bound (2 u + u^2 + (k + 4) eps32) sum |terms| with u = 2^-8, which is what a user of bf16
  *     can expect;
  *   - every transpose variant, sizes around the blocking (12 x 32 tiles, k blocks of at most
- *     384, chunks of 144 rows; odd k), beta 0 (C not read), 1 and 0.5, C's padding untouched,
- *     the CNN's own shapes, and the pre-packed B (packed in two panel ranges, as two threads do).
+ *     384, chunks of 288 rows; odd k), beta 0 (C not read), 1 and 0.5, C's padding untouched,
+ *     the CNN's own shapes, the pre-packed B (packed in two panel ranges, as two threads do),
+ *     and an A converted to bf16 ahead.
  * On a CPU without AVX512_BF16 every test is skipped, saying so: there is no fallback to test
  * (the workload refuses --precision bf16 there). */
 #include <setjmp.h>
@@ -98,7 +99,7 @@ static void test_rounding(void **state)
         x[n++] = (float)(rng_normal(&r) * pow(10, (int)(rng_uniform(&r) * 20) - 10));
     uint16_t got[64];
     memset(got, 0xab, sizeof got);
-    cnn_bf16_round(x, got, n);
+    cnn_bf16_convert(x, got, (size_t)n);
     for (int i = 0; i < n; i++) {
         uint16_t want = bf16_reference(x[i]);
         if (isnan(x[i]) ? !isnan(bf16_value(got[i])) : got[i] != want)
@@ -127,12 +128,19 @@ static void *pack_b(int tb, int n, int k, const float *b, int ldb)
     return p;
 }
 
-/* Random A, B and C; C = op(A) op(B) + beta C by cnn_gemm_bf16 (or with the pre-packed B when
- * packed and B is not transposed... any tb: the packing takes the transpose) against the two
- * double references described at the top. */
-static void check_one(int ta, int tb, int m, int n, int k, float beta, int packed, uint64_t seed)
+/* How check_one passes the operands: mode bit 0, B packed ahead (cnn_gemm_bf16_pack); bit 1, A
+ * converted to bf16 ahead (cnn_bf16_convert: the GEMM reads it in place or interleaves it). */
+#define PACKED_B 1
+#define BF16_A 2
+
+/* Random A, B and C; C = op(A) op(B) + beta C by cnn_gemm_bf16, or cnn_gemm_bf16_run for the
+ * modes, against the two double references described at the top. */
+static void check_one(int ta, int tb, int m, int n, int k, float beta, int mode, uint64_t seed)
 {
-    const int lda = (ta ? m : k) + PAD, ldb = (tb ? k : n) + PAD, ldc = n + PAD;
+    /* a bf16 A read in place needs an even leading dimension */
+    const int lda = (ta ? m : k) + (mode & BF16_A ? PAD + 1 : PAD);
+    const int ldb = (tb ? k : n) + PAD, ldc = n + PAD;
+    const int packed = mode & PACKED_B;
     const int arows = ta ? k : m, brows = tb ? n : k;
     float *a = alloc_floats((size_t)arows * lda), *b = alloc_floats((size_t)brows * ldb);
     float *c = alloc_floats((size_t)m * ldc), *c0 = alloc_floats((size_t)m * ldc);
@@ -148,9 +156,23 @@ static void check_one(int ta, int tb, int m, int n, int k, float beta, int packe
     memcpy(c, c0, (size_t)m * ldc * sizeof *c);
 
     void *pb = NULL;
-    if (packed) {
-        pb = pack_b(tb, n, k, b, ldb);
-        cnn_gemm_bf16_packed(ta, m, n, k, a, lda, pb, beta, c, ldc);
+    uint16_t *a16 = NULL;
+    if (mode) {
+        struct cnn_bf16_gemm g = {.trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k,
+                                  .a = a, .lda = lda, .b = b, .ldb = ldb, .beta = beta,
+                                  .c = c, .ldc = ldc};
+        if (packed) {
+            g.b_packed = pb = pack_b(tb, n, k, b, ldb);
+            g.b = NULL;
+        }
+        if (mode & BF16_A) {
+            a16 = malloc((size_t)arows * lda * sizeof *a16);
+            assert_non_null(a16);
+            cnn_bf16_convert(a, a16, (size_t)arows * lda);
+            g.a16 = a16;
+            g.a = NULL;
+        }
+        cnn_gemm_bf16_run(&g);
     } else {
         cnn_gemm_bf16(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
     }
@@ -197,6 +219,7 @@ static void check_one(int ta, int tb, int m, int n, int k, float beta, int packe
         }
     }
     free(pb);
+    free(a16);
     free(a);
     free(b);
     free(c);
@@ -207,17 +230,21 @@ static void test_odd_sizes(void **state)
 {
     (void)state;
     require_bf16();
-    static const int ms[] = {1, 5, 12, 13, 145, 300};
+    static const int ms[] = {1, 5, 12, 13, 289, 300};
     static const int ns[] = {1, 16, 17, 32, 33, 70};
     static const int ks[] = {1, 2, 9, 384, 385, 769};
     static const float betas[] = {0.0f, 1.0f, 0.5f};
     unsigned count = 0;
-    for (int t = 0; t < 8; t++)
+    for (int t = 0; t < 16; t++)
         for (size_t im = 0; im < sizeof ms / sizeof *ms; im++)
             for (size_t in = 0; in < sizeof ns / sizeof *ns; in++)
-                for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ik++, count++)
-                    check_one(t & 1, (t >> 1) & 1, ms[im], ns[in], ks[ik], betas[count % 3],
-                              t >> 2, count + 1);
+                for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ik++, count++) {
+                    const int ta = t & 1, mode = t >> 2;
+                    if (mode & BF16_A && !ta && ks[ik] % 2) /* read in place: k even */
+                        continue;
+                    check_one(ta, (t >> 1) & 1, ms[im], ns[in], ks[ik], betas[count % 3],
+                              mode, count + 1);
+                }
 }
 
 /* The GEMMs of cnn_cpu.c at 32x32x3 and 28x28x1 (micro-batch 4, group 32, 10 classes); the
@@ -229,25 +256,25 @@ static void test_cnn_shapes(void **state)
     static const struct {
         int ta, tb, m, n, k;
         float beta;
-        int packed;
+        int mode;
     } shapes[] = {
-        {0, 0, 4096, 32, 27, 0.0f, 1},  /* conv1 forward */
-        {1, 0, 27, 32, 4096, 1.0f, 0},  /* conv1 weight gradient */
-        {0, 0, 3136, 32, 9, 0.0f, 1},   /* conv1 forward, 1 channel */
-        {1, 0, 9, 32, 3136, 0.0f, 0},   /* conv1 weight gradient, 1 channel */
-        {0, 0, 1024, 64, 288, 0.0f, 1}, /* conv2 forward */
-        {1, 0, 288, 64, 1024, 1.0f, 0}, /* conv2 weight gradient */
-        {0, 1, 784, 288, 64, 0.0f, 1},  /* conv2 input gradient */
-        {0, 0, 32, 128, 3136, 0.0f, 1}, /* fc1 forward */
-        {1, 0, 3136, 128, 32, 1.0f, 0}, /* fc1 weight gradient */
-        {0, 1, 32, 3136, 128, 0.0f, 1}, /* fc1 input gradient */
-        {0, 0, 32, 10, 128, 0.0f, 1},   /* fc2 forward */
-        {1, 0, 128, 10, 32, 1.0f, 0},   /* fc2 weight gradient */
-        {0, 1, 32, 128, 10, 0.0f, 1},   /* fc2 input gradient */
+        {0, 0, 4096, 32, 27, 0.0f, PACKED_B},           /* conv1 forward */
+        {1, 0, 27, 32, 4096, 1.0f, 0},                  /* conv1 weight gradient */
+        {0, 0, 3136, 32, 9, 0.0f, PACKED_B},            /* conv1 forward, 1 channel */
+        {1, 0, 9, 32, 3136, 0.0f, 0},                   /* conv1 weight gradient, 1 channel */
+        {0, 0, 1024, 64, 288, 0.0f, PACKED_B | BF16_A}, /* conv2 forward */
+        {1, 0, 288, 64, 1024, 1.0f, BF16_A},            /* conv2 weight gradient */
+        {0, 1, 784, 288, 64, 0.0f, PACKED_B},           /* conv2 input gradient */
+        {0, 0, 32, 128, 3136, 0.0f, PACKED_B},          /* fc1 forward */
+        {1, 0, 3136, 128, 32, 1.0f, 0},                 /* fc1 weight gradient */
+        {0, 1, 32, 3136, 128, 0.0f, PACKED_B},          /* fc1 input gradient */
+        {0, 0, 32, 10, 128, 0.0f, PACKED_B},            /* fc2 forward */
+        {1, 0, 128, 10, 32, 1.0f, 0},                   /* fc2 weight gradient */
+        {0, 1, 32, 128, 10, 0.0f, PACKED_B},            /* fc2 input gradient */
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         check_one(shapes[s].ta, shapes[s].tb, shapes[s].m, shapes[s].n, shapes[s].k,
-                  shapes[s].beta, shapes[s].packed, 1000 + s);
+                  shapes[s].beta, shapes[s].mode, 1000 + s);
 }
 
 int main(void)

@@ -258,11 +258,13 @@ static void worker_free(struct cnn_worker *wk, int own_grad)
     free(wk->col1);
     free(wk->y1);
     free(wk->col2);
+    free(wk->p1h);
     free(wk->y2);
     free(wk->dp1);
     free(wk->p1);
     free(wk->arg1);
     free(wk->p2);
+    free(wk->p2h);
     free(wk->arg2);
     free(wk->dp2);
     free(wk->h);
@@ -297,11 +299,12 @@ double cnn_memory_bytes(const struct cnn_shape *shape, int threads, enum cnn_pre
     const size_t m = MICROBATCH, g = GROUP, f = sizeof(float);
     const size_t np1 = (size_t)shape->height * shape->width, np2 = (size_t)L.h2 * L.w2;
     double worker = alloc_bytes(m * np1 * (size_t)L.k1, f) + alloc_bytes(m * np1 * C1, f) +
-                    alloc_bytes(m * np2 * (size_t)L.k2, f) + alloc_bytes(m * np2 * C2, f) +
+                    alloc_bytes(m * np2 * (size_t)L.k2, f) + alloc_bytes(m * np2 * C1, 2) +
+                    alloc_bytes(m * np2 * C2, f) +
                     alloc_bytes(m * np2 * C1, f) + alloc_bytes(g * np2 * C1, f) +
                     alloc_bytes(g * np2 * C1, 1) + alloc_bytes(g * (size_t)L.d, f) +
                     alloc_bytes(g * (size_t)L.d, 1) + alloc_bytes(g * (size_t)L.d, f) +
-                    2 * alloc_bytes(g * F1, f) + alloc_bytes(g * (size_t)shape->classes, f);
+                    alloc_bytes(g * (size_t)L.d, 2) + 2 * alloc_bytes(g * F1, f) + alloc_bytes(g * (size_t)shape->classes, f);
     struct cnn probe = {.s = *shape, .L = L};
     double wpack = p == CNN_BF16 ? alloc_bytes(wpack_layout(&probe, NULL), 1) : 0;
     /* param, grad, vel; each worker but the first has its own gradient */
@@ -317,18 +320,20 @@ static int worker_alloc(const struct cnn *net, struct cnn_worker *wk, int own_gr
     wk->col1 = cnn_alloc(m * np1 * (size_t)net->L.k1, sizeof(float));
     wk->y1 = cnn_alloc(m * np1 * C1, sizeof(float));
     wk->col2 = cnn_alloc(m * np2 * (size_t)net->L.k2, sizeof(float));
+    wk->p1h = cnn_alloc(m * np2 * C1, sizeof(uint16_t));
     wk->y2 = cnn_alloc(m * np2 * C2, sizeof(float));
     wk->dp1 = cnn_alloc(m * np2 * C1, sizeof(float));
     wk->p1 = cnn_alloc(g * np2 * C1, sizeof(float));
     wk->arg1 = cnn_alloc(g * np2 * C1, 1);
     wk->p2 = cnn_alloc(g * (size_t)net->L.d, sizeof(float));
+    wk->p2h = cnn_alloc(g * (size_t)net->L.d, sizeof(uint16_t));
     wk->arg2 = cnn_alloc(g * (size_t)net->L.d, 1);
     wk->dp2 = cnn_alloc(g * (size_t)net->L.d, sizeof(float));
     wk->h = cnn_alloc(g * F1, sizeof(float));
     wk->dh = cnn_alloc(g * F1, sizeof(float));
     wk->logits = cnn_alloc(g * (size_t)net->s.classes, sizeof(float));
-    return wk->grad && wk->col1 && wk->y1 && wk->col2 && wk->y2 && wk->dp1 && wk->p1 &&
-           wk->arg1 && wk->p2 && wk->arg2 && wk->dp2 && wk->h && wk->dh && wk->logits ? 0 : -1;
+    return wk->grad && wk->col1 && wk->y1 && wk->col2 && wk->p1h && wk->y2 && wk->dp1 && wk->p1 &&
+           wk->arg1 && wk->p2 && wk->p2h && wk->arg2 && wk->dp2 && wk->h && wk->dh && wk->logits ? 0 : -1;
 }
 
 /* Fills n values uniform in [-bound, bound). */

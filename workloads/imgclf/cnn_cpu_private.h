@@ -7,6 +7,7 @@
 
 #include "imgclf/cnn.h"
 
+#include <stdint.h>
 #include <time.h>
 
 #define C1 CNN_C1
@@ -49,12 +50,15 @@ struct cnn_worker {
     float *grad;    /* its gradient sums (net->grad for worker 0) */
     float *col1;    /* im2col of the input: m*P1 x 9*C */
     float *y1;      /* conv1 output before bias (m*P1 x C1); its gradient in backward */
-    float *col2;    /* im2col of p1: m*P2 x 9*C1; its gradient in backward */
+    float *col2;    /* im2col of p1: m*P2 x 9*C1 (in bf16 for CNN_BF16); its gradient (fp32) in
+                     * backward */
+    uint16_t *p1h;  /* CNN_BF16: a micro-batch's p1 in bf16, for its im2col */
     float *y2;      /* conv2 output before bias (m*P2 x C2); its gradient in backward */
     float *dp1;     /* gradient of a micro-batch's p1 */
     float *p1;      /* pooled conv1 block output, NHWC g x H2 x W2 x C1 */
     unsigned char *arg1; /* argmax in the 2x2 window of each p1 value */
     float *p2;      /* pooled conv2 block output = fc1 input, g x D */
+    uint16_t *p2h;  /* CNN_BF16: p2 in bf16 */
     unsigned char *arg2;
     float *dp2;     /* gradient of p2 */
     float *h;       /* fc1 output after ReLU, g x F1 */

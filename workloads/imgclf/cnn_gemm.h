@@ -30,22 +30,38 @@ int cnn_gemm_bf16_available(void);
 
 /* C = op(A) op(B) + beta C, with op(A) and op(B) rounded to bf16 (round to nearest even,
  * denormals flushed to zero) and their products summed in fp32; C is fp32. Same conventions as
- * cnn_gemm_avx512. Call only when cnn_gemm_bf16_available(). Uses 136 KiB of stack. */
+ * cnn_gemm_avx512. Call only when cnn_gemm_bf16_available(). Uses 240 KiB of stack. */
 void cnn_gemm_bf16(int trans_a, int trans_b, int m, int n, int k, const float *a, int lda,
                    const float *b, int ldb, float beta, float *c, int ldc);
 
 /* For a B used by many GEMMs (the weights): op(B) (k x n) packed once in bf16, the layout
- * cnn_gemm_bf16_packed reads. The buffer holds cnn_gemm_bf16_packed_size(n, k) bytes (64-byte
- * alignment is best); cnn_gemm_bf16_pack fills its panels [first_panel, end_panel) of 32
- * columns each (all of them: 0, (n + 31) / 32), so that threads can share the work. */
+ * cnn_bf16_gemm's b_packed is read in. The buffer holds cnn_gemm_bf16_packed_size(n, k) bytes
+ * (64-byte alignment is best); cnn_gemm_bf16_pack fills its panels [first_panel, end_panel) of
+ * 32 columns each (all of them: 0, (n + 31) / 32), so that threads can share the work. */
 size_t cnn_gemm_bf16_packed_size(int n, int k);
 void cnn_gemm_bf16_pack(int trans_b, int n, int k, const float *b, int ldb, void *packed,
                         int first_panel, int end_panel);
-void cnn_gemm_bf16_packed(int trans_a, int m, int n, int k, const float *a, int lda,
-                          const void *packed_b, float beta, float *c, int ldc);
 
-/* out[i] = x[i] rounded to bf16 by the instruction the kernels use (for tests). Does nothing
+/* A bf16 GEMM whose operands may come in bf16 already: A as fp32 (a) or as bf16 bit patterns
+ * (a16, from cnn_bf16_convert; k even when not transposed: its rows are read as pairs in place,
+ * lda even), B as fp32 (b, ldb, trans_b) or packed ahead (b_packed, made with this trans_b, n
+ * and k). Otherwise as cnn_gemm_bf16. */
+struct cnn_bf16_gemm {
+    int trans_a, trans_b, m, n, k;
+    const float *a;
+    const uint16_t *a16;
+    int lda;
+    const float *b;
+    const void *b_packed;
+    int ldb;
+    float beta;
+    float *c;
+    int ldc;
+};
+void cnn_gemm_bf16_run(const struct cnn_bf16_gemm *g);
+
+/* out[i] = x[i] rounded to bf16 by the instruction the kernels use, for n values. Does nothing
  * unless cnn_gemm_bf16_available(). */
-void cnn_bf16_round(const float *x, uint16_t *out, int n);
+void cnn_bf16_convert(const float *x, uint16_t *out, size_t n);
 
 #endif

@@ -33,17 +33,21 @@
 /* The deepest k block: its packed B panel (KC/2 x 32 pairs = 24 KiB) stays in Zen 5's 48 KiB L1
  * beside the A rows being broadcast. */
 #define KC 384
-/* Rows of A converted at a time: 12 row blocks; the chunk (MC x KC bf16 = 108 KiB) stays in L2. */
-#define MC 144
+/* Rows of A converted at a time: 24 row blocks; the chunk (MC x KC bf16 = 216 KiB) stays in L2
+ * (1 MiB on Zen 5). 288 rows: conv2's weight gradient (288 x 64) in one chunk, so that its B (the
+ * output gradient, packed on the fly) is packed once rather than once per chunk. */
+#define MC 288
 
 static int kblocks_of(int k)
 {
     return (k + KC - 1) / KC;
 }
 
+/* Block boundaries are even (but the end, k): pairs never straddle two blocks, so an A already
+ * in bf16 pairs can be read in place. */
 static int kblock_start(int k, int blocks, int kb)
 {
-    return (int)((long long)k * kb / blocks);
+    return kb >= blocks ? k : (int)((long long)k * kb / blocks) & ~1;
 }
 
 size_t cnn_gemm_bf16_packed_size(int n, int k)
@@ -103,13 +107,17 @@ BF16 static void convert_row(const float *restrict src, int count, uint16_t *res
     }
 }
 
-void cnn_bf16_round(const float *x, uint16_t *out, int n)
+void cnn_bf16_convert(const float *x, uint16_t *out, size_t n)
 {
-    if (!cnn_gemm_bf16_available() || n <= 0)
+    if (!cnn_gemm_bf16_available())
         return;
-    /* convert_row writes an even count: the last odd element through a copy */
-    const int even = n & ~1;
-    convert_row(x, even, out, even);
+    /* convert_row writes an even count (in int-sized pieces): an odd last element through a
+     * copy */
+    const size_t even = n & ~(size_t)1, piece = (size_t)1 << 30;
+    for (size_t done = 0; done < even; done += piece) {
+        const int count = (int)(even - done < piece ? even - done : piece);
+        convert_row(x + done, count, out + done, count);
+    }
     if (n & 1) {
         uint16_t last[2];
         convert_row(x + even, 1, last, 2);
@@ -118,11 +126,32 @@ void cnn_bf16_round(const float *x, uint16_t *out, int n)
 }
 
 /* Converts op(A)'s chunk: rows i0..i0+mc, k0..k0+kc. Not transposed: ap[i * kc2 + p] is the
- * pair (k0 + 2p, k0 + 2p + 1) of row i0 + i. Transposed (A stored k x m): ap[p * mc + i]. */
-BF16 static void pack_a(int trans_a, const float *a, ptrdiff_t lda, int i0, int mc, int k0,
-                        int kc, uint32_t *restrict ap)
+ * pair (k0 + 2p, k0 + 2p + 1) of row i0 + i. Transposed (A stored k x m): ap[p * mc + i]. From
+ * an A in bf16 (a16) only the transposed case is packed (interleaving two stored rows): the
+ * other is read in place. */
+BF16 static void pack_a(int trans_a, const float *a, const uint16_t *a16, ptrdiff_t lda, int i0,
+                        int mc, int k0, int kc, uint32_t *restrict ap)
 {
     const int kc2 = (kc + 1) / 2;
+    if (a16) {
+        for (int p = 0; p < kc2; p++) {
+            const uint16_t *r0 = a16 + (ptrdiff_t)(k0 + 2 * p) * lda + i0, *r1 = r0 + lda;
+            const int has_r1 = 2 * p + 1 < kc;
+            for (int i = 0; i < mc; i += 16) {
+                const __mmask16 m = mask16(mc - i);
+                /* 16 bf16 of each row (a 512-bit masked load: no AVX512VL needed) */
+                const __mmask32 m2 = (__mmask32)m;
+                const __m512i lo = _mm512_cvtepu16_epi32(
+                    _mm512_castsi512_si256(_mm512_maskz_loadu_epi16(m2, r0 + i)));
+                const __m512i hi = has_r1 ? _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
+                                                _mm512_maskz_loadu_epi16(m2, r1 + i)))
+                                          : _mm512_setzero_si512();
+                _mm512_mask_storeu_epi32(ap + (size_t)p * mc + i, m,
+                                         _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+        return;
+    }
     if (!trans_a) {
         for (int i = 0; i < mc; i++)
             convert_row(a + (ptrdiff_t)(i0 + i) * lda + k0, kc, (uint16_t *)(ap + (size_t)i * kc2),
@@ -264,10 +293,14 @@ BF16 static void pack_panels(int trans_b, int n, int k, const float *b, int ldb,
     }
 }
 
-BF16 static void gemm(int trans_a, int trans_b, int m, int n, int k, const float *a, int lda,
-                      const float *b, int ldb, const uint32_t *packed, float beta, float *c,
-                      int ldc)
+BF16 static void gemm(const struct cnn_bf16_gemm *g)
 {
+    const int trans_a = g->trans_a, trans_b = g->trans_b, m = g->m, n = g->n, k = g->k;
+    const int lda = g->lda, ldb = g->ldb, ldc = g->ldc;
+    const float *a = g->a, *b = g->b, beta = g->beta;
+    const uint16_t *a16 = g->a16;
+    const uint32_t *packed = g->b_packed;
+    float *c = g->c;
     if (m <= 0 || n <= 0)
         return;
     if (k <= 0) { /* C = beta C */
@@ -287,8 +320,14 @@ BF16 static void gemm(int trans_a, int trans_b, int m, int n, int k, const float
         const float kbeta = kb == 0 ? beta : 1.0f;
         for (int ic = 0; ic < m; ic += MC) {
             const int mc = m - ic < MC ? m - ic : MC;
-            pack_a(trans_a, a, lda, ic, mc, k0, kc, ap);
-            const ptrdiff_t lda2 = trans_a ? mc : kc2;
+            /* A in bf16, not transposed: its rows are read in place as pairs */
+            const int in_place = a16 && !trans_a;
+            const uint32_t *ablock = ap;
+            if (in_place)
+                ablock = (const uint32_t *)(a16 + (ptrdiff_t)ic * lda + k0);
+            else
+                pack_a(trans_a, a, a16, lda, ic, mc, k0, kc, ap);
+            const ptrdiff_t lda2 = trans_a ? mc : in_place ? lda / 2 : kc2;
             for (int jp = 0; jp < panels; jp++) {
                 const int j0 = jp * NR, nr = n - j0 < NR ? n - j0 : NR;
                 const __mmask16 m0 = mask16(nr), m1 = mask16(nr - 16);
@@ -299,7 +338,7 @@ BF16 static void gemm(int trans_a, int trans_b, int m, int n, int k, const float
                     pack_b_panel(trans_b, b, ldb, k0, kc, j0, nr, bp_buf);
                 for (int i0 = 0; i0 < mc; i0 += MR) {
                     const int mr = mc - i0 < MR ? mc - i0 : MR;
-                    const uint32_t *ablk = trans_a ? ap + i0 : ap + (size_t)i0 * kc2;
+                    const uint32_t *ablk = trans_a ? ablock + i0 : ablock + i0 * lda2;
                     micro_kernel_rows(mr, trans_a, kc2, ablk, lda2, bp,
                                       c + (ptrdiff_t)(ic + i0) * ldc + j0, ldc, m0, m1, kbeta);
                 }
@@ -313,8 +352,17 @@ BF16 static void gemm(int trans_a, int trans_b, int m, int n, int k, const float
 void cnn_gemm_bf16(int trans_a, int trans_b, int m, int n, int k, const float *a, int lda,
                    const float *b, int ldb, float beta, float *c, int ldc)
 {
-    gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, NULL, beta, c, ldc);
+    const struct cnn_bf16_gemm g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n,
+                                    .k = k, .a = a, .lda = lda, .b = b, .ldb = ldb,
+                                    .beta = beta, .c = c, .ldc = ldc};
+    gemm(&g);
 }
+
+void cnn_gemm_bf16_run(const struct cnn_bf16_gemm *g)
+{
+    gemm(g);
+}
+
 
 void cnn_gemm_bf16_pack(int trans_b, int n, int k, const float *b, int ldb, void *packed,
                         int first_panel, int end_panel)
@@ -323,19 +371,9 @@ void cnn_gemm_bf16_pack(int trans_b, int n, int k, const float *b, int ldb, void
         pack_panels(trans_b, n, k, b, ldb, packed, first_panel, end_panel);
 }
 
-void cnn_gemm_bf16_packed(int trans_a, int m, int n, int k, const float *a, int lda,
-                          const void *packed_b, float beta, float *c, int ldc)
-{
-    gemm(trans_a, 0, m, n, k, a, lda, NULL, 0, packed_b, beta, c, ldc);
-}
-
 #else
 
 /* Not x86-64 (or not GCC/Clang): cnn_gemm_bf16_available() is 0, so none of these is called. */
-void cnn_bf16_round(const float *x, uint16_t *out, int n)
-{
-    (void)x, (void)out, (void)n;
-}
 
 void cnn_gemm_bf16(int trans_a, int trans_b, int m, int n, int k, const float *a, int lda,
                    const float *b, int ldb, float beta, float *c, int ldc)
@@ -350,11 +388,14 @@ void cnn_gemm_bf16_pack(int trans_b, int n, int k, const float *b, int ldb, void
         (void)end_panel;
 }
 
-void cnn_gemm_bf16_packed(int trans_a, int m, int n, int k, const float *a, int lda,
-                          const void *packed_b, float beta, float *c, int ldc)
+void cnn_gemm_bf16_run(const struct cnn_bf16_gemm *g)
 {
-    (void)trans_a, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)packed_b, (void)beta,
-        (void)c, (void)ldc;
+    (void)g;
+}
+
+void cnn_bf16_convert(const float *x, uint16_t *out, size_t n)
+{
+    (void)x, (void)out, (void)n;
 }
 
 #endif

@@ -10,37 +10,41 @@
 #include <math.h>
 #include <string.h>
 
-/* im2col of a 3x3, pad-1 convolution over m NHWC images h x w x c (w >= 2): col is
- * (m*h*w) x (9*c), row (i, y, x) holding the input pixels (y-1..y+1, x-1..x+1) in [kh][kw][c]
- * order, 0 outside. Inlined for 1 and 3 channels so that the copies of 3*c floats have a small
- * constant size (a memcpy call per 9 floats was most of conv1's im2col); wider rows go through
- * memcpy calls, which beat the rep movs the compiler inlines for a constant 384 bytes. */
+/* im2col of a 3x3, pad-1 convolution over m NHWC images h x w x c (w >= 2) of es-byte elements
+ * (floats, or bf16 for the bf16 path): col is (m*h*w) x (9*c), row (i, y, x) holding the input
+ * pixels (y-1..y+1, x-1..x+1) in [kh][kw][c] order, 0 outside. Inlined for floats with 1 and 3
+ * channels so that the copies of 3*c elements have a small constant size (a memcpy call per 9
+ * floats was most of conv1's im2col); wider rows go through memcpy calls, which beat the rep
+ * movs the compiler inlines for a constant 384 bytes. */
 static inline __attribute__((always_inline)) void
-im2col3x3_body(const float *restrict in, int m, int h, int w, int c, float *restrict col)
+im2col3x3_body(const void *restrict input, int m, int h, int w, int c, size_t es,
+               void *restrict output)
 {
-    const size_t k = (size_t)9 * c, row3 = (size_t)3 * c;
+    const unsigned char *in = input;
+    unsigned char *col = output;
+    const size_t k = (size_t)9 * c * es, row3 = (size_t)3 * c * es, px = (size_t)c * es;
     for (int i = 0; i < m; i++) {
-        const float *img = in + (size_t)i * h * w * c;
+        const unsigned char *img = in + (size_t)i * h * w * px;
         for (int y = 0; y < h; y++) {
-            float *rowdst = col + ((size_t)i * h + y) * w * k;
+            unsigned char *rowdst = col + ((size_t)i * h + y) * w * k;
             for (int kh = 0; kh < 3; kh++) {
                 int iy = y + kh - 1;
                 if (iy < 0 || iy >= h) {
                     for (int x = 0; x < w; x++)
-                        memset(rowdst + x * k + kh * row3, 0, row3 * sizeof(float));
+                        memset(rowdst + x * k + kh * row3, 0, row3);
                     continue;
                 }
-                const float *src = img + (size_t)iy * w * c;
-                float *dst = rowdst + kh * row3;
+                const unsigned char *src = img + (size_t)iy * w * px;
+                unsigned char *dst = rowdst + kh * row3;
                 /* x = 0: left neighbour outside */
-                memset(dst, 0, (size_t)c * sizeof(float));
-                memcpy(dst + c, src, (size_t)2 * c * sizeof(float));
+                memset(dst, 0, px);
+                memcpy(dst + px, src, 2 * px);
                 for (int x = 1; x < w - 1; x++)
-                    memcpy(dst + x * k, src + (size_t)(x - 1) * c, row3 * sizeof(float));
+                    memcpy(dst + x * k, src + (size_t)(x - 1) * px, row3);
                 /* x = w - 1: right neighbour outside */
                 dst += (size_t)(w - 1) * k;
-                memcpy(dst, src + (size_t)(w - 2) * c, (size_t)2 * c * sizeof(float));
-                memset(dst + 2 * c, 0, (size_t)c * sizeof(float));
+                memcpy(dst, src + (size_t)(w - 2) * px, 2 * px);
+                memset(dst + 2 * px, 0, px);
             }
         }
     }
@@ -50,14 +54,22 @@ static void im2col3x3(const float *restrict in, int m, int h, int w, int c, floa
 {
     switch (c) {
     case 1:
-        im2col3x3_body(in, m, h, w, 1, col);
+        im2col3x3_body(in, m, h, w, 1, sizeof(float), col);
         break;
     case 3:
-        im2col3x3_body(in, m, h, w, 3, col);
+        im2col3x3_body(in, m, h, w, 3, sizeof(float), col);
         break;
     default:
-        im2col3x3_body(in, m, h, w, c, col);
+        im2col3x3_body(in, m, h, w, c, sizeof(float), col);
     }
+}
+
+/* conv2's im2col in the bf16 path: p1 (m x h x w x C1) rounded to bf16 into wk->p1h, then its
+ * im2col in bf16 into wk->col2 (half the bytes to move, and the GEMM reads it in place). */
+static void im2col3x3_bf16(const struct cnn_worker *wk, const float *p1, int m, int h, int w)
+{
+    cnn_bf16_convert(p1, wk->p1h, (size_t)m * h * w * C1);
+    im2col3x3_body(wk->p1h, m, h, w, C1, sizeof(uint16_t), wk->col2);
 }
 
 /* The adjoint of im2col3x3 for c = C1: out (m x h x w x C1) = sum of col's entries over the
@@ -174,15 +186,30 @@ static void gemm(const struct cnn *net, int ta, int tb, int rows, int cols, int 
                  const float *a, const float *b, int wp, float beta, float *c)
 {
     const int lda = ta ? rows : inner, ldb = tb ? inner : cols;
-    if (net->precision == CNN_BF16 && wp >= 0)
-        cnn_gemm_bf16_packed(ta, rows, cols, inner, a, lda, net->wpack + net->wpack_off[wp],
-                             beta, c, cols);
-    else if (net->precision == CNN_BF16)
-        cnn_gemm_bf16(ta, tb, rows, cols, inner, a, lda, b, ldb, beta, c, cols);
-    else if (net->gemm_avx512)
+    if (net->precision == CNN_BF16) {
+        const struct cnn_bf16_gemm g = {
+            .trans_a = ta, .trans_b = tb, .m = rows, .n = cols, .k = inner, .a = a, .lda = lda,
+            .b = wp >= 0 ? NULL : b, .ldb = ldb,
+            .b_packed = wp >= 0 ? net->wpack + net->wpack_off[wp] : NULL, .beta = beta, .c = c,
+            .ldc = cols};
+        cnn_gemm_bf16_run(&g);
+    } else if (net->gemm_avx512)
         cnn_gemm_avx512(ta, tb, rows, cols, inner, a, lda, b, ldb, beta, c, cols);
     else
         cnn_gemm_blas(ta, tb, rows, cols, inner, a, lda, b, ldb, beta, c, cols);
+}
+
+/* The same in bf16 with A already in bf16 (a16: an im2col matrix or p2, converted once for the
+ * GEMMs that read it). */
+static void gemm16(const struct cnn *net, int ta, int rows, int cols, int inner,
+                   const uint16_t *a16, const float *b, int wp, float beta, float *c)
+{
+    const struct cnn_bf16_gemm g = {
+        .trans_a = ta, .m = rows, .n = cols, .k = inner, .a16 = a16, .lda = ta ? rows : inner,
+        .b = wp >= 0 ? NULL : b, .ldb = cols,
+        .b_packed = wp >= 0 ? net->wpack + net->wpack_off[wp] : NULL, .beta = beta, .c = c,
+        .ldc = cols};
+    cnn_gemm_bf16_run(&g);
 }
 
 void cnn_wpack_shape(const struct cnn *net, enum wpack wp, size_t *param_off, int *n, int *k,
@@ -237,9 +264,17 @@ void cnn_conv_forward(const struct cnn *net, struct cnn_worker *wk, const float 
     pool_forward(wk->y1, par + net->L.off_b1, m, s->height, s->width, C1, p1, arg1);
     lap(net, wk, PH_POOL1, &t);
 
-    im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
-    lap(net, wk, PH_IM2COL2, &t);
-    gemm(net, 0, 0, m * np2, C2, net->L.k2, wk->col2, par + net->L.off_w2, WP_W2, 0.0f, wk->y2);
+    if (net->precision == CNN_BF16) {
+        im2col3x3_bf16(wk, p1, m, net->L.h2, net->L.w2);
+        lap(net, wk, PH_IM2COL2, &t);
+        gemm16(net, 0, m * np2, C2, net->L.k2, (const uint16_t *)wk->col2, NULL, WP_W2, 0.0f,
+               wk->y2);
+    } else {
+        im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
+        lap(net, wk, PH_IM2COL2, &t);
+        gemm(net, 0, 0, m * np2, C2, net->L.k2, wk->col2, par + net->L.off_w2, WP_W2, 0.0f,
+             wk->y2);
+    }
     lap(net, wk, PH_CONV2, &t);
     pool_forward(wk->y2, par + net->L.off_b2, m, net->L.h2, net->L.w2, C2, p2, arg2);
     lap(net, wk, PH_POOL2, &t);
@@ -251,7 +286,12 @@ void cnn_fc_forward(const struct cnn *net, struct cnn_worker *wk, int g)
     const float *par = net->param;
     const int nc = net->s.classes;
     double t = net->profile ? now_s() : 0;
-    gemm(net, 0, 0, g, F1, net->L.d, wk->p2, par + net->L.off_w3, WP_W3, 0.0f, wk->h);
+    if (net->precision == CNN_BF16) { /* p2 in bf16 once, for fc1's forward and weight gradient */
+        cnn_bf16_convert(wk->p2, wk->p2h, (size_t)g * net->L.d);
+        gemm16(net, 0, g, F1, net->L.d, wk->p2h, NULL, WP_W3, 0.0f, wk->h);
+    } else {
+        gemm(net, 0, 0, g, F1, net->L.d, wk->p2, par + net->L.off_w3, WP_W3, 0.0f, wk->h);
+    }
     const float *b3 = par + net->L.off_b3;
     for (int i = 0; i < g; i++) {
         float *hi = wk->h + (size_t)i * F1;
@@ -318,7 +358,10 @@ void cnn_fc_backward(const struct cnn *net, struct cnn_worker *wk, int g, float 
     for (int i = 0; i < g; i++)
         for (int j = 0; j < F1; j++)
             grad[net->L.off_b3 + j] += dh[(size_t)i * F1 + j];
-    gemm(net, 1, 0, net->L.d, F1, g, wk->p2, dh, -1, beta, grad + net->L.off_w3);
+    if (net->precision == CNN_BF16) /* p2h: cnn_fc_forward's */
+        gemm16(net, 1, net->L.d, F1, g, wk->p2h, dh, -1, beta, grad + net->L.off_w3);
+    else
+        gemm(net, 1, 0, net->L.d, F1, g, wk->p2, dh, -1, beta, grad + net->L.off_w3);
     gemm(net, 0, 1, g, net->L.d, F1, dh, par + net->L.off_w3, WP_W3T, 0.0f, wk->dp2);
     lap(net, wk, PH_FC_BWD, &t);
 }
@@ -338,11 +381,21 @@ void cnn_conv_backward(const struct cnn *net, struct cnn_worker *wk, const float
 
     pool_backward(dp2, p2, arg2, m, net->L.h2, net->L.w2, C2, wk->y2, grad + net->L.off_b2);
     lap(net, wk, PH_POOL2_BWD, &t);
+    const int bf16 = net->precision == CNN_BF16;
     if (rebuild) {
-        im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
+        if (bf16)
+            im2col3x3_bf16(wk, p1, m, net->L.h2, net->L.w2);
+        else
+            im2col3x3(p1, m, net->L.h2, net->L.w2, C1, wk->col2);
         lap(net, wk, PH_IM2COL2, &t);
     }
-    gemm(net, 1, 0, net->L.k2, C2, m * np2, wk->col2, wk->y2, -1, beta, grad + net->L.off_w2);
+    if (bf16) { /* the im2col matrix is in bf16 (im2col3x3_bf16) */
+        gemm16(net, 1, net->L.k2, C2, m * np2, (const uint16_t *)wk->col2, wk->y2, -1, beta,
+               grad + net->L.off_w2);
+    } else {
+        gemm(net, 1, 0, net->L.k2, C2, m * np2, wk->col2, wk->y2, -1, beta,
+             grad + net->L.off_w2);
+    }
     lap(net, wk, PH_CONV2_DW, &t);
     gemm(net, 0, 1, m * np2, net->L.k2, C2, wk->y2, par + net->L.off_w2, WP_W2T, 0.0f,
          wk->col2);
