@@ -60,8 +60,25 @@ json_t *envinfo_parse_os_release(const char *text);
  * all sockets), threads (logical CPUs listed) and features (the ML-relevant instruction set
  * extensions present, in a fixed order) where the text tells them; an empty object when it tells
  * nothing. Sockets and cores come from "physical id" and "core id" (x86); without them they are
- * left out. On ARM the model is named from "CPU implementer" and "CPU part". */
-json_t *envinfo_parse_cpuinfo(const char *text);
+ * left out. On ARM the model is named from "CPU implementer" and "CPU part". disable: a value of
+ * MLBENCH_CPU_DISABLE (may be NULL): the features it names are left out of features and listed
+ * in features_disabled (present only when it removed one). */
+json_t *envinfo_parse_cpuinfo(const char *text, const char *disable);
+
+/* True when list, a value of MLBENCH_CPU_DISABLE (feature names as /proc/cpuinfo spells them,
+ * separated by commas, spaces or tabs: "avx512_bf16,amx_bf16"), names feature. list may be
+ * NULL (names nothing). */
+bool envinfo_cpu_disabled(const char *list, const char *feature);
+
+/* True when the first CPU's flags (x86) or Features (ARM) line of /proc/cpuinfo text has the
+ * word feature and disable (as envinfo_cpu_disabled's list; may be NULL) does not name it. */
+bool envinfo_cpuinfo_has(const char *text, const char *disable, const char *feature);
+
+/* envinfo_cpuinfo_has of this machine's /proc/cpuinfo and this process's MLBENCH_CPU_DISABLE:
+ * whether to use an instruction set extension ("avx512_bf16"), as the workloads decide it.
+ * False when /proc/cpuinfo cannot be read. Reads the file on each call; not thread-safe
+ * against setenv(). */
+bool envinfo_cpu_has(const char *feature);
 
 /* A size as sysfs and /proc write it: "48K", "1024K", "32M", "1G", "512" (bytes), with an
  * optional "B" and spaces ("1024 KB" of cpuinfo, "24684092 kB" of meminfo). Units are binary.

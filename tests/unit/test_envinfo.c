@@ -165,7 +165,7 @@ static void test_cpuinfo_x86(void **state)
 {
     (void)state;
     char *text = x86_cpuinfo();
-    json_t *o = envinfo_parse_cpuinfo(text);
+    json_t *o = envinfo_parse_cpuinfo(text, NULL);
     assert_x86_cpu(o);
     const json_t *f = json_object_get(o, "features");
     assert_true(has_string(f, "avx2"));
@@ -190,7 +190,7 @@ static void test_cpuinfo_arm(void **state)
                        "processor\t: 1\nBogoMIPS\t: 2000.00\n"
                        "Features\t: fp asimd evtstrm aes sve asimddp sve2 bf16 i8mm\n"
                        "CPU implementer\t: 0x41\nCPU part\t: 0xd4f\n";
-    json_t *o = envinfo_parse_cpuinfo(text);
+    json_t *o = envinfo_parse_cpuinfo(text, NULL);
     assert_string_equal(str_at(o, "vendor"), "ARM");
     assert_string_equal(str_at(o, "model"), "Neoverse-V2");
     assert_int_equal(int_at(o, "threads"), 2);
@@ -201,11 +201,11 @@ static void test_cpuinfo_arm(void **state)
     assert_false(has_string(f, "avx2"));
     json_decref(o);
 
-    o = envinfo_parse_cpuinfo("processor : 0\nCPU implementer : 0x41\nCPU part : 0xfff\n");
+    o = envinfo_parse_cpuinfo("processor : 0\nCPU implementer : 0x41\nCPU part : 0xfff\n", NULL);
     assert_string_equal(str_at(o, "model"), "implementer 0x41 part 0xfff");
     json_decref(o);
 
-    o = envinfo_parse_cpuinfo("");
+    o = envinfo_parse_cpuinfo("", NULL);
     assert_int_equal(json_object_size(o), 0);
     json_decref(o);
 }

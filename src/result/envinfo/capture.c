@@ -133,7 +133,7 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
     json_object_set_new(env, "build", envinfo_build());
 
     struct cpuinfo_facts cpu;
-    set_object(env, "cpu", envinfo_cpu(root, &cpu));
+    set_object(env, "cpu", envinfo_cpu(root, envp, &cpu));
     set_object(env, "memory", envinfo_memory(root));
     set_object(env, "cgroup", envinfo_cgroup(root));
     set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,

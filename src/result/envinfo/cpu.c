@@ -1,6 +1,7 @@
 /* envinfo/cpu.c: the `cpu` object of the environment: model, vendor, sockets, cores and
  * threads from /proc/cpuinfo (x86 and ARM, whose model is named from implementer and part),
- * the ML-relevant instruction set extensions, topology from sysfs when cpuinfo does not say,
+ * the ML-relevant instruction set extensions (less those MLBENCH_CPU_DISABLE names, as the
+ * workloads treat them: workloads/common/cpu.h), topology from sysfs when cpuinfo does not say,
  * the caches of CPU 0 and the frequency policy (governor, limits, driver, boost). */
 #include "result/envinfo/internal.h"
 
@@ -99,7 +100,20 @@ static bool has_word(const char *list, size_t len, const char *w)
     return false;
 }
 
-static void parse_cpuinfo(const char *text, struct cpuinfo_facts *f)
+bool envinfo_cpu_disabled(const char *list, const char *feature)
+{
+    size_t flen = feature ? strlen(feature) : 0;
+    while (flen && list && *list) {
+        list += strspn(list, ", \t");
+        size_t len = strcspn(list, ", \t");
+        if (len == flen && !strncmp(list, feature, len))
+            return true;
+        list += len;
+    }
+    return false;
+}
+
+static void parse_cpuinfo(const char *text, const char *disable, struct cpuinfo_facts *f)
 {
     memset(f, 0, sizeof *f);
     f->implementer = f->part = -1;
@@ -146,8 +160,12 @@ static void parse_cpuinfo(const char *text, struct cpuinfo_facts *f)
                 f->has_flags = true;
                 f->hypervisor = has_word(v, vlen, "hypervisor");
             }
-            for (size_t i = 0; i < sizeof ml_features / sizeof ml_features[0]; i++)
-                f->feature[i] = has_word(v, vlen, ml_features[i]);
+            for (size_t i = 0; i < sizeof ml_features / sizeof ml_features[0]; i++) {
+                bool present = has_word(v, vlen, ml_features[i]);
+                bool off = present && envinfo_cpu_disabled(disable, ml_features[i]);
+                f->feature[i] = present && !off;
+                f->feature_disabled[i] = off;
+            }
         }
 #undef KEY
         line += len + (line[len] == '\n');
@@ -187,18 +205,59 @@ static json_t *cpuinfo_json(const struct cpuinfo_facts *f)
     for (size_t i = 0; i < sizeof ml_features / sizeof ml_features[0]; i++)
         if (f->feature[i])
             json_array_append_new(feat, json_string(ml_features[i]));
-    if (json_array_size(feat) > 0 || f->has_flags)
+    bool any_disabled = false;
+    for (size_t i = 0; i < sizeof ml_features / sizeof ml_features[0]; i++)
+        any_disabled |= f->feature_disabled[i];
+    if (json_array_size(feat) > 0 || f->has_flags || any_disabled)
         json_object_set_new(o, "features", feat);
     else
         json_decref(feat);
+    /* Only when the override removed something: results without it stay as they were, and
+     * `mlbench env` can say which features a run was told to do without. */
+    if (any_disabled) {
+        json_t *off = json_array();
+        for (size_t i = 0; i < sizeof ml_features / sizeof ml_features[0]; i++)
+            if (f->feature_disabled[i])
+                json_array_append_new(off, json_string(ml_features[i]));
+        json_object_set_new(o, "features_disabled", off);
+    }
     return o;
 }
 
-json_t *envinfo_parse_cpuinfo(const char *text)
+json_t *envinfo_parse_cpuinfo(const char *text, const char *disable)
 {
     struct cpuinfo_facts f;
-    parse_cpuinfo(text, &f);
+    parse_cpuinfo(text, disable, &f);
     return cpuinfo_json(&f);
+}
+
+bool envinfo_cpuinfo_has(const char *text, const char *disable, const char *feature)
+{
+    if (!feature || !*feature || strpbrk(feature, " \t") || envinfo_cpu_disabled(disable, feature))
+        return false;
+    for (const char *line = text; line && *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *colon = memchr(line, ':', len);
+        size_t klen = colon ? (size_t)(colon - line) : 0;
+        while (klen > 0 && isspace((unsigned char)line[klen - 1]))
+            klen--;
+        if ((klen == 5 && !strncmp(line, "flags", 5)) ||
+            (klen == 8 && !strncmp(line, "Features", 8))) {
+            const char *v = colon + 1;
+            /* the first CPU's line, as parse_cpuinfo reads it */
+            return has_word(v, (size_t)(line + len - v), feature);
+        }
+        line += len + (line[len] == '\n');
+    }
+    return false;
+}
+
+bool envinfo_cpu_has(const char *feature)
+{
+    char *text = envinfo_read_file("", "/proc/cpuinfo");
+    bool has = envinfo_cpuinfo_has(text ? text : "", getenv("MLBENCH_CPU_DISABLE"), feature);
+    free(text);
+    return has;
 }
 
 /* Sockets and physical cores from sysfs topology, for machines whose cpuinfo does not say (ARM). */
@@ -354,10 +413,10 @@ int envinfo_cpus_allowed(void)
     return CPU_COUNT(&set);
 }
 
-json_t *envinfo_cpu(const char *root, struct cpuinfo_facts *f)
+json_t *envinfo_cpu(const char *root, char *const *envp, struct cpuinfo_facts *f)
 {
     char *text = envinfo_read_file(root, "/proc/cpuinfo");
-    parse_cpuinfo(text ? text : "", f);
+    parse_cpuinfo(text ? text : "", envinfo_getenv(envp, "MLBENCH_CPU_DISABLE"), f);
     free(text);
     if (f->sockets < 0)
         topology_from_sysfs(root, &f->sockets, &f->cores);

@@ -41,12 +41,14 @@ struct cpuinfo_facts {
     int threads, sockets, cores;
     bool has_flags;         /* an x86 "flags" line: the hypervisor bit is known */
     bool hypervisor;        /* that line has "hypervisor": running under a hypervisor */
-    bool feature[ENVINFO_N_FEATURES];
+    bool feature[ENVINFO_N_FEATURES];          /* present and not disabled */
+    bool feature_disabled[ENVINFO_N_FEATURES]; /* present, but MLBENCH_CPU_DISABLE names it */
 };
 
-/* The `cpu` object (cpuinfo, sysfs topology, caches, frequency policy); *f gets the cpuinfo
- * facts the other aspects need (cores for BLAS, the hypervisor bit). */
-json_t *envinfo_cpu(const char *root, struct cpuinfo_facts *f);
+/* The `cpu` object (cpuinfo, sysfs topology, caches, frequency policy), its features less
+ * those MLBENCH_CPU_DISABLE of envp names; *f gets the cpuinfo facts the other aspects need
+ * (cores for BLAS, the hypervisor bit). */
+json_t *envinfo_cpu(const char *root, char *const *envp, struct cpuinfo_facts *f);
 /* CPUs this process may run on (sched_getaffinity), or -1. */
 int envinfo_cpus_allowed(void);
 

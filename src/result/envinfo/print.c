@@ -4,6 +4,7 @@
 #include "result/envinfo.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,60 @@ static void add(struct line *l, const char *fmt, ...)
 static void emit(FILE *out, const char *label, const struct line *l)
 {
     fprintf(out, "%-13s%s\n", label, l->len ? l->text : "unknown");
+}
+
+static bool has_string(const json_t *array, const char *s)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(array, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), s))
+            return true;
+    return false;
+}
+
+/* The reduced-precision arithmetic the CPU offers, by kind: the features of each kind it has
+ * (x86 names, then ARM's), those MLBENCH_CPU_DISABLE removed marked so, and what
+ * mlbench-workload does with avx512_bf16. */
+static void print_precision(FILE *out, const json_t *feat, const json_t *disabled)
+{
+    static const struct {
+        const char *kind, *features[4];
+    } kinds[] = {
+        {"bf16", {"avx512_bf16", "bf16", NULL}},
+        {"fp16", {"avx512_fp16", "asimdhp", NULL}},
+        {"int8", {"avx512_vnni", "avx_vnni", "asimddp", "i8mm"}},
+        {"amx", {"amx_tile", "amx_bf16", "amx_int8", NULL}},
+    };
+    char buf[512];
+    size_t len = 0;
+#define PUT(...)                                                                            \
+    do {                                                                                    \
+        int w_ = snprintf(buf + len, sizeof buf - len, __VA_ARGS__);                        \
+        len += w_ > 0 && (size_t)w_ < sizeof buf - len ? (size_t)w_ : 0;                    \
+    } while (0)
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        PUT("%s%s:", k ? "; " : "", kinds[k].kind);
+        bool any = false;
+        for (size_t i = 0; i < 4 && kinds[k].features[i]; i++) {
+            const char *f = kinds[k].features[i];
+            bool on = has_string(feat, f), off = has_string(disabled, f);
+            if (!on && !off)
+                continue;
+            any = true;
+            PUT(" %s", f);
+            if (off)
+                PUT(" (disabled by MLBENCH_CPU_DISABLE)");
+            else if (!strcmp(f, "avx512_bf16"))
+                PUT(" (CPU training with --precision bf16)");
+        }
+        if (!any)
+            PUT(" none");
+    }
+#undef PUT
+    struct line l = {.len = 0};
+    add(&l, "%s", buf);
+    emit(out, "  precision", &l);
 }
 
 static void print_cpu(FILE *out, const json_t *env)
@@ -116,6 +171,7 @@ static void print_cpu(FILE *out, const json_t *env)
         }
         add(&l, "%s", len ? buf : "none of those ML libraries look for");
         emit(out, "  features", &l);
+        print_precision(out, feat, json_object_get(cpu, "features_disabled"));
     }
 }
 
