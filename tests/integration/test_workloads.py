@@ -374,35 +374,153 @@ class DeviceWorkloadTest(unittest.TestCase):
             self.assertRegex(out, rf"{prec} +1024 .* TFLOP/s")
 
 
+def cpu_has(flag):
+    """Whether the first CPU's flags line of /proc/cpuinfo has flag (what the demo reads)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")) and ":" in line:
+                    return flag in line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return False
+
+
+DURATION = r"[0-9.]+ [mµu]?s"  # as units_duration writes one under a minute
+
+
 class DemoTest(unittest.TestCase):
+    """`mlbench demo --quick`: the six steps, each a child mlbench whose command line is
+    printed, the accuracy guard, the final table, and the documents each step wrote."""
+
+    def demo(self, tmp, *args, disable=None):
+        env = {k: v for k, v in os.environ.items() if k != "MLBENCH_CPU_DISABLE"}
+        if disable:
+            env["MLBENCH_CPU_DISABLE"] = disable
+        store = os.path.join(tmp, "store")
+        p = subprocess.run([MLBENCH, "demo", "--quick", "--store", store, "--data-dir",
+                            os.path.join(tmp, "data"), *args], capture_output=True, text=True,
+                           timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+        return p.stdout, os.path.join(store, "demo"), store
+
+    def point(self, store, sweep_path, name):
+        with open(sweep_path) as f:
+            doc = json.load(f)
+        for p in doc["points"]:
+            if p["name"] == name:
+                with open(os.path.join(store, p["result_path"])) as f:
+                    return doc, json.load(f)
+        self.fail(f"{sweep_path} has no point {name}")
+
+    def accuracy(self, r):
+        return [c for c in r["summary"]["counters"] if c["name"] == "accuracy"][0]["last"]["median"]
+
     def test_demo_quick(self):
         with tempfile.TemporaryDirectory(prefix="mlbench-demo-") as tmp:
-            store = os.path.join(tmp, "store")
-            p = subprocess.run([MLBENCH, "demo", "--quick", "--store", store, "--data-dir",
-                                os.path.join(tmp, "data")], capture_output=True, text=True,
-                               timeout=300)
-            self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
-            out = p.stdout
-            for heading in ("== 1/4 dataset", "== 2/4 baseline", "== 3/4 optimised",
-                            "== 4/4 baseline -> optimised"):
-                self.assertIn(heading, out)
-            self.assertIn("verdicts", out)  # each run's analysis
-            for stage in ("load", "preprocess", "train", "evaluate"):
-                self.assertRegex(out, rf"\n  {stage} +[0-9.]+ [mµ]?s →")
-            self.assertIn("accuracy", out)
-            base = os.path.join(store, "demo", "baseline.json")
-            opt = os.path.join(store, "demo", "optimised.json")
-            self.assertIn(base, out)
-            for path, batch in ((base, "32"), (opt, "128")):
-                with open(path) as f:
-                    r = json.load(f)
-                self.assertEqual(r["summary"]["runs_ok"], 4)
-                self.assertEqual(r["runs"][0]["metadata"]["batch_size"], batch)
+            out, demo_dir, store = self.demo(tmp)
+            titles = ["baseline: serial loading in the training thread, batch 32, one thread, "
+                      "fp32, trained to 0.4", "bottleneck: the analysis of step 1",
+                      "optimise loading and preprocessing", "re-benchmark: step 3 against "
+                      "step 1", "optimise training", "final: the whole pipeline, baseline "
+                      "(step 1) -> final (step 5)"]
+            at = [out.find(f"== step {i + 1}/6: {t}") for i, t in enumerate(titles)]
+            self.assertNotIn(-1, at, out)
+            self.assertEqual(at, sorted(at))  # in order
+            self.assertIn("runs: 4 of each configuration", out)
+            self.assertIn("interleaved: ", out)
+            # each step is mlbench as a child, its command line shown
+            for verb in ("run", "sweep", "compare", "report"):
+                self.assertRegex(out, rf"\n\$ \S*mlbench {verb} --store ")
+            self.assertRegex(out, r"\n\$ \S*mlbench sweep .*--find-max batch=32\.\.1024 --pow2 "
+                                  r"--objective min:counter:time_to_target_s "
+                                  r"'--constraint=counter:accuracy>=0\.\d+'")
+            self.assertRegex(out, r"\n\$ \S*mlbench compare .*--max-accuracy-drop=0\.5 ")
+            # step 2: the analysis of step 1
+            self.assertRegex(out, r"\nbottleneck: \w+, [0-9.]+ % of a run: [a-z-]+")
+            # the final table
+            for stage in ("load", "preprocess", "train", "evaluate", "total"):
+                self.assertRegex(out, rf"\n  {stage} +{DURATION} +{DURATION} +[+-][0-9.]+ %")
+            self.assertRegex(out, rf"\n  time to 0\.4 +({DURATION}|not reached) +")
+            m = re.search(r"\n  accuracy +([0-9.]+) +([0-9.]+) +[+-][0-9.]+ points", out)
+            self.assertIsNotNone(m, out)
+            # the guard: its verdict is what the numbers say
+            g = re.search(r"\naccuracy guard \(step 5 against step 3, mlbench compare "
+                          r"--max-accuracy-drop 0\.5\): (passed|FAILED): ([0-9.]+) -> ([0-9.]+)",
+                          out)
+            self.assertIsNotNone(g, out)
+            self.assertEqual(g.group(1) == "passed",
+                             float(g.group(2)) - float(g.group(3)) <= 0.005 + 1e-9)
+            for what in ("mlbench monitor -- ", "history --detect", "/metrics"):
+                self.assertIn(what, out)
+
+            # step 1: the baseline, alone
+            with open(os.path.join(demo_dir, "1-baseline.json")) as f:
+                r1 = json.load(f)
+            self.assertEqual(r1["summary"]["runs_ok"], 4)
+            meta = r1["runs"][0]["metadata"]
+            self.assertEqual((meta["batch_size"], meta["threads"], meta["loader_threads"],
+                              meta["precision"]), ("32", "1", "0", "fp32"))
+            # step 3: interleaved with step 1's configuration
+            doc3, r3 = self.point(store, os.path.join(demo_dir, "3-loaders-sweep.json"),
+                                  "demo-loaders")
+            self.assertTrue(doc3["interleave"])
+            self.assertEqual(len(doc3["rounds"]), 4)
+            self.assertEqual([p["name"] for p in doc3["points"]], ["demo-baseline", "demo-loaders"])
+            self.assertEqual(r3["summary"]["runs_ok"], 4)
+            self.assertEqual((r3["runs"][0]["metadata"]["loader_threads"],
+                              r3["runs"][0]["metadata"]["prefetch"]), ("1", "4"))
+            # step 5: the batch search under its budget, then the final configuration
+            with open(os.path.join(demo_dir, "5-batch-search.json")) as f:
+                search = json.load(f)
+            self.assertEqual(search["mode"], "find-max")
+            # the budget puts the answer inside the range: a largest fit and a first failure
+            fm = search["find_max"]
+            self.assertIsNotNone(fm["largest_fit"])
+            self.assertIsNotNone(fm["first_failure"])
+            self.assertEqual(fm["first_failure"], 2 * fm["largest_fit"])
+            self.assertIn(f"largest batch that fits the budget: {fm['largest_fit']}", out)
+            chosen = re.search(r"\nchosen: batch (\d+)", out)
+            self.assertIsNotNone(chosen, out)
+            doc5, r5 = self.point(store, os.path.join(demo_dir, "5-final-sweep.json"),
+                                  "demo-final")
+            self.assertTrue(doc5["interleave"])
+            meta = r5["runs"][0]["metadata"]
+            self.assertEqual(meta["batch_size"], chosen.group(1))
+            self.assertEqual(meta["threads"], str(os.cpu_count()))
+            self.assertEqual(meta["precision"], "bf16" if cpu_has("avx512_bf16") else "fp32")
+            self.assertEqual(r5["summary"]["runs_ok"], 4)
+            # the table's accuracies are the results' medians
+            self.assertAlmostEqual(float(m.group(1)), self.accuracy(r1), places=4)
+            self.assertAlmostEqual(float(m.group(2)), self.accuracy(r5), places=4)
+            with open(os.path.join(demo_dir, "demo.html")) as f:
+                self.assertIn("<svg", f.read())
+
+    def test_demo_without_bf16_stays_fp32(self):
+        """A CPU without AVX512_BF16, simulated: step 5 says so and trains in fp32."""
+        with tempfile.TemporaryDirectory(prefix="mlbench-demo-") as tmp:
+            out, demo_dir, store = self.demo(tmp, "--runs", "1", disable="avx512_bf16")
+            self.assertIn("this CPU has no AVX512_BF16", out)
+            self.assertIn("step 5 stays in fp32", out)
+            self.assertIn("too few for any comparison to be significant", out)
+            self.assertNotIn("--precision bf16", out)
+            _, r5 = self.point(store, os.path.join(demo_dir, "5-final-sweep.json"), "demo-final")
+            self.assertEqual(r5["runs"][0]["metadata"]["precision"], "fp32")
+            self.assertIn("final: the whole pipeline", out)
 
     def test_demo_bad_input(self):
-        p = subprocess.run([MLBENCH, "demo", "--runs", "0"], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("--runs '0'", p.stderr)
+        with tempfile.TemporaryDirectory(prefix="mlbench-demo-") as tmp:
+            store = os.path.join(tmp, "store")
+            for args, says in ((["--runs", "0"], "--runs '0'"),
+                               (["--train-images", "-1"], "--train-images '-1'"),
+                               (["--train-images", "70000"], "--train-images '70000'"),
+                               (["--target-accuracy", "1.5"], "--target-accuracy '1.5'"),
+                               (["--epochs", "x"], "--epochs 'x'")):
+                p = subprocess.run([MLBENCH, "demo", "--store", store, *args],
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 2, args)
+                self.assertIn(says, p.stderr)
+                self.assertFalse(os.path.exists(store), "nothing is written on bad input")
 
 
 class DefaultWorkflowTest(unittest.TestCase):
