@@ -1,6 +1,6 @@
 # mlbench: the README's two commands.
 #   make run    install dependencies, build, benchmark the example pipelines, then `mlbench demo`:
-#               the reference image-classification workload, baseline -> optimised, compared
+#               the worked example's six steps on the reference image-classification workload
 #   make test   install dependencies, build, run every test through ctest
 # Also: make build, make asan-test (ASan/UBSan build of the tests), make bench, make clean,
 # make fuzz (the libFuzzer targets of tests/fuzz/, FUZZ_SECONDS each, default 300) and
