@@ -74,6 +74,10 @@ int cnn_gemm_bf16_available(void)
 
 #define BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
+/* A pair of bf16 as one 32-bit word, the unit the micro-kernel broadcasts. may_alias: the
+ * micro-kernel reads pairs from memory written as bf16 elements (an A converted ahead). */
+typedef uint32_t __attribute__((may_alias)) pair_t;
+
 /* Bits [0, count) set, count clamped to [0, 16] (or [0, 32]). */
 static __mmask16 mask16(int count)
 {
@@ -240,7 +244,7 @@ BF16 static void pack_b_panel(int trans_b, const float *b, ptrdiff_t ldb, int k0
 /* C[0..mr) x [0..32) = beta C + op(A) op(B) over kc2 pairs of k, for a compile-time mr and
  * trans_a (one inlined copy per pair: the accumulators stay in registers). */
 BF16 static inline __attribute__((always_inline)) void
-micro_kernel(const int mr, const int trans_a, int kc2, const uint32_t *restrict ap,
+micro_kernel(const int mr, const int trans_a, int kc2, const pair_t *restrict ap,
              ptrdiff_t lda2, const uint32_t *restrict bp, float *restrict c, ptrdiff_t ldc,
              __mmask16 m0, __mmask16 m1, float beta)
 {
@@ -251,7 +255,7 @@ micro_kernel(const int mr, const int trans_a, int kc2, const uint32_t *restrict 
     for (int p = 0; p < kc2; p++) {
         const __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp + (ptrdiff_t)p * NR);
         const __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + (ptrdiff_t)p * NR + 16);
-        const uint32_t *ak = trans_a ? ap + (ptrdiff_t)p * lda2 : ap + p;
+        const pair_t *ak = trans_a ? ap + (ptrdiff_t)p * lda2 : ap + p;
 #pragma GCC unroll 12
         for (int i = 0; i < mr; i++) {
             const __m512bh ai =
@@ -281,7 +285,7 @@ micro_kernel(const int mr, const int trans_a, int kc2, const uint32_t *restrict 
             micro_kernel(r, 0, kc2, ap, lda2, bp, c, ldc, m0, m1, beta);                      \
         break;
 
-BF16 static void micro_kernel_rows(int mr, int trans_a, int kc2, const uint32_t *ap,
+BF16 static void micro_kernel_rows(int mr, int trans_a, int kc2, const pair_t *ap,
                                    ptrdiff_t lda2, const uint32_t *bp, float *c, ptrdiff_t ldc,
                                    __mmask16 m0, __mmask16 m1, float beta)
 {
@@ -351,9 +355,9 @@ BF16 static void gemm(const struct cnn_bf16_gemm *g)
             const int mc = m - ic < MC ? m - ic : MC;
             /* A in bf16, not transposed: its rows are read in place as pairs */
             const int in_place = a16 && !trans_a;
-            const uint32_t *ablock = ap;
+            const pair_t *ablock = ap;
             if (in_place)
-                ablock = (const uint32_t *)(a16 + (ptrdiff_t)ic * lda + k0);
+                ablock = (const pair_t *)(a16 + (ptrdiff_t)ic * lda + k0);
             else
                 pack_a(trans_a, a, a16, lda, ic, mc, k0, kc, ap);
             const ptrdiff_t lda2 = trans_a ? mc : in_place ? lda / 2 : kc2;
@@ -367,7 +371,7 @@ BF16 static void gemm(const struct cnn_bf16_gemm *g)
                     pack_b_panel(trans_b, b, ldb, k0, kc, j0, nr, bp_buf);
                 for (int i0 = 0; i0 < mc; i0 += MR) {
                     const int mr = mc - i0 < MR ? mc - i0 : MR;
-                    const uint32_t *ablk = trans_a ? ablock + i0 : ablock + i0 * lda2;
+                    const pair_t *ablk = trans_a ? ablock + i0 : ablock + i0 * lda2;
                     micro_kernel_rows(mr, trans_a, kc2, ablk, lda2, bp,
                                       c + (ptrdiff_t)(ic + i0) * ldc + j0, ldc, m0, m1, kbeta);
                 }
