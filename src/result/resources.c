@@ -15,7 +15,7 @@
 #define MAX_GPUS 64
 #define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
-#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: analyze.c's PSI_CPU_MIN, the same limit */
+#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: extras.c's PSI_CPU_MIN, the same limit */
 /* NVML clock event reasons that mean the GPU slowed itself down (not idle or app clocks):
  * SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. */
 #define THROTTLE_MASK 0xecull
