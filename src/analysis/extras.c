@@ -17,13 +17,50 @@
 #define GPU_MEM_HEADROOM 0.50   /* peak memory below this share of the GPU's: room to grow */
 #define GPU_MEM_USABLE 0.90     /* share of GPU memory a larger batch may plan to fill */
 #define MIXED_PRECISION_SPEEDUP 1.3 /* assumed fp32 -> bf16 gain of a GPU-bound stage */
+#define CPU_BF16_SPEEDUP 1.3    /* assumed fp32 -> bf16 gain of CPU-bound training on a CPU with
+                                 * bf16 matrix instructions (1.45-1.6x measured: analysis.md) */
 #define PSI_CPU_MIN 0.20        /* tasks waiting for a CPU at least this share: contention */
 
-/* fp32 or not declared: the precision that leaves tensor cores unused. */
+/* fp32 or not declared: the precision that leaves tensor cores (or a CPU's bf16 matrix
+ * instructions) unused. */
 static bool full_precision(const char *precision)
 {
     return !precision || !*precision || !strcasecmp(precision, "fp32") ||
            !strcasecmp(precision, "float32") || !strcasecmp(precision, "float");
+}
+
+static bool is_training(const struct stage_resources *s)
+{
+    return strcasestr(stage_name(s), "train") != NULL;
+}
+
+static bool cpu_bound(const char *verdict)
+{
+    return !strcmp(verdict, "cpu-bound-parallel") || !strcmp(verdict, "cpu-bound-single-thread") ||
+           !strcmp(verdict, "cpu-bound");
+}
+
+/* fp32 training that the CPU computes, on a CPU whose bf16 instructions do twice the
+ * multiply-adds per instruction (vdpbf16ps; AMX tiles far more): bf16 GEMM operands with fp32
+ * sums and master weights train at about the same accuracy. Only where the CPU is what bounds
+ * the stage: a stage waiting on I/O or a GPU gains nothing from faster arithmetic. */
+static void cpu_mixed_precision(const struct analysis_context *ctx,
+                                const struct stage_resources *s, const struct figures *f,
+                                struct findings_builder *b)
+{
+    char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
+    bool fp32 = ctx->precision && *ctx->precision;
+    cat(ev, sizeof ev, "training on the CPU in %s with ",
+        fp32 ? ctx->precision : "fp32 (precision not declared)");
+    analyze_cat_cores(ev, sizeof ev, f->cpu, f->ncpu, "busy");
+    cat(ev, sizeof ev, ", and this CPU has %s", ctx->cpu_bf16);
+    cat(rec, sizeof rec, "%stry bf16 mixed precision on the CPU (",
+        fp32 ? "" : "if it runs in fp32, ");
+    advice_cpu_bf16(ctx, rec, sizeof rec);
+    cat(rec, sizeof rec, "): its bf16 matrix instructions do twice the multiply-adds of fp32; "
+        "check accuracy with mlbench compare --max-accuracy-drop");
+    findings_add(b, "mixed-precision", s, ev, rec,
+                 fp32 ? f->time_ns * (1 - 1 / CPU_BF16_SPEEDUP) : 0);
 }
 
 void analyze_stage_extras(const struct analysis_context *ctx, const struct stage_resources *s,
@@ -36,7 +73,7 @@ void analyze_stage_extras(const struct analysis_context *ctx, const struct stage
     /* Half precision pays only when the GPU has enough work (docs/analysis.md): in a
      * GPU-bound stage, or a training stage at least half busy; not a launch-bound one. */
     if (f->gpu_used && ctx->gpu_tensor_cores && full_precision(ctx->precision) &&
-        (gpu_bound || (strcasestr(stage_name(s), "train") && f->util >= GPU_LOW_UTIL))) {
+        (gpu_bound || (is_training(s) && f->util >= GPU_LOW_UTIL))) {
         bool fp32 = ctx->precision && *ctx->precision;
         cat(ev, sizeof ev, "GPU %.0f %% busy in %s on %s, which has tensor cores", pct(f->util),
             fp32 ? ctx->precision : "fp32 (precision not declared)",
@@ -48,6 +85,13 @@ void analyze_stage_extras(const struct analysis_context *ctx, const struct stage
         findings_add(b, "mixed-precision", s, ev, rec,
                     gpu_bound && fp32 ? f->time_ns * (1 - 1 / MIXED_PRECISION_SPEEDUP) : 0);
     }
+
+    /* The same id on the CPU: the GPU rule above stays the one for a run that used a GPU, and
+     * a run that says it ran on another device (a GPU NVML did not see) is not told about its
+     * CPU's arithmetic. */
+    if (!f->gpu_used && (!ctx->device || !strcasecmp(ctx->device, "cpu")) && ctx->cpu_bf16 &&
+        full_precision(ctx->precision) && cpu_bound(verdict) && is_training(s))
+        cpu_mixed_precision(ctx, s, f, b);
 
     if (f->mem_pressure && strcmp(verdict, "memory-bound") != 0) {
         ev[0] = rec[0] = '\0';

@@ -275,6 +275,26 @@ static void gpu_facts(const struct bench_result *r, struct analysis_context *ctx
     }
 }
 
+/* The CPU's bf16 matrix instructions from the captured environment's cpu.features
+ * (docs/environment.md), AMX before AVX-512 (the larger gain); untouched when neither is listed
+ * or no environment was captured. */
+static void cpu_facts(const struct bench_result *r, struct analysis_context *ctx)
+{
+    static const char *const bf16[] = {"amx_bf16", "avx512_bf16"};
+    const json_t *features = json_object_get(json_object_get(r->environment, "cpu"), "features");
+    for (size_t k = 0; k < sizeof bf16 / sizeof bf16[0]; k++) {
+        const json_t *f;
+        size_t i;
+        json_array_foreach(features, i, f) {
+            const char *name = json_string_value(f);
+            if (name && !strcmp(name, bf16[k])) {
+                ctx->cpu_bf16 = bf16[k];
+                return;
+            }
+        }
+    }
+}
+
 /* A metadata value that is a whole number >= min, else -1. */
 static long meta_long(const struct summary *s, const char *key, long min)
 {
@@ -352,6 +372,7 @@ void resources_analyze(struct bench_result *r)
     ctx.precision = meta_value(s, "precision");
     ctx.device = meta_value(s, "device");
     workload_facts(r, &ctx);
+    cpu_facts(r, &ctx);
     if (ctx.gpu_measured)
         gpu_facts(r, &ctx);
     analyze(&ctx, sr, s->n_stages, total, &r->analysis);
