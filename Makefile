@@ -50,6 +50,7 @@ bench: build
 	bench/sampler-cost.sh
 	bench/nvtx-cost.sh
 	bench/cnn-vs-torch.sh
+	bench/cnn-bf16.sh
 	bench/input-pipeline.sh
 	bench/logreg-vs-sklearn.sh
 	bench/time-to-accuracy.sh

@@ -176,3 +176,13 @@ void advice_feed_gpu(const struct analysis_context *ctx, bool single, double fre
         add(buf, len, ", pin_memory=True with non_blocking copies");
     add(buf, len, ", or GPU preprocessing (NVIDIA DALI)");
 }
+
+void advice_cpu_bf16(const struct analysis_context *ctx, char *buf, size_t len)
+{
+    if (is_torch(ctx))
+        add(buf, len, "torch.autocast(\"cpu\", dtype=torch.bfloat16) around the forward pass "
+            "and loss, the model and input in channels-last");
+    else
+        add(buf, len, "in PyTorch torch.autocast(\"cpu\", dtype=torch.bfloat16) with "
+            "channels-last; mlbench-workload imgclf --precision bf16");
+}

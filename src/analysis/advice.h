@@ -44,4 +44,8 @@ void advice_cpu_starved(const struct analysis_context *ctx, bool others, int ncp
 void advice_feed_gpu(const struct analysis_context *ctx, bool single, double free_cores,
                      char *buf, size_t len);
 
+/* Appends the knob for bf16 mixed precision on the CPU: torch.autocast("cpu", ...) with
+ * channels-last when PyTorch is known to run, else that and mlbench-workload's --precision. */
+void advice_cpu_bf16(const struct analysis_context *ctx, char *buf, size_t len);
+
 #endif

@@ -1,9 +1,11 @@
 /* analyze: the bottleneck rules (see analyze.h). Each stage gets one verdict, the first rule of
- * the precedence in classify() that matches; verdicts and the extra checks give findings with
- * evidence, a recommendation and a conservative saving estimate. The rules, thresholds and
- * saving formulas are documented for users in docs/analysis.md: keep the two in step. */
+ * the precedence in classify() that matches; verdicts and the extra checks (extras.c) give
+ * findings with evidence, a recommendation and a conservative saving estimate. The rules,
+ * thresholds and saving formulas are documented for users in docs/analysis.md: keep the two in
+ * step. */
 #include "analysis/analyze.h"
 #include "analysis/advice.h"
+#include "analysis/analyze_private.h"
 #include "analysis/findings.h"
 
 #include <math.h>
@@ -22,14 +24,10 @@
 
 /* GPU (ratios of time a kernel ran, as NVML reports it) */
 #define GPU_BOUND_UTIL 0.90     /* at least: gpu-bound */
-#define GPU_LOW_UTIL 0.50       /* below: the GPU waits half the time (launch-bound, starved) */
 #define GPU_ACTIVE_UTIL 0.05    /* at least: the GPU works in the stage (else it is a CPU stage) */
 #define GPU_TARGET_UTIL 0.90    /* what a well-fed GPU reaches: the goal of the saving estimates */
 #define GPU_MEM_BUSY 0.50       /* memory controller busy at least: bandwidth-heavy kernels */
-#define GPU_MEM_HEADROOM 0.50   /* peak memory below this share of the GPU's: room to grow */
-#define GPU_MEM_USABLE 0.90     /* share of GPU memory a larger batch may plan to fill */
 #define LAUNCH_BATCH_MAX 64     /* batch at most this (or unknown): launch overhead plausible */
-#define MIXED_PRECISION_SPEEDUP 1.3 /* assumed fp32 -> bf16 gain of a GPU-bound stage */
 
 /* CPU, in cores busy (1.0 = one core all the time) */
 #define CPU_CORE_BUSY 0.8       /* one thread saturated: lower end */
@@ -45,7 +43,6 @@
 #define IO_CPU_SHARE_MAX 0.5    /* io-bound needs fewer than this share of the CPUs busy */
 #define SWAP_MIN_BPS 1048576.0  /* swapping at least 1 MiB/s (in + out): memory-bound */
 #define PSI_MEM_MIN 0.10        /* tasks stalled on memory at least this share: memory-bound */
-#define PSI_CPU_MIN 0.20        /* tasks waiting for a CPU at least this share: contention */
 #define CPU_STARVED_WAIT 0.30   /* the workload's threads waited for a CPU at least this share of
                                  * the time they were ready to run (schedstat): cpu-starved */
 #define CPU_STARVED_MIN 0.10    /* ...and they waited at least this many threads on average (a
@@ -53,7 +50,6 @@
 #define PSI_CPU_STARVED 0.50    /* without schedstat: some task waited for a CPU at least half
                                  * of the time, machine-wide (PSI cpu some), while the stage
                                  * computes (cores busy >= CPU_IDLE_MAX): cpu-starved */
-#define OTHER_LOAD_CORES 0.5    /* other processes' mean load that disturbs a benchmark */
 
 /* Findings */
 #define UNMEASURED_MIN_SHARE 0.05 /* an unmeasured stage shorter than this share is not worth it */
@@ -61,31 +57,6 @@
 #define FEW_SAMPLES 5           /* fewer samples: figures are rough, and the evidence says so */
 #define OVERLAP_SHARED 0.5      /* at least: a stage mostly ran beside others (figures shared) */
 #define MIN_INTERVAL_NS ((double)SAMPLER_MIN_INTERVAL_NS) /* the shortest --interval */
-
-#define TEXT_MAX 640
-
-/* What the rules read of a stage, with "not measured" resolved once. */
-struct figures {
-    int ncpu;          /* CPUs online, 0 when unknown */
-    bool gpu_measured; /* a GPU source worked */
-    double cpu;        /* cores busy, NAN */
-    double util;       /* GPU utilisation, NAN when not measured or no GPU in the figures */
-    bool gpu_used;     /* the workload used a GPU in this run */
-    bool gpu_active;   /* ...and it worked in this stage */
-    double io;         /* share of time stalled on I/O, NAN */
-    bool io_psi;       /* io comes from PSI (else from iowait) */
-    double swap_bps;   /* in + out, NAN */
-    bool mem_pressure;
-    double avail;      /* cores free for the workload (ncpu less other load), NAN when unknown */
-    double wait;       /* share of time waiting for a CPU, NAN: see cpu_wait_share */
-    bool wait_own;     /* wait is the workload's own run-queue wait (else machine-wide) */
-    double runnable;   /* runnable tasks besides the sampler when wait comes from the
-                        * run-queue length (neither own wait nor PSI), else NAN */
-    double wait_threads; /* the workload's threads waiting for a CPU on average, NAN */
-    double other;      /* cores busy with other processes, NAN */
-    long threads_peak; /* threads of the tree at most, -1 when unknown */
-    double time_ns;    /* finite and >= 0 */
-};
 
 struct outcome {
     const char *rule;
@@ -95,26 +66,9 @@ struct outcome {
     bool finding;      /* the verdict is worth a finding */
 };
 
-static bool known(double x)
-{
-    return isfinite(x);
-}
-
-static double pct(double ratio)
-{
-    return 100 * ratio;
-}
-
 static bool is_cpu_device(const char *device)
 {
     return device && strcasecmp(device, "cpu") == 0;
-}
-
-/* fp32 or not declared: the precision that leaves tensor cores unused. */
-static bool full_precision(const char *precision)
-{
-    return !precision || !*precision || !strcasecmp(precision, "fp32") ||
-           !strcasecmp(precision, "float32") || !strcasecmp(precision, "float");
 }
 
 static void resolve(const struct analysis_context *ctx, const struct stage_resources *s,
@@ -173,7 +127,7 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
 }
 
 /* "1.0 of 16 cores busy" (or "1.0 cores busy" when the CPU count is unknown). */
-static void cat_cores(char *buf, size_t len, double cores, int ncpu, const char *what)
+void analyze_cat_cores(char *buf, size_t len, double cores, int ncpu, const char *what)
 {
     int decimals = cores < 0.095 ? 2 : 1;
     if (ncpu)
@@ -190,8 +144,8 @@ static void cat_io(char *buf, size_t len, const struct figures *f)
 }
 
 /* Swapping and memory stalls, what of them was measured. */
-static void cat_memory(char *buf, size_t len, const struct stage_resources *s,
-                       const struct figures *f)
+void analyze_cat_memory(char *buf, size_t len, const struct stage_resources *s,
+                        const struct figures *f)
 {
     char a[32];
     const char *sep = "";
@@ -323,7 +277,7 @@ static void verdict_memory(const struct stage_resources *s, const struct figures
 {
     o->rule = "memory-bound";
     o->finding = true;
-    cat_memory(o->evidence, TEXT_MAX, s, f);
+    analyze_cat_memory(o->evidence, TEXT_MAX, s, f);
     cat(o->recommendation, TEXT_MAX,
         "the machine is short of memory: shrink the workload's footprint (smaller batch or "
         "cache, memory-mapped or streamed data, fewer DataLoader workers: each holds its own "
@@ -339,7 +293,7 @@ static void verdict_launch(const struct analysis_context *ctx, const struct figu
     o->finding = true;
     cat(o->evidence, TEXT_MAX, "GPU %.0f %% busy while one host thread is saturated (",
         pct(f->util));
-    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (ctx->batch_size > 0)
         cat(o->evidence, TEXT_MAX, ") at batch %ld", ctx->batch_size);
     else
@@ -389,7 +343,7 @@ static void verdict_starved(const struct analysis_context *ctx, const struct fig
 /* The CPU side of evidence: "1.0 of 16 cores busy, GPU idle 97 % of the stage". */
 static void cat_cpu_evidence(char *buf, const struct figures *f)
 {
-    cat_cores(buf, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    analyze_cat_cores(buf, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (f->gpu_used)
         cat(buf, TEXT_MAX, ", GPU idle %.0f %% of the stage", pct(1 - f->util));
     if (known(f->io) && f->io >= IO_STALL_MIN) {
@@ -456,7 +410,7 @@ static void verdict_io(const struct stage_resources *s, const struct figures *f,
     o->finding = true;
     cat_io(o->evidence, TEXT_MAX, f);
     cat(o->evidence, TEXT_MAX, ", ");
-    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (known(s->read_bps) && s->read_bps > 0)
         cat(o->evidence, TEXT_MAX, ", reading %s/s", units_bytes(s->read_bps, a, sizeof a));
     if (known(s->write_bps) && s->write_bps > 0)
@@ -526,7 +480,7 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
             "information, machine-wide: the workload's own wait was not measured)", pct(f->wait));
     if (known(f->cpu)) {
         cat(o->evidence, TEXT_MAX, ", ");
-        cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+        analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     }
     bool others = known(f->other) && f->other >= OTHER_LOAD_CORES;
     if (known(f->other))
@@ -543,7 +497,7 @@ static void verdict_idle(const struct figures *f, struct outcome *o)
 {
     o->rule = "idle";
     o->finding = true;
-    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU idle");
     else if (f->gpu_measured)
@@ -563,7 +517,7 @@ static void verdict_mixed(const struct figures *f, struct outcome *o)
 {
     o->rule = "mixed";
     o->finding = true;
-    cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy"); /* known: classify() */
+    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy"); /* known: classify() */
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU %.0f %% busy", pct(f->util));
     if (known(f->io))
@@ -651,116 +605,6 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
         o->saving_ns = 0;
 }
 
-static const char *stage_name(const struct stage_resources *s)
-{
-    return s->name ? s->name : "?";
-}
-
-/* Findings about one stage beyond its verdict. */
-static void stage_extras(const struct analysis_context *ctx, const struct stage_resources *s,
-                         const struct figures *f, const struct outcome *v,
-                         struct findings_builder *b)
-{
-    char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
-    bool gpu_bound = !strcmp(v->rule, "gpu-bound");
-
-    /* Half precision pays only when the GPU has enough work (docs/analysis.md): in a
-     * GPU-bound stage, or a training stage at least half busy; not a launch-bound one. */
-    if (f->gpu_used && ctx->gpu_tensor_cores && full_precision(ctx->precision) &&
-        (gpu_bound || (strcasestr(stage_name(s), "train") && f->util >= GPU_LOW_UTIL))) {
-        bool fp32 = ctx->precision && *ctx->precision;
-        cat(ev, sizeof ev, "GPU %.0f %% busy in %s on %s, which has tensor cores", pct(f->util),
-            fp32 ? ctx->precision : "fp32 (precision not declared)",
-            ctx->gpu_name ? ctx->gpu_name : "a GPU");
-        cat(rec, sizeof rec,
-            "%stry bf16 (or fp16) autocast, or at least TF32 matrix products, and check accuracy "
-            "with mlbench compare; it pays when the GPU has enough work per step",
-            fp32 ? "" : "if it runs in fp32, ");
-        findings_add(b, "mixed-precision", s, ev, rec,
-                    gpu_bound && fp32 ? f->time_ns * (1 - 1 / MIXED_PRECISION_SPEEDUP) : 0);
-    }
-
-    if (f->mem_pressure && strcmp(v->rule, "memory-bound") != 0) {
-        ev[0] = rec[0] = '\0';
-        cat_memory(ev, sizeof ev, s, f);
-        cat(rec, sizeof rec,
-            "memory is short even though it is not what bounds this stage: swapping slows "
-            "everything and disturbs the timings; reduce memory use or add RAM");
-        findings_add(b, "memory-pressure", s, ev, rec, 0);
-    }
-}
-
-/* Findings about the run as a whole (s is total, or a top-level stage without total). */
-static void run_extras(const struct analysis_context *ctx, const struct stage_resources *s,
-                       const struct figures *f, struct findings_builder *b)
-{
-    char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
-
-    if (f->gpu_used && known(s->gpu_mem_peak_bytes) && known(s->gpu_mem_total_bytes) &&
-        s->gpu_mem_peak_bytes > 0 && s->gpu_mem_total_bytes > 0 &&
-        s->gpu_mem_peak_bytes < GPU_MEM_HEADROOM * s->gpu_mem_total_bytes) {
-        char a[32], c[32];
-        double times = floor(GPU_MEM_USABLE * s->gpu_mem_total_bytes / s->gpu_mem_peak_bytes);
-        cat(ev, sizeof ev, "GPU memory peak %s of %s (%.0f %%)",
-            units_bytes(s->gpu_mem_peak_bytes, a, sizeof a),
-            units_bytes(s->gpu_mem_total_bytes, c, sizeof c),
-            pct(s->gpu_mem_peak_bytes / s->gpu_mem_total_bytes));
-        if (ctx->batch_size > 0)
-            cat(ev, sizeof ev, " at batch %ld", ctx->batch_size);
-        cat(rec, sizeof rec,
-            "room for a larger batch, at most about %.0fx by memory (activations grow with the "
-            "batch, weights and optimizer state do not): find the largest that fits with "
-            "mlbench sweep --find-max batch=", times);
-        if (ctx->batch_size > 0)
-            cat(rec, sizeof rec, "%ld..%.0f", ctx->batch_size, (double)ctx->batch_size * times);
-        else
-            cat(rec, sizeof rec, "LO..HI");
-        cat(rec, sizeof rec, " -- CMD ... {batch} (it also shows the throughput at each size) "
-            "and scale the learning rate with the batch; it pays most when the GPU is not "
-            "saturated");
-        findings_add(b, "gpu-memory-headroom", s, ev, rec, 0);
-    }
-
-    if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES) {
-        ev[0] = rec[0] = '\0';
-        cat(ev, sizeof ev, "other processes kept %.1f cores busy on average", s->other_cores);
-        if (f->ncpu)
-            cat(ev, sizeof ev, " (of %d)", f->ncpu);
-        cat(rec, sizeof rec,
-            "the timings may be disturbed: stop other programs or use a quiet machine and "
-            "measure again");
-        findings_add(b, "other-load", s, ev, rec, 0);
-    }
-
-    if (known(s->psi_cpu_some) && s->psi_cpu_some >= PSI_CPU_MIN) {
-        ev[0] = rec[0] = '\0';
-        /* a rate over a short window can exceed 1 by the sampling's jitter */
-        cat(ev, sizeof ev, "tasks waited for a CPU %.0f %% of the time",
-            pct(fmin(1, s->psi_cpu_some)));
-        if (known(f->cpu)) {
-            cat(ev, sizeof ev, ", ");
-            cat_cores(ev, sizeof ev, f->cpu, f->ncpu, "busy");
-        }
-        if (known(s->threads_peak))
-            cat(ev, sizeof ev, ", up to %.0f thread%s", s->threads_peak,
-                s->threads_peak == 1 ? "" : "s");
-        if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES)
-            cat(rec, sizeof rec, "other processes compete for the CPUs: use a quiet machine");
-        else if (f->ncpu && known(s->threads_peak) && s->threads_peak > f->ncpu) {
-            cat(rec, sizeof rec, "more threads want to run than there are cores (every process "
-                "or DataLoader worker with its own OpenMP/BLAS pool?): ");
-            advice_fewer_threads(ctx, f->ncpu, rec, sizeof rec);
-        } else if (known(f->cpu))
-            cat(rec, sizeof rec,
-                "a CPU quota (container or cgroup limit) may be throttling the workload: check "
-                "cpu.max and give it the cores it uses");
-        else /* nothing known of the workload's CPU use to blame a quota on */
-            cat(rec, sizeof rec, "the machine was busy with runnable tasks: the timings may be "
-                "disturbed; measure again on a quieter machine");
-        findings_add(b, "cpu-contention", s, ev, rec, 0);
-    }
-}
-
 void analyze(const struct analysis_context *ctx, const struct stage_resources *stages, size_t n,
              const struct stage_resources *total, struct analysis *out)
 {
@@ -789,10 +633,10 @@ void analyze(const struct analysis_context *ctx, const struct stage_resources *s
         if (i < n || total_findings) {
             if (o.finding)
                 findings_add(&b, o.rule, s, o.evidence, o.recommendation, o.saving_ns);
-            stage_extras(ctx, s, &f, &o, &b);
+            analyze_stage_extras(ctx, s, &f, o.rule, &b);
         }
         if (total ? s == total : s->depth == 0)
-            run_extras(ctx, s, &f, &b);
+            analyze_run_extras(ctx, s, &f, &b);
     }
     findings_sort(&b);
 

@@ -57,6 +57,8 @@ struct analysis_context {
     bool gpu_measured;       /* NVML worked: GPU figures are real (else GPU rules stay silent) */
     bool gpu_tensor_cores;   /* the GPU has tensor cores (compute capability >= 7.0) */
     const char *gpu_name;    /* or NULL */
+    const char *cpu_bf16;    /* the CPU's bf16 matrix instructions, "amx_bf16" or "avx512_bf16"
+                              * (the environment's cpu.features), or NULL: neither, or unknown */
     long batch_size;         /* metadata batch_size, -1 (any value <= 0) when not given */
     const char *precision;   /* metadata precision (fp32, tf32, fp16, bf16...), or NULL */
     const char *device;      /* metadata device (cpu, cuda...), or NULL */

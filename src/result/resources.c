@@ -15,7 +15,7 @@
 #define MAX_GPUS 64
 #define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
-#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: analyze.c's PSI_CPU_MIN, the same limit */
+#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: extras.c's PSI_CPU_MIN, the same limit */
 /* NVML clock event reasons that mean the GPU slowed itself down (not idle or app clocks):
  * SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. */
 #define THROTTLE_MASK 0xecull
@@ -275,6 +275,26 @@ static void gpu_facts(const struct bench_result *r, struct analysis_context *ctx
     }
 }
 
+/* The CPU's bf16 matrix instructions from the captured environment's cpu.features
+ * (docs/environment.md), AMX before AVX-512 (the larger gain); untouched when neither is listed
+ * or no environment was captured. */
+static void cpu_facts(const struct bench_result *r, struct analysis_context *ctx)
+{
+    static const char *const bf16[] = {"amx_bf16", "avx512_bf16"};
+    const json_t *features = json_object_get(json_object_get(r->environment, "cpu"), "features");
+    for (size_t k = 0; k < sizeof bf16 / sizeof bf16[0]; k++) {
+        const json_t *f;
+        size_t i;
+        json_array_foreach(features, i, f) {
+            const char *name = json_string_value(f);
+            if (name && !strcmp(name, bf16[k])) {
+                ctx->cpu_bf16 = bf16[k];
+                return;
+            }
+        }
+    }
+}
+
 /* A metadata value that is a whole number >= min, else -1. */
 static long meta_long(const struct summary *s, const char *key, long min)
 {
@@ -352,6 +372,7 @@ void resources_analyze(struct bench_result *r)
     ctx.precision = meta_value(s, "precision");
     ctx.device = meta_value(s, "device");
     workload_facts(r, &ctx);
+    cpu_facts(r, &ctx);
     if (ctx.gpu_measured)
         gpu_facts(r, &ctx);
     analyze(&ctx, sr, s->n_stages, total, &r->analysis);

@@ -496,6 +496,95 @@ static void test_mixed_precision(void **state)
     assert_null(finding("mixed-precision"));
 }
 
+/* The same finding for fp32 training that the CPU computes, on a CPU with bf16 matrix
+ * instructions (docs/analysis.md, "Extra findings"). */
+static void test_cpu_mixed_precision(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    ctx.cpu_bf16 = "avx512_bf16";
+    ctx.precision = "fp32";
+    struct stage_resources s = stage("train", 8.0);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    const struct finding *f = finding("mixed-precision");
+    assert_non_null(f);
+    assert_string_equal(f->evidence, "training on the CPU in fp32 with 8.0 of 16 cores busy, and "
+                                     "this CPU has avx512_bf16");
+    assert_contains(f->recommendation, "try bf16 mixed precision on the CPU");
+    assert_contains(f->recommendation, "mlbench-workload imgclf --precision bf16");
+    assert_contains(f->recommendation, "mlbench compare --max-accuracy-drop");
+    assert_near(f->saving_ns, S * (1 - 1 / 1.3));
+
+    /* a single thread training counts too (case-insensitive name), and PyTorch gets its knob */
+    ctx.framework = "torch";
+    ctx.cpu_bf16 = "amx_bf16";
+    s = stage("Train_epoch", 1.0);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-single-thread");
+    assert_contains(finding("mixed-precision")->evidence, "this CPU has amx_bf16");
+    assert_contains(finding("mixed-precision")->recommendation, "torch.autocast(\"cpu\", "
+                    "dtype=torch.bfloat16) around the forward pass");
+    assert_lacks(finding("mixed-precision")->recommendation, "mlbench-workload");
+    ctx.framework = NULL;
+    ctx.cpu_bf16 = "avx512_bf16";
+
+    /* precision not declared: said, without an estimate */
+    ctx.precision = NULL;
+    s = stage("train", 8.0);
+    run1(&ctx, &s);
+    assert_contains(finding("mixed-precision")->evidence, "in fp32 (precision not declared)");
+    assert_contains(finding("mixed-precision")->recommendation, "if it runs in fp32, try bf16");
+    assert_true(finding("mixed-precision")->saving_ns == 0);
+
+    /* already in lower precision */
+    static const char *const lower[] = {"bf16", "fp16", "mixed"};
+    for (size_t i = 0; i < 3; i++) {
+        ctx.precision = lower[i];
+        run1(&ctx, &s);
+        assert_null(finding("mixed-precision"));
+    }
+
+    /* a CPU without bf16 matrix instructions */
+    ctx.precision = "fp32";
+    ctx.cpu_bf16 = NULL;
+    run1(&ctx, &s);
+    assert_string_equal(an.verdicts[0].rule, "cpu-bound-parallel");
+    assert_null(finding("mixed-precision"));
+    ctx.cpu_bf16 = "avx512_bf16";
+
+    /* not a training stage, or one the CPU does not bound */
+    s = stage("load", 8.0);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    assert_null(finding("mixed-precision"));
+    s = stage("train", 0.1);
+    assert_string_equal(verdict1(&ctx, &s), "idle");
+    assert_null(finding("mixed-precision"));
+
+    /* a GPU used (even idle in this stage): the GPU rule alone, as before */
+    s = gpu_stage("train", 8.0, 0.02);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    assert_null(finding("mixed-precision"));
+    ctx.gpu_tensor_cores = true;
+    s = gpu_stage("train", 1.0, 0.95);
+    run1(&ctx, &s);
+    int n = 0;
+    for (size_t i = 0; i < an.n_findings; i++)
+        n += !strcmp(an.findings[i].rule, "mixed-precision");
+    assert_int_equal(n, 1);
+    assert_contains(finding("mixed-precision")->evidence, "which has tensor cores");
+
+    /* a run that says it used a GPU that was not measured: not its CPU's arithmetic */
+    ctx = context();
+    ctx.cpu_bf16 = "avx512_bf16";
+    ctx.gpu_measured = false;
+    ctx.device = "cuda";
+    s = stage("train", 1.0);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-single-thread");
+    assert_null(finding("mixed-precision"));
+    ctx.device = "CPU";
+    run1(&ctx, &s);
+    assert_non_null(finding("mixed-precision"));
+}
+
 static void test_other_load_and_contention(void **state)
 {
     (void)state;
@@ -628,6 +717,7 @@ int main(void)
         cmocka_unit_test_teardown(test_nan_silences_rules, teardown),
         cmocka_unit_test_teardown(test_gpu_memory_headroom, teardown),
         cmocka_unit_test_teardown(test_mixed_precision, teardown),
+        cmocka_unit_test_teardown(test_cpu_mixed_precision, teardown),
         cmocka_unit_test_teardown(test_other_load_and_contention, teardown),
         cmocka_unit_test_teardown(test_stages_total_order_bottleneck, teardown),
     };

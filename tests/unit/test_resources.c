@@ -25,12 +25,27 @@ static struct run_config cfg;
 static struct bench_result res;
 static json_t *next_environment; /* the environment the next setup_run captures, or NULL */
 static const char *const *next_meta; /* "key value" metadata the next run sends, NULL-ended */
+static const char *next_stage; /* a stage the next run opens at its start and closes at its
+                                * end, or NULL (then total is its only stage) */
 
 /* Values per second (counters) or levels (gauges) held for a 1 s run sampled every 100 ms. */
 struct levels {
     double cores, sys_busy, swap_bps, gpu0_util, gpu0_mem, gpu1_util, gpu1_mem;
     double psi_cpu; /* share of time tasks waited for a CPU (PSI cpu some) */
 };
+
+/* Adds the marker event "<kind> <t_ns> 1 1 <name>[ <value>]" to rep's log, as the receiver
+ * would. */
+static void send_event(struct repetition *rep, char kind, long long t_ns, const char *name,
+                       const char *value)
+{
+    char buf[256];
+    struct marker_token t;
+    snprintf(buf, sizeof buf, "%c %lld 1 1 %s%s%s", kind, t_ns, name, value ? " " : "",
+             value ? value : "");
+    assert_null(marker_parse(buf, strlen(buf), &t));
+    event_log_add(&rep->log, &t);
+}
 
 static void setup_run(const struct levels *lv, const char *label, const char *device)
 {
@@ -60,21 +75,16 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
     rep->outcome.status = RUN_OK;
     rep->outcome.start_ns = T0;
     rep->outcome.wall_ns = 1000 * MS;
-    if (device) {
-        char buf[64];
-        struct marker_token t;
-        snprintf(buf, sizeof buf, "M %lld 1 1 device %s", T0 + 1, device);
-        assert_null(marker_parse(buf, strlen(buf), &t));
-        event_log_add(&rep->log, &t);
-    }
-    for (const char *const *kv = next_meta; kv && *kv; kv++) {
-        char buf[256];
-        struct marker_token t;
-        snprintf(buf, sizeof buf, "M %lld 1 1 %s", T0 + 2, *kv);
-        assert_null(marker_parse(buf, strlen(buf), &t));
-        event_log_add(&rep->log, &t);
-    }
+    if (device)
+        send_event(rep, 'M', T0 + 1, "device", device);
+    for (const char *const *kv = next_meta; kv && *kv; kv++)
+        send_event(rep, 'M', T0 + 2, *kv, NULL);
     next_meta = NULL;
+    if (next_stage) {
+        send_event(rep, 'B', T0 + 3, next_stage, NULL);
+        send_event(rep, 'E', T0 + 999 * MS, next_stage, NULL);
+        next_stage = NULL;
+    }
     stages_aggregate(&rep->log, T0, rep->outcome.wall_ns, &rep->stages);
     table_init(&rep->samples, &reg);
     for (int i = 0; i <= 10; i++) {
@@ -220,6 +230,32 @@ static void test_gpu_facts_from_environment(void **state)
     teardown_run();
 }
 
+/* The CPU's bf16 matrix instructions come from the captured environment's cpu.features: an
+ * fp32 training stage on the CPU gets the mixed-precision finding only where they are listed. */
+static void test_cpu_bf16_from_environment(void **state)
+{
+    (void)state;
+    struct levels busy = {.cores = 1.0};
+    static const char *const fp32[] = {"precision fp32", NULL};
+    const char *const envs[] = {"{\"cpu\": {\"features\": [\"avx2\", \"avx512_bf16\"]}}",
+                                "{\"cpu\": {\"features\": [\"avx512_bf16\", \"amx_bf16\"]}}",
+                                "{\"cpu\": {\"features\": [\"avx2\", \"fma\"]}}",
+                                "{\"cpu\": {}}", NULL};
+    const char *const want[] = {"this CPU has avx512_bf16", "this CPU has amx_bf16", NULL, NULL,
+                                NULL};
+    for (int i = 0; i < 5; i++) {
+        next_environment = envs[i] ? json_loads(envs[i], 0, NULL) : NULL; /* NULL: none captured */
+        next_meta = fp32;
+        next_stage = "train";
+        setup_run(&busy, NULL, NULL);
+        if (want[i] && !has_finding("mixed-precision", want[i]))
+            fail_msg("environment %d: no mixed-precision finding with '%s'", i, want[i]);
+        if (!want[i] && has_finding("mixed-precision", ""))
+            fail_msg("environment %d: a mixed-precision finding without bf16 instructions", i);
+        teardown_run();
+    }
+}
+
 static void test_governor(void **state)
 {
     (void)state;
@@ -306,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_cpu_contention),
         cmocka_unit_test(test_gpu_claims),
         cmocka_unit_test(test_gpu_facts_from_environment),
+        cmocka_unit_test(test_cpu_bf16_from_environment),
         cmocka_unit_test(test_governor),
         cmocka_unit_test(test_framework_facts_reach_advice),
     };

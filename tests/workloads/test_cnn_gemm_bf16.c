@@ -73,6 +73,7 @@ static void test_rounding(void **state)
     (void)state;
     require_bf16();
     float x[64];
+    x[63] = 42.0f; /* past n: must stay untouched */
     int n = 0;
     x[n++] = 1.0f;
     x[n++] = from_bits(0x3f808000u); /* 1 + 2^-8: a tie, 1 is even -> 1 */
@@ -107,6 +108,15 @@ static void test_rounding(void **state)
                      (unsigned)((union { float f; uint32_t u; }){x[i]}.u), got[i], want);
     }
     assert_int_equal(got[63], 0xabab); /* nothing past n written */
+    /* the same rounding kept as floats */
+    float kept[64];
+    memcpy(kept, x, sizeof kept);
+    cnn_bf16_round_in_place(kept, (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (isnan(x[i]) ? !isnan(kept[i]) : memcmp(&kept[i], &(float){bf16_value(got[i])}, 4))
+            fail_msg("x[%d] = %a: rounded in place to %a, want %a", i, (double)x[i],
+                     (double)kept[i], (double)bf16_value(got[i]));
+    assert_true(kept[63] == x[63]); /* nothing past n written */
 }
 
 static float *alloc_floats(size_t count)

@@ -306,7 +306,9 @@ double cnn_memory_bytes(const struct cnn_shape *shape, int threads, enum cnn_pre
                     alloc_bytes(g * (size_t)L.d, 1) + alloc_bytes(g * (size_t)L.d, f) +
                     alloc_bytes(g * (size_t)L.d, 2) + 2 * alloc_bytes(g * F1, f) + alloc_bytes(g * (size_t)shape->classes, f);
     struct cnn probe = {.s = *shape, .L = L};
-    double wpack = p == CNN_BF16 ? alloc_bytes(wpack_layout(&probe, NULL), 1) : 0;
+    double wpack = p == CNN_BF16 ? alloc_bytes(wpack_layout(&probe, NULL), 1) +
+                                       alloc_bytes((size_t)L.k1 * C1, f)
+                                 : 0;
     /* param, grad, vel; each worker but the first has its own gradient */
     return (3 + (threads - 1)) * alloc_bytes(L.nparam, f) + threads * worker +
            (double)threads * sizeof(struct cnn_worker) + sizeof(struct cnn) + wpack;
@@ -458,6 +460,7 @@ void cnn_free(struct cnn *net)
     free(net->grad);
     free(net->vel);
     free(net->wpack);
+    free(net->w1r);
     free(net);
 }
 
@@ -470,7 +473,8 @@ int cnn_set_precision(struct cnn *net, enum cnn_precision p, char *err, size_t e
     }
     if (p == CNN_BF16 && !net->wpack) {
         net->wpack = cnn_alloc(wpack_layout(net, net->wpack_off), 1);
-        if (!net->wpack) {
+        net->w1r = cnn_alloc((size_t)net->L.k1 * C1, sizeof(float));
+        if (!net->wpack || !net->w1r) {
             snprintf(err, errlen, "cnn: cannot allocate the bf16 weights");
             errno = ENOMEM;
             return -1;

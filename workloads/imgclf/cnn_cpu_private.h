@@ -86,6 +86,7 @@ struct cnn {
     enum cnn_precision precision;
     unsigned char *wpack;         /* CNN_BF16: the packed weights, one buffer */
     size_t wpack_off[WP_COUNT];   /* where each starts in it */
+    float *w1r;                   /* CNN_BF16: conv1's weights rounded to bf16 (conv1_gemm) */
 };
 
 /* The calling thread's CPU time: the profile should not count time the thread waited for a core

@@ -30,7 +30,7 @@ int cnn_gemm_bf16_available(void);
 
 /* C = op(A) op(B) + beta C, with op(A) and op(B) rounded to bf16 (round to nearest even,
  * denormals flushed to zero) and their products summed in fp32; C is fp32. Same conventions as
- * cnn_gemm_avx512. Call only when cnn_gemm_bf16_available(). Uses 240 KiB of stack. */
+ * cnn_gemm_avx512. Call only when cnn_gemm_bf16_available(). Uses 270 KiB of stack. */
 void cnn_gemm_bf16(int trans_a, int trans_b, int m, int n, int k, const float *a, int lda,
                    const float *b, int ldb, float beta, float *c, int ldc);
 
@@ -63,5 +63,7 @@ void cnn_gemm_bf16_run(const struct cnn_bf16_gemm *g);
 /* out[i] = x[i] rounded to bf16 by the instruction the kernels use, for n values. Does nothing
  * unless cnn_gemm_bf16_available(). */
 void cnn_bf16_convert(const float *x, uint16_t *out, size_t n);
+/* x[i] = x[i] rounded to bf16, kept as a float (the low 16 bits zero), the same rounding. */
+void cnn_bf16_round_in_place(float *x, size_t n);
 
 #endif
