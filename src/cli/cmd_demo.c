@@ -228,10 +228,13 @@ static void intro(const struct demo *d)
     else if (!d->quick)
         printf("why: the sizes and target given (--train-images, --epochs, --target-accuracy); "
                "the defaults fit 3 minutes on 2 cores.\n");
-    printf("runs: %d of each configuration%s\n", d->runs,
-           d->runs >= DEMO_RUNS ? " (Mann-Whitney's smallest p is 0.029 with 4 a side, 0.1 with "
-                                  "3: 4 is the fewest that can show a significant change)"
-                                : ": too few for any comparison to be significant (4 are)");
+    printf("runs: %d of each configuration, after one warm-up run that is not counted%s\n",
+           d->runs,
+           d->runs >= DEMO_RUNS ? ";\n      Mann-Whitney's smallest p is 0.029 with 4 runs a "
+                                  "side, 0.1 with 3: 4 is the fewest that can show a "
+                                  "significant change"
+                                : ";\n      too few for any comparison to be significant (4 "
+                                  "are)");
     printf("interleaved: step 3's runs alternate with fresh runs of step 1's configuration, and "
            "step 5's with fresh runs of\nstep 3's, in a shuffled order each round (mlbench sweep "
            "-c), so drift on this machine falls on both sides of\neach comparison alike; step 1 "
@@ -310,6 +313,7 @@ static int interleaved(const struct demo *d, const char *path, const struct conf
     char *line_a = workload_line(d, a), *line_b = workload_line(d, b);
     mlbench_words(d, &w, "sweep");
     demo_words_add_int(&w, "-r", d->runs);
+    DEMO_ADD(&w, "-w", "1");
     DEMO_ADD(&w, "-o", path, "-c", line_a, "-n", name_a, "-c", line_b, "-n", name_b);
     free(line_a);
     free(line_b);
@@ -374,6 +378,7 @@ static int six_steps(struct demo *d, struct files *f)
     header(1, title);
     mlbench_words(d, &w, "run");
     demo_words_add_int(&w, "-r", d->runs);
+    DEMO_ADD(&w, "-w", "1");
     DEMO_ADD(&w, "-l", "demo-baseline", "-o", f->r1, "--");
     workload_words(d, &base, &w);
     rc = demo_run(&w);
