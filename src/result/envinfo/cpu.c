@@ -113,6 +113,34 @@ bool envinfo_cpu_disabled(const char *list, const char *feature)
     return false;
 }
 
+/* One "key : value" line of cpuinfo, both without surrounding white space. */
+struct cpuinfo_line {
+    const char *key, *value;
+    size_t klen, vlen;
+};
+
+/* The line at *p into *l, *p moved past it. False at the end of the text. */
+static bool next_line(const char **p, struct cpuinfo_line *l)
+{
+    const char *line = *p;
+    if (!line || !*line)
+        return false;
+    size_t len = strcspn(line, "\n");
+    const char *colon = memchr(line, ':', len);
+    l->key = line;
+    l->klen = colon ? (size_t)(colon - line) : 0;
+    while (l->klen > 0 && isspace((unsigned char)line[l->klen - 1]))
+        l->klen--;
+    l->value = colon ? colon + 1 : line + len;
+    while (l->value < line + len && isspace((unsigned char)*l->value))
+        l->value++;
+    l->vlen = (size_t)(line + len - l->value);
+    while (l->vlen > 0 && isspace((unsigned char)l->value[l->vlen - 1]))
+        l->vlen--;
+    *p = line + len + (line[len] == '\n');
+    return true;
+}
+
 static void parse_cpuinfo(const char *text, const char *disable, struct cpuinfo_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -122,18 +150,10 @@ static void parse_cpuinfo(const char *text, const char *disable, struct cpuinfo_
     size_t n_ids = 0, cap_ids = 0;
     bool features_done = false, saw_topology = false;
 
-    for (const char *line = text; line && *line;) {
-        size_t len = strcspn(line, "\n");
-        const char *colon = memchr(line, ':', len);
-        size_t klen = colon ? (size_t)(colon - line) : 0;
-        while (klen > 0 && isspace((unsigned char)line[klen - 1]))
-            klen--;
-        const char *v = colon ? colon + 1 : line + len;
-        while (v < line + len && isspace((unsigned char)*v))
-            v++;
-        size_t vlen = (size_t)(line + len - v);
-        while (vlen > 0 && isspace((unsigned char)v[vlen - 1]))
-            vlen--;
+    struct cpuinfo_line l;
+    for (const char *next = text; next_line(&next, &l);) {
+        const char *line = l.key, *v = l.value;
+        size_t klen = l.klen, vlen = l.vlen;
 #define KEY(k) (klen == strlen(k) && !strncmp(line, k, klen))
         if (KEY("processor") && vlen > 0 && isdigit((unsigned char)*v)) {
             /* a new logical CPU: keep the previous one's (socket, core) */
@@ -168,7 +188,6 @@ static void parse_cpuinfo(const char *text, const char *disable, struct cpuinfo_
             }
         }
 #undef KEY
-        line += len + (line[len] == '\n');
     }
     if (cur.core >= 0)
         core_id_push(&ids, &n_ids, &cap_ids, cur);
@@ -235,20 +254,11 @@ bool envinfo_cpuinfo_has(const char *text, const char *disable, const char *feat
 {
     if (!feature || !*feature || strpbrk(feature, " \t") || envinfo_cpu_disabled(disable, feature))
         return false;
-    for (const char *line = text; line && *line;) {
-        size_t len = strcspn(line, "\n");
-        const char *colon = memchr(line, ':', len);
-        size_t klen = colon ? (size_t)(colon - line) : 0;
-        while (klen > 0 && isspace((unsigned char)line[klen - 1]))
-            klen--;
-        if ((klen == 5 && !strncmp(line, "flags", 5)) ||
-            (klen == 8 && !strncmp(line, "Features", 8))) {
-            const char *v = colon + 1;
-            /* the first CPU's line, as parse_cpuinfo reads it */
-            return has_word(v, (size_t)(line + len - v), feature);
-        }
-        line += len + (line[len] == '\n');
-    }
+    struct cpuinfo_line l;
+    for (const char *next = text; next_line(&next, &l);)
+        if ((l.klen == 5 && !strncmp(l.key, "flags", 5)) ||
+            (l.klen == 8 && !strncmp(l.key, "Features", 8)))
+            return has_word(l.value, l.vlen, feature); /* the first CPU's, as parse_cpuinfo */
     return false;
 }
 
