@@ -12,6 +12,10 @@
  * its batch-sized buffers failed (docs/workloads.md). mlbench's classifier knows it as
  * OOM_WORKLOAD_EXIT (src/measure/oom.h): keep the two equal. */
 #define WL_EXIT_OOM 3
+/* The exit status of a run to a target (imgclf --until-accuracy) that ended its limit of epochs
+ * without reaching it: it ran and measured, but did not do what it was asked
+ * (docs/workloads.md). */
+#define WL_EXIT_TARGET_MISSED 4
 
 /* Prints "mlbench-workload <wl>: <message>\n" to stderr. */
 void wl_error(const char *wl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,6 +16,7 @@
 #include "imgclf/cnn_gemm.h"
 #include "imgclf/data/dataset.h"
 #include "imgclf/loader.h"
+#include "imgclf/train.h"
 #include "mlbench/marker.h"
 #include "workloads.h"
 
@@ -25,6 +26,9 @@ struct imgclf_opts {
     struct dataset_spec data;
     int epochs, batch, threads, loader_threads, prefetch;
     double lr, momentum, weight_decay, target;
+    double until;     /* --until-accuracy; -1: a fixed run of --epochs */
+    int max_epochs;   /* with --until-accuracy */
+    long eval_every;  /* steps between evaluations; 0: at the end of each epoch */
     int cosine;
     int pad; /* -1: the default for the image size */
     struct device dev; /* --device: the CPU, or a GPU through the CUDA backend */
@@ -44,6 +48,14 @@ static const char usage_text[] =
     "                        subset of the 60 000; default all)\n"
     "  --val-images N        synthetic: images in val (default 2000)\n"
     "  --epochs N            passes over the training images (default 3)\n"
+    "  --until-accuracy X    train until val accuracy reaches X (0 < X <= 1), then stop; the\n"
+    "                        clock (time_to_target_s) runs from the first epoch's start to the\n"
+    "                        end of that evaluation, evaluations included. Exit 4 when\n"
+    "                        --max-epochs pass without it. Not with --epochs, --target-accuracy\n"
+    "  --max-epochs N        with --until-accuracy: at most N epochs (default 20); the cosine\n"
+    "                        schedule decays over all N\n"
+    "  --eval-every STEPS    evaluate every STEPS training steps, and after the last one\n"
+    "                        (default: at the end of each epoch)\n"
     "  --batch N             images per step (default 32)\n"
     "  --lr X                learning rate (default 0.02 x batch/32, at most 0.1)\n"
     "  --lr-schedule cosine|constant   cosine: decays to 0 over the run (default); both\n"
@@ -57,7 +69,8 @@ static const char usage_text[] =
     "                        thread, the baseline (default 0)\n"
     "  --prefetch K          batches prepared ahead of training (needs --loader-threads >= 1)\n"
     "  --seed N              seed of weights, order and augmentation (default 1)\n"
-    "  --target-accuracy X   report the time to reach this val accuracy (default 0.9)\n"
+    "  --target-accuracy X   report the time to reach this val accuracy, without stopping\n"
+    "                        (default 0.9)\n"
     "  --device cpu|cuda     cuda: train on the GPU through the CUDA backend (fp32)\n"
     "  --precision fp32|bf16  bf16: mixed precision on the CPU (AVX512_BF16): GEMM operands in\n"
     "                        bf16, sums, master weights and update in fp32 (default fp32)\n"
@@ -67,6 +80,49 @@ static const char usage_text[] =
     "  --max-memory SIZE     fail as out of memory (exit 3) when the buffers the batch needs\n"
     "                        (model, batches, GPU buffers) exceed SIZE, e.g. 64MiB\n";
 
+/* Checks --until-accuracy, --max-epochs and --eval-every against each other and the rest, and
+ * fills in the defaults of --epochs, --max-epochs and --target-accuracy. 0, or -1 with the
+ * message printed. */
+static int until_options(struct imgclf_opts *o)
+{
+    int until = o->until >= 0;
+    if (until && o->until == 0) {
+        wl_error(WL, "--until-accuracy '0' must be above 0 and at most 1 (a fraction: 0.9 is "
+                     "90 %%)");
+        return -1;
+    }
+    if (until && o->epochs) {
+        wl_error(WL, "--epochs %d and --until-accuracy: a run to a target has no fixed length; "
+                     "give its limit as --max-epochs %d instead", o->epochs, o->epochs);
+        return -1;
+    }
+    if (until && o->target >= 0) {
+        wl_error(WL, "--target-accuracy %g and --until-accuracy %g: --until-accuracy is the "
+                     "target (its time is time_to_target_s); drop --target-accuracy",
+                 o->target, o->until);
+        return -1;
+    }
+    if (!until && o->max_epochs) {
+        wl_error(WL, "--max-epochs %d is the limit of --until-accuracy; a fixed run takes "
+                     "--epochs %d", o->max_epochs, o->max_epochs);
+        return -1;
+    }
+    if (o->input_only && (until || o->eval_every)) {
+        wl_error(WL, "--input-only trains and evaluates nothing: drop %s", until ?
+                 "--until-accuracy" : "--eval-every");
+        return -1;
+    }
+    if (!o->epochs)
+        o->epochs = 3;
+    if (!o->max_epochs) /* the cap on a missed target's cost and the schedule's length */
+        o->max_epochs = 20;
+    if (until)
+        o->target = o->until;
+    else if (o->target < 0)
+        o->target = 0.9;
+    return 0;
+}
+
 /* Parses argv into *o. Returns 0, 1 after --help, or -1 on bad input (message printed). */
 static int parse(int argc, char **argv, struct imgclf_opts *o)
 {
@@ -75,12 +131,12 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     static const char *const schedules[] = {"cosine", "constant", NULL};
     int dataset = 0, device = 0, precision = 0, schedule = 0, image_size = 0;
     memset(o, 0, sizeof *o);
-    o->epochs = 3;
     o->batch = 32;
     o->momentum = 0.9;
     o->threads = wl_online_cpus();
     o->seed = 1;
-    o->target = 0.9;
+    o->target = -1; /* -1 here and below: not given */
+    o->until = -1;
     o->pad = -1;
     const struct wl_opt table[] = {
         WL_CHOICE("dataset", &dataset, datasets),
@@ -89,6 +145,9 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         WL_INT("train-images", &o->train_images, 1, 10000000),
         WL_INT("val-images", &o->data.val_count, 1, 10000000),
         WL_INT("epochs", &o->epochs, 1, 100000),
+        WL_DOUBLE("until-accuracy", &o->until, 0, 1),
+        WL_INT("max-epochs", &o->max_epochs, 1, 100000),
+        WL_LONG("eval-every", &o->eval_every, 1, 1000000000),
         WL_INT("batch", &o->batch, 1, 65536),
         WL_DOUBLE("lr", &o->lr, 1e-9, 10),
         WL_CHOICE("lr-schedule", &schedule, schedules),
@@ -155,6 +214,8 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
                      "10 000 test images");
         return -1;
     }
+    if (until_options(o))
+        return -1;
     if (o->data.source == DATASET_SYNTHETIC)
         o->data.train_count = o->train_images;
     if (o->lr == 0) /* not given: linear scaling with the batch */
@@ -205,42 +266,17 @@ static void announce(const struct imgclf_opts *o, const struct dataset *d,
     mlb_meta("loader_threads", buf);
     snprintf(buf, sizeof buf, "%d", o->prefetch);
     mlb_meta("prefetch", buf);
-    snprintf(buf, sizeof buf, "%d", o->epochs);
-    mlb_meta("epochs", buf);
+    snprintf(buf, sizeof buf, "%d", o->until >= 0 ? o->max_epochs : o->epochs);
+    mlb_meta(o->until >= 0 ? "max_epochs" : "epochs", buf);
+    if (o->until >= 0) {
+        snprintf(buf, sizeof buf, "%g", o->until);
+        mlb_meta("until_accuracy", buf);
+    }
+    snprintf(buf, sizeof buf, "%ld", o->eval_every);
+    mlb_meta("eval_every", o->eval_every ? buf : "epoch");
     snprintf(buf, sizeof buf, "%g", o->lr);
     mlb_meta("lr", buf);
     mlb_meta("lr_schedule", o->cosine ? "cosine" : "constant");
-}
-
-/* The model being trained: the CPU backend, or the CUDA one (started from the CPU net's
- * weights, so that both start alike for a seed). */
-struct model {
-    struct cnn *cpu;
-    const struct cuda_backend *cuda;
-    struct cuda_cnn *gpu;
-};
-
-static double model_step(struct model *m, const struct batch *b, double lr,
-                         const struct imgclf_opts *o)
-{
-    if (m->gpu)
-        return m->cuda->cnn_train_step(m->gpu, b->x, b->labels, b->n, (float)lr,
-                                       (float)o->momentum, (float)o->weight_decay);
-    return cnn_train_step(m->cpu, b->x, b->labels, b->n, (float)lr, (float)o->momentum,
-                          (float)o->weight_decay);
-}
-
-/* Images of b predicted right; -1 on a GPU error (model_error says which). */
-static int model_predict(struct model *m, const struct batch *b, int *pred)
-{
-    if (m->gpu)
-        return m->cuda->cnn_predict(m->gpu, b->x, b->labels, b->n, pred);
-    return cnn_predict(m->cpu, b->x, b->labels, b->n, pred);
-}
-
-static const char *model_error(const struct model *m)
-{
-    return m->gpu ? m->cuda->cnn_error(m->gpu) : "";
 }
 
 /* The loader of the evaluation: val, read and decoded with the same loader settings (no
@@ -252,194 +288,6 @@ static struct loader_config eval_config(const struct imgclf_opts *o, const struc
         .batch = o->batch < 256 ? 256 : o->batch, .threads = o->loader_threads,
         .prefetch = o->loader_threads ? 1 : 0, .seed = o->seed,
     };
-}
-
-/* Val accuracy of the model. -1 on failure, -2 out of memory (err says what). */
-static double evaluate(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
-                       long *skipped, char *err, size_t errlen)
-{
-    struct loader_config lc = eval_config(o, d);
-    struct loader *l = loader_start(&lc, 0, err, errlen);
-    if (!l)
-        return errno == ENOMEM ? -2 : -1;
-    int *pred = malloc((size_t)lc.batch * sizeof *pred);
-    long correct = 0, seen = 0;
-    const struct batch *b;
-    int failed = 0;
-    while (pred && !failed && (b = loader_next(l))) {
-        int right = model_predict(net, b, pred);
-        failed = right < 0;
-        correct += right;
-        seen += b->n;
-    }
-    if (failed) {
-        snprintf(err, errlen, "%s", model_error(net));
-        free(pred);
-        loader_free(l);
-        return device_error_is_oom(err) ? -2 : -1;
-    }
-    *skipped = loader_skipped(l, NULL, NULL);
-    free(pred);
-    loader_free(l);
-    if (!pred) {
-        snprintf(err, errlen, "cannot allocate the predictions of %d images", lc.batch);
-        return -2;
-    }
-    if (seen == 0) {
-        snprintf(err, errlen, "no readable val image");
-        return -1;
-    }
-    return (double)correct / (double)seen;
-}
-
-static void report_skips(struct loader *l, long *total)
-{
-    const char *path, *reason;
-    long n = loader_skipped(l, &path, &reason);
-    if (n > 0 && *total == 0)
-        wl_error(WL, "skipped %s: %s (unreadable or corrupt images are skipped and counted)",
-                 path, reason);
-    *total += n;
-}
-
-/* What a run has measured so far, for the summary. */
-struct run_totals {
-    long images, skipped, val_skipped, step;
-    double train_s;   /* inside the "train" stages */
-    double reached_s; /* when val accuracy first reached --target-accuracy; -1: not yet */
-    double acc, loss; /* the last epoch's val accuracy (-1: none) and mean train loss */
-};
-
-/* The learning rate of the step: --lr, cosine-decayed over total_steps when asked, with a
- * linear warm-up over the first warmup_steps (Goyal et al., 2017: the linearly scaled rate of a
- * large batch can kill the ReLUs in the first steps otherwise). */
-static double step_lr(const struct imgclf_opts *o, long step, long total_steps, long warmup_steps)
-{
-    double lr = o->cosine ? 0.5 * o->lr * (1 + cos(M_PI * (double)step / total_steps)) : o->lr;
-    if (step < warmup_steps) /* large batches' large rates need a gentle start */
-        lr *= (double)(step + 1) / (double)warmup_steps;
-    return lr;
-}
-
-/* The batches of one epoch from l: one training step each (none with --input-only). Adds to
- * t->images, t->step and t->train_s; *loss: the epoch's mean loss. 0, or 1 (message printed)
- * when the model fails or the loss diverges, WL_EXIT_OOM when the GPU's memory ran out. */
-static int train_epoch(struct model *net, struct loader *l, const struct imgclf_opts *o,
-                       long total_steps, long warmup_steps, struct run_totals *t, double *loss)
-{
-    const struct batch *b;
-    long epoch_steps = 0;
-    double epoch_loss = 0;
-    int status = 0;
-    while ((b = loader_next(l))) {
-        if (b->n == 0)
-            continue;
-        t->images += b->n;
-        if (o->input_only)
-            continue;
-        mlb_stage_begin("train");
-        double ts = wl_now();
-        double step_loss = model_step(net, b, step_lr(o, t->step, total_steps, warmup_steps), o);
-        t->train_s += wl_now() - ts;
-        mlb_stage_end("train");
-        mlb_counter("images", b->n);
-        if (t->step++ % 10 == 0)
-            mlb_counter("loss", step_loss);
-        epoch_loss += step_loss;
-        epoch_steps++;
-        if (!isfinite(step_loss) && device_error_is_oom(model_error(net))) {
-            status = wl_out_of_memory(WL, "step %ld: %s", t->step, model_error(net));
-            break;
-        }
-        if (!isfinite(step_loss) && *model_error(net)) {
-            wl_error(WL, "step %ld: %s", t->step, model_error(net));
-            status = 1;
-            break;
-        }
-        if (!isfinite(step_loss)) {
-            wl_error(WL, "the loss diverged (%g) at step %ld: lower --lr (now %g)", step_loss,
-                     t->step, o->lr);
-            status = 1;
-            break;
-        }
-    }
-    *loss = epoch_steps ? epoch_loss / epoch_steps : 0;
-    return status;
-}
-
-/* The epochs: train on lc's batches, then evaluate on val, with the per-epoch line. t0: the
- * run's start, for the time to the target. 0, or 1 or WL_EXIT_OOM with the message printed. */
-static int train_epochs(struct model *net, const struct imgclf_opts *o, const struct dataset *d,
-                        const struct loader_config *lc, double t0, struct run_totals *t)
-{
-    char err[256];
-    /* Steps of the whole run, for the cosine schedule (an upper bound when files are skipped). */
-    long total_steps = (long)o->epochs * ((lc->split->count + o->batch - 1) / o->batch);
-    long warmup_steps = total_steps / 20 > 1 ? total_steps / 20 : 1; /* 5 % of the steps */
-    for (int epoch = 0; epoch < o->epochs; epoch++) {
-        double te = wl_now();
-        struct loader *l = loader_start(lc, epoch, err, sizeof err);
-        if (!l && errno == ENOMEM)
-            return wl_out_of_memory(WL, "%s", err);
-        if (!l) {
-            wl_error(WL, "%s", err);
-            return 1;
-        }
-        double loss;
-        int status = train_epoch(net, l, o, total_steps, warmup_steps, t, &loss);
-        report_skips(l, &t->skipped);
-        loader_free(l);
-        if (status)
-            return status;
-        if (o->input_only)
-            continue;
-        t->loss = loss;
-        mlb_stage_begin("evaluate");
-        t->acc = evaluate(net, o, d, &t->val_skipped, err, sizeof err);
-        mlb_stage_end("evaluate");
-        if (t->acc == -2)
-            return wl_out_of_memory(WL, "evaluate: %s", err);
-        if (t->acc < 0) {
-            wl_error(WL, "evaluate: %s", err);
-            return 1;
-        }
-        mlb_counter("accuracy", t->acc);
-        if (t->reached_s < 0 && t->acc >= o->target) {
-            t->reached_s = wl_now() - t0;
-            mlb_counter("time_to_target_s", t->reached_s);
-        }
-        if (!o->quiet)
-            printf("epoch %d/%d: train loss %.4f, val accuracy %.4f, %.1f s\n", epoch + 1,
-                   o->epochs, t->loss, t->acc, wl_now() - te);
-    }
-    return 0;
-}
-
-/* The run's counters and summary line (status 0), and the skipped images (any status). */
-static void summarise(const struct imgclf_opts *o, const struct run_totals *t, int status,
-                      double total_s, double flops_step)
-{
-    long images = t->images, skipped = t->skipped + t->val_skipped;
-    if (skipped)
-        mlb_counter("skipped_images", (double)skipped);
-    if (status == 0 && o->input_only) {
-        mlb_counter("input_images_per_s", images / total_s);
-        printf("input only: %ld images in %.2f s, %.0f images/s, %d loader thread(s)\n", images,
-               total_s, images / total_s, o->loader_threads);
-    } else if (status == 0) {
-        double ips = t->train_s > 0 ? images / t->train_s : 0;
-        mlb_counter("train_images_per_s", ips);
-        mlb_counter("train_gflops", ips * flops_step * 1e-9);
-        printf("imgclf: %ld images in %d epoch(s), %.1f s; train %.0f images/s (%.1f GFLOP/s); "
-               "last epoch's train loss %.6f; val accuracy %.4f",
-               images, o->epochs, total_s, ips, ips * flops_step * 1e-9, t->loss, t->acc);
-        if (t->reached_s >= 0)
-            printf("; %.0f %% reached after %.1f s\n", 100 * o->target, t->reached_s);
-        else
-            printf("; %.0f %% not reached\n", 100 * o->target);
-    }
-    if (skipped)
-        printf("skipped %ld unreadable or corrupt image(s)\n", skipped);
 }
 
 /* --max-memory: what the run allocates whose size it knows, at its peak: the model
@@ -523,10 +371,19 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         goto done;
     }
     announce(o, d, net.cpu);
-    struct run_totals totals = {.reached_s = -1, .acc = -1};
+    struct loader_config ec = eval_config(o, d);
+    const struct train_config tc = {
+        .train = &lc, .eval = &ec, .until = o->until >= 0, .target = o->target,
+        .epochs = o->until >= 0 ? o->max_epochs : o->epochs, .eval_every = o->eval_every,
+        .lr = o->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
+        .cosine = o->cosine, .input_only = o->input_only, .quiet = o->quiet,
+    };
+    struct run_totals totals;
+    /* The clock of time_to_target_s starts here: after the dataset's listing and the model's
+     * creation, before the first epoch's loader (MLPerf: when the data is first touched). */
     double t0 = wl_now();
-    status = train_epochs(&net, o, d, &lc, t0, &totals);
-    summarise(o, &totals, status, wl_now() - t0, cnn_flops_train(&shape));
+    status = train_run(&net, &tc, t0, &totals);
+    train_summarise(&tc, &totals, status, wl_now() - t0, cnn_flops_train(&shape));
 done:
     if (owned) {
         free(train.paths);
