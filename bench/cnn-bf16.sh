@@ -40,13 +40,6 @@ if ! "$PEAK" >/dev/null; then
     exit 2
 fi
 
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'
-}
-field() {
-    sed -n "s/.*\"$1\": \\([-0-9.e+]*\\).*/\\1/p"
-}
-
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 peak=$("$PEAK")
 peak_bf16=$(echo "$peak" | field bf16_gflops)

@@ -32,17 +32,6 @@ if ! "$PYTHON" -c 'import torch' 2>/dev/null; then
     exit 2
 fi
 
-
-# a / b with 2 decimals.
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'
-}
-
-# The number after "KEY": in a JSON line on standard input.
-field() {
-    sed -n "s/.*\"$1\": \\([-0-9.e+]*\\).*/\\1/p"
-}
-
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 cat <<HEAD
 | machine | ${model:-unknown}, $(nproc) CPUs |
