@@ -15,22 +15,9 @@ import unittest
 
 import test_workloads as tw
 
-_tmp = None
-DATA = None
-
-
-def setUpModule():
-    global _tmp, DATA
-    _tmp = tempfile.TemporaryDirectory(prefix="mlbench-until-")
-    DATA = os.path.join(_tmp.name, "synthetic")
-    p = subprocess.run([tw.WORKLOAD, "imgclf", *tw.SMALL, "--data-dir", DATA, "--prepare-only"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-
-
-def tearDownModule():
-    _tmp.cleanup()
-
+# The module's small synthetic dataset, prepared once: test_workloads' (tw.DATA).
+setUpModule = tw.setUpModule
+tearDownModule = tw.tearDownModule
 
 TRAIN = 600  # tw.SMALL's --train-images
 STEPS_PER_EPOCH = 12  # 600 images / --batch 50
@@ -38,7 +25,7 @@ WL_EXIT_TARGET_MISSED = 4
 
 
 def args(*more):
-    return ["imgclf", *tw.SMALL, "--data-dir", DATA, "--batch", "50", "--threads", "1", *more]
+    return ["imgclf", *tw.SMALL, "--data-dir", tw.DATA, "--batch", "50", "--threads", "1", *more]
 
 
 class UntilAccuracyTest(unittest.TestCase):
