@@ -400,7 +400,7 @@ class DemoTest(unittest.TestCase):
         store = os.path.join(tmp, "store")
         p = subprocess.run([MLBENCH, "demo", "--quick", "--store", store, "--data-dir",
                             os.path.join(tmp, "data"), *args], capture_output=True, text=True,
-                           timeout=300, env=env)
+                           timeout=900, env=env)  # sanitizer builds are slow
         self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
         return p.stdout, os.path.join(store, "demo"), store
 
