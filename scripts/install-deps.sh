@@ -9,7 +9,7 @@ set -eu
 
 # clang and libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes): make fuzz, tests/fuzz/.
 # python3-torch: the PyTorch workload of tests/integration/test_torch.py (framework-aware advice).
-packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev prometheus python3
+packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
     libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch"
 for opt in "$@"; do
     case "$opt" in

@@ -5,9 +5,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "live/http_server.h"
@@ -57,6 +60,7 @@ struct bench {
     struct bench_point **points;
     size_t n_points;
     struct bench_point *current; /* the point running now, for the status line */
+    struct bench_companion *companion; /* of the run being made (bench_step_with), or NULL */
     bool printed_failure;  /* the first failure's stderr was shown (once per session: a sweep
                             * of probes that run out of memory would repeat it for each) */
     bool markers_stopped;
@@ -174,8 +178,75 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
     }
 }
 
-/* The measured command itself, with markers and samples, aggregated into rep. */
-static void measure_command(struct bench *b, struct bench_point *p, struct repetition *rep)
+/* A companion (bench.h) on its thread: done is an eventfd written when it returns, which the
+ * runner takes as the request to stop the command. */
+struct companion_run {
+    struct bench_companion *c;
+    struct session *session;
+    pthread_t thread;
+    bool started;
+    volatile int stop;
+    int done_fd;
+    int rc;
+};
+
+static void *companion_main(void *arg)
+{
+    struct companion_run *cr = arg;
+    cr->rc = cr->c->run(cr->c->arg, cr->c->pid, &cr->stop);
+    uint64_t one = 1;
+    ssize_t w = write(cr->done_fd, &one, sizeof one);
+    (void)w;
+    return NULL;
+}
+
+static void companion_start(struct companion_run *cr)
+{
+    cr->started = pthread_create(&cr->thread, NULL, companion_main, cr) == 0;
+    if (!cr->started) {
+        cr->rc = 1;
+        uint64_t one = 1;
+        ssize_t w = write(cr->done_fd, &one, sizeof one);
+        (void)w;
+    }
+}
+
+static void companion_spawned(void *arg, pid_t pid)
+{
+    struct companion_run *cr = arg;
+    session_spawned(cr->session, pid);
+    cr->c->pid = pid;
+    companion_start(cr);
+}
+
+static void companion_interrupt(void *arg)
+{
+    ((struct companion_run *)arg)->stop = 1;
+}
+
+/* Without a command: the companion is the run, measured from its start to its end; mlbench's
+ * signals stop it. */
+static void companion_alone(struct companion_run *cr, struct run_outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    o->start_unix_ns = unix_ns();
+    o->start_ns = mono_ns();
+    companion_start(cr);
+    struct pollfd pfd = {.fd = cr->done_fd, .events = POLLIN};
+    while (poll(&pfd, 1, 50) == 0 || !(pfd.revents & POLLIN))
+        if (runner_interrupted())
+            cr->stop = 1;
+    o->wall_ns = mono_ns() - o->start_ns;
+    int sig = runner_interrupted();
+    o->status = sig ? RUN_INTERRUPTED : cr->rc == 0 ? RUN_OK : RUN_FAILED;
+    o->stop_signal = sig;
+    o->exit_code = sig ? -1 : cr->rc;
+}
+
+/* The measured command itself (or, with a companion and no command, the companion), with
+ * markers and samples, aggregated into rep. */
+static void measure_command(struct bench *b, struct bench_point *p, struct repetition *rep,
+                            struct bench_companion *companion)
 {
     struct session *s = &b->session;
     struct runner_spec spec = {
@@ -185,9 +256,31 @@ static void measure_command(struct bench *b, struct bench_point *p, struct repet
         .spawned = session_spawned, .spawned_arg = s,
         .before_reap = session_before_reap, .before_reap_arg = s,
     };
+    struct companion_run cr = {.c = companion, .session = s, .done_fd = -1};
+    if (companion) {
+        cr.done_fd = eventfd(0, EFD_CLOEXEC);
+        spec.spawned = companion_spawned, spec.spawned_arg = &cr;
+        spec.stop_fd = cr.done_fd;
+        spec.interrupt = companion_interrupt, spec.interrupt_arg = &cr;
+    }
     markers_begin_run(s->markers, &rep->log);
     bool sampling = sampler_start(s->sampler, &rep->samples) == 0;
-    runner_run(&spec, &rep->outcome);
+    if (companion && cr.done_fd < 0) {
+        memset(&rep->outcome, 0, sizeof rep->outcome);
+        rep->outcome.status = RUN_FAILED;
+        snprintf(rep->outcome.error, sizeof rep->outcome.error, "cannot create an eventfd: %s",
+                 strerror(errno));
+    } else if (companion && p->cfg->argc == 0) {
+        companion_alone(&cr, &rep->outcome);
+    } else {
+        runner_run(&spec, &rep->outcome);
+    }
+    if (cr.started) { /* the command ended: so does its companion */
+        cr.stop = 1;
+        pthread_join(cr.thread, NULL);
+    }
+    if (cr.done_fd >= 0)
+        close(cr.done_fd);
     if (sampling)
         sampler_stop(s->sampler);
     markers_end_run(s->markers);
@@ -231,7 +324,7 @@ static struct repetition *one_run(struct bench *b, struct bench_point *p, bool w
             return rep;
         }
     }
-    measure_command(b, p, rep);
+    measure_command(b, p, rep, b->companion);
     if (p->cfg->cleanup && !runner_interrupted()) {
         char *msg = run_helper(b, p, &p->cleanup, "--cleanup");
         if (msg) {
@@ -340,6 +433,17 @@ const struct repetition *bench_step(struct bench *b, size_t i)
         rep = book_run(b, p, true);
     if (!bench_done(b, i))
         rep = book_run(b, p, false);
+    return rep;
+}
+
+const struct repetition *bench_step_with(struct bench *b, size_t i, struct bench_companion *c)
+{
+    struct bench_point *p = b->points[i];
+    if (bench_done(b, i))
+        return NULL;
+    b->companion = c;
+    struct repetition *rep = book_run(b, p, false);
+    b->companion = NULL;
     return rep;
 }
 

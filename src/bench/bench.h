@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -48,6 +49,21 @@ int bench_add(struct bench *b, const struct run_config *cfg, const char *name);
  * repetition run (valid until the next bench_step of that point), or NULL when the point was
  * done already. */
 const struct repetition *bench_step(struct bench *b, size_t i);
+/* What runs beside a point's command, or instead of one when the point has no command (argc
+ * 0): `mlbench load`'s generator beside the server it started. */
+struct bench_companion {
+    /* Runs on a thread of its own, started as soon as the command is (pid set first) or, with
+     * no command, at once (pid 0). It must return soon after *stop becomes nonzero (mlbench
+     * was interrupted, or the command ended). When it returns, the command is stopped as
+     * planned (the run is ok however it exits). Without a command its return value is the
+     * run's exit code (0: ok). */
+    int (*run)(void *arg, pid_t pid, volatile int *stop);
+    void *arg;
+    pid_t pid; /* the command's process id while it runs, or 0 */
+};
+/* One measured run of point i (no warm-up) with companion c beside it. Returns the repetition
+ * (valid until the next step of that point), or NULL when the point was done already. */
+const struct repetition *bench_step_with(struct bench *b, size_t i, struct bench_companion *c);
 /* Whether point i has all its runs (its -r count, or automatic mode is satisfied), or stopped:
  * --fail-fast, a command not found, bench_stop, or mlbench interrupted. */
 bool bench_done(const struct bench *b, size_t i);

@@ -12,6 +12,7 @@ int cmd_rm(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
+int cmd_load(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 /* Hidden (not in the usage text): one repetition of a workflow file, what `mlbench run FILE`
  * measures (src/cli/cmd_workflow_exec.c). */

@@ -20,6 +20,7 @@ static const struct {
     {"env", cmd_env, "describe this machine and environment"},
     {"demo", cmd_demo, "the worked example: baseline, optimised, compared (make run)"},
     {"monitor", cmd_monitor, "sample continuously and serve Prometheus /metrics"},
+    {"load", cmd_load, "drive an inference server with LoadGen's scenarios: latency percentiles"},
 };
 
 static void usage(FILE *out)

@@ -271,6 +271,7 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
     int64_t kill_at = 0, next_tick = out->start_ns;
     int got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */
     enum run_status forced = RUN_OK;
+    bool stop_fd_open = spec->stop_fd > 0;
 
     *leader_status = -1;
     while (*leader_status == -1) {
@@ -296,8 +297,19 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
             wake = kill_at;
         int timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 
-        struct pollfd pfd = {.fd = sig_fd, .events = POLLIN};
-        if (poll(&pfd, 1, timeout_ms) > 0) {
+        struct pollfd pfd[2] = {{.fd = sig_fd, .events = POLLIN},
+                                {.fd = stop_fd_open ? spec->stop_fd : -1, .events = POLLIN}};
+        int ready = poll(pfd, 2, timeout_ms);
+        if (ready > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            stop_fd_open = false; /* once is enough */
+            if (!stopping && forced == RUN_OK) {
+                out->stop_requested = true;
+                killpg(pid, SIGTERM);
+                stopping = 1;
+                kill_at = mono_ns() + seconds_to_ns(spec->grace_s);
+            }
+        }
+        if (ready > 0 && (pfd[0].revents & POLLIN)) {
             int got_hup = 0;
             drain_signals(&got_stop, spec->hangup ? &got_hup : NULL);
             if (got_hup)
@@ -305,7 +317,10 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
             if (got_stop) {
                 if (!interrupted)
                     interrupted = got_stop;
-                if (!stopping) { /* first: ask politely */
+                if (spec->interrupt)
+                    spec->interrupt(spec->interrupt_arg);
+                if (!stopping || out->stop_requested) { /* first: ask politely */
+                    out->stop_requested = false;
                     forced = RUN_INTERRUPTED;
                     killpg(pid, SIGTERM);
                     stopping = 1;
@@ -349,7 +364,9 @@ static void set_status(struct run_outcome *out, int leader_status, enum run_stat
         out->signal = WTERMSIG(leader_status);
     else if (WIFEXITED(leader_status))
         out->exit_code = WEXITSTATUS(leader_status);
-    if (forced != RUN_OK) {
+    if (forced == RUN_OK && out->stop_requested) {
+        out->status = RUN_OK; /* stopped as planned, however it ended */
+    } else if (forced != RUN_OK) {
         out->status = forced;
         out->stop_signal = forced == RUN_INTERRUPTED ? interrupted : 0;
     } else if (WIFSIGNALED(leader_status)) {

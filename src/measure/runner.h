@@ -50,6 +50,15 @@ struct runner_spec {
      * monitor`); NULL: SIGHUP stops the command like SIGINT. */
     void (*hangup)(void *arg);
     void *hangup_arg;
+    /* A file descriptor (an eventfd) that becomes readable when the command should be stopped
+     * as planned: it is stopped like a timeout (SIGTERM, SIGKILL after grace_s), and the
+     * outcome is RUN_OK with stop_requested set, however it exits (`mlbench load` stops the
+     * server it started this way). 0: none (a zero-initialised spec has none). */
+    int stop_fd;
+    /* Called when mlbench got SIGINT/SIGTERM (or SIGHUP without a hangup callback), before the
+     * command is stopped; may be NULL. */
+    void (*interrupt)(void *arg);
+    void *interrupt_arg;
 };
 
 #define RUNNER_STDERR_TAIL 4096 /* bytes of stderr kept */
@@ -59,6 +68,7 @@ struct run_outcome {
     int exit_code;       /* valid for RUN_OK/RUN_FAILED; -1 otherwise */
     int signal;          /* signal that ended the leader (0 if none) */
     int stop_signal;     /* RUN_INTERRUPTED: the signal mlbench received */
+    bool stop_requested; /* stopped through runner_spec.stop_fd */
     char error[256];     /* why it could not start ("command not found: foo"), or "" */
     int64_t start_ns;    /* CLOCK_MONOTONIC just before the spawn */
     int64_t wall_ns;     /* spawn to the leader's exit */
@@ -84,7 +94,8 @@ int runner_init(char *err, size_t errlen);
 int runner_run(const struct runner_spec *spec, struct run_outcome *out);
 
 /* Nonzero once SIGINT/SIGTERM/SIGHUP was received: the caller should stop repeating.
- * The value is the signal number. */
+ * The value is the signal number. It reads the signals that came meanwhile without waiting,
+ * so a caller that waits on something else than a command may poll it. */
 int runner_interrupted(void);
 
 #endif

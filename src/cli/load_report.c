@@ -1,0 +1,334 @@
+/* load_report: the runs of `mlbench load`, its "load" section and its terminal summary
+ * (load_report.h). */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/load_report.h"
+#include "util/jsonx.h"
+#include "util/term.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+struct load_entry *load_runs_add(struct load_runs *r, const char *role, const struct load_rules *rules)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 8;
+        r->v = xreallocarray(r->v, r->cap, sizeof *r->v);
+    }
+    struct load_entry *e = &r->v[r->n++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->role, sizeof e->role, "%s", role);
+    e->rules = *rules;
+    return e;
+}
+
+void load_runs_free(struct load_runs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        load_run_free(&r->v[i].run);
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+/* The run that counts: the plain run, or the last confirmation; NULL when none. */
+static const struct load_entry *final_entry(const struct load_runs *r)
+{
+    for (size_t i = r->n; i-- > 0;)
+        if (strcmp(r->v[i].role, "probe") != 0)
+            return &r->v[i];
+    return NULL;
+}
+
+bool load_runs_valid(const struct load_runs *r)
+{
+    const struct load_entry *e = final_entry(r);
+    return e && e->verdict.valid && (!r->peak_searched || r->peak_qps > 0);
+}
+
+static char *dur(int64_t ns, char *buf, size_t len)
+{
+    return units_duration((double)ns, buf, len);
+}
+
+void load_report_progress(FILE *f, const struct load_entry *e)
+{
+    char a[32], b[32], c[32];
+    const struct load_run *r = &e->run;
+    fprintf(f, "mlbench: load: %s: %llu queries, %.1f QPS, p50 %s, p%g %s, max %s: %s%s%s\n",
+            e->role, (unsigned long long)r->issued, load_run_throughput(r),
+            dur(hist_percentile(&r->latency, 50), a, sizeof a), e->rules.percentile,
+            dur(e->verdict.percentile_ns, b, sizeof b), dur(r->latency.max_ns, c, sizeof c),
+            e->verdict.valid ? "VALID" : "INVALID", e->verdict.n_reasons ? " - " : "",
+            e->verdict.n_reasons ? e->verdict.reasons[0] : "");
+    fflush(f);
+}
+
+/* A string from outside (the URL, the command): made valid UTF-8. */
+static json_t *text_json(const char *s)
+{
+    char *clean = units_utf8_sanitize(s, strlen(s));
+    json_t *j = json_string(clean);
+    free(clean);
+    return j;
+}
+
+/* ---- the server during a run ---- */
+
+static long find_series(const struct sample_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_series; i++)
+        if (strcmp(t->defs[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* The rows of t inside [from, to] (CLOCK_MONOTONIC): *lo .. *hi inclusive; false when none. */
+static bool window(const struct sample_table *t, int64_t from, int64_t to, size_t *lo, size_t *hi)
+{
+    size_t i = 0;
+    while (i < t->n && t->t_ns[i] < from)
+        i++;
+    size_t j = i;
+    while (j < t->n && t->t_ns[j] <= to)
+        j++;
+    if (j == i)
+        return false;
+    *lo = i;
+    *hi = j - 1;
+    return true;
+}
+
+static void set_number(json_t *o, const char *key, double v)
+{
+    json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+/* The rate of a counter series over the window, the mean or the largest of a gauge. */
+static double series_rate(const struct sample_table *t, long s, size_t lo, size_t hi)
+{
+    if (s < 0 || hi <= lo || t->t_ns[hi] <= t->t_ns[lo] || !isfinite(t->v[s][hi]) || !isfinite(t->v[s][lo]))
+        return NAN;
+    return (t->v[s][hi] - t->v[s][lo]) / ((double)(t->t_ns[hi] - t->t_ns[lo]) * 1e-9);
+}
+
+static double series_mean(const struct sample_table *t, long s, size_t lo, size_t hi, bool max)
+{
+    if (s < 0)
+        return NAN;
+    double sum = 0, best = -INFINITY;
+    size_t n = 0;
+    for (size_t i = lo; i <= hi; i++)
+        if (isfinite(t->v[s][i])) {
+            sum += t->v[s][i];
+            best = fmax(best, t->v[s][i]);
+            n++;
+        }
+    return n ? (max ? best : sum / (double)n) : NAN;
+}
+
+/* Mean duration (s) and count of the server's spans named name inside the window (relative to
+ * the repetition's start). */
+static void spans_in(const struct repetition *rep, const char *name, int64_t from, int64_t to,
+                     double *mean_s, uint64_t *count)
+{
+    double sum = 0;
+    *count = 0;
+    for (size_t i = 0; i < rep->stages.n_spans; i++) {
+        const struct span *sp = &rep->stages.spans[i];
+        if (sp->start_ns < from || sp->start_ns > to ||
+            strcmp(event_log_str(&rep->log, sp->name), name) != 0)
+            continue;
+        sum += (double)(sp->end_ns - sp->start_ns) * 1e-9;
+        (*count)++;
+    }
+    *mean_s = *count ? sum / (double)*count : NAN;
+}
+
+static json_t *server_json(const struct repetition *rep, const struct load_run *run)
+{
+    json_t *o = json_object();
+    const struct sample_table *t = &rep->samples;
+    size_t lo, hi;
+    if (t->n && window(t, run->start_ns, run->end_ns, &lo, &hi)) {
+        set_number(o, "cpu_cores", series_rate(t, find_series(t, "process_cpu_seconds_total"), lo, hi));
+        set_number(o, "resident_bytes_max", series_mean(t, find_series(t, "process_resident_bytes"), lo, hi, true));
+        set_number(o, "system_cpu_busy_ratio", series_mean(t, find_series(t, "system_cpu_busy_ratio"), lo, hi, false));
+        set_number(o, "gpu_utilization_ratio", series_mean(t, find_series(t, "gpu_utilization_ratio"), lo, hi, false));
+        json_object_set_new(o, "samples", json_integer((json_int_t)(hi - lo + 1)));
+    }
+    int64_t from = run->start_ns - rep->outcome.start_ns, to = run->end_ns - rep->outcome.start_ns;
+    json_t *st = json_object();
+    static const char *const names[] = {"queue_wait", "batch", "compute"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        double mean;
+        uint64_t n;
+        spans_in(rep, names[i], from, to, &mean, &n);
+        if (n) {
+            json_t *x = json_object();
+            json_object_set_new(x, "count", json_integer((json_int_t)n));
+            set_number(x, "mean_s", mean);
+            json_object_set_new(st, names[i], x);
+        }
+    }
+    json_object_set_new(o, "stages", st);
+    return o;
+}
+
+/* What bounds the server in the run that counts: the evidence in words. */
+static json_t *bound_json(const struct load_entry *e, const json_t *server)
+{
+    const char *kind = "unknown";
+    char why[400] = "not enough evidence: give --server-cmd so that mlbench samples the server";
+    const struct load_run *r = &e->run;
+    double cores = jsonx_number(json_object_get(server, "cpu_cores"));
+    double gpu = jsonx_number(json_object_get(server, "gpu_utilization_ratio"));
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const json_t *st = json_object_get(server, "stages");
+    double queue = jsonx_number(json_object_get(json_object_get(st, "queue_wait"), "mean_s"));
+    double compute = jsonx_number(json_object_get(json_object_get(st, "compute"), "mean_s"));
+    double p50 = (double)hist_percentile(&r->latency, 50) * 1e-9;
+    if (r->failed) {
+        kind = "errors";
+        snprintf(why, sizeof why, "%llu of %llu queries failed: the latency figures describe the rest",
+                 (unsigned long long)r->failed, (unsigned long long)r->issued);
+    } else if (e->verdict.client_bound) {
+        kind = "client-bound";
+        snprintf(why, sizeof why, "the generator was late or saturated: the server was not the limit");
+    } else if (isfinite(gpu) && gpu >= 0.9) {
+        kind = "compute-bound";
+        snprintf(why, sizeof why, "the GPU was busy %.0f%% of the time", gpu * 100);
+    } else if (isfinite(cores) && ncpu > 0 && cores >= 0.85 * (double)ncpu) {
+        kind = "compute-bound";
+        snprintf(why, sizeof why, "the server used %.2f of the %ld CPU cores", cores, ncpu);
+    } else if (isfinite(queue) && isfinite(compute) && queue > compute && queue > 0.5 * p50) {
+        kind = "queueing";
+        snprintf(why, sizeof why, "requests waited %.3g ms on average before their batch ran, "
+                 "longer than the %.3g ms a batch computed (p50 latency %.3g ms): a shorter queue "
+                 "delay or more compute threads", queue * 1e3, compute * 1e3, p50 * 1e3);
+    } else if (isfinite(cores)) {
+        kind = "latency";
+        snprintf(why, sizeof why, "neither the CPU (%.2f of %ld cores) nor a queue was saturated: "
+                 "the latency is the server's own work per request", cores, ncpu);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string(kind));
+    json_object_set_new(o, "evidence", json_string(why));
+    return o;
+}
+
+json_t *load_report_json(const struct load_runs *r, const struct load_config *cfg,
+                         const char *address, const char *url, const char *server_cmd,
+                         const struct repetition *rep)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string("mlbench.load/1"));
+    json_object_set_new(o, "url", text_json(url));
+    json_object_set_new(o, "address", text_json(address));
+    json_object_set_new(o, "scenario", json_string(load_scenario_name(cfg->scenario)));
+    json_object_set_new(o, "server_cmd", server_cmd ? text_json(server_cmd) : json_null());
+    json_object_set_new(o, "connections", json_integer(cfg->connections));
+    json_object_set_new(o, "threads", json_integer(cfg->threads));
+    json_object_set_new(o, "samples_per_query",
+                        cfg->scenario == LOAD_MULTI_STREAM ? json_integer(cfg->samples_per_query) : json_null());
+    json_object_set_new(o, "seed", cfg->scenario == LOAD_SERVER ? json_integer((json_int_t)cfg->seed) : json_null());
+    json_object_set_new(o, "request_timeout_s", json_real(cfg->request_timeout_s));
+    json_object_set_new(o, "bodies", json_integer((json_int_t)cfg->n_requests));
+    json_t *runs = json_array();
+    json_t *last_server = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct load_entry *e = &r->v[i];
+        json_t *x = load_run_to_json(&e->run, &e->rules, &e->verdict);
+        json_object_set_new(x, "role", json_string(e->role));
+        if (rep) {
+            json_object_set_new(x, "start_offset_s", json_real((double)(e->run.start_ns - rep->outcome.start_ns) * 1e-9));
+            json_t *srv = server_json(rep, &e->run);
+            json_object_set_new(x, "server", srv);
+            if (e == final_entry(r))
+                last_server = srv;
+        }
+        json_array_append_new(runs, x);
+    }
+    json_object_set_new(o, "scenarios", runs);
+    if (r->peak_searched) {
+        json_t *p = json_object();
+        json_object_set_new(p, "peak_qps", r->peak_qps > 0 ? json_real(r->peak_qps) : json_null());
+        json_object_set_new(p, "latency_bound_s", r->n ? json_real((double)r->v[0].rules.latency_bound_ns * 1e-9) : json_null());
+        json_object_set_new(p, "percentile", r->n ? json_real(r->v[0].rules.percentile) : json_null());
+        size_t probes = 0;
+        for (size_t i = 0; i < r->n; i++)
+            probes += strcmp(r->v[i].role, "probe") == 0;
+        json_object_set_new(p, "probes", json_integer((json_int_t)probes));
+        json_object_set_new(o, "find_peak", p);
+    }
+    const struct load_entry *fin = final_entry(r);
+    json_object_set_new(o, "valid", json_boolean(load_runs_valid(r)));
+    json_object_set_new(o, "bound", fin ? bound_json(fin, last_server) : json_null());
+    return o;
+}
+
+/* ---- terminal summary ---- */
+
+static const char *secs(const json_t *o, const char *key, char *buf, size_t len)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_number(v))
+        return "-";
+    return units_duration(json_number_value(v) * 1e9, buf, len);
+}
+
+void load_report_print(FILE *f, const json_t *doc, const char *path)
+{
+    const json_t *load = json_object_get(doc, "load");
+    const json_t *runs = json_object_get(load, "scenarios");
+    const char *url = jsonx_str(load, "url");
+    fputs("\nmlbench load ", f);
+    term_clean(f, url ? url : "?", url ? strlen(url) : 1);
+    fprintf(f, ": %s, %lld connection(s)\n", jsonx_str(load, "scenario"),
+            jsonx_int(load, "connections", 0));
+    fprintf(f, "  %-8s %10s %10s %9s %9s %9s %9s %9s %9s  %s\n", "run", "target", "QPS", "p50",
+            "p90", "p99", "p99.9", "max", "early", "verdict");
+    size_t i;
+    const json_t *x;
+    json_array_foreach(runs, i, x) {
+        const json_t *lat = json_object_get(x, "latency_s");
+        char t[24] = "-", a[6][32];
+        const json_t *tq = json_object_get(x, "target_qps");
+        if (json_is_number(tq))
+            snprintf(t, sizeof t, "%.4g", json_number_value(tq));
+        bool valid = json_is_true(json_object_get(x, "valid"));
+        fprintf(f, "  %-8s %10s %10.1f %9s %9s %9s %9s %9s %9s  %s\n",
+                json_string_value(json_object_get(x, "role")), t,
+                json_number_value(json_object_get(x, "throughput_qps")),
+                secs(lat, "p50", a[0], 32), secs(lat, "p90", a[1], 32), secs(lat, "p99", a[2], 32),
+                secs(lat, "p99.9", a[3], 32), secs(lat, "max", a[4], 32),
+                secs(json_object_get(x, "early_stopping"), "estimate_s", a[5], 32),
+                valid ? "VALID" : "INVALID");
+        size_t k;
+        const json_t *why;
+        json_array_foreach(json_object_get(x, "invalid_reasons"), k, why)
+            fprintf(f, "           - %s\n", json_string_value(why));
+    }
+    const json_t *peak = json_object_get(load, "find_peak");
+    if (peak) {
+        const json_t *q = json_object_get(peak, "peak_qps");
+        char b[32];
+        if (json_is_number(q))
+            fprintf(f, "  peak: %.4g QPS with p%g within %s (%lld probes, then a full-length run)\n",
+                    json_number_value(q), json_number_value(json_object_get(peak, "percentile")),
+                    secs(peak, "latency_bound_s", b, sizeof b),
+                    (long long)json_integer_value(json_object_get(peak, "probes")));
+        else
+            fprintf(f, "  peak: no rate met the bound %s\n", secs(peak, "latency_bound_s", b, sizeof b));
+    }
+    const json_t *bound = json_object_get(load, "bound");
+    if (json_is_object(bound))
+        fprintf(f, "  bound: %s: %s\n", json_string_value(json_object_get(bound, "kind")),
+                json_string_value(json_object_get(bound, "evidence")));
+    fprintf(f, "  %s", json_is_true(json_object_get(load, "valid")) ? "VALID" : "INVALID");
+    if (path) {
+        fputs("; result ", f);
+        term_clean(f, path, strlen(path));
+    }
+    fputc('\n', f);
+}
