@@ -155,6 +155,8 @@ uint64_t hist_count_above(const struct hist *h, int64_t limit_ns)
     size_t i = bucket_index(limit_ns);
     if (limit_ns == hist_bucket_high(i))
         i++;
+    if (i > TOP_BUCKET) /* limit_ns = HIST_MAX_NS - 1: the saturated values are above it */
+        return h->saturated;
     uint64_t above = 0;
     for (; i < HIST_BUCKETS; i++)
         above += h->counts[i];
