@@ -14,6 +14,8 @@ static const struct {
     {"logreg", logreg_main, "logistic regression with L-BFGS on make_classification data"},
     {"gemm", gemm_main, "matrix-multiply throughput by device and precision (CPU, CUDA)"},
     {"mlp", mlp_main, "MLP-block inference latency and throughput by precision (CPU, CUDA)"},
+    {"serve", serve_main, "inference server: imgclf's CNN over HTTP (KServe v2 JSON), "
+                          "dynamic batching"},
 };
 
 static void usage(FILE *out)

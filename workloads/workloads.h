@@ -8,5 +8,6 @@ int imgclf_main(int argc, char **argv);
 int logreg_main(int argc, char **argv);
 int gemm_main(int argc, char **argv);
 int mlp_main(int argc, char **argv);
+int serve_main(int argc, char **argv);
 
 #endif

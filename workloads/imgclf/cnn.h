@@ -119,6 +119,13 @@ double cnn_train_step(struct cnn *net, const float *x, const int *labels, int n,
 /* Writes the predicted class of each of the n images to out_class; returns the number whose
  * prediction equals labels[i] when labels is not NULL (else 0). */
 int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *out_class);
+/* Inference: the class probabilities (the softmax of the logits) of each of the n images into
+ * out_prob (n x classes, row-major; each row sums to 1 up to rounding), and, when out_class is
+ * not NULL, the predicted class (the argmax, as cnn_predict). Returns 0; -1 with nothing
+ * written when n <= 0. Training is not affected: the softmax is computed only here. */
+int cnn_predict_proba(struct cnn *net, const float *x, int n, float *out_prob, int *out_class);
+/* The shape the model was created with. */
+struct cnn_shape cnn_shape_of(const struct cnn *net);
 
 /* All parameters as one flat array (conv1 w, b, conv2 w, b, fc1 w, b, fc2 w, b) and their
  * gradients, same layout: for gradient checks and for saving. In bf16 the weights' bf16 copies

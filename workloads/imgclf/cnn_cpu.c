@@ -73,6 +73,7 @@ struct job {
     const int *labels;
     int n;
     int *out_class;
+    float *out_prob; /* JOB_PREDICT: the softmax of each image's logits, when not NULL */
     /* reduce + update */
     int update;
     float lr, momentum, weight_decay;
@@ -131,6 +132,22 @@ static int argmax_row(const float *z, int nc)
     return best;
 }
 
+/* The softmax of the nc logits z into p (max-subtracted, so that exp cannot overflow). */
+static void softmax_row(const float *z, int nc, float *p)
+{
+    float mx = z[0];
+    for (int j = 1; j < nc; j++)
+        mx = z[j] > mx ? z[j] : mx;
+    double sum = 0;
+    for (int j = 0; j < nc; j++) {
+        p[j] = expf(z[j] - mx);
+        sum += p[j];
+    }
+    const float inv = (float)(1.0 / sum); /* sum >= 1: one term is exp(0) */
+    for (int j = 0; j < nc; j++)
+        p[j] *= inv;
+}
+
 /* Bounds of part k of `count` items split into `parts` near-equal parts. */
 static int split_at(int count, int parts, int k)
 {
@@ -170,8 +187,13 @@ static void job_images(void *arg, int w, int nthreads)
         cnn_fc_forward(net, wk, g);
         if (jb->kind == JOB_PREDICT) {
             for (int i = 0; i < g; i++) {
-                int k = argmax_row(wk->logits + (size_t)i * net->s.classes, net->s.classes);
-                jb->out_class[g0 + i] = k;
+                const float *z = wk->logits + (size_t)i * net->s.classes;
+                int k = argmax_row(z, net->s.classes);
+                if (jb->out_prob)
+                    softmax_row(z, net->s.classes,
+                                jb->out_prob + (size_t)(g0 + i) * net->s.classes);
+                if (jb->out_class)
+                    jb->out_class[g0 + i] = k;
                 if (jb->labels && k == jb->labels[g0 + i])
                     wk->correct++;
             }
@@ -512,6 +534,22 @@ int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *
     for (int k = 0; k < net->threads; k++)
         correct += net->wk[k].correct;
     return correct;
+}
+
+int cnn_predict_proba(struct cnn *net, const float *x, int n, float *out_prob, int *out_class)
+{
+    if (n <= 0)
+        return -1;
+    struct job jb = {.net = net, .kind = JOB_PREDICT, .x = x, .n = n, .out_class = out_class,
+                     .out_prob = out_prob};
+    refresh_weights(net);
+    pool_run(net->pool, job_images, &jb);
+    return 0;
+}
+
+struct cnn_shape cnn_shape_of(const struct cnn *net)
+{
+    return net->s;
 }
 
 size_t cnn_param_count(const struct cnn *net)

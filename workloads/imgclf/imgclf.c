@@ -4,15 +4,18 @@
  * threads) that the seed scenario's optimisations are about. Stages, counters and metadata go
  * to mlbench through the marker API. */
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/device.h"
 #include "common/opts.h"
 #include "common/cpu.h"
 #include "imgclf/cnn.h"
+#include "imgclf/cnn_file.h"
 #include "imgclf/cnn_gemm.h"
 #include "imgclf/data/dataset.h"
 #include "imgclf/loader.h"
@@ -37,6 +40,7 @@ struct imgclf_opts {
     int train_images; /* 0: all of train */
     int input_only, prepare_only, quiet;
     int64_t max_memory; /* --max-memory in bytes; 0: none */
+    const char *save_model; /* --save-model FILE; NULL: none */
 };
 
 static const char usage_text[] =
@@ -80,7 +84,9 @@ static const char usage_text[] =
     "  --prepare-only        prepare the dataset and exit\n"
     "  --quiet               no per-epoch lines\n"
     "  --max-memory SIZE     fail as out of memory (exit 3) when the buffers the batch needs\n"
-    "                        (model, batches, GPU buffers) exceed SIZE, e.g. 64MiB\n";
+    "                        (model, batches, GPU buffers) exceed SIZE, e.g. 64MiB\n"
+    "  --save-model FILE     after training, write the model to FILE (atomically), for\n"
+    "                        `mlbench-workload serve --model FILE`\n";
 
 /* Checks --until-accuracy, --max-epochs and --eval-every against each other and the rest, and
  * fills in the defaults of --epochs, --max-epochs and --target-accuracy. 0, or -1 with the
@@ -122,6 +128,52 @@ static int until_options(struct imgclf_opts *o)
         o->target = o->until;
     else if (o->target < 0)
         o->target = 0.9;
+    return 0;
+}
+
+/* --save-model FILE, before the training rather than after it: a model trained but not
+ * writable would be lost. 0, or -1 with the message printed. */
+static int save_model_check(const struct imgclf_opts *o)
+{
+    if (o->input_only || o->prepare_only) {
+        wl_error(WL, "--save-model %s: %s trains no model; drop one of them", o->save_model,
+                 o->input_only ? "--input-only" : "--prepare-only");
+        return -1;
+    }
+    char *copy = strdup(o->save_model);
+    if (!copy) {
+        wl_error(WL, "out of memory");
+        return -1;
+    }
+    const char *dir = dirname(copy);
+    int ok = access(dir, W_OK | X_OK) == 0;
+    int e = errno;
+    if (!ok)
+        wl_error(WL, "--save-model %s: cannot write into the directory '%s' (%s): choose a "
+                     "writable place", o->save_model, dir, strerror(e));
+    free(copy);
+    return ok ? 0 : -1;
+}
+
+/* Writes the trained model to --save-model's file (from the GPU first with --device cuda).
+ * 0, or 1 with the message printed. */
+static int save_model(const struct imgclf_opts *o, struct model *net,
+                      const struct cnn_shape *shape)
+{
+    char err[512];
+    if (net->gpu && net->cuda->cnn_get_params(net->gpu, cnn_params(net->cpu)) != 0) {
+        wl_error(WL, "--save-model %s: cannot copy the weights from the GPU: %s", o->save_model,
+                 net->cuda->cnn_error(net->gpu));
+        return 1;
+    }
+    if (cnn_file_save(o->save_model, shape, cnn_params(net->cpu), cnn_param_count(net->cpu),
+                      err, sizeof err) != 0) {
+        wl_error(WL, "--save-model: %s", err);
+        return 1;
+    }
+    printf("imgclf: saved the model (%dx%dx%d, %d classes, %zu parameters) to %s\n",
+           shape->height, shape->width, shape->channels, shape->classes,
+           cnn_param_count(net->cpu), o->save_model);
     return 0;
 }
 
@@ -167,6 +219,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         WL_FLAG("prepare-only", &o->prepare_only),
         WL_FLAG("quiet", &o->quiet),
         WL_SIZE("max-memory", &o->max_memory),
+        WL_STRING("save-model", &o->save_model),
     };
     int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
                         usage_text);
@@ -217,6 +270,8 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         return -1;
     }
     if (until_options(o))
+        return -1;
+    if (o->save_model && save_model_check(o))
         return -1;
     if (o->data.source == DATASET_SYNTHETIC)
         o->data.train_count = o->train_images;
@@ -386,6 +441,10 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
     double t0 = wl_now();
     status = train_run(&net, &tc, t0, &totals);
     train_summarise(&tc, &totals, status, wl_now() - t0, cnn_flops_train(&shape));
+    /* A missed target still trained a model: it is saved as well. */
+    if (o->save_model && (status == 0 || status == WL_EXIT_TARGET_MISSED) &&
+        save_model(o, &net, &shape))
+        status = 1;
 done:
     if (owned) {
         free(train.paths);
