@@ -172,7 +172,40 @@ static json_t *server_json(const struct repetition *rep, const struct load_run *
         }
     }
     json_object_set_new(o, "stages", st);
+    /* Every counter's mean over the samples the repetition kept inside the window (an even
+     * subsample when it sent more than STAGES_MAX_COUNTER_POINTS): the reference server sends
+     * batch_size, requests and queue_wait_seconds per batch. */
+    json_t *cs = json_object();
+    for (size_t c = 0; c < rep->stages.n_counters; c++) {
+        const struct counter_total *ct = &rep->stages.counters[c];
+        double sum = 0;
+        uint64_t n = 0;
+        for (size_t k = 0; k < ct->n_points; k++)
+            if (ct->points[k].t_ns >= from && ct->points[k].t_ns <= to) {
+                sum += ct->points[k].value;
+                n++;
+            }
+        if (!n)
+            continue;
+        json_t *x = json_object();
+        json_object_set_new(x, "samples", json_integer((json_int_t)n));
+        set_number(x, "mean", sum / (double)n);
+        json_object_set_new(cs, event_log_str(&rep->log, ct->name), x);
+    }
+    json_object_set_new(o, "counters", cs);
     return o;
+}
+
+/* The server's mean queue wait (s): its queue_wait spans, else its queue_wait_seconds counter
+ * (the reference server's, one per batch); NaN when it sends neither. */
+static double server_queue_wait(const json_t *server)
+{
+    double q = jsonx_number(json_object_get(
+        json_object_get(json_object_get(server, "stages"), "queue_wait"), "mean_s"));
+    if (isfinite(q))
+        return q;
+    return jsonx_number(json_object_get(
+        json_object_get(json_object_get(server, "counters"), "queue_wait_seconds"), "mean"));
 }
 
 /* What bounds the server in the run that counts: the evidence in words. */
@@ -185,7 +218,7 @@ static json_t *bound_json(const struct load_entry *e, const json_t *server)
     double gpu = jsonx_number(json_object_get(server, "gpu_utilization_ratio"));
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     const json_t *st = json_object_get(server, "stages");
-    double queue = jsonx_number(json_object_get(json_object_get(st, "queue_wait"), "mean_s"));
+    double queue = server_queue_wait(server);
     double compute = jsonx_number(json_object_get(json_object_get(st, "compute"), "mean_s"));
     double p50 = (double)hist_percentile(&r->latency, 50) * 1e-9;
     if (r->failed) {
@@ -277,6 +310,41 @@ static const char *secs(const json_t *o, const char *key, char *buf, size_t len)
     return units_duration(json_number_value(v) * 1e9, buf, len);
 }
 
+/* The server's side of the run that counts (the last one): its resources, then its markers. */
+static void print_server(FILE *f, const json_t *x)
+{
+    const json_t *sv = json_object_get(x, "server");
+    double cores = jsonx_number(json_object_get(sv, "cpu_cores"));
+    if (!isfinite(cores))
+        return;
+    char b[4][32];
+    fprintf(f, "  server (%s): %.2f of %ld CPU cores, resident at most %s", jsonx_str(x, "role"),
+            cores, sysconf(_SC_NPROCESSORS_ONLN),
+            units_bytes(jsonx_number(json_object_get(sv, "resident_bytes_max")), b[0], 32));
+    double gpu = jsonx_number(json_object_get(sv, "gpu_utilization_ratio"));
+    if (isfinite(gpu))
+        fprintf(f, ", GPU busy %.0f %%", gpu * 100);
+    fputc('\n', f);
+    const json_t *st = json_object_get(sv, "stages");
+    const json_t *batch = json_object_get(st, "batch"), *compute = json_object_get(st, "compute");
+    double queue = server_queue_wait(sv);
+    double size = jsonx_number(json_object_get(
+        json_object_get(json_object_get(sv, "counters"), "batch_size"), "mean"));
+    if (!batch && !compute && !isfinite(queue))
+        return;
+    fputs("          markers:", f);
+    if (batch)
+        fprintf(f, " %lld batches of %s", jsonx_int(batch, "count", 0),
+                secs(batch, "mean_s", b[1], 32));
+    if (isfinite(size))
+        fprintf(f, " (%.2f images each)", size);
+    if (compute)
+        fprintf(f, ", compute %s", secs(compute, "mean_s", b[2], 32));
+    if (isfinite(queue))
+        fprintf(f, ", queue wait %s", units_duration(queue * 1e9, b[3], 32));
+    fputs(" (means)\n", f);
+}
+
 void load_report_print(FILE *f, const json_t *doc, const char *path)
 {
     const json_t *load = json_object_get(doc, "load");
@@ -321,6 +389,7 @@ void load_report_print(FILE *f, const json_t *doc, const char *path)
         else
             fprintf(f, "  peak: no rate met the bound %s\n", secs(peak, "latency_bound_s", b, sizeof b));
     }
+    print_server(f, json_array_get(runs, json_array_size(runs) - 1));
     const json_t *bound = json_object_get(load, "bound");
     if (json_is_object(bound))
         fprintf(f, "  bound: %s: %s\n", json_string_value(json_object_get(bound, "kind")),
