@@ -9,8 +9,9 @@ set -eu
 
 # clang and libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes): make fuzz, tests/fuzz/.
 # python3-torch: the PyTorch workload of tests/integration/test_torch.py (framework-aware advice).
+# python3-numpy: test_serve.py checks the reference server's answers against a forward pass in numpy.
 packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
-    libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch"
+    libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch python3-numpy"
 for opt in "$@"; do
     case "$opt" in
     --bench) packages="$packages hyperfine bc wrk python3-torch python3-sklearn python3-pil python3-numpy" ;;
