@@ -58,8 +58,15 @@ void load_judge(const struct load_rules *rules, const struct load_run *run, stru
     int64_t lag99 = hist_percentile(&run->send_lag, 99);
     if (lag99 > LOAD_LAG_LIMIT_NS) {
         v->client_bound = true;
-        reason(v, "client-bound: the generator sent its requests late (p99 lag %s > 1 ms): use "
-               "--threads, fewer connections, or a less busy machine", units_duration((double)lag99, a, sizeof a));
+        units_duration((double)lag99, a, sizeof a);
+        /* Late but mostly idle: its thread was waiting for a core, not working. */
+        if (run->client_busiest_ratio < 0.5)
+            reason(v, "client-bound: the generator sent its requests late (p99 lag %s > 1 ms) "
+                   "while busy %.0f%% of the time: it waited for a CPU: run the server on other "
+                   "cores (taskset) or another machine", a, run->client_busiest_ratio * 100);
+        else
+            reason(v, "client-bound: the generator sent its requests late (p99 lag %s > 1 ms): "
+                   "use --threads, fewer connections, or a less busy machine", a);
     } else if (run->client_busiest_ratio > LOAD_BUSY_LIMIT) {
         v->client_bound = true;
         reason(v, "client-bound: a generator thread was busy %.0f%% of the time: use --threads "
