@@ -450,11 +450,21 @@ static int one(struct load_job *job, double qps, double duration_s, const char *
     return 0;
 }
 
-/* The probe or confirmation met the bound: the percentile within it, nothing failed. */
+/* The probe or confirmation met the bound: the percentile within it, nothing failed. A late
+ * generator does not count against it: its lag is inside every latency (they run from the due
+ * times), so lateness can only make the peak found lower, never higher; the confirming run's
+ * verdict still says client-bound. */
 static bool met(const struct load_entry *e)
 {
     return e->run.failed == 0 && e->run.completed > 0 &&
-           e->verdict.percentile_ns <= e->rules.latency_bound_ns && !e->verdict.client_bound;
+           e->verdict.percentile_ns <= e->rules.latency_bound_ns;
+}
+
+/* Valid but for a late generator (judge.c gives that one reason). */
+static bool valid_but_lag(const struct load_entry *e)
+{
+    return e->verdict.valid || (e->verdict.client_bound && e->verdict.n_reasons == 1 &&
+                                e->run.client_busiest_ratio <= LOAD_BUSY_LIMIT);
 }
 
 static int find_peak(struct load_job *job)
@@ -469,13 +479,14 @@ static int find_peak(struct load_job *job)
         if (one(job, qps, confirm ? job->cfg.min_duration_s : probe, confirm ? "confirm" : "probe") < 0)
             return -1;
         const struct load_entry *e = &job->runs.v[job->runs.n - 1];
-        if (e->verdict.client_bound) {
+        if (e->run.client_busiest_ratio > LOAD_BUSY_LIMIT) {
             snprintf(job->error, sizeof job->error, "the generator itself was the bottleneck at %.4g "
-                     "QPS (client-bound): the peak cannot be found from here; add --threads or "
-                     "run it from a less busy machine", qps);
+                     "QPS (a thread busy %.0f%% of the time): the peak cannot be found from here; "
+                     "add --threads or run it from a less busy machine", qps,
+                     e->run.client_busiest_ratio * 100);
             return -1;
         }
-        peak_report(&s, confirm ? met(e) && e->verdict.valid : met(e));
+        peak_report(&s, confirm ? met(e) && valid_but_lag(e) : met(e));
     }
     job->runs.peak_qps = s.found;
     job->runs.peak_searched = true;
