@@ -12,7 +12,8 @@
 
 #include "load/load.h"
 
-#define LOAD_LAG_LIMIT_NS 1000000 /* p99 send lag above 1 ms: the generator was late */
+#define LOAD_LAG_LIMIT_NS 1000000 /* p99 send lag above 1 ms ... */
+#define LOAD_LAG_SHARE 0.05       /* ... and above this share of the metric: the generator was late */
 #define LOAD_BUSY_LIMIT 0.9       /* a generator thread busier than this: saturated */
 #define LOAD_MAX_REASONS 8
 
@@ -37,7 +38,8 @@ struct load_verdict {
 
 /* Judges run by rules: too short, too few queries, failed queries, the latency bound missed
  * by the percentile or by the early-stopping estimate (or no estimate with a bound), a
- * client-bound generator, an interrupted run. */
+ * client-bound generator (p99 send lag above 1 ms and above 5 % of the metric percentile, or a
+ * thread busy more than 90 % of the run), an interrupted run. */
 void load_judge(const struct load_rules *rules, const struct load_run *run, struct load_verdict *v);
 
 /* The run as "load.scenarios[]" holds it (docs/load.md): figures in seconds, the latency

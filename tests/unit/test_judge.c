@@ -153,6 +153,17 @@ static void test_client_bound(void **state)
     free(r);
 
     r = run_new();
+    for (int i = 0; i < 1000; i++) { /* 2 ms late, but latencies of about a second */
+        hist_record(&r->latency, (int64_t)(900 + i % 100) * MS);
+        hist_record(&r->send_lag, 2 * MS);
+    }
+    r->issued = r->completed = 1000;
+    r->client_busiest_ratio = 0.1;
+    load_judge(&RULES, r, &v);
+    assert_false(v.client_bound);
+    free(r);
+
+    r = run_new();
     fill(r, 1000, MS); /* exactly the limit: not late */
     load_judge(&RULES, r, &v);
     assert_false(v.client_bound);
