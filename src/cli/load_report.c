@@ -234,7 +234,8 @@ static json_t *bound_json(const struct load_entry *e, const json_t *server)
     } else if (isfinite(cores) && ncpu > 0 && cores >= 0.85 * (double)ncpu) {
         kind = "compute-bound";
         snprintf(why, sizeof why, "the server used %.2f of the %ld CPU cores", cores, ncpu);
-    } else if (isfinite(queue) && isfinite(compute) && queue > compute && queue > 0.5 * p50) {
+    } else if (isfinite(queue) && isfinite(compute) && queue > compute && queue > 0.25 * p50) {
+        /* more than a quarter of the latency, and more than the work: the batcher's wait */
         kind = "queueing";
         snprintf(why, sizeof why, "requests waited %.3g ms on average before their batch ran, "
                  "longer than the %.3g ms a batch computed (p50 latency %.3g ms): a shorter queue "
