@@ -450,16 +450,6 @@ static int one(struct load_job *job, double qps, double duration_s, const char *
     return 0;
 }
 
-/* The probe or confirmation met the bound: the percentile within it, nothing failed. A late
- * generator does not count against it: its lag is inside every latency (they run from the due
- * times), so lateness can only make the peak found lower, never higher; the confirming run's
- * verdict still says client-bound. */
-static bool met(const struct load_entry *e)
-{
-    return e->run.failed == 0 && e->run.completed > 0 &&
-           e->verdict.percentile_ns <= e->rules.latency_bound_ns;
-}
-
 /* Valid but for a late generator (judge.c gives that one reason). */
 static bool valid_but_lag(const struct load_entry *e)
 {
@@ -486,7 +476,7 @@ static int find_peak(struct load_job *job)
                      e->run.client_busiest_ratio * 100);
             return -1;
         }
-        peak_report(&s, confirm ? met(e) && valid_but_lag(e) : met(e));
+        peak_report(&s, confirm ? load_entry_met(e) && valid_but_lag(e) : load_entry_met(e));
     }
     job->runs.peak_qps = s.found;
     job->runs.peak_searched = true;

@@ -51,16 +51,25 @@ static char *dur(int64_t ns, char *buf, size_t len)
     return units_duration((double)ns, buf, len);
 }
 
+bool load_entry_met(const struct load_entry *e)
+{
+    return e->run.failed == 0 && e->run.completed > 0 &&
+           e->verdict.percentile_ns <= e->rules.latency_bound_ns;
+}
+
 void load_report_progress(FILE *f, const struct load_entry *e)
 {
     char a[32], b[32], c[32];
     const struct load_run *r = &e->run;
+    bool probe = strcmp(e->role, "probe") == 0;
     fprintf(f, "mlbench: load: %s: %llu queries, %.1f QPS, p50 %s, p%g %s, max %s: %s%s%s\n",
             e->role, (unsigned long long)r->issued, load_run_throughput(r),
             dur(hist_percentile(&r->latency, 50), a, sizeof a), e->rules.percentile,
             dur(e->verdict.percentile_ns, b, sizeof b), dur(r->latency.max_ns, c, sizeof c),
-            e->verdict.valid ? "VALID" : "INVALID", e->verdict.n_reasons ? " - " : "",
-            e->verdict.n_reasons ? e->verdict.reasons[0] : "");
+            probe ? (load_entry_met(e) ? "met the bound" : "missed the bound")
+                  : e->verdict.valid ? "VALID" : "INVALID",
+            !probe && e->verdict.n_reasons ? " - " : "",
+            !probe && e->verdict.n_reasons ? e->verdict.reasons[0] : "");
     fflush(f);
 }
 
@@ -274,6 +283,8 @@ json_t *load_report_json(const struct load_runs *r, const struct load_config *cf
         const struct load_entry *e = &r->v[i];
         json_t *x = load_run_to_json(&e->run, &e->rules, &e->verdict);
         json_object_set_new(x, "role", json_string(e->role));
+        if (r->peak_searched || strcmp(e->role, "run") != 0)
+            json_object_set_new(x, "met_bound", json_boolean(load_entry_met(e)));
         if (rep) {
             json_object_set_new(x, "start_offset_s", json_real((double)(e->run.start_ns - rep->outcome.start_ns) * 1e-9));
             json_t *srv = server_json(rep, &e->run);
@@ -289,10 +300,13 @@ json_t *load_report_json(const struct load_runs *r, const struct load_config *cf
         json_object_set_new(p, "peak_qps", r->peak_qps > 0 ? json_real(r->peak_qps) : json_null());
         json_object_set_new(p, "latency_bound_s", r->n ? json_real((double)r->v[0].rules.latency_bound_ns * 1e-9) : json_null());
         json_object_set_new(p, "percentile", r->n ? json_real(r->v[0].rules.percentile) : json_null());
-        size_t probes = 0;
-        for (size_t i = 0; i < r->n; i++)
+        size_t probes = 0, confirms = 0;
+        for (size_t i = 0; i < r->n; i++) {
             probes += strcmp(r->v[i].role, "probe") == 0;
+            confirms += strcmp(r->v[i].role, "confirm") == 0;
+        }
         json_object_set_new(p, "probes", json_integer((json_int_t)probes));
+        json_object_set_new(p, "confirmations", json_integer((json_int_t)confirms));
         json_object_set_new(o, "find_peak", p);
     }
     const struct load_entry *fin = final_entry(r);
@@ -365,17 +379,22 @@ void load_report_print(FILE *f, const json_t *doc, const char *path)
         const json_t *tq = json_object_get(x, "target_qps");
         if (json_is_number(tq))
             snprintf(t, sizeof t, "%.4g", json_number_value(tq));
+        /* A probe is judged by the bound alone (its reasons are in the result). */
+        bool probe = strcmp(jsonx_str(x, "role"), "probe") == 0;
         bool valid = json_is_true(json_object_get(x, "valid"));
+        const char *verdict = probe ? (json_is_true(json_object_get(x, "met_bound")) ? "met" : "missed")
+                                    : valid ? "VALID" : "INVALID";
         fprintf(f, "  %-8s %10s %10.1f %9s %9s %9s %9s %9s %9s  %s\n",
                 json_string_value(json_object_get(x, "role")), t,
                 json_number_value(json_object_get(x, "throughput_qps")),
                 secs(lat, "p50", a[0], 32), secs(lat, "p90", a[1], 32), secs(lat, "p99", a[2], 32),
                 secs(lat, "p99.9", a[3], 32), secs(lat, "max", a[4], 32),
                 secs(json_object_get(x, "early_stopping"), "estimate_s", a[5], 32),
-                valid ? "VALID" : "INVALID");
+                verdict);
         size_t k;
         const json_t *why;
-        json_array_foreach(json_object_get(x, "invalid_reasons"), k, why)
+        if (!probe)
+            json_array_foreach(json_object_get(x, "invalid_reasons"), k, why)
             fprintf(f, "           - %s\n", json_string_value(why));
     }
     const json_t *peak = json_object_get(load, "find_peak");
@@ -383,10 +402,13 @@ void load_report_print(FILE *f, const json_t *doc, const char *path)
         const json_t *q = json_object_get(peak, "peak_qps");
         char b[32];
         if (json_is_number(q))
-            fprintf(f, "  peak: %.4g QPS with p%g within %s (%lld probes, then a full-length run)\n",
+        {
+            long long nc = json_integer_value(json_object_get(peak, "confirmations"));
+            fprintf(f, "  peak: %.4g QPS with p%g within %s (%lld probes, then %lld full-length run%s)\n",
                     json_number_value(q), json_number_value(json_object_get(peak, "percentile")),
                     secs(peak, "latency_bound_s", b, sizeof b),
-                    (long long)json_integer_value(json_object_get(peak, "probes")));
+                    (long long)json_integer_value(json_object_get(peak, "probes")), nc, nc == 1 ? "" : "s");
+        }
         else
             fprintf(f, "  peak: no rate met the bound %s\n", secs(peak, "latency_bound_s", b, sizeof b));
     }

@@ -34,6 +34,11 @@ void load_runs_free(struct load_runs *r);
 /* Whether the runs that count (the run, or the last confirmation) were VALID; false when none. */
 bool load_runs_valid(const struct load_runs *r);
 
+/* Whether a run of the peak search met the bound: the percentile within it, nothing failed.
+ * A late generator does not count against it: its lag is inside every latency (they run from
+ * the due times), so lateness can only make the peak found lower, never higher. */
+bool load_entry_met(const struct load_entry *e);
+
 /* One line on a finished scenario run, for the progress log. */
 void load_report_progress(FILE *f, const struct load_entry *e);
 
