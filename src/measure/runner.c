@@ -268,7 +268,7 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
                                  pid_t pid, int *leader_status, int64_t *leader_end)
 {
     int64_t deadline = spec->timeout_s > 0 ? out->start_ns + seconds_to_ns(spec->timeout_s) : 0;
-    int64_t kill_at = 0, next_tick = out->start_ns;
+    int64_t kill_at = 0, term_at = 0, next_tick = out->start_ns;
     int got_stop = 0, stopping = 0; /* stopping: SIGTERM sent */
     enum run_status forced = RUN_OK;
     bool stop_fd_open = spec->stop_fd > 0;
@@ -286,6 +286,11 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
             stopping = 1;
             kill_at = now + seconds_to_ns(spec->grace_s);
         }
+        if (term_at && now >= term_at && !stopping) { /* the companion took too long */
+            killpg(pid, SIGTERM);
+            stopping = 1;
+            kill_at = now + seconds_to_ns(spec->grace_s);
+        }
         if (kill_at && now >= kill_at) {
             killpg(pid, SIGKILL);
             kill_at = 0;
@@ -295,6 +300,8 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
             wake = deadline;
         if (kill_at && kill_at < wake)
             wake = kill_at;
+        if (term_at && !stopping && term_at < wake)
+            wake = term_at;
         int timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 
         struct pollfd pfd[2] = {{.fd = sig_fd, .events = POLLIN},
@@ -302,8 +309,8 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
         int ready = poll(pfd, 2, timeout_ms);
         if (ready > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             stop_fd_open = false; /* once is enough */
-            if (!stopping && forced == RUN_OK) {
-                out->stop_requested = true;
+            if (!stopping && (forced == RUN_OK || term_at)) {
+                out->stop_requested = forced == RUN_OK;
                 killpg(pid, SIGTERM);
                 stopping = 1;
                 kill_at = mono_ns() + seconds_to_ns(spec->grace_s);
@@ -319,7 +326,12 @@ static enum run_status supervise(const struct runner_spec *spec, struct run_outc
                     interrupted = got_stop;
                 if (spec->interrupt)
                     spec->interrupt(spec->interrupt_arg);
-                if (!stopping || out->stop_requested) { /* first: ask politely */
+                if (stop_fd_open && !stopping && forced == RUN_OK) {
+                    /* The companion stops first (mlbench load drains the queries it sent) and
+                     * then signals stop_fd; within grace_s, else the command is stopped anyway. */
+                    forced = RUN_INTERRUPTED;
+                    term_at = mono_ns() + seconds_to_ns(spec->grace_s);
+                } else if (!stopping || out->stop_requested) { /* first: ask politely */
                     out->stop_requested = false;
                     forced = RUN_INTERRUPTED;
                     killpg(pid, SIGTERM);

@@ -56,7 +56,8 @@ struct runner_spec {
      * server it started this way). 0: none (a zero-initialised spec has none). */
     int stop_fd;
     /* Called when mlbench got SIGINT/SIGTERM (or SIGHUP without a hangup callback), before the
-     * command is stopped; may be NULL. */
+     * command is stopped; may be NULL. With a stop_fd, the first such signal stops the command
+     * only once stop_fd is readable (the companion has finished), or grace_s later. */
     void (*interrupt)(void *arg);
     void *interrupt_arg;
 };

@@ -14,6 +14,7 @@ kind, every request recorded) and the reference server, mlbench-workload serve, 
 - --server-cmd: readiness (a TCP connect by default, --ready-url), the server's resources and
   markers in the result, the server stopped afterwards, and on Ctrl-C.
 - Bad input: exit 2, a message naming the bad value, no result written.
+- Every result's fields as docs/result-schema.md lists them.
 
 Environment (set by ctest): MLBENCH, WORKLOAD. Timings are never asserted beyond the known
 latencies the servers are built to have; every process started here is killed in tearDown."""
@@ -26,6 +27,8 @@ import sys
 import tempfile
 import time
 import unittest
+
+from test_run import load_schema, walk
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
@@ -100,6 +103,22 @@ class LoadCase(unittest.TestCase):
                 doc = json.load(f)
         return r.returncode, doc, r.stderr
 
+    def check_schema(self, doc):
+        """Every field of the document is in docs/result-schema.md with its type, and every
+        documented field that is not optional is there (as test_run's test_schema does)."""
+        documented = load_schema(os.path.join(HERE, "..", "..", "docs", "result-schema.md"))
+        seen = {}
+        walk(doc, "", seen)
+        for path, types in seen.items():
+            self.assertIn(path, documented, f"{path} is not documented")
+            for t in types:
+                self.assertIn(t, documented[path][0], f"{path}: {t}")
+        for path, (_, optional) in documented.items():
+            parent = path.rsplit(".", 1)[0] if "." in path else ""
+            if (not optional and (parent == "" or "object" in seen.get(parent, ()))
+                    and "*" not in path and not path.endswith("[]")):
+                self.assertIn(path, seen, f"documented field {path} missing")
+
     def scenario(self, doc, role="run"):
         runs = [s for s in doc["load"]["scenarios"] if s["role"] == role]
         self.assertTrue(runs, doc["load"]["scenarios"])
@@ -144,6 +163,7 @@ class LatencyTest(LoadCase):
         worst = max(s["seconds"], key=lambda x: x["p99_s"])
         self.assertGreater(worst["p99_s"], 0.5)
         self.assertIn(worst["t_s"], (1, 2, 3))
+        self.check_schema(doc)
 
     def test_errors_by_kind(self):
         counts = os.path.join(self.tmp.name, "counts.json")
@@ -165,6 +185,7 @@ class LatencyTest(LoadCase):
         self.assertFalse(s["valid"])
         self.assertTrue(any("queries failed" in r for r in s["invalid_reasons"]))
         self.assertEqual(doc["load"]["bound"]["kind"], "errors")
+        self.check_schema(doc)
 
     def test_find_peak_finds_the_capacity(self):
         _, port = self.fake("--capacity", "200")
@@ -180,6 +201,7 @@ class LatencyTest(LoadCase):
         roles = [s["role"] for s in doc["load"]["scenarios"]]
         self.assertEqual(roles[-1], "confirm")
         self.assertEqual(self.scenario(doc, "confirm")["target_qps"], fp["peak_qps"])
+        self.check_schema(doc)
 
 
 class RequestTest(LoadCase):
@@ -264,6 +286,7 @@ class ServerCmdTest(LoadCase):
         self.assertIn(doc["load"]["bound"]["kind"], ("latency", "queueing", "compute-bound", "client-bound"))
         self.assertEqual(doc["load"]["server_cmd"], self.serve_cmd(port))
         self.assertEqual(doc["runs"][0]["status"], "ok")
+        self.check_schema(doc)
 
     def test_tcp_readiness(self):
         """Without --ready-url, it waits until the port accepts a connection: a server that
@@ -299,6 +322,7 @@ class ServerCmdTest(LoadCase):
         self.assertEqual(doc["interrupted_by"], "SIGINT")
         s = self.scenario(doc)
         self.assertGreater(s["completed"], 0)
+        self.assertEqual(s["failed"], 0, s["errors"])  # it drained before the server was stopped
         self.assertFalse(s["valid"])
         self.assertTrue(any("interrupted" in r for r in s["invalid_reasons"]))
 

@@ -805,7 +805,8 @@ TYPES = {"integer", "number", "string", "boolean", "array", "object", "null"}
 def load_schema(md_path):
     """Rows `| \`path\` | type[ or null][, optional] | meaning |` of the schema document.
     A "stats object" row stands for the object and every `STATS.*` row under its path; a
-    "resource object" row likewise with the `RESOURCE.*` rows."""
+    "resource object" row likewise with the `RESOURCE.*` rows, a "latency object" row with the
+    `LATENCY.*` rows."""
     rows = {}
     in_table = False  # only tables headed "| path | type | meaning |"
     with open(md_path) as f:
@@ -823,13 +824,14 @@ def load_schema(md_path):
             types = set(re.findall(r"[a-z]+", spec)) & TYPES
             if "number" in types:
                 types.add("integer")  # a JSON number may be written without a fraction
-            kind = "STATS" if "stats object" in spec else "RESOURCE" if "resource object" in spec else None
+            kind = ("STATS" if "stats object" in spec else "RESOURCE" if "resource object" in spec
+                    else "LATENCY" if "latency object" in spec else None)
             if kind:
                 types.add("object")
             rows[m.group(1)] = (types, "optional" in spec, kind)
     documented = {}
     for path, (types, optional, kind) in rows.items():
-        if path.startswith(("STATS.", "RESOURCE.")):
+        if path.startswith(("STATS.", "RESOURCE.", "LATENCY.")):
             continue
         documented[path] = (types, optional)
         if kind:
@@ -846,7 +848,8 @@ def walk(value, path, seen):
     if path:
         seen.setdefault(path, set()).add(t)
     if isinstance(value, dict):
-        wildcard = path in ("runs[].metadata", "sweep.parameters")
+        wildcard = path in ("runs[].metadata", "sweep.parameters", "load.scenarios[].errors",
+                            "load.scenarios[].server.stages", "load.scenarios[].server.counters")
         for k, v in value.items():
             walk(v, f"{path}.*" if wildcard else (f"{path}.{k}" if path else k), seen)
     elif isinstance(value, list):
