@@ -101,6 +101,10 @@ struct load_run {
  * Call from a thread that can block for the run's duration; signals are not touched. */
 int load_execute(const struct load_config *cfg, struct load_run *run, char *err, size_t errlen);
 void load_run_free(struct load_run *run);
+/* Adds part (one generator thread's run, started at part->start_ns) into run, whose start_ns
+ * is already the earliest: counts, errors and histograms added, seconds aligned on run's start
+ * (their percentiles weighted by count), the end times the latest. */
+void load_run_merge(struct load_run *run, const struct load_run *part);
 
 /* Seconds from the first issue to the last response. */
 double load_run_duration_s(const struct load_run *run);
