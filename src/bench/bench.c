@@ -670,6 +670,11 @@ static void point_free(struct bench_point *p)
     free(p);
 }
 
+struct live_metrics *bench_live(struct bench *b)
+{
+    return b->live;
+}
+
 void bench_close(struct bench *b)
 {
     if (!b)

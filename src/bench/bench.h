@@ -34,6 +34,7 @@ int bench_run(const struct run_config *cfg, struct bench_output *out);
 void bench_output_free(struct bench_output *out);
 
 struct bench;
+struct live_metrics;
 
 /* Opens a measuring session with cfg's common settings (store, sampling interval, --all-gpus,
  * --nvtx, --serve, --quiet; cfg must outlive the session): checks the store, starts the runner
@@ -77,6 +78,8 @@ void bench_end_runs(struct bench *b);
  * be NULL; borrowed) and writes it. Call once per point, after its last bench_step. Returns
  * the point's exit status as bench_run does; out is filled in every case (bench_output_free). */
 int bench_finish(struct bench *b, size_t i, json_t *extra, struct bench_output *out);
+/* The live aggregate --serve exports, or NULL without --serve. */
+struct live_metrics *bench_live(struct bench *b);
 /* Stops --serve and the session and frees everything (NULL is fine). */
 void bench_close(struct bench *b);
 

@@ -20,6 +20,7 @@
 #include "load/judge.h"
 #include "load/load.h"
 #include "load/peak.h"
+#include "live/live.h"
 #include "load/request.h"
 #include "measure/cmdline.h"
 #include "measure/sampler.h"
@@ -548,6 +549,11 @@ int cmd_load(int argc, char **argv)
     if (status == 0 && bench_add(b, &rc, NULL) < 0)
         status = 2;
     if (status == 0) {
+        struct live_metrics *live = bench_live(b);
+        if (live) { /* --serve: each query's latency on /metrics as it ends */
+            job.cfg.on_query = live_on_query;
+            job.cfg.on_query_arg = live;
+        }
         struct bench_companion comp = {.run = companion, .arg = &job};
         const struct repetition *rep = bench_step_with(b, 0, &comp);
         bench_end_runs(b);

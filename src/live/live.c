@@ -186,6 +186,20 @@ static void observe(struct stage_data *s, int64_t ns)
     s->sum_s += sec;
 }
 
+void live_on_query(void *arg, int64_t latency_ns, bool ok)
+{
+    struct live_metrics *m = arg;
+    pthread_mutex_lock(&m->mu);
+    m->queries_seen = true;
+    if (ok) {
+        m->queries_ok++;
+        observe(&m->query_latency, latency_ns);
+    } else {
+        m->queries_failed++;
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
 static void on_begin(struct live_metrics *m, const struct marker_token *tok)
 {
     bool added;

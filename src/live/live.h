@@ -45,6 +45,10 @@ void live_on_marker(void *arg, const struct marker_token *tok);
 /* sampler_listener (sampler_set_listener(s, live_on_sample, live)): keeps a copy of row `row`
  * of tab as the latest values. arg is the struct live_metrics. */
 void live_on_sample(void *arg, const struct sample_table *tab, size_t row);
+/* A query of `mlbench load` ended (arg: the live_metrics): ok with its latency from its due
+ * time, or failed (latency ignored). Exported as mlbench_load_latency_seconds and
+ * mlbench_load_queries_total (docs/monitoring.md). */
+void live_on_query(void *arg, int64_t latency_ns, bool ok);
 
 /* Says that a marker receiver feeds this aggregate, so the marker counters are exported (at 0
  * until events come). Without it, the marker families appear once an event arrives. */

@@ -102,6 +102,11 @@ struct live_metrics {
     uint64_t rows, sampler_errors;
     int64_t last_row_ns, row_gap_ns;
 
+    /* mlbench load's queries (live_on_query) */
+    bool queries_seen;
+    struct stage_data query_latency; /* successful queries, from their due times */
+    uint64_t queries_ok, queries_failed;
+
     size_t last_render; /* bytes of the last exposition: the next one reserves as much */
 };
 

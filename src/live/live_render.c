@@ -42,6 +42,23 @@ static const char *name_label(struct strbuf *lb, const char *key, const char *va
     return lb->s;
 }
 
+/* mlbench load's queries, once one has ended. */
+static void render_queries(const struct live_metrics *m, struct strbuf *b, struct strbuf *lb)
+{
+    if (!m->queries_seen)
+        return;
+    prom_family(b, "mlbench_load_latency_seconds", PROM_HISTOGRAM,
+                "Latency of each successful query of mlbench load, from the time it was due "
+                "(not when it was sent) to the end of its response.");
+    prom_histogram(b, "mlbench_load_latency_seconds", "", live_stage_bounds, LIVE_STAGE_BUCKETS,
+                   m->query_latency.buckets, m->query_latency.sum_s);
+    prom_family(b, "mlbench_load_queries_total", PROM_COUNTER,
+                "Queries of mlbench load that ended, by result (ok, failed).");
+    prom_sample_u64(b, "mlbench_load_queries_total", name_label(lb, "result", "ok"), m->queries_ok);
+    prom_sample_u64(b, "mlbench_load_queries_total", name_label(lb, "result", "failed"),
+                    m->queries_failed);
+}
+
 static void render_markers(const struct live_metrics *m, struct strbuf *b, struct strbuf *lb)
 {
     const struct name_table *sn = &m->stage_names, *cn = &m->counter_names;
@@ -154,6 +171,7 @@ char *live_render(struct live_metrics *m, size_t *len)
 
     render_samples(m, &b);
     render_markers(m, &b, &lb);
+    render_queries(m, &b, &lb);
     m->last_render = b.len;
     pthread_mutex_unlock(&m->mu);
     strbuf_free(&lb);

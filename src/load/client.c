@@ -103,6 +103,8 @@ static struct second_acc *second_at(struct worker *w, int64_t t_ns)
 static void record_query(struct worker *w, int64_t due_ns, int64_t end_ns, bool ok)
 {
     struct second_acc *a = second_at(w, end_ns);
+    if (w->cfg->on_query)
+        w->cfg->on_query(w->cfg->on_query_arg, end_ns - due_ns, ok);
     if (!ok) {
         w->r.failed++;
         a->failed++;

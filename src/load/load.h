@@ -50,6 +50,10 @@ struct load_config {
     double request_timeout_s;     /* a response later than this is an error (timeout) */
     uint64_t seed;                /* server: the schedule's seed (thread t uses seed + t) */
     volatile const int *abort;    /* when it becomes nonzero, stop issuing and drain; may be NULL */
+    /* Called on a generator thread as each query ends (latency from its due time; ok false:
+     * it failed); may be NULL. Must be thread-safe and quick (`--serve`: live_on_query). */
+    void (*on_query)(void *arg, int64_t latency_ns, bool ok);
+    void *on_query_arg;
 };
 
 /* Queries that did not succeed, by kind. */

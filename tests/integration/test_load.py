@@ -15,6 +15,7 @@ kind, every request recorded) and the reference server, mlbench-workload serve, 
   markers in the result, the server stopped afterwards, and on Ctrl-C.
 - Bad input: exit 2, a message naming the bad value, no result written.
 - Every result's fields as docs/result-schema.md lists them.
+- --serve: the queries' latency histogram on /metrics while it runs.
 
 Environment (set by ctest): MLBENCH, WORKLOAD. Timings are never asserted beyond the known
 latencies the servers are built to have; every process started here is killed in tearDown."""
@@ -202,6 +203,41 @@ class LatencyTest(LoadCase):
         self.assertEqual(roles[-1], "confirm")
         self.assertEqual(self.scenario(doc, "confirm")["target_qps"], fp["peak_qps"])
         self.check_schema(doc)
+
+
+class LiveTest(LoadCase):
+    def test_serve_exports_the_latency(self):
+        """--serve: /metrics holds the queries' latency histogram while the load runs."""
+        import urllib.request
+        _, port = self.fake("--delay-ms", "5", "--error-every", "10")
+        listen = free_port()
+        out = os.path.join(self.tmp.name, "live.json")
+        p = subprocess.Popen([MLBENCH, "load", "-q", "--min-duration", "4s", "--serve",
+                              f"127.0.0.1:{listen}", "--store", self.store, "-o", out,
+                              f"http://127.0.0.1:{port}/"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        text, deadline = "", time.monotonic() + 20
+        while time.monotonic() < deadline and "mlbench_load_latency_seconds_count" not in text:
+            time.sleep(0.5)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{listen}/metrics", timeout=2) as r:
+                    text = r.read().decode()
+            except OSError:
+                continue
+        p.wait(timeout=30)
+        values = {}
+        for line in text.splitlines():
+            if line.startswith("mlbench_load_"):
+                name, value = line.rsplit(" ", 1)
+                values[name] = float(value)
+        count = values.get("mlbench_load_latency_seconds_count", 0)
+        self.assertGreater(count, 0, text)
+        self.assertEqual(values['mlbench_load_queries_total{result="ok"}'], count)
+        self.assertGreater(values['mlbench_load_queries_total{result="failed"}'], 0)
+        self.assertEqual(values['mlbench_load_latency_seconds_bucket{le="0.005"}'], 0)  # 5 ms each
+        self.assertEqual(values['mlbench_load_latency_seconds_bucket{le="+Inf"}'], count)
+        self.assertGreater(values["mlbench_load_latency_seconds_sum"], 0.005 * count)
 
 
 class RequestTest(LoadCase):

@@ -450,6 +450,30 @@ static void test_samples(void **state)
 
 /* Malformed datagrams: reported one by one (tok NULL), or estimated from the receiver's count
  * of every datagram; the larger is exported and it never goes down. */
+/* mlbench load's queries: absent until one ends, then a histogram and the counts by result. */
+static void test_queries(void **state)
+{
+    (void)state;
+    struct live_metrics *live = live_new();
+    char *x = render(live);
+    assert_null(strstr(x, "mlbench_load_"));
+    free(x);
+    live_on_query(live, 3000000, true);   /* 3 ms: the 5 ms bucket */
+    live_on_query(live, 200000000, true); /* 200 ms: the 250 ms bucket */
+    live_on_query(live, 1, false);
+    x = render(live);
+    assert_true(value_of(x, "mlbench_load_latency_seconds_bucket{le=\"0.0025\"}") == 0);
+    assert_true(value_of(x, "mlbench_load_latency_seconds_bucket{le=\"0.005\"}") == 1);
+    assert_true(value_of(x, "mlbench_load_latency_seconds_bucket{le=\"0.1\"}") == 1);
+    assert_true(value_of(x, "mlbench_load_latency_seconds_bucket{le=\"0.25\"}") == 2);
+    assert_true(value_of(x, "mlbench_load_latency_seconds_count") == 2);
+    assert_true(fabs(value_of(x, "mlbench_load_latency_seconds_sum") - 0.203) < 1e-9);
+    assert_true(value_of(x, "mlbench_load_queries_total{result=\"ok\"}") == 2);
+    assert_true(value_of(x, "mlbench_load_queries_total{result=\"failed\"}") == 1);
+    free(x);
+    live_free(live);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -486,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_prune_dead),
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_queries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
