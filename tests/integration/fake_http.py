@@ -18,8 +18,8 @@ one thread each, answering every request (any method, its body read and ignored)
   --close-every N   every Nth request gets no answer: its connection is closed (a reset);
   --hang-every N    every Nth request gets no answer for 60 s (the client's timeout).
 Requests are numbered from 1 in arrival order; one number takes the first rule that matches
-(close, hang, error). With --counts FILE, it writes {"requests", "errors", "closes", "hangs"}
-to FILE as JSON on SIGTERM and exits 0. With --record FILE, each request is appended to FILE as
+(close, hang, error). With --counts FILE, it writes {"requests", "errors", "closes", "hangs",
+"max_in_flight"} (the most requests it held at once) to FILE as JSON on SIGTERM and exits 0. With --record FILE, each request is appended to FILE as
 a JSON line {"method", "path", "headers": {name: value}, "body"} as it arrives."""
 import argparse
 import http.server
@@ -48,7 +48,8 @@ def main():
     lock = threading.Lock()
     record = open(a.record, "a") if a.record else None
     state = {"n": 0, "first": None, "next_free": 0.0, "requests": 0, "errors": 0,
-             "closes": 0, "hangs": 0, "stall_until": None}
+             "closes": 0, "hangs": 0, "stall_until": None, "in_flight": 0,
+             "max_in_flight": 0}
 
     def every(n, i):
         return n > 0 and i % n == 0
@@ -70,6 +71,8 @@ def main():
                 state["n"] += 1
                 i = state["n"]
                 state["requests"] += 1
+                state["in_flight"] += 1
+                state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
                 if state["first"] is None:
                     state["first"] = now
                 if (a.stall_at_s >= 0 and state["stall_until"] is None
@@ -89,6 +92,13 @@ def main():
                         "error" if every(a.error_every, i) else "ok")
                 if kind != "ok":
                     state[kind + "s"] += 1
+            try:
+                self.answer(kind, due)
+            finally:
+                with lock:
+                    state["in_flight"] -= 1
+
+        def answer(self, kind, due):
             if kind == "close":
                 self.close_connection = True
                 return
@@ -117,7 +127,7 @@ def main():
     def stop(*_):
         if a.counts:
             with lock:
-                c = {k: state[k] for k in ("requests", "errors", "closes", "hangs")}
+                c = {k: state[k] for k in ("requests", "errors", "closes", "hangs", "max_in_flight")}
             with open(a.counts + ".tmp", "w") as f:
                 json.dump(c, f)
             os.replace(a.counts + ".tmp", a.counts)

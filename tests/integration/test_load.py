@@ -188,6 +188,27 @@ class LatencyTest(LoadCase):
         self.assertEqual(doc["load"]["bound"]["kind"], "errors")
         self.check_schema(doc)
 
+    def test_queries_in_flight(self):
+        """Single-stream holds one request at a time, multi-stream N together (and N requests
+        per query), offline every connection."""
+        for args, inflight, per_query in ((["--scenario", "single-stream"], 1, 1),
+                                          (["--scenario", "multi-stream", "--samples-per-query", "4"], 4, 4),
+                                          (["--scenario", "offline", "--connections", "6"], 6, 1)):
+            counts = os.path.join(self.tmp.name, "counts.json")
+            p, port = self.fake("--delay-ms", "20", "--counts", counts)
+            rc, doc, err = self.load(*args, "--min-duration", "1s", "--min-queries", "10",
+                                     f"http://127.0.0.1:{port}/")
+            self.stop(p)
+            with open(counts) as f:
+                did = json.load(f)
+            self.assertIn(rc, (0, 1), err)
+            s = self.scenario(doc)
+            self.assertEqual(did["max_in_flight"], inflight, args)
+            self.assertEqual(s["requests"], did["requests"], args)
+            self.assertEqual(s["requests"], s["queries"] * per_query, args)
+            self.assertEqual(s["failed"], 0, args)
+            self.assertGreater(s["latency_s"]["min"], 0.020 * 0.999, args)
+
     def test_find_peak_finds_the_capacity(self):
         _, port = self.fake("--capacity", "200")
         rc, doc, err = self.load("--scenario", "server", "--find-peak", "--qps", "50",
