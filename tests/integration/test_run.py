@@ -784,19 +784,24 @@ procs 1 -
         self.assertEqual(len(files), 3)
         for f in files:
             with open(f) as fh:
-                r = json.load(fh)
-            seen = {}
-            walk(r, "", seen)
-            for path, types in seen.items():
-                self.assertIn(path, documented, f"{path} is not documented")
-                for t in types:
-                    self.assertIn(t, documented[path][0], f"{path}: {t} not in {documented[path][0]}")
-            for path, (_, optional) in documented.items():
-                parent = path.rsplit(".", 1)[0] if "." in path else ""
-                if (not optional and (parent == "" or "object" in seen.get(parent, ()))
-                        and "*" not in path
-                        and not path.endswith("[]")):  # elements exist only in non-empty arrays
-                    self.assertIn(path, seen, f"documented field {path} missing in {f}")
+                check_schema(self, json.load(fh), documented, f)
+
+
+def check_schema(test, doc, documented, name):
+    """Asserts (on test) that every field of doc is documented with its type, and that every
+    documented field that is not optional is present."""
+    seen = {}
+    walk(doc, "", seen)
+    for path, types in seen.items():
+        test.assertIn(path, documented, f"{path} is not documented")
+        for t in types:
+            test.assertIn(t, documented[path][0], f"{path}: {t} not in {documented[path][0]}")
+    for path, (_, optional) in documented.items():
+        parent = path.rsplit(".", 1)[0] if "." in path else ""
+        if (not optional and (parent == "" or "object" in seen.get(parent, ()))
+                and "*" not in path
+                and not path.endswith("[]")):  # elements exist only in non-empty arrays
+            test.assertIn(path, seen, f"documented field {path} missing in {name}")
 
 
 TYPES = {"integer", "number", "string", "boolean", "array", "object", "null"}
