@@ -42,8 +42,8 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
  * scenario runs that count (not find-peak's probes) matched by scenario and, for the server
  * scenario, target QPS; per match the p50, the metric percentile and the p99 of latency_s and
  * the throughput, with a bootstrap interval of the ratio and a verdict. *hits as for
- * compare_explain (compare_clean_answer; may be NULL), opt NULL the defaults. Returns a new object, or a JSON null when a side's
- * first result has no load section. */
+ * compare_explain (compare_clean_answer; may be NULL), opt NULL the defaults. Returns a new
+ * object, or a JSON null when a side's first result has no load section. */
 json_t *compare_load(json_t *const *base, size_t nb, json_t *const *cand, size_t nc,
                      const struct compare_options *opt, unsigned *hits);
 

@@ -143,8 +143,8 @@ void compare_load_print(FILE *out, const json_t *load, double ci_level)
         char qps[48] = "";
         if (isfinite(q))
             snprintf(qps, sizeof qps, " at %.4g QPS", q);
-        fprintf(out, "  %s %s%s: only in the %s\n", jsonx_str(m, "scenario") ? jsonx_str(m, "scenario") : "?",
-                "run", qps, jsonx_str(m, "side") ? jsonx_str(m, "side") : "?");
+        const char *scen = jsonx_str(m, "scenario"), *side = jsonx_str(m, "side");
+        fprintf(out, "  %s run%s: only in the %s\n", scen ? scen : "?", qps, side ? side : "?");
     }
     const char *last = NULL;
     json_array_foreach(matches, i, m)

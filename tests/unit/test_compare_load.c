@@ -229,8 +229,10 @@ static void test_find_peak_confirmations(void **state)
     json_object_set_new(probe, "role", json_string("probe"));
     json_object_set_new(probe, "target_qps", json_real(240));
     json_array_insert_new(json_object_get(json_object_get(a, "load"), "scenarios"), 0, probe);
-    json_object_set_new(json_object_get(a, "load"), "find_peak", json_pack("{s:f}", "peak_qps", 120.0));
-    json_object_set_new(json_object_get(b, "load"), "find_peak", json_pack("{s:f}", "peak_qps", 80.0));
+    json_object_set_new(json_object_get(a, "load"), "find_peak",
+                        json_pack("{s:f}", "peak_qps", 120.0));
+    json_object_set_new(json_object_get(b, "load"), "find_peak",
+                        json_pack("{s:f}", "peak_qps", 80.0));
     json_t *cmp = compare_load(&a, 1, &b, 1, NULL, NULL);
     json_t *ms = json_object_get(cmp, "scenarios");
     assert_int_equal(json_array_size(ms), 1);
