@@ -116,6 +116,60 @@ class LoadViews(unittest.TestCase):
         out = mlbench("compare", self.files["fast"], self.files["server"]).stdout
         self.assertIn("server run at 40 QPS: only in the candidate", out)
 
+    def test_show(self):
+        out = mlbench("show", self.files["slow"]).stdout
+        doc = self.load("slow")
+        run = doc["load"]["scenarios"][0]
+        self.assertIn(f"result {doc['id']}", out)
+        self.assertIn("single-stream, 1 connection(s)", out)
+        line = next(l for l in out.splitlines() if l.strip().startswith("run ") and "VALID" in l)
+        self.assertIn(f"{run['throughput_qps']:.1f}", line)
+        # the generator's own stage table is not shown for a load result
+        self.assertNotIn("stage                      median", out)
+        by_label = mlbench("show", "--store", self.store, "slow").stdout
+        self.assertIn(f"result {doc['id']}", by_label)
+
+    def test_history(self):
+        out = mlbench("history", "--store", self.store).stdout
+        self.assertIn("load: scenario, metric percentile, throughput", out)
+        for name in ("fast", "slow", "server"):
+            doc = self.load(name)
+            run = doc["load"]["scenarios"][0]
+            row = next(l for l in out.splitlines() if l.startswith(doc["id"]))
+            metric = "p%g" % run["percentile"]
+            self.assertIn(f"{run['scenario']}", row)
+            self.assertIn(metric, row)
+            self.assertIn("%.4g QPS" % run["throughput_qps"], row)
+        hist = json.loads(mlbench("history", "--store", self.store, "--json").stdout)
+        by_id = {r["id"]: r for r in hist["results"]}
+        fast = self.load("fast")
+        (entry,) = by_id[fast["id"]]["load"]
+        self.assertEqual(entry["key"], "single-stream")
+        self.assertEqual(entry["metric"], "p90")
+        self.assertAlmostEqual(entry["metric_s"], fast["load"]["scenarios"][0]["latency_s"]["p90"])
+        self.assertEqual(by_id[self.load("server")["id"]]["load"][0]["key"], "server 40 QPS")
+
+    def test_history_trend(self):
+        # a series of two load results: relabel a copy of the fast result's file into the store
+        store = os.path.join(self.dir, "trend-store")
+        for name in ("fast", "slow"):
+            doc = self.load(name)
+            doc["label"] = "svc"
+            path = os.path.join(self.dir, f"trend-{name}.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            mlbench("show", "--store", store, path)  # a file: read, not indexed
+        os.makedirs(os.path.join(store, "runs"), exist_ok=True)
+        for name in ("fast", "slow"):
+            shutil.copy(os.path.join(self.dir, f"trend-{name}.json"),
+                        os.path.join(store, "runs", self.load(name)["id"] + ".json"))
+        out = mlbench("history", "--store", store).stdout
+        self.assertIn("svc: 2 results", out)
+        lat = next(l for l in out.splitlines() if l.strip().startswith("single-stream p90"))
+        qps = next(l for l in out.splitlines() if l.strip().startswith("single-stream QPS"))
+        self.assertIn(" .. ", lat)
+        self.assertIn("QPS .. ", qps)
+
 
 if __name__ == "__main__":
     unittest.main()
