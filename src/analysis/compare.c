@@ -106,8 +106,8 @@ static const json_t *summary_stages(const json_t *result)
 
 /* ---- one row of the stage table ---- */
 
-static const char *verdict_of(const struct compare_options *opt, size_t nb, size_t nc,
-                              double change_pct, double p, double ci_lo, double ci_hi)
+const char *compare_verdict(const struct compare_options *opt, size_t nb, size_t nc,
+                            double change_pct, double p, double ci_lo, double ci_hi)
 {
     if (nb < 2 || nc < 2)
         return "too few runs";
@@ -161,7 +161,7 @@ static json_t *stage_row(const json_t *base, const json_t *cand, const char *sta
             significance_bootstrap_ratio(b.v, b.n, c.v, c.n, opt->resamples, opt->seed,
                                          1 - opt->alpha, &ci_lo, &ci_hi);
         }
-        verdict = verdict_of(opt, b.n, c.n, change, mwu.p, ci_lo, ci_hi);
+        verdict = compare_verdict(opt, b.n, c.n, change, mwu.p, ci_lo, ci_hi);
     }
     json_t *row = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:o}",
                             "name", stage ? stage : "total", "baseline_median_ns", jnum(mb),
@@ -513,6 +513,7 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
         json_object_set_new(c, "stages", stage_rows(base, cand, opt, &common, &hits));
         json_object_set_new(c, "common_stages", json_integer((json_int_t)common));
         json_object_set_new(c, "quality", compare_quality(base, cand));
+        json_object_set_new(c, "load", compare_load(&results[0], 1, &results[i], 1, opt, &hits));
         char *clean = compare_clean_answer(hits);
         json_object_set_new(c, "clean_answer", jstr_or_null(clean));
         free(clean);

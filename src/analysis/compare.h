@@ -36,6 +36,17 @@ void compare_options_default(struct compare_options *opt);
 json_t *compare_results(json_t *const *results, const char *const *paths, size_t n,
                         const struct compare_options *opt);
 
+/* The comparison of load results (a "load" section, `mlbench load`;
+ * docs/compare.md#load-results): base[0..nb) and cand[0..nc) are the results of each side
+ * (nb, nc >= 1; more than one: repeated results, which are then resampled), each side's
+ * scenario runs that count (not find-peak's probes) matched by scenario and, for the server
+ * scenario, target QPS; per match the p50, the metric percentile and the p99 of latency_s and
+ * the throughput, with a bootstrap interval of the ratio and a verdict. *hits as for
+ * compare_explain (compare_clean_answer; may be NULL), opt NULL the defaults. Returns a new
+ * object, or a JSON null when a side's first result has no load section. */
+json_t *compare_load(json_t *const *base, size_t nb, json_t *const *cand, size_t nc,
+                     const struct compare_options *opt, unsigned *hits);
+
 /* The CI gates of `mlbench compare` (docs/compare.md). A negative threshold is off. */
 struct compare_gates {
     double fail_if_slower_pct;  /* fail when significantly slower by more than this */

@@ -34,6 +34,13 @@ char *compare_clean_answer(unsigned hits);
 json_t *compare_latency(const json_t *base, const json_t *cand, const char *stage,
                         const struct compare_options *opt, unsigned *hits);
 
+/* The verdict of a quantity measured nb and nc times (docs/compare.md#verdict): "too few
+ * runs" below 2 on a side, "faster" or "slower" when p < alpha, |change_pct| >= the minimum
+ * effect and the ratio interval [ci_lo, ci_hi] excludes 1, else "no significant change". A
+ * static string. */
+const char *compare_verdict(const struct compare_options *opt, size_t nb, size_t nc,
+                            double change_pct, double p, double ci_lo, double ci_hi);
+
 /* The cost comparison (docs/compare.md#cost): a new object when both results carry a `cost`,
  * else a JSON null. */
 json_t *compare_cost(const json_t *base, const json_t *cand);

@@ -318,3 +318,75 @@ int significance_bootstrap_quantile_ratio(const double *base, size_t nb, const d
     }
     return bootstrap_ratio(base, nb, cand, nc, q, resamples, seed, level, lo, hi);
 }
+
+/* ---- circular block bootstrap of the ratio of weighted means ---- */
+
+size_t significance_default_block(size_t n)
+{
+    size_t b = (size_t)llround(cbrt((double)n));
+    return b ? b : 1;
+}
+
+/* The weighted mean of one circular block resample of v[0..n) (weights w, NULL: 1); NaN when
+ * the resample has no weight. */
+static double block_resample_mean(const double *v, const double *w, size_t n, size_t block,
+                                  struct rng *r)
+{
+    double sum = 0, weight = 0;
+    for (size_t taken = 0; taken < n;) {
+        size_t start = rng_below(r, n);
+        for (size_t k = 0; k < block && taken < n; k++, taken++) {
+            size_t i = (start + k) % n;
+            double wi = w ? w[i] : 1;
+            sum += wi * v[i];
+            weight += wi;
+        }
+    }
+    return weight > 0 ? sum / weight : NAN;
+}
+
+static int weights_ok(const double *w, size_t n)
+{
+    if (!w)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(w[i]) || w[i] < 0)
+            return 0;
+    return 1;
+}
+
+int significance_block_bootstrap_ratio(const double *base, const double *base_w, size_t nb,
+                                       const double *cand, const double *cand_w, size_t nc,
+                                       size_t block, unsigned resamples, uint64_t seed,
+                                       double level, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (nb == 0 || nc == 0 || resamples == 0 || !(level > 0 && level < 1) ||
+        !all_finite(base, nb) || !all_finite(cand, nc) || !weights_ok(base_w, nb) ||
+        !weights_ok(cand_w, nc))
+        return -1;
+    size_t bb = block ? block : significance_default_block(nb);
+    size_t bc = block ? block : significance_default_block(nc);
+    bb = bb > nb ? nb : bb;
+    bc = bc > nc ? nc : bc;
+    double *ratios = xmalloc(resamples * sizeof *ratios);
+    struct rng r;
+    rng_seed(&r, seed);
+    int rc = 0;
+    for (unsigned i = 0; i < resamples; i++) {
+        double mb = block_resample_mean(base, base_w, nb, bb, &r);
+        double mc = block_resample_mean(cand, cand_w, nc, bc, &r);
+        ratios[i] = mc / mb;
+        if (!(mb != 0) || !isfinite(ratios[i])) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        qsort(ratios, resamples, sizeof *ratios, cmp_double);
+        *lo = quantile_sorted(ratios, resamples, (1 - level) / 2);
+        *hi = quantile_sorted(ratios, resamples, 1 - (1 - level) / 2);
+    }
+    free(ratios);
+    return rc;
+}

@@ -39,4 +39,22 @@ int significance_bootstrap_quantile_ratio(const double *base, size_t nb, const d
                                           size_t nc, double q, unsigned resamples,
                                           uint64_t seed, double level, double *lo, double *hi);
 
+/* Circular block bootstrap (Politis and Romano 1992) interval at level of the ratio
+ * wmean(cand) / wmean(base), wmean the weighted mean sum(w v) / sum(w), for series whose
+ * neighbouring values are correlated (a load run's per-second windows): each resample of a
+ * series of n values joins blocks of `block` consecutive values (wrapping past the end) from
+ * uniform random starts until it has n, so dependence within a block is kept. w may be NULL
+ * (all weights 1). block 0 means round(cbrt(n)), at least 1; it is capped at n. Same
+ * generator and seed rule as significance_bootstrap_ratio. Returns 0 with *lo <= *hi, or -1
+ * when a series is empty, a value or weight is not finite, a weight is negative, or a
+ * resample has no weight or a zero baseline mean. */
+int significance_block_bootstrap_ratio(const double *base, const double *base_w, size_t nb,
+                                       const double *cand, const double *cand_w, size_t nc,
+                                       size_t block, unsigned resamples, uint64_t seed,
+                                       double level, double *lo, double *hi);
+
+/* The block length significance_block_bootstrap_ratio uses for block 0: round(cbrt(n)), at
+ * least 1 (n^(1/3) is the rate Hall, Horowitz and Jing 1995 give for variance and intervals). */
+size_t significance_default_block(size_t n);
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/compare_load_text.h"
 #include "cli/options.h"
 #include "analysis/compare.h"
 #include "util/log.h"
@@ -565,6 +566,7 @@ static void print_text(const json_t *doc)
         print_stage_table(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
         print_unreliable(c);
         print_latency(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
+        compare_load_print(text_out, json_object_get(c, "load"), isfinite(level) ? level : 0.95);
         print_cost(json_object_get(c, "cost"));
         print_pairs("counters (median per run of the sum for counts, else of the last value)",
                     json_object_get(c, "counters"), "name", "value");

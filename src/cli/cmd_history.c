@@ -1,5 +1,6 @@
 /* cmd_history: `mlbench history`: the stored results as a table (newest last) with a trend line
- * per stage, step changes found by detect.c (--detect), or all of it as JSON (docs/store.md). */
+ * per stage (and per scenario run of load results: history_load.c), step changes found by
+ * detect.c (--detect), or all of it as JSON (docs/store.md). */
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "cli/history_load.h"
 #include "cli/options.h"
 #include "analysis/detect.h"
 #include "util/log.h"
@@ -158,6 +160,8 @@ static void series_name(const struct store_entry *first, char *buf, size_t len)
 {
     if (first->label)
         snprintf(buf, len, "%s", first->label);
+    else if (!first->command || !*first->command)
+        snprintf(buf, len, "unlabelled results without a command (mlbench load)");
     else
         snprintf(buf, len, "command %.60s%s", first->command,
                  strlen(first->command) > 60 ? "..." : "");
@@ -240,52 +244,124 @@ static bool utf8_locale(void)
     return cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 }
 
-/* A trend line of figure `stage` over the entries of one series (the newest MAX_SPARK);
- * false, and nothing printed, when no entry has the figure (no successful result). */
-static bool sparkline(FILE *out, const struct store_entry *e, size_t n, const size_t *group,
-                      size_t g, const char *stage, bool utf8)
+/* Draws one trend line "  name  ▁▂▄  lo .. hi" of v[0..m) (NaN: a gap), the values written
+ * with fmt, the name in a column of width; false, and nothing drawn, when no value is finite. */
+static bool spark_draw(FILE *out, const char *title, int width, const double *v, size_t m,
+                       bool utf8, char *(*fmt)(double, char *, size_t))
 {
     static const char *const bars[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                         "\u2585", "\u2586", "\u2587", "\u2588"};
     static const char ascii[] = "_.-:=+*#";
-    size_t total = 0, skip;
     double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < n; i++)
-        total += group[i] == g;
-    skip = total > MAX_SPARK ? total - MAX_SPARK : 0;
-    for (size_t i = 0, seen = 0; i < n; i++) {
-        if (group[i] != g || seen++ < skip)
-            continue;
-        const struct store_stats *t = trend_figure(&e[i], stage);
-        if (t) {
-            lo = fmin(lo, t->median_ns);
-            hi = fmax(hi, t->median_ns);
+    for (size_t i = 0; i < m; i++)
+        if (isfinite(v[i])) {
+            lo = fmin(lo, v[i]);
+            hi = fmax(hi, v[i]);
         }
-    }
     if (!isfinite(lo))
         return false;
     char name[40], a[32], b[32];
-    snprintf(name, sizeof name, "%.30s", stage);
-    fprintf(out, "  %-16s ", name);
-    for (size_t i = 0, seen = 0; i < n; i++) {
-        if (group[i] != g || seen++ < skip)
-            continue;
-        const struct store_stats *t = trend_figure(&e[i], stage);
-        if (!t) {
+    snprintf(name, sizeof name, "%.30s", title);
+    fprintf(out, "  %-*s ", width, name);
+    for (size_t i = 0; i < m; i++) {
+        if (!isfinite(v[i])) {
             fputc(' ', out);
             continue;
         }
         double span = fmax(hi - lo, SPARK_MIN_SPAN * hi);
-        /* in [0, 7] for any finite medians: divided before scaling (7 * 1e308 overflows) */
-        double x = span > 0 ? 7 * ((t->median_ns - lo) / span) : 0;
+        /* in [0, 7] for any finite values: divided before scaling (7 * 1e308 overflows) */
+        double x = span > 0 ? 7 * ((v[i] - lo) / span) : 0;
         int level = x >= 0 && x <= 7 ? (int)lround(x) : x > 7 ? 7 : 0;
         if (utf8)
             fputs(bars[level], out);
         else
             fputc(ascii[level], out);
     }
-    fprintf(out, "  %s .. %s\n", units_duration(lo, a, sizeof a), units_duration(hi, b, sizeof b));
+    fprintf(out, "  %s .. %s\n", fmt(lo, a, sizeof a), fmt(hi, b, sizeof b));
     return true;
+}
+
+/* The members of series g, the newest MAX_SPARK: their indices into e, *m of them. */
+static size_t *series_members(size_t n, const size_t *group, size_t g, size_t *m)
+{
+    size_t total = 0, skip, k = 0;
+    for (size_t i = 0; i < n; i++)
+        total += group[i] == g;
+    skip = total > MAX_SPARK ? total - MAX_SPARK : 0;
+    size_t *idx = xcalloc(total + 1, sizeof *idx);
+    for (size_t i = 0, seen = 0; i < n; i++)
+        if (group[i] == g && seen++ >= skip)
+            idx[k++] = i;
+    *m = k;
+    return idx;
+}
+
+/* A trend line of figure `stage` over the entries of one series (the newest MAX_SPARK);
+ * false, and nothing printed, when no entry has the figure (no successful result). */
+static bool sparkline(FILE *out, const struct store_entry *e, size_t n, const size_t *group,
+                      size_t g, const char *stage, int width, bool utf8)
+{
+    size_t m;
+    size_t *idx = series_members(n, group, g, &m);
+    double *v = xcalloc(m + 1, sizeof *v);
+    for (size_t k = 0; k < m; k++) {
+        const struct store_stats *t = trend_figure(&e[idx[k]], stage);
+        v[k] = t ? t->median_ns : NAN;
+    }
+    bool drawn = spark_draw(out, stage, width, v, m, utf8, units_duration);
+    free(v);
+    free(idx);
+    return drawn;
+}
+
+static char *fmt_seconds(double s, char *buf, size_t len)
+{
+    return units_duration(s * 1e9, buf, len);
+}
+
+static char *fmt_qps(double q, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.4g QPS", q);
+    return buf;
+}
+
+/* The trend lines of the load results of series g: per scenario run (key) its metric
+ * percentile and its throughput. Returns the lines drawn. */
+static size_t load_sparklines(FILE *out, const struct history_load *L, size_t n,
+                              const size_t *group, size_t g, int width, bool utf8)
+{
+    size_t m, drawn = 0;
+    size_t *idx = series_members(n, group, g, &m);
+    double *lat = xcalloc(m + 1, sizeof *lat), *qps = xcalloc(m + 1, sizeof *qps);
+    for (size_t k = 0; k < m; k++)
+        for (size_t r = 0; r < L[idx[k]].n; r++) {
+            const struct history_load_run *key = &L[idx[k]].run[r];
+            bool first = true; /* draw each key once, where it first appears */
+            for (size_t j = 0; j < k && first; j++)
+                for (size_t q = 0; q < L[idx[j]].n && first; q++)
+                    first = strcmp(L[idx[j]].run[q].key, key->key) != 0;
+            for (size_t q = 0; q < r && first; q++)
+                first = strcmp(L[idx[k]].run[q].key, key->key) != 0;
+            if (!first)
+                continue;
+            for (size_t j = 0; j < m; j++) {
+                lat[j] = qps[j] = NAN;
+                for (size_t q = 0; q < L[idx[j]].n; q++)
+                    if (!strcmp(L[idx[j]].run[q].key, key->key)) {
+                        lat[j] = L[idx[j]].run[q].metric_s;
+                        qps[j] = L[idx[j]].run[q].qps;
+                    }
+            }
+            char title[96];
+            snprintf(title, sizeof title, "%.24s %s", key->key, key->metric);
+            drawn += spark_draw(out, title, width, lat, m, utf8, fmt_seconds);
+            snprintf(title, sizeof title, "%.24s QPS", key->key);
+            drawn += spark_draw(out, title, width, qps, m, utf8, fmt_qps);
+        }
+    free(lat);
+    free(qps);
+    free(idx);
+    return drawn;
 }
 
 static size_t figures_shown(size_t n_figures)
@@ -307,9 +383,26 @@ static const char *status_word(const struct store_entry *e, char *buf, size_t le
     return buf;
 }
 
-static void print_table(FILE *out, const struct store_entry *e, size_t n, const char **stages,
-                        size_t n_stages)
+/* The load column of a result: its first scenario run's metric percentile and throughput. */
+static void load_cell(FILE *out, const struct history_load *l)
 {
+    if (!l->n)
+        return;
+    const struct history_load_run *r = &l->run[0];
+    char a[32];
+    fprintf(out, "  %s %s %s, %.4g QPS%s", r->key, r->metric,
+            isfinite(r->metric_s) ? units_duration(r->metric_s * 1e9, a, sizeof a) : "-", r->qps,
+            r->valid ? "" : " INVALID");
+    if (l->n > 1)
+        fprintf(out, " (+%zu more)", l->n - 1);
+}
+
+static void print_table(FILE *out, const struct store_entry *e, size_t n, const char **stages,
+                        size_t n_stages, const struct history_load *L)
+{
+    bool any_load = false;
+    for (size_t i = 0; i < n; i++)
+        any_load |= L[i].n > 0;
     int label_w = 5;
     for (size_t i = 0; i < n; i++)
         if (e[i].label && (int)strlen(e[i].label) > label_w)
@@ -319,6 +412,8 @@ static void print_table(FILE *out, const struct store_entry *e, size_t n, const 
             "status", "runs");
     for (size_t s = 0; s < shown; s++)
         fprintf(out, "  %10.10s", stages[s]);
+    if (any_load)
+        fputs("  load: scenario, metric percentile, throughput", out);
     fputc('\n', out);
     for (size_t i = 0; i < n; i++) {
         char created[20] = "", st[32], v[32];
@@ -336,6 +431,7 @@ static void print_table(FILE *out, const struct store_entry *e, size_t n, const 
             fprintf(out, "  %10s", t && isfinite(t->median_ns)
                                        ? units_duration(t->median_ns, v, sizeof v) : "-");
         }
+        load_cell(out, &L[i]);
         fputc('\n', out);
     }
     if (shown < n_stages)
@@ -368,7 +464,7 @@ static void print_commits(FILE *out, const struct change *c)
 
 static void print_text(FILE *out, const struct history_options *o, const struct store_entry *e,
                        size_t n, const char **stages, size_t n_stages, const size_t *group,
-                       size_t groups, const struct changes *ch)
+                       size_t groups, const struct changes *ch, const struct history_load *L)
 {
     if (!n) {
         fprintf(out, "no results%s%s%s%s%s%s in %s\n", o->label ? " with label '" : "",
@@ -377,7 +473,7 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
                 o->stage ? o->stage : "", o->stage ? "'" : "", o->store);
         return;
     }
-    print_table(out, e, n, stages, n_stages);
+    print_table(out, e, n, stages, n_stages, L);
     bool utf8 = utf8_locale(), header = false;
     for (size_t g = 0; g < groups; g++) {
         size_t members = 0, first = n;
@@ -399,8 +495,16 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
             fprintf(out, " (the newest %d shown)", MAX_SPARK);
         fputc('\n', out);
         size_t shown = figures_shown(n_stages), drawn = 0;
+        int width = 16; /* the names' column: as wide as a load run's "server 40 QPS p99" */
+        for (size_t i = 0; i < n; i++)
+            for (size_t r = 0; group[i] == g && r < L[i].n; r++) {
+                int w = (int)(strlen(L[i].run[r].key) > 24 ? 24 : strlen(L[i].run[r].key)) + 1 +
+                        (int)(strlen(L[i].run[r].metric) > 3 ? strlen(L[i].run[r].metric) : 3);
+                width = w > width ? (w > 30 ? 30 : w) : width;
+            }
         for (size_t s = 0; s < shown; s++)
-            drawn += sparkline(out, e, n, group, g, stages[s], utf8);
+            drawn += sparkline(out, e, n, group, g, stages[s], width, utf8);
+        drawn += load_sparklines(out, L, n, group, g, width, utf8);
         if (!drawn) /* not a header with nothing under it (issue 13) */
             fputs("  no successful result: nothing to draw\n", out);
     }
@@ -428,7 +532,7 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
 /* The text, composed in memory, printed without control characters. */
 static int print_clean(const struct history_options *o, const struct store_entry *e, size_t n,
                        const char **stages, size_t n_stages, const size_t *group, size_t groups,
-                       const struct changes *ch)
+                       const struct changes *ch, const struct history_load *L)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -437,7 +541,7 @@ static int print_clean(const struct history_options *o, const struct store_entry
         log_error("history: out of memory");
         return 3;
     }
-    print_text(mem, o, e, n, stages, n_stages, group, groups, ch);
+    print_text(mem, o, e, n, stages, n_stages, group, groups, ch, L);
     fclose(mem);
     int rc = term_clean(stdout, buf, len) < 0 ? 3 : 0;
     free(buf);
@@ -482,14 +586,18 @@ static json_t *entry_json(const struct store_entry *e)
 }
 
 static void print_json(FILE *out, const struct history_options *o, const struct store_entry *e,
-                       size_t n, const size_t *group, const struct changes *ch)
+                       size_t n, const size_t *group, const struct changes *ch,
+                       const struct history_load *L)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(HISTORY_SCHEMA));
     json_object_set_new(doc, "store", json_string(o->store));
     json_t *results = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(results, entry_json(&e[i]));
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = entry_json(&e[i]);
+        json_object_set_new(x, "load", L[i].n ? history_load_json(&L[i]) : json_null());
+        json_array_append_new(results, x);
+    }
     json_object_set_new(doc, "results", results);
     if (o->detect) {
         json_object_set_new(doc, "detect",
@@ -549,10 +657,12 @@ int cmd_history(int argc, char **argv)
     struct changes ch = {0};
     if (o.detect)
         detect_all(e, n, group, groups, stages, n_stages, &o.det, &ch);
+    struct history_load *L = history_load_read(e, n);
     if (o.json)
-        print_json(stdout, &o, e, n, group, &ch);
+        print_json(stdout, &o, e, n, group, &ch, L);
     else
-        rc = print_clean(&o, e, n, stages, n_stages, group, groups, &ch);
+        rc = print_clean(&o, e, n, stages, n_stages, group, groups, &ch, L);
+    free(L);
     fflush(stdout);
     if (rc == 0 && regression_in_latest(e, n, group, &ch))
         rc = 1; /* for CI: the newest result of a series is slower than the ones before */

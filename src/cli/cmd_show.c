@@ -1,6 +1,7 @@
 /* cmd_show: `mlbench show REF`: a stored result, read back from its JSON file, printed as the
- * summary `mlbench run` prints after its runs (export/text.c, the one terminal renderer), or the
- * file itself with --json. References: docs/store.md. */
+ * summary `mlbench run` prints after its runs (export/text.c, the one terminal renderer), a load
+ * result as the summary `mlbench load` prints at its end (load_report.c), or the file itself
+ * with --json. References: docs/store.md. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +9,12 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "cli/load_report.h"
 #include "cli/options.h"
 #include "export/sweep.h"
 #include "export/text.h"
 #include "util/log.h"
+#include "util/term.h"
 #include "result/result_load.h"
 #include "store/store.h"
 #include "store/sweeps.h"
@@ -19,8 +22,9 @@
 static const char usage_text[] =
     "usage: mlbench show REF [--json] [--store DIR]\n"
     "\n"
-    "Prints a stored result. REF is an id, a unique id prefix, a label (its newest result),\n"
-    "latest, or a result file; or a sweep (sweep:ID, latest-sweep): its table.\n"
+    "Prints a stored result (a load result: its scenario runs, as mlbench load ends). REF is\n"
+    "an id, a unique id prefix, a label (its newest result), latest, or a result file; or a\n"
+    "sweep (sweep:ID, latest-sweep): its table.\n"
     "\n"
     "      --json           print the result file itself\n"
     "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
@@ -96,6 +100,17 @@ int cmd_show(int argc, char **argv)
             log_error("cannot read %s", path);
             rc = 2;
         }
+    } else if (json_is_object(json_object_get(r, "load"))) {
+        /* the process that measured is the load generator: its stage table and verdicts would
+         * describe mlbench, not the server */
+        const char *id = json_string_value(json_object_get(r, "id"));
+        const char *created = json_string_value(json_object_get(r, "created"));
+        const char *label = json_string_value(json_object_get(r, "label"));
+        char line[512];
+        int len = snprintf(line, sizeof line, "result %s   created %s%s%.200s\n", id ? id : "?",
+                           created ? created : "?", label ? "   label " : "", label ? label : "");
+        term_clean(stdout, line, len > 0 && (size_t)len < sizeof line ? (size_t)len : 0);
+        load_report_print(stdout, r, path);
     } else {
         rc = export_text_print(stdout, r, path) < 0 ? 3 : 0;
     }

@@ -221,6 +221,8 @@ enum export_figure {
     EXPORT_FIGURE_CURVES,    /* counters over time (loss, images/s) of one result, all runs */
     EXPORT_FIGURE_SWEEP,     /* req->sweep: each figure against each numeric parameter, Pareto */
     EXPORT_FIGURE_FIND_MAX,  /* req->sweep in find-max mode: memory and throughput per probe */
+    EXPORT_FIGURE_LOAD,      /* a load result's runs: latency and QPS per second, histogram,
+                              * the server's CPU with the runs shaded (html_load.c) */
 };
 
 /* Parts of a report a format may mark up as a whole. */

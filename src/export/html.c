@@ -387,6 +387,8 @@ static void h_figure(void *ctx, enum export_figure fig, const struct export_requ
         html_figure_sweep(pg->out, req);
     else if (fig == EXPORT_FIGURE_FIND_MAX)
         html_figure_find_max(pg->out, req);
+    else if (fig == EXPORT_FIGURE_LOAD)
+        html_figure_load(pg->out, req, result);
     else
         html_figure_timelines(pg->out, req, result);
 }

@@ -39,4 +39,24 @@ void html_figure_curves(FILE *out, const struct export_request *req, size_t inde
 void html_figure_sweep(FILE *out, const struct export_request *req);
 void html_figure_find_max(FILE *out, const struct export_request *req);
 
+/* A percentile marked on a histogram: its label ("p99") and value, ns (NaN: not drawn). */
+struct html_hist_mark {
+    const char *label;
+    double ns;
+};
+/* The SVG of a latency histogram (html_latency.c) on a log time axis: counts[0..n) of bins
+ * `per` to an octave, the first bin `first` (bin i covers 2^((first+i)/per) ns up to the next),
+ * marks in increasing order labelled on top; what names the counted things in the tooltips
+ * ("spans", "queries"). */
+void html_histogram_svg(FILE *out, double per, double first, const double *counts, size_t n,
+                        const struct html_hist_mark *marks, size_t n_marks, const char *what);
+
+/* The figures of a load result (html_load.c): per run that counts, latency (p50, p99) and
+ * queries completed per second, the latency histogram; with --server-cmd the server's CPU
+ * with the scenario runs shaded. */
+void html_figure_load(FILE *out, const struct export_request *req, size_t index);
+/* The server's CPU timeline of a load result's run with its scenario runs shaded
+ * (html_timelines.c); nothing when the server was not sampled. */
+void html_figure_load_cpu(FILE *out, const struct export_request *req, size_t index);
+
 #endif

@@ -1,15 +1,18 @@
 /* html_latency.c: the latency histograms of the HTML report (docs/reports.md): for each stage
  * of a result with at least EXPORT_LATENCY_MIN_SPANS spans, an inline SVG histogram of its
  * span durations (summary.stages[].spans.histogram, docs/result-schema.md) on a logarithmic
- * time axis, with its p50, p90, p99 and p99.9 marked and labelled. */
-#include "export/export.h"
+ * time axis, with its p50, p90, p99 and p99.9 marked and labelled; the drawing itself,
+ * html_histogram_svg, also draws a load run's latency histogram (html_load.c). */
+#include "export/html.h"
 
 #include <math.h>
 #include <string.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "util/units.h"
+#include "util/xalloc.h"
 
 #define W 860.0
 #define X0 60.0
@@ -83,19 +86,17 @@ static void log_axis(FILE *out, double lo, double hi)
  * stay readable. Percentiles of the same value (p99 and p99.9 of few spans are the slowest one)
  * share one line and one label, "p99, p99.9 38.16 ms"; a label near an edge of the plot is
  * anchored inside it. */
-static void percentile_marks(FILE *out, const json_t *spans, double lo, double hi)
+static void percentile_marks(FILE *out, const struct html_hist_mark *marks, size_t n_marks,
+                             double lo, double hi)
 {
-    static const struct { const char *key, *label; } marks[] = {
-        {"p50_ns", "p50"}, {"p90_ns", "p90"}, {"p99_ns", "p99"}, {"p999_ns", "p99.9"}};
-    enum { N_MARKS = sizeof marks / sizeof marks[0] };
     char buf[32];
     int row = 0;
-    for (size_t k = 0; k < N_MARKS; k++) {
-        double ns = jsonx_num(spans, marks[k].key);
-        if (!isfinite(ns) || (k > 0 && jsonx_num(spans, marks[k - 1].key) == ns))
+    for (size_t k = 0; k < n_marks; k++) {
+        double ns = marks[k].ns;
+        if (!isfinite(ns) || (k > 0 && marks[k - 1].ns == ns))
             continue; /* drawn with the one before */
         char names[48] = "";
-        for (size_t j = k; j < N_MARKS && jsonx_num(spans, marks[j].key) == ns; j++)
+        for (size_t j = k; j < n_marks && marks[j].ns == ns; j++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      j > k ? ", " : "", marks[j].label);
         double x = x_of(ns, lo, hi), y = row++ % 2 ? 26 : 13;
@@ -106,6 +107,37 @@ static void percentile_marks(FILE *out, const json_t *spans, double lo, double h
                 MARK_COLOUR, x, y, anchor, MARK_COLOUR, names,
                 units_duration(ns, buf, sizeof buf));
     }
+}
+
+void html_histogram_svg(FILE *out, double per, double first, const double *counts, size_t n,
+                        const struct html_hist_mark *marks, size_t n_marks, const char *what)
+{
+    double max_count = 0;
+    for (size_t i = 0; i < n; i++)
+        max_count = fmax(max_count, counts[i]);
+    double lo = first / per, hi = (first + (double)n) / per;
+    fprintf(out, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"latency histogram\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+            W, HEIGHT, W, HEIGHT);
+    log_axis(out, lo, hi);
+    for (size_t i = 0; i < n; i++) {
+        double c = counts[i];
+        if (c <= 0)
+            continue;
+        double b0 = (first + (double)i) / per, b1 = b0 + 1 / per;
+        double x = X0 + (X1 - X0) * (b0 - lo) / (hi - lo);
+        double w = (X1 - X0) * (b1 - b0) / (hi - lo), bh = (BOTTOM - TOP) * c / max_count;
+        char from[32], to[32];
+        fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+                "stroke=\"#fff\" stroke-width=\"0.5\"><title>%.0f %s of %s .. %s</title>"
+                "</rect>\n", x, BOTTOM - bh, w, bh, BAR_COLOUR, c, what,
+                units_duration(exp2(b0), from, sizeof from),
+                units_duration(exp2(b1), to, sizeof to));
+    }
+    percentile_marks(out, marks, n_marks, lo, hi);
+    fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n",
+            X0 - 4, TOP + 4, max_count);
+    fputs("</svg>\n", out);
 }
 
 /* One stage's histogram figure. */
@@ -123,29 +155,16 @@ static void stage_histogram(FILE *out, const json_t *st, const json_t *spans,
               "</figure>\n", out);
         return;
     }
-    double lo = h.first / h.per, hi = (h.first + (double)h.n) / h.per;
-    fprintf(out, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
-            "role=\"img\" aria-label=\"latency histogram\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-            W, HEIGHT, W, HEIGHT);
-    log_axis(out, lo, hi);
-    for (size_t i = 0; i < h.n; i++) {
-        double c = json_number_value(json_array_get(h.counts, i));
-        if (c <= 0)
-            continue;
-        double b0 = (h.first + (double)i) / h.per, b1 = b0 + 1 / h.per;
-        double x = X0 + (X1 - X0) * (b0 - lo) / (hi - lo);
-        double w = (X1 - X0) * (b1 - b0) / (hi - lo), bh = (BOTTOM - TOP) * c / h.max_count;
-        char from[32], to[32];
-        fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
-                "stroke=\"#fff\" stroke-width=\"0.5\"><title>%.0f spans of %s .. %s</title>"
-                "</rect>\n", x, BOTTOM - bh, w, bh, BAR_COLOUR, c,
-                units_duration(exp2(b0), from, sizeof from),
-                units_duration(exp2(b1), to, sizeof to));
-    }
-    percentile_marks(out, spans, lo, hi);
-    fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n",
-            X0 - 4, TOP + 4, h.max_count);
-    fputs("</svg>\n</figure>\n", out);
+    double *counts = xcalloc(h.n, sizeof *counts);
+    for (size_t i = 0; i < h.n; i++)
+        counts[i] = json_number_value(json_array_get(h.counts, i));
+    const struct html_hist_mark marks[] = {
+        {"p50", jsonx_num(spans, "p50_ns")}, {"p90", jsonx_num(spans, "p90_ns")},
+        {"p99", jsonx_num(spans, "p99_ns")}, {"p99.9", jsonx_num(spans, "p999_ns")}};
+    html_histogram_svg(out, h.per, h.first, counts, h.n, marks, sizeof marks / sizeof marks[0],
+                       "spans");
+    free(counts);
+    fputs("</figure>\n", out);
 }
 
 void export_html_latency(FILE *out, const json_t *result, void (*text)(FILE *out, const char *s))

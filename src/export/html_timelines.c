@@ -1,7 +1,9 @@
 /* html_timelines.c: the timelines of the HTML report (docs/reports.md#html-charts): the samples
  * of one run of a result (the median run, or --run N), CPU cores busy, memory, storage I/O and
- * GPU utilisation, with the run's top-level stages shaded in their colours. */
+ * GPU utilisation, with the run's top-level stages shaded in their colours; and a load result's
+ * server CPU with its scenario runs shaded (html_figure_load_cpu). */
 #include "export/html.h"
+#include "export/outline_private.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -235,9 +237,35 @@ static void y_label(double v, enum y_unit unit, char *buf, size_t len)
 }
 
 /* One timeline chart: title, lines, the run's stages shaded. */
+/* Shades the scenario runs of a load section (load.scenarios[].start_offset_s, duration_s):
+ * the runs that count in blue, find-peak's probes in grey, each with its name. */
+static void shade_load(FILE *out, const json_t *load, double span_ns, double y_top,
+                       double y_bottom)
+{
+    const json_t *runs = json_object_get(load, "scenarios");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *r = json_array_get(runs, i);
+        double s = jsonx_num(r, "start_offset_s") * 1e9, d = jsonx_num(r, "duration_s") * 1e9;
+        if (!isfinite(s) || !(d > 0) || s >= span_ns)
+            continue;
+        const char *colour = outline_load_counts(load, i) ? "#1d4ed8" : "#9ca3af";
+        double x0 = PLOT_X0 + (PLOT_X1 - PLOT_X0) * fmax(s, 0) / span_ns;
+        double w = fmax((PLOT_X1 - PLOT_X0) * (fmin(s + d, span_ns) - fmax(s, 0)) / span_ns, 0.5);
+        char name[96];
+        outline_load_run_name(r, name, sizeof name);
+        fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
+                "fill-opacity=\"0.13\"/><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+                "height=\"5\" fill=\"%s\"><title>", x0, y_top, w, y_bottom - y_top, colour, x0,
+                y_top - 7, w, colour);
+        html_text(out, name);
+        fputs("</title></rect>\n", out);
+    }
+}
+
+/* One timeline chart; load non-NULL: its scenario runs are shaded instead of the stages. */
 static void timeline(FILE *out, const struct export_request *req, const json_t *run,
                      const char *title, const struct line *lines, size_t nl, enum y_unit unit,
-                     double fixed_max)
+                     double fixed_max, const json_t *load)
 {
     const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
     double span_ns = jsonx_num(run, "wall_ns");
@@ -284,7 +312,10 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
             "height=\"%.0f\" role=\"img\" aria-label=\"", CHART_W, height, CHART_W, height);
     html_text(out, title);
     fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", out);
-    shade_stages(out, req, run, span_ns, top, bottom);
+    if (load)
+        shade_load(out, load, span_ns, top, bottom);
+    else
+        shade_stages(out, req, run, span_ns, top, bottom);
     html_time_axis(out, PLOT_X0, span_ns, top, bottom);
     char a[32];
     for (int k = 0; k <= 2; k++) {
@@ -338,12 +369,12 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
     struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
                        line_colours[0], true, 1};
     if (has_values(one.series))
-        timeline(out, req, run, "CPU cores busy (rate of process CPU time)", &one, 1, Y_PLAIN, 0);
+        timeline(out, req, run, "CPU cores busy (rate of process CPU time)", &one, 1, Y_PLAIN, 0, NULL);
     one = (struct line){export_series_find(run, "process_resident_bytes", ""), "",
                         line_colours[0], false, 1};
     if (has_values(one.series))
         timeline(out, req, run, "Memory of the process tree (PSS, else RSS)", &one, 1, Y_BYTES,
-                 0);
+                 0, NULL);
     struct line io[2] = {
         {export_series_find(run, "process_read_bytes_total", ""), "read", line_colours[1], true,
          1},
@@ -351,7 +382,8 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
          true, 1},
     };
     if (has_values(io[0].series) || has_values(io[1].series))
-        timeline(out, req, run, "Storage I/O of the process tree, bytes/s", io, 2, Y_BYTES, 0);
+        timeline(out, req, run, "Storage I/O of the process tree, bytes/s", io, 2, Y_BYTES, 0,
+                 NULL);
 
     /* one line per GPU the analysis shows, or per GPU with values */
     const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
@@ -383,7 +415,7 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
     }
     if (ng)
         timeline(out, req, run, "GPU utilisation (time a kernel was running)", g, ng, Y_PERCENT,
-                 1.0);
+                 1.0, NULL);
     free(g);
     free(names);
 
@@ -400,4 +432,18 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
         fputs("</span>", out);
     }
     fputs("</div>\n", out);
+}
+
+void html_figure_load_cpu(FILE *out, const struct export_request *req, size_t index)
+{
+    const json_t *r = req->results[index];
+    const json_t *load = json_object_get(r, "load");
+    const json_t *run = json_array_get(json_object_get(r, "runs"), 0);
+    struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
+                       line_colours[0], true, 1};
+    if (!json_is_string(json_object_get(load, "server_cmd")) || !has_values(one.series))
+        return;
+    timeline(out, req, run, "The server's CPU cores busy (rate of its process tree's CPU time); "
+             "scenario runs shaded (the runs that count in blue, probes in grey)", &one, 1,
+             Y_PLAIN, 0, load);
 }

@@ -684,6 +684,7 @@ static void section_comparison(struct outline *o)
             outline_para(o, "Not like for like: the environments differ in ways that matter (below); "
                    "the changes may not be caused by the workload.");
         cmp_stages(o, cand, alpha);
+        outline_load_comparison(o, cand);
         cmp_quality(o, cand);
         cmp_pairs(o, cand, "counters", "Counters:", "name", NULL, "counter", NULL);
         cmp_pairs(o, cand, "metadata", "Metadata:", "key", NULL, "key", NULL);
@@ -759,6 +760,7 @@ void export_outline(const struct export_request *req, const struct export_outlin
                        strcmp(jsonx_str(r, "status"), "complete")
                    ? " (interrupted: incomplete)" : "");
         section_summary(&o, r, i);
+        outline_load(&o, r, i);
         section_results(&o, r, i);
         section_latency(&o, r, i);
         section_analysis(&o, r);

@@ -26,4 +26,14 @@ void outline_group_end(struct outline *o, enum export_group g);
 /* The sweep of o->req->sweep (outline_sweep.c). */
 void outline_sweep(struct outline *o);
 
+/* The "Load" section of a load result (outline_load.c): its runs, figures and seconds. */
+void outline_load(struct outline *o, const json_t *r, size_t index);
+/* The load table of one candidate of a comparison (its "load" object), if any. */
+void outline_load_comparison(struct outline *o, const json_t *cand);
+/* Whether run index of a load section counts (not a probe; with find-peak the last
+ * confirmation), as compare_load decides. */
+bool outline_load_counts(const json_t *load, size_t index);
+/* "server run at 40 QPS", "offline run": a run's name in headings and captions. */
+void outline_load_run_name(const json_t *run, char *buf, size_t len);
+
 #endif

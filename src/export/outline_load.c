@@ -1,0 +1,233 @@
+/* outline_load.c: the "Load" section of a report on a load result (a "load" section, mlbench
+ * load; docs/reports.md#load-results): what was driven, the table of scenario runs, the
+ * figures (HTML: latency and QPS over time, the latency histogram, the server's CPU), and the
+ * per-second rows of the runs that count; and in a comparison the load table of each
+ * candidate (compare_load(), docs/compare.md#load-results). */
+#include "export/outline_private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
+static char *secs(const json_t *o, const char *key, char *buf, size_t len)
+{
+    return export_fmt_duration(jsonx_num(o, key) * 1e9, buf, len);
+}
+
+bool outline_load_counts(const json_t *load, size_t index)
+{
+    const json_t *runs = json_object_get(load, "scenarios");
+    const char *role = jsonx_str(json_array_get(runs, index), "role");
+    if (role && !strcmp(role, "probe"))
+        return false;
+    if (!json_is_object(json_object_get(load, "find_peak")))
+        return true;
+    for (size_t k = index + 1; k < json_array_size(runs); k++) {
+        const char *later = jsonx_str(json_array_get(runs, k), "role");
+        if (!later || strcmp(later, "probe"))
+            return false;
+    }
+    return true;
+}
+
+void outline_load_run_name(const json_t *run, char *buf, size_t len)
+{
+    double q = jsonx_num(run, "target_qps");
+    const char *role = str_or(jsonx_str(run, "role"), "run");
+    const char *scen = str_or(jsonx_str(run, "scenario"), "?");
+    if (isfinite(q))
+        snprintf(buf, len, "%s %s at %.4g QPS", scen, role, q);
+    else
+        snprintf(buf, len, "%s %s", scen, role);
+}
+
+static void runs_table(struct outline *o, const json_t *load)
+{
+    struct export_table t;
+    export_table_init(&t, 12, "run", "target QPS", "QPS", "completed", "failed", "p50", "p90",
+                      "p99", "p99.9", "max", "early", "verdict", NULL);
+    t.numeric = 0x7fe; /* target .. early */
+    const json_t *runs = json_object_get(load, "scenarios");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *x = json_array_get(runs, i), *lat = json_object_get(x, "latency_s");
+        char b[6][32];
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%s", str_or(jsonx_str(x, "role"), "?"));
+        double q = jsonx_num(x, "target_qps");
+        export_table_set(&t, row, 1, isfinite(q) ? "%.4g" : "-", q);
+        export_table_set(&t, row, 2, "%.1f", jsonx_num(x, "throughput_qps"));
+        export_table_set(&t, row, 3, "%lld", jsonx_int(x, "completed", 0));
+        export_table_set(&t, row, 4, "%lld", jsonx_int(x, "failed", 0));
+        export_table_set(&t, row, 5, "%s", secs(lat, "p50", b[0], 32));
+        export_table_set(&t, row, 6, "%s", secs(lat, "p90", b[1], 32));
+        export_table_set(&t, row, 7, "%s", secs(lat, "p99", b[2], 32));
+        export_table_set(&t, row, 8, "%s", secs(lat, "p99.9", b[3], 32));
+        export_table_set(&t, row, 9, "%s", secs(lat, "max", b[4], 32));
+        export_table_set(&t, row, 10, "%s",
+                         secs(json_object_get(x, "early_stopping"), "estimate_s", b[5], 32));
+        bool valid = json_is_true(json_object_get(x, "valid"));
+        export_table_set(&t, row, 11, "%s", valid ? "VALID" : "INVALID (below)");
+        export_table_tone(&t, row, 11, valid ? EXPORT_TONE_NONE : EXPORT_TONE_SLOWER);
+    }
+    outline_table(o, &t);
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *x = json_array_get(runs, i), *why = json_object_get(x, "invalid_reasons");
+        char name[96];
+        outline_load_run_name(x, name, sizeof name);
+        for (size_t k = 0; k < json_array_size(why); k++)
+            outline_para(o, "INVALID: %s: %s", name,
+                         str_or(json_string_value(json_array_get(why, k)), "?"));
+    }
+}
+
+/* The per-second rows of one run. */
+static void seconds_table(struct outline *o, const json_t *run)
+{
+    struct export_table t;
+    export_table_init(&t, 7, "second", "completed", "failed", "p50", "p90", "p99", "max", NULL);
+    t.numeric = 0x7f;
+    const json_t *secs_a = json_object_get(run, "seconds");
+    for (size_t i = 0; i < json_array_size(secs_a); i++) {
+        const json_t *s = json_array_get(secs_a, i);
+        char b[4][32];
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%lld", jsonx_int(s, "t_s", 0));
+        export_table_set(&t, row, 1, "%lld", jsonx_int(s, "completed", 0));
+        export_table_set(&t, row, 2, "%lld", jsonx_int(s, "failed", 0));
+        export_table_set(&t, row, 3, "%s", secs(s, "p50_s", b[0], 32));
+        export_table_set(&t, row, 4, "%s", secs(s, "p90_s", b[1], 32));
+        export_table_set(&t, row, 5, "%s", secs(s, "p99_s", b[2], 32));
+        export_table_set(&t, row, 6, "%s", secs(s, "max_s", b[3], 32));
+    }
+    outline_table(o, &t);
+}
+
+void outline_load(struct outline *o, const json_t *r, size_t index)
+{
+    const json_t *load = json_object_get(r, "load");
+    if (!json_is_object(load))
+        return;
+    outline_heading(o, o->level, "Load");
+    const char *cmd = jsonx_str(load, "server_cmd");
+    outline_para(o, "mlbench load drove %s with the %s scenario over %lld connection(s)%s%s%s: "
+                 "%s. Latency is measured from each query's scheduled time (docs/load.md).",
+                 str_or(jsonx_str(load, "url"), "?"), str_or(jsonx_str(load, "scenario"), "?"),
+                 jsonx_int(load, "connections", 0), cmd ? ", the server started as `" : "",
+                 cmd ? cmd : "", cmd ? "`" : "",
+                 json_is_true(json_object_get(load, "valid")) ? "VALID" : "INVALID");
+    const json_t *bound = json_object_get(load, "bound");
+    if (jsonx_str(bound, "kind"))
+        outline_para(o, "Bound: %s: %s.", jsonx_str(bound, "kind"),
+                     str_or(jsonx_str(bound, "evidence"), "?"));
+    const json_t *peak = json_object_get(load, "find_peak");
+    if (json_is_object(peak)) {
+        double q = jsonx_num(peak, "peak_qps");
+        char b[32];
+        if (isfinite(q))
+            outline_para(o, "Peak: %.4g QPS with p%g within %s (%lld probes, then a "
+                         "full-length confirmation).", q, jsonx_num(peak, "percentile"),
+                         secs(peak, "latency_bound_s", b, sizeof b),
+                         jsonx_int(peak, "probes", 0));
+        else
+            outline_para(o, "Peak: no rate met the bound %s.",
+                         secs(peak, "latency_bound_s", b, sizeof b));
+    }
+    outline_para(o, "Scenario runs (latency percentiles from the run's histogram, LoadGen's "
+                 "rank; early: early stopping's bound on the metric percentile, p%g):",
+                 jsonx_num(json_array_get(json_object_get(load, "scenarios"), 0), "percentile"));
+    runs_table(o, load);
+    if (o->ops->figure)
+        o->ops->figure(o->ctx, EXPORT_FIGURE_LOAD, o->req, index);
+    const json_t *runs = json_object_get(load, "scenarios");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        if (!outline_load_counts(load, i))
+            continue;
+        char name[96];
+        outline_load_run_name(json_array_get(runs, i), name, sizeof name);
+        char title[128];
+        snprintf(title, sizeof title, "Per second: %s", name);
+        o->level++;
+        outline_group_begin(o, EXPORT_GROUP_FOLDED, title);
+        outline_para(o, "Queries completed in each second of the run and the percentiles of "
+                     "their latency.");
+        seconds_table(o, json_array_get(runs, i));
+        outline_group_end(o, EXPORT_GROUP_FOLDED);
+        o->level--;
+    }
+}
+
+void outline_load_comparison(struct outline *o, const json_t *cand)
+{
+    const json_t *load = json_object_get(cand, "load");
+    const json_t *matches = json_object_get(load, "scenarios");
+    if (!json_is_object(load))
+        return;
+    struct export_table t;
+    export_table_init(&t, 8, "scenario", "figure", "baseline", "candidate", "change",
+                      "ratio interval", "p", "verdict", NULL);
+    t.numeric = 0x1c;
+    const char *how = "seconds";
+    for (size_t i = 0; i < json_array_size(matches); i++) {
+        const json_t *m = json_array_get(matches, i), *rows = json_object_get(m, "metrics");
+        how = str_or(jsonx_str(m, "resampling"), how);
+        for (size_t k = 0; k < json_array_size(rows); k++) {
+            const json_t *x = json_array_get(rows, k);
+            bool qps = !strcmp(str_or(jsonx_str(x, "unit"), "s"), "qps");
+            char b[32], c[32];
+            size_t row = export_table_row(&t, 0);
+            if (k == 0) {
+                double q = jsonx_num(m, "target_qps");
+                if (json_is_true(json_object_get(m, "peak")))
+                    export_table_set(&t, row, 0, "%s peak", str_or(jsonx_str(m, "scenario"), "?"));
+                else
+                    export_table_set(&t, row, 0, isfinite(q) ? "%s %.4g QPS" : "%s",
+                                     str_or(jsonx_str(m, "scenario"), "?"), q);
+            }
+            export_table_set(&t, row, 1, "%s%s", qps ? "QPS" : str_or(jsonx_str(x, "name"), "?"),
+                             json_is_true(json_object_get(x, "metric")) ? " (metric)" : "");
+            if (qps) {
+                export_table_set(&t, row, 2, "%.1f", jsonx_num(x, "baseline"));
+                export_table_set(&t, row, 3, "%.1f", jsonx_num(x, "candidate"));
+            } else {
+                export_table_set(&t, row, 2, "%s", secs(x, "baseline", b, sizeof b));
+                export_table_set(&t, row, 3, "%s", secs(x, "candidate", c, sizeof c));
+            }
+            double ch = jsonx_num(x, "change_pct"), lo = jsonx_num(x, "ratio_ci_low"),
+                   hi = jsonx_num(x, "ratio_ci_high"), p = jsonx_num(x, "p_value");
+            export_table_set(&t, row, 4, isfinite(ch) ? "%+.1f %%" : "-", ch);
+            if (isfinite(lo) && isfinite(hi))
+                export_table_set(&t, row, 5, "[%.3f, %.3f]", lo, hi);
+            if (isfinite(p))
+                export_table_set(&t, row, 6, "%.3g", p);
+            const char *v = str_or(jsonx_str(x, "verdict"), "?");
+            const char *why = jsonx_str(x, "unreliable_reason");
+            export_table_set(&t, row, 7, "%s%s%s", v, why ? ": " : "", why ? why : "");
+            export_table_tone(&t, row, 7, export_verdict_tone(v));
+        }
+    }
+    outline_para(o, "Load: the scenario runs that count (find-peak's confirmation, not its "
+                 "probes), matched by scenario and target QPS; the ratio interval is a %s "
+                 "(docs/compare.md#load-results).",
+                 !strcmp(how, "results") ? "bootstrap over the repeated results, p a "
+                                           "Mann-Whitney test over them"
+                                         : "circular block bootstrap over the runs' seconds");
+    if (t.nrows)
+        outline_table(o, &t);
+    else
+        export_table_free(&t);
+    const json_t *un = json_object_get(load, "unmatched");
+    for (size_t i = 0; i < json_array_size(un); i++) {
+        const json_t *u = json_array_get(un, i);
+        double q = jsonx_num(u, "target_qps");
+        char at[48] = "";
+        if (isfinite(q))
+            snprintf(at, sizeof at, " at %.4g QPS", q);
+        outline_para(o, "The %s run%s is only in the %s.", str_or(jsonx_str(u, "scenario"), "?"),
+                     at, str_or(jsonx_str(u, "side"), "?"));
+    }
+}
