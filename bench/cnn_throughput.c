@@ -2,9 +2,12 @@
  * cnn_cpu.c). Trains on one seeded batch of random normal images (the data do not change the
  * work): --warmup steps, then 5 timed repetitions of --steps steps; prints one JSON line with
  * the median images_per_s, step_ms and achieved gflops (cnn_flops_train: GEMM FLOPs only).
+ * With --forward, the steps are inference (cnn_predict_proba, what the reference server runs
+ * per batch) and gflops counts cnn_flops_forward (bench/serve-throughput.sh).
  * bench/cnn_peer.py measures PyTorch the same way; bench/cnn-vs-torch.sh runs both.
  * Usage: cnn-throughput [--height 32] [--width 32] [--channels 3] [--classes 10] [--batch 32]
  *                       [--threads 1] [--steps 20] [--warmup 3] [--seed 1] [--precision fp32|bf16]
+ *                       [--forward]
  * (bf16: exit 2 on a CPU without AVX512_BF16). */
 #include "common/rng.h"
 #include "imgclf/cnn.h"
@@ -30,16 +33,33 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One training step (its loss), or with forward one inference of the batch (0). */
+static double step(struct cnn *net, const float *x, const int *labels, float *prob, int batch,
+                   int forward)
+{
+    if (forward) {
+        cnn_predict_proba(net, x, batch, prob, NULL);
+        return 0;
+    }
+    return cnn_train_step(net, x, labels, batch, 0.01f, 0.9f, 0.0f);
+}
+
 struct option_int {
     const char *name;
     long min, max;
     long *value;
 };
 
-/* Parses "--name value" pairs into the table, and --precision; 0, or 2 after a message. */
-static int parse(int argc, char **argv, const struct option_int *opts, int nopts, int *bf16)
+/* Parses "--name value" pairs into the table, --precision and --forward; 0, or 2 after a
+ * message. */
+static int parse(int argc, char **argv, const struct option_int *opts, int nopts, int *bf16,
+                 int *forward)
 {
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--forward") == 0) {
+            *forward = 1;
+            continue;
+        }
         if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
             *bf16 = strcmp(argv[++i], "bf16") == 0;
             if (!*bf16 && strcmp(argv[i], "fp32") != 0) {
@@ -86,8 +106,8 @@ int main(int argc, char **argv)
         {"steps", 1, 1 << 20, &steps},  {"warmup", 0, 1 << 20, &warmup},
         {"seed", 0, 1L << 30, &seed},
     };
-    int bf16 = 0;
-    int rc = parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &bf16);
+    int bf16 = 0, forward = 0;
+    int rc = parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &bf16, &forward);
     if (rc)
         return rc;
 
@@ -106,10 +126,12 @@ int main(int argc, char **argv)
     size_t in_size = (size_t)height * width * channels;
     float *x = malloc((size_t)batch * in_size * sizeof *x);
     int *labels = malloc((size_t)batch * sizeof *labels);
-    if (!x || !labels) {
+    float *prob = malloc((size_t)batch * (size_t)classes * sizeof *prob);
+    if (!x || !labels || !prob) {
         fprintf(stderr, "cnn-throughput: out of memory for a batch of %ld images\n", batch);
         free(x);
         free(labels);
+        free(prob);
         cnn_free(net);
         return 1;
     }
@@ -120,33 +142,34 @@ int main(int argc, char **argv)
     for (long i = 0; i < batch; i++)
         labels[i] = (int)rng_below(&r, (uint32_t)classes);
 
-    const float lr = 0.01f, momentum = 0.9f;
     double loss = 0;
     for (long s = 0; s < warmup; s++)
-        loss = cnn_train_step(net, x, labels, (int)batch, lr, momentum, 0.0f);
+        loss = step(net, x, labels, prob, (int)batch, forward);
     double rep_s[REPS];
     for (int k = 0; k < REPS; k++) {
         double t = now_s();
         for (long s = 0; s < steps; s++)
-            loss = cnn_train_step(net, x, labels, (int)batch, lr, momentum, 0.0f);
+            loss = step(net, x, labels, prob, (int)batch, forward);
         rep_s[k] = now_s() - t;
     }
     qsort(rep_s, REPS, sizeof rep_s[0], cmp_double);
     double med = rep_s[REPS / 2];
     double step_s = med / (double)steps;
-    double flops = cnn_flops_train(&shape) * (double)batch;
-    printf("{\"bench\": \"cnn_train\", \"impl\": \"mlbench\", \"height\": %ld, \"width\": %ld, "
+    double flops = (forward ? cnn_flops_forward(&shape) : cnn_flops_train(&shape)) * (double)batch;
+    printf("{\"bench\": \"%s\", \"impl\": \"mlbench\", \"height\": %ld, \"width\": %ld, "
            "\"channels\": %ld, \"classes\": %ld, \"batch\": %ld, \"threads\": %ld, "
            "\"precision\": \"%s\", \"kernel\": \"%s\", "
            "\"steps\": %ld, \"warmup\": %ld, \"reps\": %d, \"images_per_s\": %.1f, "
            "\"step_ms\": %.3f, \"gflops\": %.2f, \"min_step_ms\": %.3f, \"max_step_ms\": %.3f, "
            "\"last_loss\": %.5f}\n",
-           height, width, channels, classes, batch, threads, bf16 ? "bf16" : "fp32",
+           forward ? "cnn_forward" : "cnn_train", height, width, channels, classes, batch,
+           threads, bf16 ? "bf16" : "fp32",
            cnn_kernel(net), steps, warmup, REPS,
            (double)batch / step_s, 1e3 * step_s, flops / step_s * 1e-9,
            1e3 * rep_s[0] / (double)steps, 1e3 * rep_s[REPS - 1] / (double)steps, loss);
     free(x);
     free(labels);
+    free(prob);
     cnn_free(net);
     return 0;
 }
