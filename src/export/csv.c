@@ -4,10 +4,13 @@
  * for values that were not measured. One table per file, chosen
  * with --table: stages (the default: the summary of each stage), runs (one row per run),
  * samples (every resource sample, long format), comparison (stage changes, several results),
- * sweep (one row per point of a sweep, its parameters as columns: the default for a sweep).
+ * sweep (one row per point of a sweep, its parameters as columns: the default for a sweep),
+ * load (one row per scenario run of a load result), load-seconds (one row per second of each
+ * load run that counts).
  * Every table starts with the result id (the sweep table with the sweep id), so the tables of
  * several results concatenate. */
 #include "export/export.h"
+#include "export/outline_private.h"
 #include "export/sweep.h"
 #include "util/xalloc.h"
 
@@ -52,6 +55,19 @@ static void csv_num(FILE *out, double v)
 }
 
 /* The header line: names up to NULL. */
+/* An array of strings as one field, "; " between them (bounded: a hostile file cannot make
+ * a field of gigabytes). */
+static void strings_field(FILE *out, const json_t *arr)
+{
+    struct strbuf b = {0};
+    for (size_t k = 0; k < json_array_size(arr) && b.len < 65536; k++) {
+        const char *w = json_string_value(json_array_get(arr, k));
+        strbuf_printf(&b, "%s%s", k ? "; " : "", w ? w : "?");
+    }
+    csv_field(out, b.s ? b.s : "");
+    free(b.s);
+}
+
 static void csv_header(FILE *out, const char *const *names)
 {
     for (size_t i = 0; names[i]; i++) {
@@ -336,14 +352,8 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
         csv_num(out, jsonx_num(p, "objective_value"));
         const json_t *met = json_object_get(p, "constraints_met");
         fputs(json_is_true(met) ? ",true," : json_is_false(met) ? ",false," : ",,", out);
+        strings_field(out, json_object_get(p, "constraint_failures"));
         struct strbuf b = {0};
-        const json_t *why = json_object_get(p, "constraint_failures");
-        for (size_t k = 0; k < json_array_size(why) && b.len < 65536; k++) {
-            const char *w = json_string_value(json_array_get(why, k));
-            strbuf_printf(&b, "%s%s", k ? "; " : "", w ? w : "?");
-        }
-        csv_field(out, b.s);
-        strbuf_reset(&b);
         fputs(export_sweep_is_winner(&c, p, i) ? ",true," : ",false,", out);
         const json_t *w = json_object_get(p, "warnings");
         for (size_t k = 0; k < json_array_size(w) && b.len < 65536; k++) {
@@ -358,6 +368,94 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
             csv_num(out, jsonx_num(kc, c.counter_count[k] ? "rate_per_s" : "last_median"));
         }
         fputs("\r\n", out);
+    }
+    return EXPORT_OK;
+}
+
+/* Numbers of a JSON object as consecutive fields, each preceded by a comma. */
+static void num_fields(FILE *out, const json_t *obj, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fputc(',', out);
+        csv_num(out, jsonx_num(obj, keys[i]));
+    }
+}
+
+/* The fields every load row starts with: result, run, role. */
+static void load_row_start(FILE *out, const json_t *result, size_t k, const json_t *x)
+{
+    csv_field(out, jsonx_str(result, "id"));
+    fprintf(out, ",%zu,", k);
+    csv_field(out, jsonx_str(x, "role"));
+}
+
+static void load_run_row(FILE *out, const json_t *result, size_t k, const json_t *x,
+                         bool counts)
+{
+    static const char *const nums[] = {"duration_s", "queries", "completed", "failed",
+                                       "throughput_qps", "percentile"};
+    static const char *const lat[] = {"p50", "p90", "p95", "p99", "p99.9", "max", "mean"};
+    static const char *const es[] = {"estimate_s"};
+    load_row_start(out, result, k, x);
+    fprintf(out, ",%s,", counts ? "true" : "false");
+    csv_field(out, jsonx_str(x, "scenario"));
+    num_fields(out, x, (const char *const[]){"target_qps"}, 1);
+    num_fields(out, x, nums, sizeof nums / sizeof nums[0]);
+    num_fields(out, json_object_get(x, "latency_s"), lat, sizeof lat / sizeof lat[0]);
+    num_fields(out, json_object_get(x, "early_stopping"), es, 1);
+    fprintf(out, ",%s,", json_is_true(json_object_get(x, "valid")) ? "true" : "false");
+    strings_field(out, json_object_get(x, "invalid_reasons"));
+    fputs("\r\n", out);
+}
+
+static void load_second_rows(FILE *out, const json_t *result, size_t k, const json_t *x)
+{
+    static const char *const sec[] = {"t_s", "completed", "failed", "p50_s", "p90_s", "p99_s",
+                                      "max_s"};
+    const json_t *secs = json_object_get(x, "seconds");
+    for (size_t j = 0; j < json_array_size(secs); j++) {
+        load_row_start(out, result, k, x);
+        fputc(',', out);
+        csv_field(out, jsonx_str(x, "scenario"));
+        num_fields(out, x, (const char *const[]){"target_qps"}, 1);
+        num_fields(out, json_array_get(secs, j), sec, sizeof sec / sizeof sec[0]);
+        fputs("\r\n", out);
+    }
+}
+
+/* --table load: one row per scenario run of each load result; --table load-seconds: one row
+ * per second of each run that counts (docs/reports.md#load-results). Probes and warm-up runs
+ * are in the first (counts=false), not in the second. */
+static int table_load(FILE *out, const struct export_request *req, bool seconds, char *err,
+                      size_t errlen)
+{
+    static const char *const runs_header[] = {
+        "result", "run", "role", "counts", "scenario", "target_qps", "duration_s", "queries",
+        "completed", "failed", "throughput_qps", "percentile", "p50_s", "p90_s", "p95_s",
+        "p99_s", "p99.9_s", "max_s", "mean_s", "early_stopping_s", "valid", "invalid_reasons",
+        NULL};
+    static const char *const seconds_header[] = {"result", "run", "role", "scenario",
+                                                 "target_qps", "t_s", "completed", "failed",
+                                                 "p50_s", "p90_s", "p99_s", "max_s", NULL};
+    bool any = false;
+    for (size_t i = 0; i < req->n; i++)
+        any |= json_is_object(json_object_get(req->results[i], "load"));
+    if (!any) {
+        snprintf(err, errlen, "--table %s needs a load result (made by mlbench load)",
+                 seconds ? "load-seconds" : "load");
+        return EXPORT_EREQUEST;
+    }
+    csv_header(out, seconds ? seconds_header : runs_header);
+    for (size_t i = 0; i < req->n; i++) {
+        const json_t *r = req->results[i], *load = json_object_get(r, "load");
+        const json_t *runs = json_object_get(load, "scenarios");
+        for (size_t k = 0; k < json_array_size(runs); k++) {
+            bool counts = outline_load_counts(load, k);
+            if (!seconds)
+                load_run_row(out, r, k, json_array_get(runs, k), counts);
+            else if (counts)
+                load_second_rows(out, r, k, json_array_get(runs, k));
+        }
     }
     return EXPORT_OK;
 }
@@ -383,9 +481,11 @@ static int csv_write(FILE *out, const struct export_request *req, char *err, siz
         rc = table_comparison(out, req, err, errlen);
     else if (!strcmp(table, "sweep"))
         rc = table_sweep(out, req, err, errlen);
+    else if (!strcmp(table, "load") || !strcmp(table, "load-seconds"))
+        rc = table_load(out, req, !strcmp(table, "load-seconds"), err, errlen);
     else {
-        snprintf(err, errlen, "--table '%s' is not a table: stages, runs, samples, comparison "
-                 "or sweep", table);
+        snprintf(err, errlen, "--table '%s' is not a table: stages, runs, samples, comparison, "
+                 "sweep, load or load-seconds", table);
         return EXPORT_EREQUEST;
     }
     if (rc != EXPORT_OK)
@@ -397,7 +497,8 @@ const struct exporter export_csv = {
     .name = "csv",
     .alias = NULL,
     .extension = "csv",
-    .description = "CSV tables (RFC 4180): --table stages, runs, samples, comparison or sweep",
+    .description = "CSV tables (RFC 4180): --table stages, runs, samples, comparison, sweep, "
+                   "load or load-seconds",
     .uses = EXPORT_USES_RUN | EXPORT_USES_TABLE,
     .write = csv_write,
 };

@@ -149,6 +149,28 @@ class LoadViews(unittest.TestCase):
         self.assertAlmostEqual(entry["metric_s"], fast["load"]["scenarios"][0]["latency_s"]["p90"])
         self.assertEqual(by_id[self.load("server")["id"]]["load"][0]["key"], "server 40 QPS")
 
+    def test_csv_tables(self):
+        import csv, io
+        doc = self.load("server")
+        rows = list(csv.DictReader(io.StringIO(
+            mlbench("report", self.files["server"], "--format", "csv", "--table", "load").stdout)))
+        self.assertEqual(len(rows), len(doc["load"]["scenarios"]))
+        run = doc["load"]["scenarios"][0]
+        self.assertEqual(rows[0]["scenario"], "server")
+        self.assertEqual(int(rows[0]["completed"]), run["completed"])
+        self.assertAlmostEqual(float(rows[0]["p99_s"]), run["latency_s"]["p99"], places=9)
+        self.assertEqual(rows[0]["valid"], "true" if run["valid"] else "false")
+        secs = list(csv.DictReader(io.StringIO(mlbench(
+            "report", self.files["server"], "--format", "csv", "--table", "load-seconds").stdout)))
+        self.assertEqual(sum(int(r["completed"]) for r in secs),
+                         sum(s["completed"] for s in run["seconds"]))
+        # a result that is not a load result: a clear message, exit 2
+        plain = os.path.join(self.dir, "plain.json")
+        mlbench("run", "-q", "--runs", "1", "--warmup", "0", "-o", plain, "--", "true")
+        p = mlbench("report", plain, "--format", "csv", "--table", "load", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("needs a load result", p.stderr)
+
     def test_history_trend(self):
         # a series of two load results: relabel a copy of the fast result's file into the store
         store = os.path.join(self.dir, "trend-store")
