@@ -166,7 +166,8 @@ class LoadViews(unittest.TestCase):
                          sum(s["completed"] for s in run["seconds"]))
         # a result that is not a load result: a clear message, exit 2
         plain = os.path.join(self.dir, "plain.json")
-        mlbench("run", "-q", "--runs", "1", "--warmup", "0", "-o", plain, "--", "true")
+        mlbench("run", "-q", "--store", self.store, "--runs", "1", "--warmup", "0", "-o", plain,
+                "--", "true")
         p = mlbench("report", plain, "--format", "csv", "--table", "load", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("needs a load result", p.stderr)
