@@ -54,7 +54,6 @@ static void csv_num(FILE *out, double v)
     }
 }
 
-/* The header line: names up to NULL. */
 /* An array of strings as one field, "; " between them (bounded: a hostile file cannot make
  * a field of gigabytes). */
 static void strings_field(FILE *out, const json_t *arr)
@@ -68,6 +67,7 @@ static void strings_field(FILE *out, const json_t *arr)
     free(b.s);
 }
 
+/* The header line: names up to NULL. */
 static void csv_header(FILE *out, const char *const *names)
 {
     for (size_t i = 0; names[i]; i++) {
