@@ -47,6 +47,13 @@
                                  * the time they were ready to run (schedstat): cpu-starved */
 #define CPU_STARVED_MIN 0.10    /* ...and they waited at least this many threads on average (a
                                  * tenth of the stage): a sleeping stage's wake-up waits are not */
+#define STARVED_BY_OTHERS 0.25  /* other processes' cores from which a stage whose threads
+                                 * waited is told they took its CPUs: a busy loop sharing its
+                                 * one core gets half of it, 0.5, and the boundary must not
+                                 * decide which advice it gets */
+#define CPU_STOLEN 0.10         /* the hypervisor ran other machines on the CPUs at least this
+                                 * share of their time (steal) while the stage computes:
+                                 * cpu-starved, as no run-queue wait shows it */
 #define PSI_CPU_STARVED 0.50    /* without schedstat: some task waited for a CPU at least half
                                  * of the time, machine-wide (PSI cpu some), while the stage
                                  * computes (cores busy >= CPU_IDLE_MAX): cpu-starved */
@@ -123,6 +130,7 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
         f->wait = f->runnable > f->ncpu ? 1 - f->ncpu / f->runnable : 0;
     }
     f->other = known(s->other_cores) ? s->other_cores : NAN;
+    f->steal = known(s->steal) ? s->steal : NAN;
     f->threads_peak = known(s->threads_peak) ? (long)s->threads_peak : -1;
 }
 
@@ -444,10 +452,17 @@ static void verdict_parallel(const struct analysis_context *ctx, const struct st
     cat(o->recommendation, TEXT_MAX, "; else make it cheaper or move it to a GPU");
 }
 
+/* The hypervisor took the CPUs from a stage that computes: its threads lost the time without
+ * waiting in this machine's run queue, so only steal time shows it. */
+static bool cpu_stolen(const struct figures *f)
+{
+    return known(f->cpu) && f->cpu >= CPU_IDLE_MAX && known(f->steal) && f->steal >= CPU_STOLEN;
+}
+
 /* Whether the stage's threads were kept from running: waits for a CPU at or above the
  * threshold of its evidence, unless the workload itself fills the machine (then it is
- * cpu-bound-parallel, and cpu-contention names the oversubscription). */
-static bool cpu_starved(const struct figures *f)
+ * cpu-bound-parallel, and cpu-contention names the oversubscription); or steal time. */
+static bool cpu_waited(const struct figures *f)
 {
     /* Without the workload's CPU use, machine-wide waits say nothing about this stage. */
     if (!known(f->cpu) || !known(f->wait) ||
@@ -461,11 +476,35 @@ static bool cpu_starved(const struct figures *f)
     return others || !f->ncpu || f->cpu < CPU_SATURATED * f->ncpu;
 }
 
+static bool cpu_starved(const struct figures *f)
+{
+    return cpu_waited(f) || cpu_stolen(f);
+}
+
+static void verdict_cpu_stolen(const struct figures *f, struct outcome *o)
+{
+    cat(o->evidence, TEXT_MAX, "the hypervisor ran other machines on this machine's CPUs "
+        "%.0f %% of their time (steal time, /proc/stat, machine-wide), time the stage's threads "
+        "lost without waiting in this machine's run queue", pct(f->steal));
+    if (known(f->cpu)) {
+        cat(o->evidence, TEXT_MAX, ", ");
+        analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    }
+    cat(o->recommendation, TEXT_MAX,
+        "this virtual machine's host is shared and busy, so the stage's timings are not its "
+        "own: benchmark on a dedicated host (or an instance type with dedicated cores), or "
+        "compare only runs made side by side, then read the stage's verdict again");
+}
+
 static void verdict_cpu_starved(const struct analysis_context *ctx, const struct figures *f,
                                 struct outcome *o)
 {
     o->rule = "cpu-starved";
     o->finding = true;
+    if (!cpu_waited(f)) {
+        verdict_cpu_stolen(f, o);
+        return;
+    }
     if (f->wait_own)
         cat(o->evidence, TEXT_MAX, "the workload's threads waited for a CPU %.0f %% of the time "
             "they were ready to run (run-queue wait from /proc/PID/task/TID/schedstat)",
@@ -482,9 +521,11 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
         cat(o->evidence, TEXT_MAX, ", ");
         analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     }
-    bool others = known(f->other) && f->other >= OTHER_LOAD_CORES;
+    bool others = known(f->other) && f->other >= STARVED_BY_OTHERS;
     if (known(f->other))
         cat(o->evidence, TEXT_MAX, ", other processes %.1f cores", f->other);
+    if (cpu_stolen(f))
+        cat(o->evidence, TEXT_MAX, ", steal time %.0f %% (the hypervisor)", pct(f->steal));
     if (f->threads_peak > 0)
         cat(o->evidence, TEXT_MAX, ", up to %ld thread%s", f->threads_peak,
             f->threads_peak == 1 ? "" : "s");

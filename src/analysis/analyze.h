@@ -31,8 +31,10 @@ struct stage_resources {
     double processes_peak;   /* most processes in the workload's tree at one sample */
 
     /* whole machine */
-    double sys_cpu_busy;     /* mean fraction of all cores busy */
-    double other_cores;      /* mean cores busy with other processes than the workload */
+    double sys_cpu_busy;     /* mean fraction of all cores busy (steal time included) */
+    double steal;            /* mean fraction of all cores' time the hypervisor ran others */
+    double other_cores;      /* mean cores busy with other processes than the workload (steal
+                              * time is not theirs: it is left out) */
     double iowait;           /* mean fraction of CPU time in iowait */
     double psi_cpu_some, psi_io_some, psi_io_full, psi_mem_some, psi_mem_full; /* ratios */
     double runnable;         /* mean tasks running or runnable (procs_running), sampler included */

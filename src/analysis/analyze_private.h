@@ -36,6 +36,7 @@ struct figures {
                         * run-queue length (neither own wait nor PSI), else NAN */
     double wait_threads; /* the workload's threads waiting for a CPU on average, NAN */
     double other;      /* cores busy with other processes, NAN */
+    double steal;      /* share of all CPUs' time the hypervisor ran other machines, NAN */
     long threads_peak; /* threads of the tree at most, -1 when unknown */
     double time_ns;    /* finite and >= 0 */
 };

@@ -17,7 +17,7 @@
 static const char *const quality_codes[] = {
     "few_runs", "low_ci_coverage", "single_run", "high_cv", "outliers", "slow_warmup",
     "slow_first_run", "failed_runs", "no_successful_run", "cpu_governor", "other_load",
-    "cpu_contention", "swapping", "gpu_throttling", NULL,
+    "cpu_steal", "cpu_contention", "swapping", "gpu_throttling", NULL,
 };
 
 static bool is_quality_code(const char *code)
@@ -54,6 +54,7 @@ json_t *compare_quality(const json_t *base, const json_t *cand)
  * side the comparison calls disturbed carries the warning too. */
 #define OTHER_CORES_MIN 0.5   /* other_load: other processes' CPU cores */
 #define PSI_CPU_MIN 0.20      /* cpu_contention: share of time tasks waited for a CPU */
+#define STEAL_MIN 0.05        /* cpu_steal: share of all CPUs' time the hypervisor took */
 #define SWAP_BPS_MIN 4096.0   /* swapping: bytes per second in + out */
 
 /* The mean of metric (any labels) in a resources array; NAN when it has no samples. */
@@ -76,15 +77,17 @@ struct side {
     double ncpu;
 };
 
-/* CPU cores other processes kept busy: the machine's busy share times its CPUs, less the
- * workload's own cores (as resources.c computes other_load). */
+/* CPU cores other processes kept busy: the machine's busy share less its steal time (not
+ * theirs; older results have none) times its CPUs, less the workload's own cores (as
+ * resources.c computes other_load). */
 static double other_cores_raw(const struct side *s)
 {
     double busy = res_mean(s->resources, "system_cpu_busy_ratio");
+    double steal = res_mean(s->resources, "system_cpu_steal_ratio");
     double own = res_mean(s->resources, "process_cpu_seconds_total");
     if (!isfinite(busy) || !isfinite(own) || !(s->ncpu > 0))
         return NAN;
-    double other = busy * s->ncpu - own;
+    double other = (busy - (isfinite(steal) ? steal : 0)) * s->ncpu - own;
     return other > 0 ? other : 0;
 }
 
@@ -114,6 +117,13 @@ static double psi_cpu(const struct side *s)
     if (!isfinite(psi) || !isfinite(other))
         return NAN;
     return uses_cpu(s) && other >= OTHER_CORES_MIN / 2 ? psi : 0;
+}
+
+/* Steal time slows only work that needs a CPU, as other processes do. */
+static double steal_share(const struct side *s)
+{
+    double steal = res_mean(s->resources, "system_cpu_steal_ratio");
+    return isfinite(steal) && !uses_cpu(s) ? 0 : steal;
 }
 
 static double swap_bps(const struct side *s)
@@ -160,6 +170,12 @@ static void say_psi(struct strbuf *b, double slow, double fast)
     say_other_side(b, 0, " %", fast, 100);
 }
 
+static void say_steal(struct strbuf *b, double slow, double fast)
+{
+    strbuf_printf(b, "the hypervisor took its CPUs %.0f %% of the time (steal)", slow * 100);
+    say_other_side(b, 0, " %", fast, 100);
+}
+
 static void say_swap(struct strbuf *b, double slow, double fast)
 {
     strbuf_printf(b, "the machine swapped %.0f bytes/s", slow);
@@ -173,17 +189,26 @@ static void say_gpu(struct strbuf *b, double slow, double fast)
                   fast > 0 ? ", the other side's too" : "");
 }
 
+#define CLEAN_CPUS "with no other processes using the CPUs (stop them, or keep them off the " \
+                   "workload's CPUs with taskset), "
+
 static const struct disturbance {
     const char *code;                    /* the result warning of the same disturbance */
     double threshold;                    /* a side is disturbed from this figure on */
     double (*figure)(const struct side *);
     void (*say)(struct strbuf *, double slow, double fast);
     bool per_stage;                      /* measured per stage (else per result) */
+    const char *clean;                   /* how to measure without it, for the clean answer */
 } disturbances[] = {
-    {"other_load", OTHER_CORES_MIN, other_cores, say_other, true},
-    {"cpu_contention", PSI_CPU_MIN, psi_cpu, say_psi, true},
-    {"swapping", SWAP_BPS_MIN, swap_bps, say_swap, true},
-    {"gpu_throttling", 1, gpu_throttled, say_gpu, false},
+    {"other_load", OTHER_CORES_MIN, other_cores, say_other, true, CLEAN_CPUS},
+    {"cpu_steal", STEAL_MIN, steal_share, say_steal, true,
+     "on a host whose CPUs are not shared with other virtual machines (a dedicated host or "
+     "dedicated cores), "},
+    {"cpu_contention", PSI_CPU_MIN, psi_cpu, say_psi, true, CLEAN_CPUS},
+    {"swapping", SWAP_BPS_MIN, swap_bps, say_swap, true,
+     "with enough free memory that nothing swaps, "},
+    {"gpu_throttling", 1, gpu_throttled, say_gpu, false,
+     "with the GPU cool and below its power cap, "},
 };
 
 #define N_DISTURBANCES (sizeof disturbances / sizeof disturbances[0])
@@ -260,13 +285,9 @@ char *compare_clean_answer(unsigned hits)
         return NULL;
     struct strbuf b = {0};
     strbuf_puts(&b, "measure the baseline and the candidate again, one right after the other, ");
-    if (hits & 3u)
-        strbuf_puts(&b, "with no other processes using the CPUs (stop them, or keep them off the "
-                        "workload's CPUs with taskset), ");
-    if (hits & 4u)
-        strbuf_puts(&b, "with enough free memory that nothing swaps, ");
-    if (hits & 8u)
-        strbuf_puts(&b, "with the GPU cool and below its power cap, ");
+    for (size_t k = 0; k < N_DISTURBANCES; k++)
+        if ((hits & 1u << k) && !strstr(b.s, disturbances[k].clean))
+            strbuf_puts(&b, disturbances[k].clean);
     strbuf_puts(&b, "and with more runs (mlbench run -r 10 ...); best, interleaved, so that a "
                     "disturbance falls on both alike: mlbench sweep -r 10 -c 'BASELINE COMMAND' "
                     "-c 'CANDIDATE COMMAND'");

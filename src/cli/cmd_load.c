@@ -3,6 +3,7 @@
  * and measured like a workload of `mlbench run`, markers and samples included, stopped after),
  * and writes one result document with a "load" section (docs/load.md). The generator runs as
  * the bench session's companion (bench/bench.h) beside the server, or alone. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
@@ -495,6 +496,50 @@ static int companion(void *arg, pid_t pid, volatile int *stop)
     return one(job, job->cfg.qps, job->cfg.min_duration_s, "run") < 0;
 }
 
+/* Whether a header's name (up to its colon) says its value is a credential. */
+static bool secret_header(const char *h, size_t name_len)
+{
+    static const char *const names[] = {"authorization", "proxy-authorization", "cookie",
+                                        "x-api-key", "api-key"};
+    static const char *const parts[] = {"token", "secret", "password", "key"};
+    char low[64];
+    if (name_len >= sizeof low)
+        return false;
+    for (size_t i = 0; i < name_len; i++)
+        low[i] = (char)tolower((unsigned char)h[i]);
+    low[name_len] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(low, names[i]))
+            return true;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (strstr(low, parts[i]))
+            return true;
+    return false;
+}
+
+/* The command line, as the result's load.command (what Reproduce shows): the value of a
+ * header that carries a credential is left out, since results are shared. */
+static json_t *command_json(int argc, char **argv)
+{
+    json_t *a = json_pack("[s]", "mlbench");
+    for (int i = 0; i < argc; i++) {
+        const char *w = argv[i], *h = NULL;
+        if (i > 0 && (!strcmp(argv[i - 1], "-H") || !strcmp(argv[i - 1], "--header")))
+            h = w;
+        else if (!strncmp(w, "--header=", 9))
+            h = w + 9;
+        else if (!strncmp(w, "-H", 2) && w[2])
+            h = w + 2;
+        const char *colon = h ? strchr(h, ':') : NULL;
+        char *word = colon && secret_header(h, (size_t)(colon - h))
+                         ? xasprintf("%.*s: REDACTED", (int)(colon - w), w)
+                         : units_utf8_sanitize(w, strlen(w));
+        json_array_append_new(a, json_string(word));
+        free(word);
+    }
+    return a;
+}
+
 int cmd_load(int argc, char **argv)
 {
     struct load_options o = {.percentile = -1, .min_queries = -1, .seed = -1, .grace_s = -1};
@@ -535,6 +580,7 @@ int cmd_load(int argc, char **argv)
         }
     }
     rc.runs = 1;
+    rc.load = true;
     rc.grace_s = o.grace_s >= 0 ? o.grace_s : 5.0;
     rc.label = o.label;
     rc.output = o.output;
@@ -564,8 +610,10 @@ int cmd_load(int argc, char **argv)
             if (job.error[0])
                 log_error("load: %s", job.error);
             json_t *extra = json_object();
-            json_object_set_new(extra, "load", load_report_json(&job.runs, &job.cfg, job.target.address,
-                                                               o.url, o.server_cmd, rep));
+            json_t *load = load_report_json(&job.runs, &job.cfg, job.target.address, o.url,
+                                            o.server_cmd, rep);
+            json_object_set_new(load, "command", command_json(argc, argv));
+            json_object_set_new(extra, "load", load);
             struct bench_output out;
             status = bench_finish(b, 0, extra, &out);
             json_decref(extra);

@@ -1,6 +1,7 @@
 /* answer.c: the sentences a report opens with (docs/reports.md, "The report"): the verdict
  * (the bottleneck, its verdict and evidence), the total with its interval, the top findings in
- * the analysis's own order, and for a comparison the verdict of the total per candidate. Pure
+ * the analysis's own order, and for a comparison the verdict of the total per candidate (of
+ * each scenario run's latency percentile and throughput, for load results). Pure
  * functions of the JSON documents, shared by the Markdown and HTML outline (outline.c) so that
  * both lead with the same answer. */
 #include "export/export.h"
@@ -8,10 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-static const char *str_or(const char *s, const char *fallback)
-{
-    return s ? s : fallback;
-}
+#include "util/strbuf.h"
 
 /* The verdict of stage in the analysis, or NULL. */
 static const json_t *verdict_of(const json_t *r, const char *stage)
@@ -103,6 +101,65 @@ size_t export_answer_findings(const json_t *r, size_t max, char **out)
     return n;
 }
 
+/* One scenario run of a load comparison: "server at 200 qps: p99 slower (+12.3 %, ratio
+ * interval 1.05 .. 1.20), throughput no significant change (-0.4 %, ...)". */
+static void load_match_answer(struct strbuf *b, const json_t *m)
+{
+    const char *scenario = str_or(jsonx_str(m, "scenario"), "?");
+    double qps = jsonx_num(m, "target_qps");
+    strbuf_puts(b, scenario);
+    if (json_is_true(json_object_get(m, "peak")))
+        strbuf_puts(b, " (the peak found)");
+    if (isfinite(qps))
+        strbuf_printf(b, " at %g qps", qps);
+    strbuf_puts(b, ": ");
+    const json_t *rows = json_object_get(m, "metrics");
+    bool first = true;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *q = json_array_get(rows, i);
+        const char *name = jsonx_str(q, "name");
+        bool throughput = name && !strcmp(name, "throughput_qps");
+        if (!json_is_true(json_object_get(q, "metric")) && !throughput)
+            continue;
+        char change[32], lo[32], hi[32];
+        export_fmt_num(jsonx_num(q, "change_pct"), "%+.1f %%", 1, change, sizeof change);
+        export_fmt_num(jsonx_num(q, "ratio_ci_low"), "%.3f", 1, lo, sizeof lo);
+        export_fmt_num(jsonx_num(q, "ratio_ci_high"), "%.3f", 1, hi, sizeof hi);
+        strbuf_printf(b, "%s%s %s (%s", first ? "" : ", ", throughput ? "throughput" : name,
+                      str_or(jsonx_str(q, "verdict"), "no verdict"), change);
+        if (isfinite(jsonx_num(q, "ratio_ci_low")))
+            strbuf_printf(b, ", ratio interval %s .. %s", lo, hi);
+        strbuf_putc(b, ')');
+        first = false;
+    }
+    if (first)
+        strbuf_puts(b, "not compared");
+}
+
+/* A comparison of load results answers per scenario run: the latency percentile LoadGen
+ * judges it by, and the throughput (docs/compare.md#load-results), not the wall time of the
+ * whole command. */
+static char *load_answer(const json_t *load, const char *who, const char *baseline)
+{
+    const json_t *matches = json_object_get(load, "scenarios");
+    if (!json_array_size(matches))
+        return fmt("%s against %s: no scenario run of one was made in the other (Load, below, "
+                   "lists them).", who, baseline);
+    struct strbuf b = {0};
+    strbuf_printf(&b, "%s against %s, ", who, baseline);
+    for (size_t i = 0; i < json_array_size(matches); i++) {
+        if (i)
+            strbuf_puts(&b, "; ");
+        load_match_answer(&b, json_array_get(matches, i));
+    }
+    size_t missing = json_array_size(json_object_get(load, "unmatched"));
+    if (missing)
+        strbuf_printf(&b, "; %zu scenario run%s without a match", missing,
+                      missing == 1 ? "" : "s");
+    strbuf_putc(&b, '.');
+    return strbuf_take(&b);
+}
+
 char *export_answer_comparison(const json_t *cand, const char *baseline)
 {
     const json_t *stages = json_object_get(cand, "stages");
@@ -113,6 +170,8 @@ char *export_answer_comparison(const json_t *cand, const char *baseline)
             total = json_array_get(stages, i);
     }
     const char *who = str_or(jsonx_str(cand, "label"), str_or(jsonx_str(cand, "id"), "?"));
+    if (json_is_object(json_object_get(cand, "load")))
+        return load_answer(json_object_get(cand, "load"), who, baseline);
     if (!total)
         return fmt("%s against %s: the total was not compared.", who, baseline);
     char change[32], speedup[32], lo[32], hi[32], p[32];

@@ -7,11 +7,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-static const char *str_or(const char *s, const char *fallback)
-{
-    return s ? s : fallback;
-}
-
 /* "1.735 .. 2.097" of a ratio interval, or "-". */
 static void set_interval(struct export_table *t, size_t row, size_t col, const json_t *x)
 {

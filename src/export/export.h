@@ -269,4 +269,10 @@ struct export_outline_ops {
 void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
                     void *ctx);
 
+/* s, or fallback where s is NULL (a member the document lacks). */
+static inline const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
 #endif

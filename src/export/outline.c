@@ -14,11 +14,6 @@
 #include "export/outline_private.h"
 #include "util/xalloc.h"
 
-static const char *str_or(const char *s, const char *fallback)
-{
-    return s ? s : fallback;
-}
-
 /* ---- primitives (outline_private.h) ---- */
 
 
@@ -42,14 +37,7 @@ void outline_para(struct outline *o, const char *fmt, ...)
     free(text);
 }
 
-/* A list of strings being built, then handed to ops->list. */
-struct strlist {
-    char **v;
-    size_t n, cap;
-};
-
-static void sl_add(struct strlist *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sl_add(struct strlist *l, const char *fmt, ...)
+void sl_add(struct strlist *l, const char *fmt, ...)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 8;
@@ -61,7 +49,7 @@ static void sl_add(struct strlist *l, const char *fmt, ...)
     va_end(ap);
 }
 
-static void o_list(struct outline *o, struct strlist *l)
+void o_list(struct outline *o, struct strlist *l)
 {
     if (l->n)
         o->ops->list(o->ctx, (const char *const *)l->v, l->n);
@@ -125,25 +113,43 @@ static void config_value(const char *key, const json_t *v, char *buf, size_t len
         export_fmt_value(v, buf, len);
 }
 
+/* A load result measured a server it started (--server-cmd): its process tree is the
+ * "workload" of the stage analysis and the resource table. Without one there is no process to
+ * analyse, and the generator's one run is not the result. */
+static bool measures_server(const json_t *r)
+{
+    return jsonx_str(json_object_get(r, "load"), "server_cmd") != NULL;
+}
+
 static void section_workload(struct outline *o, const json_t *r)
 {
     const json_t *cmd = json_object_get(r, "command");
     const json_t *argv = json_object_get(cmd, "argv");
-    struct strbuf b = {0};
-    strbuf_puts(&b, "");
-    for (size_t i = 0; i < json_array_size(argv); i++) {
-        const char *w = json_string_value(json_array_get(argv, i));
-        char *q = export_shell_quote(w ? w : "");
-        if (i)
-            strbuf_puts(&b, " ");
-        strbuf_puts(&b, q);
-        free(q);
-    }
     outline_heading(o, o->level, "Workload and configuration");
-    outline_para(o, "Command%s:", json_is_true(json_object_get(cmd, "shell"))
-                                ? " (run through /bin/sh -c)" : "");
-    o->ops->code(o->ctx, b.s);
-    free(b.s);
+    const json_t *load = json_object_get(r, "load");
+    if (json_is_object(load)) { /* the generator's command; the server's, if it started one */
+        char *c = export_reproduce_command(r);
+        outline_para(o, "Command:");
+        o->ops->code(o->ctx, c);
+        free(c);
+    }
+    if (json_array_size(argv)) {
+        struct strbuf b = {0};
+        strbuf_puts(&b, "");
+        for (size_t i = 0; i < json_array_size(argv); i++) {
+            const char *w = json_string_value(json_array_get(argv, i));
+            char *q = export_shell_quote(w ? w : "");
+            if (i)
+                strbuf_puts(&b, " ");
+            strbuf_puts(&b, q);
+            free(q);
+        }
+        outline_para(o, "%s%s:", json_is_object(load) ? "Server command" : "Command",
+                     json_is_true(json_object_get(cmd, "shell")) ? " (run through /bin/sh -c)"
+                                                                : "");
+        o->ops->code(o->ctx, b.s);
+        free(b.s);
+    }
 
     char buf[512];
     struct export_table t;
@@ -193,27 +199,38 @@ static void section_methodology(struct outline *o, const json_t *r)
     const json_t *runs = json_object_get(r, "runs");
     for (size_t i = 0; i < json_array_size(runs); i++)
         warmup += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
-    sl_add(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
-           "result but not counted (first runs pay for cold caches and lazy initialisation).",
-           measured, measured == 1 ? "" : "s", jsonx_int(s, "runs_ok", 0), warmup,
-           warmup == 1 ? "" : "s");
-    if (json_is_null(json_object_get(cfg, "runs")))
-        sl_add(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
-               "measurement, at most 10.");
-    if (json_is_true(json_object_get(s, "used_failed_runs")))
-        sl_add(&l, "No run succeeded: the statistics describe the failed runs.");
-    else
-        sl_add(&l, "Statistics are over the %lld measured runs that succeeded.",
-               jsonx_int(s, "runs_used", 0));
-    sl_add(&l, "Each run: the command in its own process group, standard input from /dev/null, "
-           "output discarded; wall time from spawn to exit (CLOCK_MONOTONIC); CPU time, peak RSS "
-           "and page faults over the whole process tree.");
-    sl_add(&l, "Stage time is active time: wall time during which at least one span of the stage "
-           "was open on any thread or process (the union of its spans).");
-    sl_add(&l, "Figures are medians over the runs, with the confidence interval of the median from "
-           "order statistics (95 %% from 6 runs on; with fewer runs [min, max] and the coverage it "
-           "really has); CV is standard deviation over mean; outliers have a modified z-score "
-           "above 3.5 (docs/statistics.md).");
+    if (json_is_object(json_object_get(r, "load"))) {
+        sl_add(&l, "mlbench load ran the scenario runs in the Load section, in one run of the "
+               "generator; each query's latency counts from the time it was due, so a server "
+               "that stalls is not hidden (coordinated omission); percentiles are LoadGen's "
+               "rank in each run's histogram, and VALID or INVALID follows LoadGen's rules "
+               "(docs/load.md).");
+        if (measures_server(r))
+            sl_add(&l, "The server's process tree (the server command) is the workload whose "
+                   "resources and markers are measured.");
+    } else {
+        sl_add(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
+               "result but not counted (first runs pay for cold caches and lazy initialisation).",
+               measured, measured == 1 ? "" : "s", jsonx_int(s, "runs_ok", 0), warmup,
+               warmup == 1 ? "" : "s");
+        if (json_is_null(json_object_get(cfg, "runs")))
+            sl_add(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
+                   "measurement, at most 10.");
+        if (json_is_true(json_object_get(s, "used_failed_runs")))
+            sl_add(&l, "No run succeeded: the statistics describe the failed runs.");
+        else
+            sl_add(&l, "Statistics are over the %lld measured runs that succeeded.",
+                   jsonx_int(s, "runs_used", 0));
+        sl_add(&l, "Each run: the command in its own process group, standard input from "
+               "/dev/null, output discarded; wall time from spawn to exit (CLOCK_MONOTONIC); CPU "
+               "time, peak RSS and page faults over the whole process tree.");
+        sl_add(&l, "Stage time is active time: wall time during which at least one span of the "
+               "stage was open on any thread or process (the union of its spans).");
+        sl_add(&l, "Figures are medians over the runs, with the confidence interval of the median "
+               "from order statistics (95 %% from 6 runs on; with fewer runs [min, max] and the "
+               "coverage it really has); CV is standard deviation over mean; outliers have a "
+               "modified z-score above 3.5 (docs/statistics.md).");
+    }
     if (isfinite(jsonx_num(cfg, "timeout_s")))
         sl_add(&l, "Timeout per run: %.6g s.", jsonx_num(cfg, "timeout_s"));
     if (sampling) {
@@ -440,15 +457,23 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
 {
     outline_heading(o, o->level, "Summary");
     outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
-    char *verdict = export_answer_verdict(r), *total = export_answer_total(r);
-    outline_para(o, "%s", verdict);
-    outline_para(o, "%s", total);
-    free(verdict);
-    free(total);
-    if (o->req->n == 1 && o->ops->figure)
-        o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, index);
+    const json_t *load = json_object_get(r, "load");
+    if (json_is_object(load)) {
+        outline_load_answer(o, r);
+    } else {
+        char *verdict = export_answer_verdict(r), *total = export_answer_total(r);
+        outline_para(o, "%s", verdict);
+        outline_para(o, "%s", total);
+        free(verdict);
+        free(total);
+        if (o->req->n == 1 && o->ops->figure)
+            o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, index);
+    }
     char *top[TOP_FINDINGS];
-    size_t n = export_answer_findings(r, TOP_FINDINGS, top);
+    /* a load result's stages are the server's (--server-cmd), else there is none to analyse */
+    size_t n = !json_is_object(load) || measures_server(r)
+                   ? export_answer_findings(r, TOP_FINDINGS, top)
+                   : 0;
     size_t all = json_array_size(json_object_get(json_object_get(r, "analysis"), "findings"));
     if (n) {
         struct strlist l = {0};
@@ -460,7 +485,8 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
         o_list(o, &l);
         if (all > n)
             outline_para(o, "All %zu findings, with their evidence: Analysis, below.", all);
-    } else if (json_is_object(json_object_get(r, "analysis"))) {
+    } else if (json_is_object(json_object_get(r, "analysis")) &&
+               (!json_is_object(load) || measures_server(r))) {
         outline_para(o, "No findings: no rule found something to change.");
     }
     size_t nw = json_array_size(json_object_get(r, "warnings"));
@@ -586,136 +612,6 @@ static void section_reproduce(struct outline *o, const json_t *r)
     free(cmd);
 }
 
-/* ---- comparison ---- */
-
-static void cmp_stages(struct outline *o, const json_t *cand, double alpha)
-{
-    struct export_table t;
-    if (export_cmp_stages(&t, cand, alpha))
-        outline_table(o, &t);
-    else
-        export_table_free(&t);
-    struct strlist why = {0};
-    const json_t *stages = json_object_get(cand, "stages");
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *s = json_array_get(stages, i);
-        if (jsonx_str(s, "unreliable_reason"))
-            sl_add(&why, "%s: unreliable (statistically %s): %s", str_or(jsonx_str(s, "name"), "?"),
-                   str_or(jsonx_str(s, "statistical_verdict"), "?"),
-                   jsonx_str(s, "unreliable_reason"));
-    }
-    o_list(o, &why);
-    if (jsonx_str(cand, "clean_answer"))
-        outline_para(o, "For a clean answer, %s.", jsonx_str(cand, "clean_answer"));
-    if (export_cmp_latency(&t, cand, alpha)) {
-        outline_para(o, "Span latency: p50 and p99 of the stages with at least 20 spans on each side, "
-               "the spans of all runs pooled; the interval is a bootstrap of the ratio of the "
-               "quantiles.");
-        outline_table(o, &t);
-    } else {
-        export_table_free(&t);
-    }
-}
-
-/* The measurement-quality warnings of each side, one list item per warning. */
-static void cmp_quality(struct outline *o, const json_t *cand)
-{
-    const json_t *q = json_object_get(cand, "quality");
-    static const char *const sides[] = {"baseline", "candidate"};
-    for (size_t k = 0; k < 2; k++) {
-        const json_t *w = json_object_get(q, sides[k]);
-        if (!json_array_size(w)) {
-            outline_para(o, "Measurement quality of the %s: no warnings.", sides[k]);
-            continue;
-        }
-        struct strlist l = {0};
-        for (size_t i = 0; i < json_array_size(w); i++)
-            sl_add(&l, "%s: %s", str_or(jsonx_str(json_array_get(w, i), "code"), "?"),
-                   str_or(jsonx_str(json_array_get(w, i), "message"), ""));
-        outline_para(o, "Measurement quality of the %s:", sides[k]);
-        o_list(o, &l);
-    }
-}
-
-/* A baseline/candidate table of the comparison member `member`: columns named by keys. */
-static void cmp_pairs(struct outline *o, const json_t *cand, const char *member,
-                      const char *intro, const char *k1, const char *k2, const char *h1,
-                      const char *h2)
-{
-    struct export_table t;
-    if (!export_cmp_pairs(&t, cand, member, k1, k2, h1, h2)) {
-        export_table_free(&t);
-        return;
-    }
-    outline_para(o, "%s", intro);
-    outline_table(o, &t);
-}
-
-static void section_comparison(struct outline *o)
-{
-    const json_t *c = o->req->comparison;
-    outline_heading(o, 2, "Comparison");
-    if (o->ops->figure)
-        o->ops->figure(o->ctx, EXPORT_FIGURE_BREAKDOWN, o->req, 0);
-    if (!json_is_object(c)) {
-        outline_para(o, "No comparison was made.");
-        return;
-    }
-    const json_t *base = json_object_get(c, "baseline");
-    double alpha = jsonx_num(c, "alpha"), effect = jsonx_num(c, "min_effect_pct");
-    char a[32], e[32];
-    const char *base_label = jsonx_str(base, "label");
-    outline_para(o, "Baseline: %s%s%s%s. A change counts when p < %s and it is larger than %s; the "
-           "ratio is the candidate's median over the baseline's, with its bootstrap confidence "
-           "interval; p is from a Mann-Whitney test over the runs. A change that a disturbance of "
-           "the side that came out slower could explain (other processes' CPU use, CPU "
-           "pressure, swapping, GPU throttling) is called unreliable, not faster or slower.",
-           base_label ? base_label : "", base_label ? " (" : "",
-           str_or(jsonx_str(base, "id"), "?"), base_label ? ")" : "",
-           export_fmt_num(alpha, "%g", 1, a, sizeof a),
-           isfinite(effect) ? export_fmt_num(effect, "%g %%", 1, e, sizeof e) : "zero");
-    const json_t *cands = json_object_get(c, "candidates");
-    for (size_t i = 0; i < json_array_size(cands); i++) {
-        const json_t *cand = json_array_get(cands, i);
-        outline_heading(o, 3, "%s against %s",
-                  str_or(jsonx_str(cand, "label"), str_or(jsonx_str(cand, "id"), "?")),
-                  str_or(jsonx_str(base, "label"), str_or(jsonx_str(base, "id"), "?")));
-        if (json_is_false(json_object_get(cand, "like_for_like")))
-            outline_para(o, "Not like for like: the environments differ in ways that matter (below); "
-                   "the changes may not be caused by the workload.");
-        cmp_stages(o, cand, alpha);
-        outline_load_comparison(o, cand);
-        cmp_quality(o, cand);
-        cmp_pairs(o, cand, "counters", "Counters:", "name", NULL, "counter", NULL);
-        cmp_pairs(o, cand, "metadata", "Metadata:", "key", NULL, "key", NULL);
-        cmp_pairs(o, cand, "resources", "Resources:", "stage", "metric", "stage", "metric");
-        cmp_pairs(o, cand, "environment_differences", "Environment differences:", "key", NULL,
-                  "property", NULL);
-    }
-}
-
-/* The answer of a comparison: the verdict of the total of each candidate, before the
- * comparison's chart and tables. */
-static void comparison_answer(struct outline *o)
-{
-    const json_t *c = o->req->comparison;
-    const json_t *cands = json_object_get(c, "candidates");
-    if (!json_array_size(cands))
-        return;
-    const json_t *base = json_object_get(c, "baseline");
-    const char *base_name = str_or(jsonx_str(base, "label"), str_or(jsonx_str(base, "id"), "?"));
-    struct strlist l = {0};
-    outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
-    for (size_t i = 0; i < json_array_size(cands); i++) {
-        char *v = export_answer_comparison(json_array_get(cands, i), base_name);
-        sl_add(&l, "%s", v);
-        free(v);
-    }
-    outline_para(o, "Verdict:");
-    o_list(o, &l);
-    outline_group_end(o, EXPORT_GROUP_ANSWER);
-}
-
 /* ---- the whole outline ---- */
 
 void export_outline(const struct export_request *req, const struct export_outline_ops *ops,
@@ -731,8 +627,8 @@ void export_outline(const struct export_request *req, const struct export_outlin
         if (!req->sweep)
             outline_heading(&o, 1, "mlbench report: %s", export_result_name(first));
     } else if (req->sweep) {
-        comparison_answer(&o);
-        section_comparison(&o);
+        outline_comparison_answer(&o);
+        outline_comparison(&o);
     } else {
         struct strbuf b = {0};
         strbuf_puts(&b, "");
@@ -743,8 +639,8 @@ void export_outline(const struct export_request *req, const struct export_outlin
         }
         outline_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
         free(b.s);
-        comparison_answer(&o);
-        section_comparison(&o);
+        outline_comparison_answer(&o);
+        outline_comparison(&o);
     }
     for (size_t i = 0; i < req->n; i++) {
         const json_t *r = req->results[i];
@@ -761,10 +657,14 @@ void export_outline(const struct export_request *req, const struct export_outlin
                    ? " (interrupted: incomplete)" : "");
         section_summary(&o, r, i);
         outline_load(&o, r, i);
-        section_results(&o, r, i);
+        bool load = json_is_object(json_object_get(r, "load"));
+        if (!load)
+            section_results(&o, r, i);
         section_latency(&o, r, i);
-        section_analysis(&o, r);
-        section_resources(&o, r, i);
+        if (!load || measures_server(r)) {
+            section_analysis(&o, r);
+            section_resources(&o, r, i);
+        }
         section_warnings(&o, r);
         section_workload(&o, r);
         section_methodology(&o, r);

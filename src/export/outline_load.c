@@ -5,14 +5,10 @@
  * candidate (compare_load(), docs/compare.md#load-results). */
 #include "export/outline_private.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *str_or(const char *s, const char *fallback)
-{
-    return s ? s : fallback;
-}
 
 static char *secs(const json_t *o, const char *key, char *buf, size_t len)
 {
@@ -107,6 +103,40 @@ static void seconds_table(struct outline *o, const json_t *run)
     outline_table(o, &t);
 }
 
+void outline_load_answer(struct outline *o, const json_t *r)
+{
+    const json_t *load = json_object_get(r, "load");
+    const json_t *bound = json_object_get(load, "bound");
+    bool valid = json_is_true(json_object_get(load, "valid"));
+    if (jsonx_str(bound, "kind"))
+        outline_para(o, "Verdict: %s; bound: %s: %s.", valid ? "VALID" : "INVALID",
+                     jsonx_str(bound, "kind"), str_or(jsonx_str(bound, "evidence"), "?"));
+    else
+        outline_para(o, "Verdict: %s.", valid ? "VALID" : "INVALID");
+    const json_t *peak = json_object_get(load, "find_peak");
+    double peak_qps = jsonx_num(peak, "peak_qps");
+    if (json_is_object(peak) && isfinite(peak_qps))
+        outline_para(o, "Peak: %.4g QPS within the latency bound.", peak_qps);
+    else if (json_is_object(peak))
+        outline_para(o, "Peak: no rate met the latency bound.");
+    const json_t *runs = json_object_get(load, "scenarios");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        if (!outline_load_counts(load, i))
+            continue;
+        const json_t *x = json_array_get(runs, i);
+        double p = jsonx_num(x, "percentile");
+        char key[16], name[96], v[32];
+        snprintf(key, sizeof key, "p%g", p);
+        outline_load_run_name(x, name, sizeof name);
+        export_fmt_duration(jsonx_num(json_object_get(x, "latency_s"), key) * 1e9, v, sizeof v);
+        outline_para(o, "%c%s: %s %s (its metric), %.1f QPS, %lld completed, %lld failed: %s.",
+                     toupper((unsigned char)name[0]), name + 1, key, v,
+                     jsonx_num(x, "throughput_qps"), jsonx_int(x, "completed", 0),
+                     jsonx_int(x, "failed", 0),
+                     json_is_true(json_object_get(x, "valid")) ? "VALID" : "INVALID");
+    }
+}
+
 void outline_load(struct outline *o, const json_t *r, size_t index)
 {
     const json_t *load = json_object_get(r, "load");
@@ -161,6 +191,42 @@ void outline_load(struct outline *o, const json_t *r, size_t index)
     }
 }
 
+/* Why a scenario's figures are unreliable, once per distinct reason (an INVALID run makes all
+ * of them so, for the same reason), below the table rather than in each of its rows. */
+static void unreliable_reasons(struct outline *o, const json_t *m)
+{
+    const json_t *rows = json_object_get(m, "metrics");
+    size_t n = json_array_size(rows);
+    for (size_t k = 0; k < n; k++) {
+        const char *why = jsonx_str(json_array_get(rows, k), "unreliable_reason");
+        bool said = false;
+        for (size_t j = 0; why && j < k && !said; j++) {
+            const char *before = jsonx_str(json_array_get(rows, j), "unreliable_reason");
+            said = before && !strcmp(before, why);
+        }
+        if (!why || said)
+            continue;
+        char names[128] = "";
+        size_t len = 0;
+        for (size_t j = k; j < n && len < sizeof names; j++) {
+            const json_t *x = json_array_get(rows, j);
+            const char *w = jsonx_str(x, "unreliable_reason");
+            if (w && !strcmp(w, why))
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                        len ? ", " : "",
+                                        !strcmp(str_or(jsonx_str(x, "unit"), "s"), "qps")
+                                            ? "QPS"
+                                            : str_or(jsonx_str(x, "name"), "?"));
+        }
+        double q = jsonx_num(m, "target_qps");
+        char at[48] = "";
+        if (isfinite(q))
+            snprintf(at, sizeof at, " at %.4g QPS", q);
+        outline_para(o, "Why the %s run%s is unreliable (%s): %s.",
+                     str_or(jsonx_str(m, "scenario"), "?"), at, names, why);
+    }
+}
+
 void outline_load_comparison(struct outline *o, const json_t *cand)
 {
     const json_t *load = json_object_get(cand, "load");
@@ -205,8 +271,7 @@ void outline_load_comparison(struct outline *o, const json_t *cand)
             if (isfinite(p))
                 export_table_set(&t, row, 6, "%.3g", p);
             const char *v = str_or(jsonx_str(x, "verdict"), "?");
-            const char *why = jsonx_str(x, "unreliable_reason");
-            export_table_set(&t, row, 7, "%s%s%s", v, why ? ": " : "", why ? why : "");
+            export_table_set(&t, row, 7, "%s", v);
             export_table_tone(&t, row, 7, export_verdict_tone(v));
         }
     }
@@ -220,6 +285,8 @@ void outline_load_comparison(struct outline *o, const json_t *cand)
         outline_table(o, &t);
     else
         export_table_free(&t);
+    for (size_t i = 0; i < json_array_size(matches); i++)
+        unreliable_reasons(o, json_array_get(matches, i));
     const json_t *un = json_object_get(load, "unmatched");
     for (size_t i = 0; i < json_array_size(un); i++) {
         const json_t *u = json_array_get(un, i);

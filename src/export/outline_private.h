@@ -23,11 +23,27 @@ void outline_table(struct outline *o, struct export_table *t);
 void outline_group_begin(struct outline *o, enum export_group g, const char *title);
 void outline_group_end(struct outline *o, enum export_group g);
 
+/* A list of strings being built (sl_add), then handed to ops->list and freed (o_list). */
+struct strlist {
+    char **v;
+    size_t n, cap;
+};
+void sl_add(struct strlist *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void o_list(struct outline *o, struct strlist *l);
+
+/* The comparison of o->req->comparison (outline_compare.c): its answer (the verdict of each
+ * candidate), then its section. */
+void outline_comparison_answer(struct outline *o);
+void outline_comparison(struct outline *o);
+
 /* The sweep of o->req->sweep (outline_sweep.c). */
 void outline_sweep(struct outline *o);
 
 /* The "Load" section of a load result (outline_load.c): its runs, figures and seconds. */
 void outline_load(struct outline *o, const json_t *r, size_t index);
+/* The answer a report on a load result opens with (its Summary): whether it is VALID, what
+ * bounds it, and the metric percentile and throughput of each run that counts. */
+void outline_load_answer(struct outline *o, const json_t *r);
 /* The load table of one candidate of a comparison (its "load" object), if any. */
 void outline_load_comparison(struct outline *o, const json_t *cand);
 /* Whether run index of a load section counts (not a probe; with find-peak the last

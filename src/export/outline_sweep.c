@@ -8,11 +8,6 @@
 
 #include "export/sweep.h"
 
-static const char *str_or(const char *s, const char *fallback)
-{
-    return s ? s : fallback;
-}
-
 static void o_lines(struct outline *o, struct export_lines *l, const char *intro)
 {
     if (l->n) {

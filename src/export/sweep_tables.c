@@ -15,11 +15,6 @@
 #define NO_COL SIZE_MAX
 #define ABOUT_VALUES 6 /* values of a parameter named in the sentence about the sweep */
 
-static const char *str_or(const char *s, const char *fallback)
-{
-    return s ? s : fallback;
-}
-
 /* s on one line: a line break or tab from the document becomes a space (returned). */
 static char *one_line(char *s)
 {

@@ -36,6 +36,9 @@ static const struct {
     {"process_threads", "Threads in the workload's process tree."},
     {"process_count", "Processes in the workload's process tree."},
     {"system_cpu_busy_ratio", "Fraction of all CPUs' time busy over the last sampling interval."},
+    {"system_cpu_steal_ratio",
+     "Fraction of all CPUs' time the hypervisor ran other machines over the last sampling "
+     "interval."},
     {"system_cpu_core_busy_ratio",
      "Fraction of one CPU's time busy over the last sampling interval."},
     {"system_cpu_iowait_ratio",

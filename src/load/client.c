@@ -42,6 +42,7 @@ struct conn {
     int64_t send_ns;                 /* when its first byte was written */
     bool complete;                   /* the parser saw the whole response */
     bool counted_send;
+    bool out;                        /* EPOLLOUT is in its epoll registration */
 };
 
 /* Per-second accumulation: the latencies of the current second, sorted when it ends. */
@@ -73,6 +74,7 @@ struct worker {
     bool ms_failed;
     int64_t ms_due;
     int64_t connect_fail_until; /* back off reconnecting after a refused connect */
+    int64_t armed_at;      /* the timer's deadline, INT64_MIN once it fired */
     struct load_run r;     /* this thread's share (seconds are built from acc) */
     struct second_acc *acc;
     size_t n_acc, cap_acc;
@@ -167,11 +169,17 @@ static int conn_open(struct conn *c)
     c->state = CONN_CONNECTING;
     struct epoll_event ev = {.events = EPOLLOUT | EPOLLIN | EPOLLRDHUP, .data.ptr = c};
     epoll_ctl(c->w->epfd, EPOLL_CTL_ADD, fd, &ev);
+    c->out = true;
     return 0;
 }
 
+/* Asks epoll for EPOLLOUT or not: a system call only when that changes (a request written in
+ * one send, the usual case, needs none). */
 static void conn_want_write(struct conn *c, bool on)
 {
+    if (c->out == on)
+        return;
+    c->out = on;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0), .data.ptr = c};
     epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
@@ -477,8 +485,13 @@ static void scan_timeouts(struct worker *w, int64_t now)
     }
 }
 
+/* Sets the worker's timer to at (absolute), unless it is set there already and has not fired:
+ * most loop passes wake for a connection, not the timer, and keep the same deadline. */
 static void arm_timer(struct worker *w, int64_t at)
 {
+    if (at == w->armed_at)
+        return;
+    w->armed_at = at;
     struct itimerspec its = {0};
     if (at != INT64_MAX) {
         its.it_value.tv_sec = at / 1000000000LL;
@@ -532,6 +545,7 @@ static void *worker_main(void *arg)
     struct epoll_event evs[MAX_EVENTS];
     int64_t drain_until = INT64_MAX, next_scan = 0;
 
+    w->armed_at = INT64_MIN;
     w->t0 = mono_ns();
     w->r.start_ns = w->t0;
     w->min_end = w->t0 + seconds_ns(cfg->min_duration_s);
@@ -570,6 +584,7 @@ static void *worker_main(void *arg)
                 uint64_t ticks;
                 ssize_t rd = read(w->tfd, &ticks, sizeof ticks);
                 (void)rd;
+                w->armed_at = INT64_MIN;
                 continue;
             }
             conn_event(w, evs[i].data.ptr, evs[i].events, now);

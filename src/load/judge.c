@@ -64,8 +64,10 @@ void load_judge(const struct load_rules *rules, const struct load_run *run, stru
         /* Late but mostly idle: its thread was waiting for a core, not working. */
         if (run->client_busiest_ratio < 0.5)
             reason(v, "client-bound: the generator sent its requests late (p99 lag %s > 1 ms) "
-                   "while busy %.0f%% of the time: it waited for a CPU: run the server on other "
-                   "cores (taskset) or another machine", a, run->client_busiest_ratio * 100);
+                   "while busy %.0f%% of the time: it was not running when they were due "
+                   "(waiting for a CPU, or on a virtual machine the host running another "
+                   "machine): run the server on other cores (taskset) or another machine, on "
+                   "a dedicated host", a, run->client_busiest_ratio * 100);
         else
             reason(v, "client-bound: the generator sent its requests late (p99 lag %s > 1 ms): "
                    "use --threads, fewer connections, or a less busy machine", a);

@@ -27,7 +27,7 @@ struct load_rules {
 
 struct load_verdict {
     bool valid;
-    char reasons[LOAD_MAX_REASONS][200]; /* why not, for people */
+    char reasons[LOAD_MAX_REASONS][384]; /* why not, for people */
     size_t n_reasons;
     bool client_bound;        /* the generator was late or saturated */
     int64_t percentile_ns;    /* the raw percentile of rules.percentile (0: no queries) */

@@ -40,6 +40,8 @@ struct run_config {
     const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */
     char **params;        /* --param NAME=VALUE of a workflow file (point into argv); owned */
     int n_params;
+    bool load;            /* mlbench load: its scenario runs are the result and the one run of
+                           * the generator is by design (no few_runs warning about it) */
     struct price_spec *price; /* --price or --price-file, parsed; NULL = not priced; owned
                                * (free with run_options_free) */
 };

@@ -15,6 +15,7 @@
 #define MAX_GPUS 64
 #define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
+#define CPU_STEAL_MIN 0.05        /* steal time: share of all CPUs' time a hypervisor took */
 #define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: extras.c's PSI_CPU_MIN, the same limit */
 /* NVML clock event reasons that mean the GPU slowed itself down (not idle or app clocks):
  * SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. */
@@ -124,7 +125,9 @@ static void figures(const struct summary *s, const struct metric_stat *m, int nc
     sr->threads_peak = peak_of(s, m, "process_threads");
     sr->processes_peak = peak_of(s, m, "process_count");
     sr->sys_cpu_busy = mean_of(s, m, "system_cpu_busy_ratio");
-    sr->other_cores = sr->sys_cpu_busy * ncpu - sr->cpu_cores;
+    sr->steal = mean_of(s, m, "system_cpu_steal_ratio");
+    sr->other_cores = (sr->sys_cpu_busy - (isfinite(sr->steal) ? sr->steal : 0)) * ncpu -
+                      sr->cpu_cores;
     if (sr->other_cores < 0)
         sr->other_cores = 0;
     sr->iowait = mean_of(s, m, "system_cpu_iowait_ratio");
@@ -383,15 +386,32 @@ void resources_analyze(struct bench_result *r)
                      "other processes kept %.1f CPU cores busy during the runs (the workload %.1f "
                      "of %d): its timings may be disturbed; benchmark on a quiet machine",
                      total->other_cores, total->cpu_cores, ncpu);
-    if (isfinite(total->psi_cpu_some) && total->psi_cpu_some >= CPU_CONTENTION_PSI)
+    if (isfinite(total->steal) && total->steal >= CPU_STEAL_MIN)
+        summary_warn(s, "cpu_steal",
+                     "the hypervisor ran other machines on this machine's CPUs %.0f %% of the "
+                     "time during the runs (steal time, /proc/stat): the workload lost CPU time "
+                     "that no measurement inside this machine sees, and its timings are slower "
+                     "and noisier than the hardware; benchmark on a dedicated host, or compare "
+                     "only runs made side by side",
+                     total->steal * 100);
+    if (isfinite(total->psi_cpu_some) && total->psi_cpu_some >= CPU_CONTENTION_PSI) {
+        /* A load result has no workload process of its own: then the machine's busy share */
+        char who[128];
+        if (isfinite(total->cpu_cores))
+            snprintf(who, sizeof who, "other processes %.1f CPU cores, the workload %.1f of %d",
+                     isfinite(total->other_cores) ? total->other_cores : 0, total->cpu_cores,
+                     ncpu);
+        else if (isfinite(total->sys_cpu_busy))
+            snprintf(who, sizeof who, "the machine's %d CPUs %.0f %% busy", ncpu,
+                     total->sys_cpu_busy * 100);
+        else
+            snprintf(who, sizeof who, "CPU use not measured");
         summary_warn(s, "cpu_contention",
                      "tasks waited for a CPU %.0f %% of the time during the runs (PSI cpu some; "
-                     "other processes %.1f CPU cores, the workload %.1f of %d): its timings may "
-                     "include waits for a CPU; benchmark on a quiet machine, with fewer threads "
-                     "than CPUs across all processes",
-                     total->psi_cpu_some * 100, isfinite(total->other_cores) ? total->other_cores
-                                                                             : 0,
-                     total->cpu_cores, ncpu);
+                     "%s): its timings may include waits for a CPU; benchmark on a quiet "
+                     "machine, with fewer threads than CPUs across all processes",
+                     total->psi_cpu_some * 100, who);
+    }
     double swap_in = isfinite(total->swap_in_bps) ? total->swap_in_bps : 0;
     double swap_out = isfinite(total->swap_out_bps) ? total->swap_out_bps : 0;
     if (swap_in + swap_out >= SWAP_BYTES_PER_S) {

@@ -485,7 +485,7 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
     char a[32], b[32];
     const struct run_config *cfg = r->config;
 
-    if (s->n_used > 0 && s->n_used < 3)
+    if (s->n_used > 0 && s->n_used < 3 && !cfg->load)
         summary_warn(s, "few_runs",
                      "only %zu measured run(s): no spread can be judged and no confidence "
                      "interval given; use -r 5 or more", s->n_used);

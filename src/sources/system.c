@@ -1,5 +1,5 @@
-/* system: the "system" metric source, the host as a whole: CPU busy and iowait ratios (all
- * cores and per core), available memory, swap traffic, whole-disk I/O, network traffic and
+/* system: the "system" metric source, the host as a whole: CPU busy, iowait and steal ratios
+ * (all cores; busy per core too), available memory, swap traffic, whole-disk I/O, network traffic and
  * pressure stall time, from <proc_root>/{stat,meminfo,vmstat,diskstats,net/dev} and
  * <proc_root>/pressure/{cpu,io,memory}.
  * <sys_root>/block ($MLBENCH_SYS_ROOT, default /sys) tells whole disks from partitions and
@@ -84,8 +84,8 @@ struct system_state {
     int block_fd; /* <sys_root>/block, or -1: tell disks by name */
 
     size_t s_runnable; /* procs_running of stat, or NO_SERIES */
-    size_t s_busy, s_iowait, s_mem_avail, s_swap_in, s_swap_out, s_disk_read, s_disk_written,
-        s_net_rx, s_net_tx, s_psi[N_PSI][2]; /* [some, full] */
+    size_t s_busy, s_iowait, s_steal, s_mem_avail, s_swap_in, s_swap_out, s_disk_read,
+        s_disk_written, s_net_rx, s_net_tx, s_psi[N_PSI][2]; /* [some, full] */
     struct cpu_prev all_prev;
     struct core *cores;
     size_t n_cores;
@@ -191,12 +191,13 @@ static bool parse_cpu_fields(const char *p, struct cpu_times *t)
     return true;
 }
 
-/* busy = 1 - (idle + iowait) / total and iowait / total between prev and now. Returns false
+/* busy = 1 - (idle + iowait) / total, iowait / total and steal / total between prev and now
+ * (steal: time the hypervisor ran something else on this machine's CPUs). Returns false
  * when no clock tick elapsed (at 10 ms on one core that happens): prev is then kept, so the next
  * tick measures over the longer interval. Fields that step back (iowait and idle do on some
  * NO_HZ kernels) count as no change. */
 static bool cpu_ratios(const struct cpu_times *now, struct cpu_prev *prev, double *busy,
-                       double *iowait)
+                       double *iowait, double *steal)
 {
     bool had = prev->valid;
     unsigned long long d[CPU_FIELDS], total = 0;
@@ -212,6 +213,7 @@ static bool cpu_ratios(const struct cpu_times *now, struct cpu_prev *prev, doubl
         return false;
     *busy = (double)(total - d[CPU_IDLE] - d[CPU_IOWAIT]) / (double)total;
     *iowait = (double)d[CPU_IOWAIT] / (double)total;
+    *steal = (double)d[CPU_STEAL] / (double)total;
     return true;
 }
 
@@ -483,14 +485,15 @@ static bool sample_cpu(struct system_state *st, struct sample_table *tab, size_t
         st->cores[i].seen = false;
     for (const char *p = st->stat.buf; p && !strncmp(p, "cpu", 3); p = next_line(p)) {
         struct cpu_times t;
-        double busy, iowait;
+        double busy, iowait, steal;
         if (p[3] == ' ') {
             if (!parse_cpu_fields(p + 3, &t))
                 break;
             have_all = true;
-            if (cpu_ratios(&t, &st->all_prev, &busy, &iowait)) {
+            if (cpu_ratios(&t, &st->all_prev, &busy, &iowait, &steal)) {
                 table_set(tab, st->s_busy, row, busy);
                 table_set(tab, st->s_iowait, row, iowait);
+                table_set(tab, st->s_steal, row, steal);
             }
             continue;
         }
@@ -502,7 +505,7 @@ static bool sample_cpu(struct system_state *st, struct sample_table *tab, size_t
         if (end == p + 3 || !c || !parse_cpu_fields(end, &t))
             continue; /* a CPU brought online after open: not registered */
         c->seen = true;
-        if (cpu_ratios(&t, &c->prev, &busy, &iowait))
+        if (cpu_ratios(&t, &c->prev, &busy, &iowait, &steal))
             table_set(tab, c->series, row, busy);
     }
     if (!have_all)
@@ -668,6 +671,7 @@ static int system_open(struct series_registry *reg, const struct sample_ctx *ctx
 
     st->s_busy = series_register(reg, "system", "system_cpu_busy_ratio", "", SERIES_GAUGE);
     st->s_iowait = series_register(reg, "system", "system_cpu_iowait_ratio", "", SERIES_GAUGE);
+    st->s_steal = series_register(reg, "system", "system_cpu_steal_ratio", "", SERIES_GAUGE);
     register_cores(st, reg);
     st->s_runnable = keyed_line(st->stat.buf, "procs_running") >= 0
                          ? series_register(reg, "system", "system_procs_running", "",

@@ -208,8 +208,12 @@ class LatencyTest(LoadCase):
         fp = doc["load"]["find_peak"]
         self.assertIsNotNone(fp["peak_qps"], err)
         # probes as long as the confirmation: a queue above capacity grows too slowly to show
-        # in a short probe, which then passes rates the confirmation refuses
-        self.assertLessEqual(abs(fp["peak_qps"] - 200) / 200, 0.10, fp)
+        # in a short probe, which then passes rates the confirmation refuses. Above the
+        # capacity by at most 10 %; below it by up to 25 %: a stall of this shared machine
+        # (steal time, another test) can only make a probe fail, never pass, so noise lowers a
+        # found peak (CI saw 174 QPS once) but cannot raise it
+        self.assertLessEqual(fp["peak_qps"], 200 * 1.10, fp)
+        self.assertGreaterEqual(fp["peak_qps"], 200 * 0.75, fp)
         self.assertGreater(fp["probes"], 3)
         self.assertGreaterEqual(fp["confirmations"], 1)
         roles = [s["role"] for s in doc["load"]["scenarios"]]

@@ -50,7 +50,9 @@ class LoadViews(unittest.TestCase):
         cls.fast, cls.slow = server(0.002), server(0.020)
         cls.files = {}
         for name, srv, extra in (("fast", cls.fast, []), ("slow", cls.slow, []),
-                                 ("server", cls.fast, ["--scenario", "server", "--qps", "40"])):
+                                 ("server", cls.fast, ["--scenario", "server", "--qps", "40",
+                                                       "-H", "Authorization: Bearer s3cret",
+                                                       "--header=X-Trace: 7"])):
             path = os.path.join(cls.dir, name + ".json")
             # exit 1 (INVALID, e.g. a busy machine's late generator) still writes the result
             p = mlbench("load", "-q", "--store", cls.store, "--label", name, "--min-duration",
@@ -171,6 +173,49 @@ class LoadViews(unittest.TestCase):
         p = mlbench("report", plain, "--format", "csv", "--table", "load", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("needs a load result", p.stderr)
+
+    def test_report_single(self):
+        """A report on a load result leads with the load's answer and reproduces mlbench load;
+        the generator's own wall-time table and its stage analysis (no server process) are
+        left out; a credential in a header is not written into the result."""
+        doc = self.load("server")
+        run = doc["load"]["scenarios"][0]
+        self.assertIn("-H", doc["load"]["command"])
+        self.assertIn("Authorization: REDACTED", doc["load"]["command"])
+        self.assertIn("--header=X-Trace: 7", doc["load"]["command"])
+        self.assertNotIn("s3cret", json.dumps(doc))
+        md = mlbench("report", self.files["server"]).stdout
+        summary = md.split("## Summary", 1)[1].split("## Load", 1)[0]
+        verdict = "VALID" if doc["load"]["valid"] else "INVALID"
+        self.assertIn(f"Verdict: {verdict}; bound: {doc['load']['bound']['kind']}", summary)
+        self.assertIn("Server run at 40 QPS: p99 ", summary)
+        self.assertIn(f"{run['throughput_qps']:.1f} QPS, {run['completed']} completed", summary)
+        self.assertNotIn("bottleneck", summary)
+        self.assertNotIn("## Results", md)
+        self.assertNotIn("## Analysis", md)  # no server process was measured
+        reproduce = md.split("## Reproduce", 1)[1]
+        self.assertIn("mlbench load", reproduce)
+        self.assertIn("'Authorization: REDACTED'", reproduce)
+        self.assertNotIn("mlbench run", reproduce)
+        html = mlbench("report", self.files["server"], "--format", "html").stdout
+        for label in ("latency per second", "queries per second"):
+            self.assertIn(f'aria-label="{label}"', html)
+        self.assertIn("<polyline", html)
+        self.assertNotIn("s3cret", html)
+
+    def test_report_comparison(self):
+        """The verdict of a comparison of load results is per scenario run, on its metric
+        percentile and throughput, not the generator's wall time ("too few runs")."""
+        md = mlbench("report", self.files["fast"], self.files["slow"]).stdout
+        doc = json.loads(mlbench("compare", "--json", self.files["fast"], self.files["slow"]).stdout)
+        rows = {r["name"]: r for r in doc["candidates"][0]["load"]["scenarios"][0]["metrics"]}
+        answer = md.split("Verdict:", 1)[1].split("## Comparison", 1)[0]
+        self.assertIn("slow against fast, single-stream: p90 " + rows["p90"]["verdict"], answer)
+        self.assertIn("throughput " + rows["throughput_qps"]["verdict"], answer)
+        self.assertIn("%+.1f %%" % rows["p90"]["change_pct"], answer)
+        self.assertNotIn("too few runs", md)
+        if rows["p90"]["unreliable_reason"]:  # said once, below the table
+            self.assertIn("Why the single-stream run is unreliable", md)
 
     def test_history_trend(self):
         # a series of two load results: relabel a copy of the fast result's file into the store

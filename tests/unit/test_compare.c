@@ -790,6 +790,37 @@ static void test_throttling_and_swapping(void **state)
     json_decref(b);
 }
 
+/* Steal time: the hypervisor's share of the CPUs is no other process's load (no other_load),
+ * but a disturbance of its own (cpu_steal), with its own advice in the clean answer. */
+static void test_steal(void **state)
+{
+    (void)state;
+    json_t *a, *b;
+    slower_pair(&a, &b);
+    set_load(a, NULL, 1.0, 0.0, 0.0);
+    set_load(b, NULL, 1.0, 1.6, 0.0); /* 8 CPUs: 0.2 of them stolen, all of the "other" */
+    json_array_append_new(json_object_get(json_object_get(a, "summary"), "resources"),
+                          json_pack("{s:s, s:f, s:i}", "metric", "system_cpu_steal_ratio",
+                                    "mean", 0.01, "n", 10));
+    json_array_append_new(json_object_get(json_object_get(b, "summary"), "resources"),
+                          json_pack("{s:s, s:f, s:i}", "metric", "system_cpu_steal_ratio",
+                                    "mean", 0.2, "n", 10));
+    json_t *doc = compare2(a, b, NULL);
+    const json_t *total = row_named(candidate(doc, 0), "stages", "name", "total");
+    assert_string_equal(str_of(total, "verdict"), "unreliable");
+    const char *why = str_of(total, "unreliable_reason");
+    print_message("reason: %s\n", why);
+    assert_non_null(strstr(why, "cpu_steal"));
+    assert_non_null(strstr(why, "20 %"));
+    assert_null(strstr(why, "other_load"));
+    const char *clean = str_of(candidate(doc, 0), "clean_answer");
+    assert_non_null(strstr(clean, "dedicated"));
+    assert_null(strstr(clean, "taskset"));
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+}
+
 /* An unreliable "slower" is no evidence of a regression: a note, and the gate passes. */
 static void test_gate_unreliable(void **state)
 {
@@ -1064,6 +1095,7 @@ int main(void)
         cmocka_unit_test(test_disturbance_margin_and_cpu_use),
         cmocka_unit_test(test_disturbance_per_stage),
         cmocka_unit_test(test_throttling_and_swapping),
+        cmocka_unit_test(test_steal),
         cmocka_unit_test(test_gate_unreliable),
         cmocka_unit_test(test_latency_rows),
         cmocka_unit_test(test_bootstrap_quantile),

@@ -146,7 +146,7 @@ static void test_client_bound(void **state)
     load_judge(&RULES, r, &v);
     assert_true(v.client_bound);
     assert_int_equal(v.n_reasons, 1);
-    assert_true(has_reason(&v, "waited for a CPU"));
+    assert_true(has_reason(&v, "not running when they were due"));
     r->client_busiest_ratio = 0.7; /* late and busy */
     load_judge(&RULES, r, &v);
     assert_true(has_reason(&v, "use --threads"));

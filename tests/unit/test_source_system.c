@@ -31,14 +31,15 @@ static const char stat_1[] =
     "intr 123456 0 9 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     "ctxt 987654\nbtime 1700000000\nprocesses 4321\nprocs_running 2\nprocs_blocked 0\n"
     "softirq 55555 0 1 2 3 4 5 6 7 8 9\n";
-/* Deltas, all: user 100, system 60, idle 200, iowait 40, softirq 5 (guest +60 is inside user):
- *   total 405, busy 405 - 200 - 40 = 165, iowait 40.
+/* Deltas, all: user 100, system 60, idle 200, iowait 40, softirq 5, steal 20 (guest +60 is
+ *   inside user): total 425, busy 425 - 200 - 40 = 185 (steal counts as busy), iowait 40,
+ *   steal 20.
  * cpu0: user 80, system 30: total 110, busy 110 (ratio 1).
- * cpu1: user 20, system 30, idle 200, iowait 40, softirq 5: total 295, busy 55. */
+ * cpu1: user 20, system 30, idle 200, iowait 40, softirq 5, steal 20: total 315, busy 75. */
 static const char stat_2[] =
-    "cpu  1100 100 560 8200 240 10 25 5 360 0\n"
+    "cpu  1100 100 560 8200 240 10 25 25 360 0\n"
     "cpu0 580 50 280 4000 100 5 10 3 200 0\n"
-    "cpu1 520 50 280 4200 140 5 15 2 160 0\n"
+    "cpu1 520 50 280 4200 140 5 15 22 160 0\n"
     "intr 123999 0 9 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     "ctxt 987999\nbtime 1700000000\nprocesses 4330\nprocs_running 1\nprocs_blocked 1\n"
     "softirq 55999 0 1 2 3 4 5 6 7 8 9\n";
@@ -218,7 +219,8 @@ static void test_registers_series(void **state)
     struct fixture *fx = *state;
     fixture_open(fx);
     const char *gauges[] = {"system_cpu_busy_ratio", "system_cpu_iowait_ratio",
-                            "system_memory_available_bytes", "system_procs_running"};
+                            "system_cpu_steal_ratio", "system_memory_available_bytes",
+                            "system_procs_running"};
     const char *counters[] = {"system_swap_in_bytes_total",
                               "system_swap_out_bytes_total",
                               "system_disk_read_bytes_total",
@@ -244,7 +246,7 @@ static void test_registers_series(void **state)
     }
     assert_true(table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"0\"") >= 0);
     assert_true(table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"1\"") >= 0);
-    assert_int_equal(fx->reg.n, 4 + 12 + 2);
+    assert_int_equal(fx->reg.n, 5 + 12 + 2);
 }
 
 /* Two snapshots: the exact ratios and totals (derivations next to the snapshots above). */
@@ -256,6 +258,7 @@ static void test_two_snapshots(void **state)
     /* The first tick of a run has no interval: no ratio. */
     assert_nan(fx, "system_cpu_busy_ratio", "", row);
     assert_nan(fx, "system_cpu_iowait_ratio", "", row);
+    assert_nan(fx, "system_cpu_steal_ratio", "", row);
     assert_nan(fx, "system_cpu_core_busy_ratio", "cpu=\"0\"", row);
     assert_value(fx, "system_memory_available_bytes", "", row, 1000000.0 * 1024);
     assert_value(fx, "system_procs_running", "", row, 2); /* a gauge: from the first tick */
@@ -274,10 +277,11 @@ static void test_two_snapshots(void **state)
 
     write_snapshot(fx->root, 2);
     row = tick(fx);
-    assert_value(fx, "system_cpu_busy_ratio", "", row, 165.0 / 405);
-    assert_value(fx, "system_cpu_iowait_ratio", "", row, 40.0 / 405);
+    assert_value(fx, "system_cpu_busy_ratio", "", row, 185.0 / 425);
+    assert_value(fx, "system_cpu_iowait_ratio", "", row, 40.0 / 425);
+    assert_value(fx, "system_cpu_steal_ratio", "", row, 20.0 / 425);
     assert_value(fx, "system_cpu_core_busy_ratio", "cpu=\"0\"", row, 1.0);
-    assert_value(fx, "system_cpu_core_busy_ratio", "cpu=\"1\"", row, 55.0 / 295);
+    assert_value(fx, "system_cpu_core_busy_ratio", "cpu=\"1\"", row, 75.0 / 315);
     assert_value(fx, "system_memory_available_bytes", "", row, 900000.0 * 1024);
     assert_value(fx, "system_procs_running", "", row, 1);
     assert_value(fx, "system_swap_in_bytes_total", "", row, 15.0 * 4096);
@@ -405,7 +409,7 @@ static void test_unreadable_files(void **state)
     row = tick(fx);
     assert_value(fx, "system_network_receive_bytes_total", "", row, 1810);
     assert_value(fx, "system_disk_read_bytes_total", "", row, 2000.0 * 512);
-    assert_value(fx, "system_cpu_busy_ratio", "", row, 165.0 / 405);
+    assert_value(fx, "system_cpu_busy_ratio", "", row, 185.0 / 425);
 }
 
 /* The real /proc and /sys: values finite and plausible. */
