@@ -55,6 +55,10 @@ bench: build
 	bench/logreg-vs-sklearn.sh
 	bench/time-to-accuracy.sh
 	bench/sweep-false-alarms.sh
+	bench/load-capacity.sh
+	bench/load-latency.sh
+	bench/load-syscalls.sh
+	bench/serve-throughput.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan build-fuzz

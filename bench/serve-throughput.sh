@@ -8,7 +8,8 @@
 #      threads, GEMM FLOPs only) / the model's forward FLOPs per image (cnn_flops_forward), and
 #      against one core's FMA ceiling (bench/bf16-peak) times the threads;
 #  (b) single-stream p50 at batch 1 (--max-batch 1: no batching wait);
-#  (c) server-scenario peak QPS at a p99 bound (--find-peak --latency-bound BOUND), one image a
+#  (c) server-scenario peak QPS at a p99 bound (--find-peak --latency-bound BOUND, the search
+#      starting at START_QPS), one image a
 #      request, --max-batch 32, in fp32 and in bf16 (bf16 only on a CPU with avx512_bf16 or
 #      amx_bf16; skipped otherwise, and said so).
 # REPS rounds, each running every measurement once in the same order (alternating the sides
@@ -17,7 +18,10 @@
 # The server runs on CPU 0 with SERVER_THREADS compute threads, the generator on the other
 # CPUs (taskset), when there are 2 or more.
 # Usage: bench/serve-throughput.sh   (env: BUILD=build, REPS=3, DURATION=5, MAX_BATCH=64,
-#        BATCH_REQ=32, CONNS=4, SERVER_THREADS=1, BOUND=10ms)
+#        BATCH_REQ=32, CONNS=4, SERVER_THREADS=1, BOUND=25ms, START_QPS=100)
+# BOUND is 25 ms, not 10: on the shared VM this was written on, stalls of the virtual CPU (3 to
+# 40 ms) failed every 2 s probe at 10 ms, down to 2.5 QPS, where a probe has 5 queries and its
+# p99 is its maximum (2026-12-03).
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -29,7 +33,8 @@ MAX_BATCH=${MAX_BATCH:-64}
 BATCH_REQ=${BATCH_REQ:-32}
 CONNS=${CONNS:-4}
 SERVER_THREADS=${SERVER_THREADS:-1}
-BOUND=${BOUND:-10ms}
+BOUND=${BOUND:-25ms}
+START_QPS=${START_QPS:-100}
 MLBENCH=$BUILD/mlbench
 WL=$BUILD/mlbench-workload
 CNN=$BUILD/bench/cnn-throughput
@@ -65,11 +70,14 @@ port=$((20000 + $$ % 20000))
 summary() {
     python3 - "$1" <<'PY'
 import json, sys
-for s in json.load(open(sys.argv[1]))["load"]["scenarios"]:
+runs = json.load(open(sys.argv[1]))["load"]["scenarios"]
+for i, s in enumerate(runs):
+    # find-peak's last confirmation is the run at the peak found (or the last that failed)
+    role = "final" if s["role"] == "confirm" and i == len(runs) - 1 else s["role"]
     srv = s.get("server") or {}
     b = (srv.get("counters") or {}).get("batch_size") or {}
     c = (srv.get("stages") or {}).get("compute") or {}
-    print(s["role"], s["target_qps"] or 0, s["throughput_qps"], s["latency_s"]["p50"],
+    print(role, s["target_qps"] or 0, s["throughput_qps"], s["latency_s"]["p50"],
           s["latency_s"]["p99"], int(s["valid"]), b.get("mean", 0), c.get("mean_s", 0))
 PY
 }
@@ -104,7 +112,8 @@ while [ "$rep" -le "$REPS" ]; do
     load single "--max-batch 1" --scenario single-stream --min-duration "${DURATION}s"
     for p in $precisions; do
         load "peak-$p" "--max-batch 32 --precision $p" --scenario server --find-peak \
-            --latency-bound "$BOUND" --min-duration "${DURATION}s" --probe-duration 2s
+            --qps "$START_QPS" --latency-bound "$BOUND" --min-duration "${DURATION}s" \
+            --probe-duration 2s
     done
     rep=$((rep + 1))
 done
@@ -161,9 +170,9 @@ p99 $(col "$tmp/single.runs" 5 | median | awk '{ printf "%.3f ms", 1e3 * $1 }'),
 EOF
 for p in $precisions; do
     f="$tmp/peak-$p.runs"
-    echo "| $p | $(col "$f" 2 | median) | $(col "$f" 2 | tr '\n' ' ') |" \
-         "$(col "$f" 5 | median | awk '{ printf "%.2f ms", 1e3 * $1 }') |" \
-         "$(col "$f" 6 | awk '{ s += $1 } END { print s + 0 }') of $(col "$f" 6 | wc -l) |"
+    echo "| $p | $(col "$f" 2 final | median) | $(col "$f" 2 final | tr '\n' ' ') |" \
+         "$(col "$f" 5 final | median | awk '{ printf "%.2f ms", 1e3 * $1 }') |" \
+         "$(col "$f" 6 final | awk '{ s += $1 } END { print s + 0 }') of $(col "$f" 6 final | wc -l) |"
 done
 [ "$precisions" = "fp32" ] && echo "| bf16 | skipped: $bf16_note | | | |"
 for p in $precisions; do

@@ -101,7 +101,7 @@ size_t export_answer_findings(const json_t *r, size_t max, char **out)
     return n;
 }
 
-/* One scenario run of a load comparison: "server at 200 qps: p99 slower (+12.3 %, ratio
+/* One scenario run of a load comparison: "server at 200 QPS: p99 slower (+12.3 %, ratio
  * interval 1.05 .. 1.20), throughput no significant change (-0.4 %, ...)". */
 static void load_match_answer(struct strbuf *b, const json_t *m)
 {
@@ -111,7 +111,7 @@ static void load_match_answer(struct strbuf *b, const json_t *m)
     if (json_is_true(json_object_get(m, "peak")))
         strbuf_puts(b, " (the peak found)");
     if (isfinite(qps))
-        strbuf_printf(b, " at %g qps", qps);
+        strbuf_printf(b, " at %g QPS", qps);
     strbuf_puts(b, ": ");
     const json_t *rows = json_object_get(m, "metrics");
     bool first = true;

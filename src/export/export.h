@@ -96,6 +96,9 @@ int export_check_run(const struct export_request *req, char *err, size_t errlen)
 char *export_reproduce_command(const json_t *result);
 /* s quoted for a POSIX shell when it needs it ('it'\''s'). New string owned by the caller. */
 char *export_shell_quote(const char *s);
+/* The words of a JSON array of strings, each quoted as export_shell_quote does, joined by
+ * spaces (a new string; "" for none). */
+char *export_shell_join(const json_t *argv);
 /* s with what could drive a terminal replaced by '?' (term_clean's rule: C0 controls but
  * newline, DEL, C1 controls, bidi overrides, bytes that are not UTF-8); a new string. Markdown
  * and CSV write names, labels and metadata through it, since those files are read with cat

@@ -133,22 +133,13 @@ static void section_workload(struct outline *o, const json_t *r)
         o->ops->code(o->ctx, c);
         free(c);
     }
-    if (json_array_size(argv)) {
-        struct strbuf b = {0};
-        strbuf_puts(&b, "");
-        for (size_t i = 0; i < json_array_size(argv); i++) {
-            const char *w = json_string_value(json_array_get(argv, i));
-            char *q = export_shell_quote(w ? w : "");
-            if (i)
-                strbuf_puts(&b, " ");
-            strbuf_puts(&b, q);
-            free(q);
-        }
+    if (json_array_size(argv) || !json_is_object(load)) {
+        char *c = export_shell_join(argv);
         outline_para(o, "%s%s:", json_is_object(load) ? "Server command" : "Command",
                      json_is_true(json_object_get(cmd, "shell")) ? " (run through /bin/sh -c)"
                                                                 : "");
-        o->ops->code(o->ctx, b.s);
-        free(b.s);
+        o->ops->code(o->ctx, c);
+        free(c);
     }
 
     char buf[512];

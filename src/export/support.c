@@ -168,21 +168,27 @@ static void sb_seconds(struct strbuf *b, const char *option, double s)
     sb_word(b, v);
 }
 
+char *export_shell_join(const json_t *argv)
+{
+    struct strbuf b = {0};
+    strbuf_puts(&b, "");
+    for (size_t i = 0; i < json_array_size(argv); i++) {
+        const char *w = json_string_value(json_array_get(argv, i));
+        char *q = export_shell_quote(w ? w : "");
+        strbuf_printf(&b, "%s%s", i ? " " : "", q);
+        free(q);
+    }
+    return b.s;
+}
+
 /* A load result repeats the mlbench load command it recorded (load.command; results from
  * before it have none: then what the load section says, the rest left to the user). */
 static char *load_command(const json_t *load)
 {
-    struct strbuf b = {0};
     const json_t *argv = json_object_get(load, "command");
-    if (json_array_size(argv)) {
-        for (size_t i = 0; i < json_array_size(argv); i++) {
-            const char *w = json_string_value(json_array_get(argv, i));
-            char *q = export_shell_quote(w ? w : "");
-            strbuf_printf(&b, "%s%s", i ? " " : "", q);
-            free(q);
-        }
-        return b.s;
-    }
+    if (json_array_size(argv))
+        return export_shell_join(argv);
+    struct strbuf b = {0};
     strbuf_puts(&b, "mlbench load --scenario");
     sb_word(&b, jsonx_str(load, "scenario") ? jsonx_str(load, "scenario") : "single-stream");
     if (jsonx_str(load, "server_cmd")) {

@@ -597,6 +597,13 @@ static void set_load(json_t *result, const char *stage, double own, double other
     json_decref(res);
 }
 
+/* Adds the mean of metric over the whole runs to result's summary.resources. */
+static void add_resource(json_t *result, const char *metric, double mean)
+{
+    json_array_append_new(json_object_get(json_object_get(result, "summary"), "resources"),
+                          json_pack("{s:s, s:f, s:i}", "metric", metric, "mean", mean, "n", 10));
+}
+
 static void add_warning(json_t *result, const char *code)
 {
     json_t *w = json_object_get(result, "warnings");
@@ -775,12 +782,8 @@ static void test_throttling_and_swapping(void **state)
     json_decref(a);
     json_decref(b);
     slower_pair(&a, &b);
-    json_array_append_new(json_object_get(json_object_get(b, "summary"), "resources"),
-                          json_pack("{s:s, s:f, s:i}", "metric", "system_swap_in_bytes_total",
-                                    "mean", 1e6, "n", 10));
-    json_array_append_new(json_object_get(json_object_get(a, "summary"), "resources"),
-                          json_pack("{s:s, s:f, s:i}", "metric", "system_swap_in_bytes_total",
-                                    "mean", 0.0, "n", 10));
+    add_resource(b, "system_swap_in_bytes_total", 1e6);
+    add_resource(a, "system_swap_in_bytes_total", 0.0);
     doc = compare2(a, b, NULL);
     train = row_named(candidate(doc, 0), "stages", "name", "train");
     assert_string_equal(str_of(train, "verdict"), "unreliable");
@@ -799,12 +802,8 @@ static void test_steal(void **state)
     slower_pair(&a, &b);
     set_load(a, NULL, 1.0, 0.0, 0.0);
     set_load(b, NULL, 1.0, 1.6, 0.0); /* 8 CPUs: 0.2 of them stolen, all of the "other" */
-    json_array_append_new(json_object_get(json_object_get(a, "summary"), "resources"),
-                          json_pack("{s:s, s:f, s:i}", "metric", "system_cpu_steal_ratio",
-                                    "mean", 0.01, "n", 10));
-    json_array_append_new(json_object_get(json_object_get(b, "summary"), "resources"),
-                          json_pack("{s:s, s:f, s:i}", "metric", "system_cpu_steal_ratio",
-                                    "mean", 0.2, "n", 10));
+    add_resource(a, "system_cpu_steal_ratio", 0.01);
+    add_resource(b, "system_cpu_steal_ratio", 0.2);
     json_t *doc = compare2(a, b, NULL);
     const json_t *total = row_named(candidate(doc, 0), "stages", "name", "total");
     assert_string_equal(str_of(total, "verdict"), "unreliable");
