@@ -30,33 +30,10 @@ for bin in "$MLBENCH" "$SERVER"; do
 done
 
 ncpu=$(nproc)
-if [ "$ncpu" -ge 2 ]; then
-    pin_server="taskset -c 0"
-    pin_gen="taskset -c 1-$((ncpu - 1))"
-    pinning="server on CPU 0, generator on CPUs 1-$((ncpu - 1)) (taskset)"
-else
-    pin_server=""
-    pin_gen=""
-    pinning="one CPU: server and generator share it"
-fi
+pin_apart
 
-tmp=$(mktemp -d)
-server_pid=""
-cleanup() {
-    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-# shellcheck disable=SC2086 # pin_server is a word list
-$pin_server "$SERVER" --listen 127.0.0.1:0 --threads "$SERVER_THREADS" >"$tmp/server.out" &
-server_pid=$!
-i=0
-while ! grep -q '^listening on ' "$tmp/server.out" 2>/dev/null; do
-    i=$((i + 1))
-    [ "$i" -lt 100 ] || { echo "load-capacity.sh: trivial-http did not start" >&2; exit 1; }
-    sleep 0.05
-done
-url="$(sed -n 's/^listening on //p' "$tmp/server.out")/"
+make_tmp
+start_trivial_http --threads "$SERVER_THREADS"
 
 # CPU milliseconds of the command perf stat ran, from its -x, output in file $1.
 cpu_ms() { awk -F, '$3 == "task-clock" { print $1 }' "$1"; }

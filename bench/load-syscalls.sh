@@ -26,29 +26,10 @@ for bin in $MLBENCH "$SERVER"; do
     [ -x "$bin" ] || { echo "load-syscalls.sh: $bin not found: build first" >&2; exit 2; }
 done
 
-tmp=$(mktemp -d)
-server_pid=""
-cleanup() {
-    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-pin_server=""
-pin_gen=""
-if [ "$(nproc)" -ge 2 ]; then
-    pin_server="taskset -c 0"
-    pin_gen="taskset -c 1-$(($(nproc) - 1))"
-fi
-# shellcheck disable=SC2086 # word lists
-$pin_server "$SERVER" --listen 127.0.0.1:0 >"$tmp/server.out" &
-server_pid=$!
-i=0
-while ! grep -q '^listening on ' "$tmp/server.out" 2>/dev/null; do
-    i=$((i + 1))
-    [ "$i" -lt 100 ] || { echo "load-syscalls.sh: trivial-http did not start" >&2; exit 1; }
-    sleep 0.05
-done
-url="$(sed -n 's/^listening on //p' "$tmp/server.out")/"
+make_tmp
+ncpu=$(nproc)
+pin_apart
+start_trivial_http
 
 echo "| mlbench | requests | epoll_ctl per request | timerfd_settime per request | epoll_wait per request | all calls per request |"
 echo "|---|---:|---:|---:|---:|---:|"

@@ -7,6 +7,7 @@
 #      forward pass (bench/cnn-throughput --forward at batch MAX_BATCH, the same kernels and
 #      threads, GEMM FLOPs only) / the model's forward FLOPs per image (cnn_flops_forward), and
 #      against one core's FMA ceiling (bench/bf16-peak) times the threads;
+#      the same requests as binary tensor data (--kserve-binary) beside them, each round;
 #  (b) single-stream p50 at batch 1 (--max-batch 1: no batching wait);
 #  (c) server-scenario peak QPS at a p99 bound (--find-peak --latency-bound BOUND, the search
 #      starting at START_QPS), one image a
@@ -44,15 +45,7 @@ for bin in "$MLBENCH" "$WL" "$CNN" "$PEAK"; do
 done
 
 ncpu=$(nproc)
-if [ "$ncpu" -ge 2 ]; then
-    pin_server="taskset -c 0"
-    pin_gen="taskset -c 1-$((ncpu - 1))"
-    pinning="server on CPU 0, generator on CPUs 1-$((ncpu - 1)) (taskset)"
-else
-    pin_server=""
-    pin_gen=""
-    pinning="one CPU: server and generator share it"
-fi
+pin_apart
 precisions="fp32"
 if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
     precisions="fp32 bf16"
@@ -109,6 +102,8 @@ while [ "$rep" -le "$REPS" ]; do
         --threads "$SERVER_THREADS" --steps 20 --forward >>"$tmp/forward"
     load offline "--max-batch $MAX_BATCH" --scenario offline --connections "$CONNS" \
         --input-shape "$BATCH_REQ,1,28,28" --min-duration "${DURATION}s"
+    load offline-binary "--max-batch $MAX_BATCH" --scenario offline --connections "$CONNS" \
+        --input-shape "$BATCH_REQ,1,28,28" --kserve-binary --min-duration "${DURATION}s"
     load single "--max-batch 1" --scenario single-stream --min-duration "${DURATION}s"
     for p in $precisions; do
         load "peak-$p" "--max-batch 32 --precision $p" --scenario server --find-peak \
@@ -136,6 +131,10 @@ col() { # file column (1-based) [role]: the values of the runs of that role (def
 off_qps=$(col "$tmp/offline.runs" 3 | median | awk '{ printf "%.1f", $1 }')
 off_ips=$(awk -v q="$off_qps" -v b="$BATCH_REQ" 'BEGIN { if (q + 0 > 0) printf "%.0f", q * b; else print "n/a" }')
 off_batch=$(col "$tmp/offline.runs" 7 | median)
+bin_qps=$(col "$tmp/offline-binary.runs" 3 | median | awk '{ printf "%.1f", $1 }')
+bin_ips=$(awk -v q="$bin_qps" -v b="$BATCH_REQ" 'BEGIN { if (q + 0 > 0) printf "%.0f", q * b; else print "n/a" }')
+bin_batch=$(col "$tmp/offline-binary.runs" 7 | median)
+bin_compute=$(col "$tmp/offline-binary.runs" 8 | median)
 off_compute=$(col "$tmp/offline.runs" 8 | median)
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 cat <<EOF
@@ -158,6 +157,10 @@ cat <<EOF
 | served / limit | $(ratio "$off_ips" "$limit") |
 | served / FMA ceiling | $(ratio "$off_ips" "$ceiling") |
 | server's batches (markers) | $off_batch images, compute $(awk -v s="$off_compute" 'BEGIN { printf "%.2f ms", 1e3 * s }') |
+| served, binary tensor data (--kserve-binary) | $bin_ips images/s ($bin_qps requests/s; each round: $(col "$tmp/offline-binary.runs" 3 | tr '\n' ' ')) |
+| served binary / limit | $(ratio "$bin_ips" "$limit") |
+| binary / JSON | $(ratio "$bin_ips" "$off_ips") |
+| server's batches, binary (markers) | $bin_batch images, compute $(awk -v s="$bin_compute" 'BEGIN { printf "%.2f ms", 1e3 * s }') |
 
 (b) Single-stream, one image a request, --max-batch 1: p50 $(col "$tmp/single.runs" 4 | median | awk '{ printf "%.3f ms", 1e3 * $1 }'),
 p99 $(col "$tmp/single.runs" 5 | median | awk '{ printf "%.3f ms", 1e3 * $1 }'), $(col "$tmp/single.runs" 3 | median) QPS

@@ -73,6 +73,8 @@ static const char usage_text[] =
     "      --input-shape S    the preset's input shape (default 1,1,28,28)\n"
     "      --input-dtype T    FP32 (default), FP64, INT32, INT64, UINT8\n"
     "      --input-name N     the input's name (default input)\n"
+    "      --kserve-binary    the preset's values as binary tensor data after a JSON header\n"
+    "                         (Inference-Header-Content-Length), not JSON numbers\n"
     "Server:\n"
     "      --server-cmd CMD   start the server (its own process group, sampled, its markers\n"
     "                         received) and stop it afterwards\n"
@@ -99,7 +101,7 @@ struct load_options {
     double percentile, min_duration_s, probe_s, timeout_s, ready_timeout_s, grace_s;
     long long min_queries, seed;
     int connections, threads, samples;
-    bool find_peak, json, quiet;
+    bool find_peak, json, quiet, kserve_binary;
     int64_t interval_ns;
     struct cli_strings headers, bodies;
     char *url;
@@ -145,6 +147,7 @@ static int parse(int argc, char **argv, struct load_options *o, char *err, size_
         CLI_OPT_STRING("input-shape", 0, &o->input_shape, CLI_NONEMPTY, "needs a shape, e.g. 1,1,28,28"),
         CLI_OPT_STRING("input-dtype", 0, &o->input_dtype, CLI_NONEMPTY, "needs a datatype, e.g. FP32"),
         CLI_OPT_STRING("input-name", 0, &o->input_name, CLI_NONEMPTY, "needs a name"),
+        CLI_OPT_FLAG("kserve-binary", 0, &o->kserve_binary),
         CLI_OPT_STRING("server-cmd", 0, &o->server_cmd, CLI_NOT_BLANK, "needs a command"),
         CLI_OPT_STRING("ready-url", 0, &o->ready_url, CLI_NONEMPTY, "needs a URL"),
         CLI_OPT_SECONDS("ready-timeout", 0, &o->ready_timeout_s, 0, 86400, CLI_OPEN_MIN,
@@ -317,8 +320,9 @@ static int plan(struct load_job *job, struct load_bodies *bodies, char *err, siz
                              o->url, o->kserve);
             url = kurl;
         }
-    } else if (o->input_shape || o->input_dtype || o->input_name) {
-        snprintf(err, errlen, "--input-shape, --input-dtype and --input-name belong to --kserve");
+    } else if (o->input_shape || o->input_dtype || o->input_name || o->kserve_binary) {
+        snprintf(err, errlen, "--input-shape, --input-dtype, --input-name and --kserve-binary "
+                 "belong to --kserve");
         return -1;
     }
     int rc = load_target_parse(url, &job->target, err, errlen);
@@ -330,8 +334,8 @@ static int plan(struct load_job *job, struct load_bodies *bodies, char *err, siz
         size_t nd;
         if (parse_shape(o->input_shape ? o->input_shape : "1,1,28,28", dims, &nd, err, errlen) < 0 ||
             load_bodies_kserve(bodies, o->input_name ? o->input_name : "input", dims, nd,
-                               o->input_dtype ? o->input_dtype : "FP32", KSERVE_BODIES, c->seed ^ 0x6b73,
-                               err, errlen) < 0)
+                               o->input_dtype ? o->input_dtype : "FP32", o->kserve_binary,
+                               KSERVE_BODIES, c->seed ^ 0x6b73, err, errlen) < 0)
             return -1;
     }
     for (size_t i = 0; i < o->bodies.n; i++)

@@ -101,6 +101,7 @@ static void bodies_push(struct load_bodies *b, char *data, size_t len)
     b->v = xreallocarray(b->v, (b->n + 1), sizeof *b->v);
     b->v[b->n].data = data;
     b->v[b->n].len = len;
+    b->v[b->n].json_len = 0;
     b->n++;
 }
 
@@ -220,15 +221,47 @@ int load_bodies_add_path(struct load_bodies *b, const char *path, char *err, siz
     return rc;
 }
 
+/* Appends v as the little-endian bytes of an element of size bytes (a float or double's
+ * pattern, or an integer's). */
+static void put_le(struct strbuf *sb, uint64_t v, int size)
+{
+    char bytes[8];
+    for (int i = 0; i < size; i++)
+        bytes[i] = (char)(v >> (8 * i));
+    strbuf_append(sb, bytes, (size_t)size);
+}
+
+static void put_binary(struct strbuf *sb, double u, const char *dtype)
+{
+    if (!strcmp(dtype, "FP32")) {
+        float f = (float)(1.0 - u);
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        put_le(sb, bits, 4);
+    } else if (!strcmp(dtype, "FP64")) {
+        double d = 1.0 - u;
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        put_le(sb, bits, 8);
+    } else {
+        int size = !strcmp(dtype, "INT32") ? 4 : !strcmp(dtype, "INT64") ? 8 : 1;
+        put_le(sb, (uint64_t)((int)(u * 100) % 100), size);
+    }
+}
+
 int load_bodies_kserve(struct load_bodies *b, const char *name, const int64_t *dims, size_t n_dims,
-                       const char *dtype, size_t count, uint64_t seed, char *err, size_t errlen)
+                       const char *dtype, bool binary, size_t count, uint64_t seed, char *err,
+                       size_t errlen)
 {
     static const char *const types[] = {"FP32", "FP64", "INT32", "INT64", "UINT8"};
+    static const int sizes[] = {4, 8, 4, 8, 1};
     bool known = false, integer = false;
+    int size = 0;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (strcmp(dtype, types[i]) == 0) {
             known = true;
             integer = i >= 2;
+            size = sizes[i];
         }
     if (!known) {
         snprintf(err, errlen, "input datatype '%s' is not one the KServe preset builds: use FP32, "
@@ -250,6 +283,17 @@ int load_bodies_kserve(struct load_bodies *b, const char *name, const int64_t *d
         strbuf_printf(&sb, "{\"inputs\":[{\"name\":\"%s\",\"shape\":[", name);
         for (size_t i = 0; i < n_dims; i++)
             strbuf_printf(&sb, "%s%lld", i ? "," : "", (long long)dims[i]);
+        if (binary) {
+            strbuf_printf(&sb, "],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":"
+                          "%lld}}]}", dtype, (long long)(elements * size));
+            size_t json_len = sb.len;
+            for (int64_t i = 0; i < elements; i++)
+                put_binary(&sb, schedule_uniform(&state), dtype);
+            size_t len = sb.len;
+            bodies_push(b, strbuf_take(&sb), len);
+            b->v[b->n - 1].json_len = json_len;
+            continue;
+        }
         strbuf_printf(&sb, "],\"datatype\":\"%s\",\"data\":[", dtype);
         for (int64_t i = 0; i < elements; i++) {
             double u = schedule_uniform(&state);
@@ -262,7 +306,7 @@ int load_bodies_kserve(struct load_bodies *b, const char *name, const int64_t *d
         size_t len = sb.len;
         bodies_push(b, strbuf_take(&sb), len);
     }
-    b->content_type = "application/json";
+    b->content_type = binary ? "application/octet-stream" : "application/json";
     return 0;
 }
 
@@ -340,6 +384,8 @@ int load_requests_build(const struct load_target *t, const char *method, char *c
         for (size_t h = 0; h < n_headers; h++)
             strbuf_printf(&sb, "%s\r\n", headers[h]);
         size_t body = b->n ? b->v[i].len : 0;
+        if (b->n && b->v[i].json_len)
+            strbuf_printf(&sb, "Inference-Header-Content-Length: %zu\r\n", b->v[i].json_len);
         if (b->n || strcmp(method, "GET") != 0)
             strbuf_printf(&sb, "Content-Length: %zu\r\n", body);
         strbuf_puts(&sb, "\r\n");

@@ -27,6 +27,8 @@ void load_target_free(struct load_target *t);
 struct load_body {
     char *data;
     size_t len;
+    size_t json_len; /* binary tensor extension: its JSON header's bytes, sent as
+                      * Inference-Header-Content-Length; 0: none */
 };
 
 struct load_bodies {
@@ -42,10 +44,13 @@ struct load_bodies {
 int load_bodies_add_path(struct load_bodies *b, const char *path, char *err, size_t errlen);
 /* Adds count KServe v2 inference request bodies (docs/load.md) for an input named name of
  * shape dims[0..n_dims) and datatype dtype ("FP32", "FP64", "INT32", "INT64", "UINT8"), filled
- * with values drawn from seed (uniform in [0, 1) for floats, [0, 100) for integers). Returns 0,
- * or -1 with a message in err (an unknown datatype, a shape of more than 2^26 elements). */
+ * with values drawn from seed (uniform in [0, 1) for floats, [0, 100) for integers): in JSON
+ * ("data"), or with binary the binary tensor extension's (a JSON header whose input has
+ * parameters.binary_data_size, then the values little-endian). Returns 0, or -1 with a message
+ * in err (an unknown datatype, a shape of more than 2^26 elements). */
 int load_bodies_kserve(struct load_bodies *b, const char *name, const int64_t *dims, size_t n_dims,
-                       const char *dtype, size_t count, uint64_t seed, char *err, size_t errlen);
+                       const char *dtype, bool binary, size_t count, uint64_t seed, char *err,
+                       size_t errlen);
 void load_bodies_free(struct load_bodies *b);
 
 /* Builds one request per body (one without a body when there is none) for method and t, with

@@ -10,7 +10,7 @@ seconds="${1:-30}"
 case "$seconds" in '' | *[!0-9]*) echo "run.sh: SECONDS '$seconds' is not a whole number" >&2; exit 2 ;; esac
 build="${FUZZ_BUILD:-build-fuzz}"
 jobs="${JOBS:-2}"
-targets="${TARGETS:-markers workflow result prometheus http store_ref options}"
+targets="${TARGETS:-markers workflow result prometheus http store_ref options v2}"
 werror="${WERROR:-ON}"
 
 command -v clang >/dev/null 2>&1 || { echo "run.sh: clang not found (scripts/install-deps.sh installs it)" >&2; exit 2; }
@@ -35,7 +35,7 @@ expand_seeds() {
 dict_of() {
     case "$1" in
     markers | prometheus) echo tests/fuzz/markers.dict ;;
-    result) echo tests/fuzz/json.dict ;;
+    result | v2) echo tests/fuzz/json.dict ;;
     workflow) echo tests/fuzz/yaml.dict ;;
     http) echo tests/fuzz/http.dict ;;
     *) echo "" ;;

@@ -20,8 +20,10 @@ one thread each, answering every request (any method, its body read and ignored)
 Requests are numbered from 1 in arrival order; one number takes the first rule that matches
 (close, hang, error). With --counts FILE, it writes {"requests", "errors", "closes", "hangs",
 "max_in_flight"} (the most requests it held at once) to FILE as JSON on SIGTERM and exits 0. With --record FILE, each request is appended to FILE as
-a JSON line {"method", "path", "headers": {name: value}, "body"} as it arrives."""
+a JSON line {"method", "path", "headers": {name: value}, "body", "body_base64"} as it arrives
+("body" as text, bytes that are not UTF-8 replaced; "body_base64" every byte)."""
 import argparse
+import base64
 import http.server
 import json
 import os
@@ -66,7 +68,8 @@ def main():
                     record.write(json.dumps({
                         "method": self.command, "path": self.path,
                         "headers": dict(self.headers.items()),
-                        "body": body.decode("utf-8", "replace")}) + "\n")
+                        "body": body.decode("utf-8", "replace"),
+                        "body_base64": base64.b64encode(body).decode()}) + "\n")
                     record.flush()
                 state["n"] += 1
                 i = state["n"]

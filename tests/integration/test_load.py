@@ -308,6 +308,40 @@ class RequestTest(LoadCase):
             self.assertEqual(len(flat), 24)
             self.assertTrue(all(isinstance(x, int) for x in flat))
 
+    def test_kserve_binary(self):
+        """--kserve-binary: a JSON header (its length in Inference-Header-Content-Length) whose
+        input declares binary_data_size, then the values little-endian; the reference server
+        answers every such request."""
+        import base64, struct
+        rec = os.path.join(self.tmp.name, "rec.jsonl")
+        _, port = self.fake("--record", rec)
+        rc, doc, err = self.load("--kserve", "m", "--kserve-binary", "--input-shape", "2,3,4",
+                                 "--min-duration", "100ms", "--min-queries", "3",
+                                 f"http://127.0.0.1:{port}/")
+        self.assertIn(rc, (0, 1), err)
+        got = self.recorded(rec)
+        self.assertGreaterEqual(len(got), 3)
+        for r in got:
+            raw = base64.b64decode(r["body_base64"])
+            n = int(r["headers"]["Inference-Header-Content-Length"])
+            self.assertEqual(r["headers"]["Content-Type"], "application/octet-stream")
+            (inp,) = json.loads(raw[:n])["inputs"]
+            self.assertEqual((inp["shape"], inp["datatype"]), ([2, 3, 4], "FP32"))
+            self.assertNotIn("data", inp)
+            self.assertEqual(inp["parameters"]["binary_data_size"], 96)
+            values = struct.unpack("<24f", raw[n:])
+            self.assertTrue(all(0 < v <= 1 for v in values), values)
+        port = free_port()
+        rc, doc, err = self.load("--kserve", "cnn", "--kserve-binary", "--input-shape",
+                                 "4,1,28,28", "--server-cmd",
+                                 f"{WORKLOAD} serve --random-weights --listen 127.0.0.1:{port} "
+                                 "--threads 1", "--min-duration", "1s", "--min-queries", "20",
+                                 f"http://127.0.0.1:{port}/")
+        self.assertIn(rc, (0, 1), err)
+        s = self.scenario(doc)
+        self.assertGreaterEqual(s["completed"], 20)
+        self.assertEqual((s["failed"], s["errors"]), (0, {}))
+
 
 class ServerCmdTest(LoadCase):
     def serve_cmd(self, port):
@@ -408,6 +442,7 @@ class BadInputTest(LoadCase):
         self.bad(["--scenario", "server", url], "--qps")
         self.bad(["--latency-bound", "fast", url], "'fast'")
         self.bad(["--kserve", "cnn", "--input-shape", "1,x", url], "'1,x'")
+        self.bad(["--kserve-binary", url], "--kserve-binary", "belong to --kserve")
         self.bad(["-H", "NoColon", url], "'NoColon'")
         self.bad(["--connections", "0", url], "--connections", "'0'")
 

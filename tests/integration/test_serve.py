@@ -240,6 +240,49 @@ class ProtocolTest(unittest.TestCase):
         # Different images, different answers (random weights still separate them).
         self.assertGreater(np.abs(p[0] - p[1]).max(), 1e-6)
 
+    def binary_body(self, x_nchw, size=None, extra=None):
+        """The binary tensor extension's body of x and the header saying where its JSON ends."""
+        x = np.ascontiguousarray(x_nchw, "<f4")
+        params = {"binary_data_size": x.nbytes if size is None else size}
+        tensor = {"name": "input", "shape": list(x.shape), "datatype": "FP32",
+                  "parameters": params, **(extra or {})}
+        head = json.dumps({"inputs": [tensor]}).encode()
+        return head + x.tobytes(), {"Inference-Header-Content-Length": str(len(head)),
+                                    "Content-Type": "application/octet-stream"}
+
+    def test_binary_tensor_data(self):
+        """KServe v2's binary tensor extension (Triton's): the same images as binary FP32 after
+        a JSON header get the same probabilities as in JSON; bad sizes get a 400 that says
+        which size is wrong."""
+        infer = "/v2/models/cnn/infer"
+        x = np.random.default_rng(3).normal(size=(2, 1, 28, 28)).astype(np.float32)
+        body, headers = self.binary_body(x)
+        status, doc, _ = self.server.request("POST", infer, body, headers)
+        self.assertEqual(status, 200, doc)
+        np.testing.assert_allclose(probabilities(doc, 2), probabilities(self.server.infer(x), 2),
+                                   atol=1e-6)
+        _, server, _ = self.server.request("GET", "/v2")
+        self.assertIn("binary_tensor_data", server["extensions"])
+        small, small_headers = self.binary_body(x, size=100)
+        self.bad("POST", infer, small, 400, ["binary_data_size 100", "6272 bytes"],
+                 small_headers)
+        self.bad("POST", infer, body[:-4], 400, ["6268 bytes after its JSON header"], headers)
+        both, both_headers = self.binary_body(x, extra={"data": [0.0]})
+        self.bad("POST", infer, both, 400, ["both \"data\" and binary_data_size"], both_headers)
+        nan = x.copy()
+        nan[1, 0, 3, 3] = np.nan  # value 784 + 3 * 28 + 3 of the flat NCHW tensor
+        self.bad("POST", infer, self.binary_body(nan)[0], 400, ["binary value 871",
+                                                              "not a finite"], headers)
+        self.bad("POST", infer, body, 400, ["Inference-Header-Content-Length '99999999'"],
+                 dict(headers, **{"Inference-Header-Content-Length": "99999999"}))
+        self.bad("POST", infer, body, 400, ["Inference-Header-Content-Length '-1'"],
+                 dict(headers, **{"Inference-Header-Content-Length": "-1"}))
+        plain = infer_body(x).encode()
+        self.bad("POST", infer, plain + b"\0\0\0\0", 400, ["4 bytes of binary data",
+                                                       "no binary_data_size"],
+                 {"Inference-Header-Content-Length": str(len(plain))})
+        self.assertEqual(self.server.proc.poll(), None)
+
     def test_keep_alive(self):
         c = self.server.conn()
         try:

@@ -256,7 +256,24 @@ static mhd_result infer(struct http *h, struct MHD_Connection *c, struct exchang
     char err[512];
     struct v2_request rq;
     const struct v2_model *m = h->c.model;
-    enum v2_status st = v2_parse_infer(ex->body ? ex->body : "", ex->len, m, &rq, err,
+    /* the binary tensor extension: the JSON is the body's first N bytes, the tensors follow */
+    const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 "Inference-Header-Content-Length");
+    size_t json_len = ex->len;
+    if (hl) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(hl, &end, 10);
+        if (end == hl || *end || errno || *hl == '-' || v > ex->len) {
+            free(ex->body);
+            ex->body = NULL;
+            snprintf(err, sizeof err, "Inference-Header-Content-Length '%.32s' is not a byte "
+                     "count within the body's %zu bytes", hl, ex->len);
+            return reply_error(c, MHD_HTTP_BAD_REQUEST, err, NULL);
+        }
+        json_len = (size_t)v;
+    }
+    enum v2_status st = v2_parse_infer(ex->body ? ex->body : "", ex->len, json_len, m, &rq, err,
                                        sizeof err);
     free(ex->body); /* the images are parsed out of it: its memory goes before the wait */
     ex->body = NULL;

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,9 +125,42 @@ static enum v2_status check_shape(const json_t *shape, const struct v2_model *m,
     return V2_OK;
 }
 
-/* The one input tensor: its images into req (NHWC). */
+/* The binary tensor extension's data of the input (want FP32 values, little-endian, after
+ * the JSON header) into out, each value checked as the JSON path checks it. */
+static enum v2_status binary_values(const json_t *params, const struct v2_binary *bin,
+                                    size_t want, float *out, char *err, size_t errlen)
+{
+    const json_t *size = json_object_get(params, "binary_data_size");
+    if (!json_is_integer(size) || json_integer_value(size) < 0)
+        return fail(err, errlen, "input '" V2_INPUT_NAME "': binary_data_size is %s; expected "
+                    "the byte count of its binary data", type_name(size));
+    size_t bytes = (size_t)json_integer_value(size);
+    if (bytes != want * sizeof(float))
+        return fail(err, errlen, "input '" V2_INPUT_NAME "': binary_data_size %zu, but its shape "
+                    "holds %zu FP32 values, %zu bytes", bytes, want, want * sizeof(float));
+    if (bin->len != bytes)
+        return fail(err, errlen, "the body has %zu bytes after its JSON header "
+                    "(Inference-Header-Content-Length), but input '" V2_INPUT_NAME "' declares "
+                    "binary_data_size %zu", bin->len, bytes);
+    for (size_t i = 0; i < want; i++) {
+        const unsigned char *p = (const unsigned char *)bin->data + 4 * i;
+        uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                     (uint32_t)p[3] << 24;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        if (!isfinite(f))
+            return fail(err, errlen, "input '" V2_INPUT_NAME "': binary value %zu is not a "
+                        "finite number", i);
+        out[i] = f;
+    }
+    return V2_OK;
+}
+
+/* The one input tensor: its images into req (NHWC), from "data" or from the binary data after
+ * the JSON header (bin, when the body has one). */
 static enum v2_status parse_input(const json_t *in, const struct v2_model *m,
-                                  struct v2_request *req, char *err, size_t errlen)
+                                  const struct v2_binary *bin, struct v2_request *req,
+                                  char *err, size_t errlen)
 {
     if (!json_is_object(in))
         return fail(err, errlen, "'inputs[0]' is %s; expected an object {\"name\": \""
@@ -147,23 +181,28 @@ static enum v2_status parse_input(const json_t *in, const struct v2_model *m,
         return fail(err, errlen, "input '" V2_INPUT_NAME "': datatype '%.32s', but this model "
                     "takes FP32", json_string_value(dtype));
     const json_t *params = json_object_get(in, "parameters");
-    if (json_is_object(params) && json_object_get(params, "binary_data_size"))
-        return fail(err, errlen, "input '" V2_INPUT_NAME "': binary tensor data "
-                    "(binary_data_size) is not supported; send the values in \"data\"");
+    bool binary = json_is_object(params) && json_object_get(params, "binary_data_size");
     int n = 0;
     enum v2_status st = check_shape(json_object_get(in, "shape"), m, &n, err, errlen);
     if (st)
         return st;
     const json_t *data = json_object_get(in, "data");
-    if (!json_is_array(data))
+    if (binary && data)
+        return fail(err, errlen, "input '" V2_INPUT_NAME "' has both \"data\" and "
+                    "binary_data_size: send its values one way");
+    if (!binary && bin->len)
+        return fail(err, errlen, "the body has %zu bytes of binary data after its JSON header, "
+                    "but input '" V2_INPUT_NAME "' has no binary_data_size", bin->len);
+    if (!binary && !json_is_array(data))
         return fail(err, errlen, "input '" V2_INPUT_NAME "': \"data\" is %s; expected an "
-                    "array of numbers", data ? type_name(data) : "missing");
+                    "array of numbers (or binary data: parameters.binary_data_size)",
+                    data ? type_name(data) : "missing");
     const size_t per_image = (size_t)m->channels * m->height * m->width;
     const size_t want = (size_t)n * per_image;
     size_t count = 0;
-    if ((st = count_values(data, 1, &count, err, errlen)))
+    if (!binary && (st = count_values(data, 1, &count, err, errlen)))
         return st;
-    if (count != want)
+    if (!binary && count != want)
         return fail(err, errlen, "input '" V2_INPUT_NAME "': shape [%d,%d,%d,%d] holds %zu "
                     "values, but \"data\" has %zu", n, m->channels, m->height, m->width, want,
                     count);
@@ -177,7 +216,8 @@ static enum v2_status parse_input(const json_t *in, const struct v2_model *m,
         return V2_NO_MEMORY;
     }
     size_t at = 0;
-    if ((st = fill_values(data, nchw, &at, err, errlen))) {
+    if ((st = binary ? binary_values(params, bin, want, nchw, err, errlen)
+                     : fill_values(data, nchw, &at, err, errlen))) {
         free(nchw);
         if (x != nchw)
             free(x);
@@ -219,12 +259,17 @@ static enum v2_status check_outputs(const json_t *outputs, char *err, size_t err
     return V2_OK;
 }
 
-enum v2_status v2_parse_infer(const char *body, size_t len, const struct v2_model *m,
-                              struct v2_request *req, char *err, size_t errlen)
+enum v2_status v2_parse_infer(const char *body, size_t len, size_t json_len,
+                              const struct v2_model *m, struct v2_request *req, char *err,
+                              size_t errlen)
 {
     memset(req, 0, sizeof *req);
+    if (json_len > len)
+        return fail(err, errlen, "Inference-Header-Content-Length %zu is more than the body's "
+                    "%zu bytes", json_len, len);
+    const struct v2_binary bin = {body + json_len, len - json_len};
     json_error_t je;
-    json_t *root = json_loadb(body, len, 0, &je);
+    json_t *root = json_loadb(body, json_len, 0, &je);
     if (!root)
         return fail(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column,
                     je.text);
@@ -252,7 +297,7 @@ enum v2_status v2_parse_infer(const char *body, size_t len, const struct v2_mode
         st = V2_NO_MEMORY;
     }
     if (st == V2_OK)
-        st = parse_input(json_array_get(inputs, 0), m, req, err, errlen);
+        st = parse_input(json_array_get(inputs, 0), m, &bin, req, err, errlen);
     json_decref(root);
     if (st != V2_OK)
         v2_request_free(req);
@@ -325,8 +370,8 @@ char *v2_format_model_metadata(const struct v2_model *m, size_t *len)
 
 char *v2_format_server_metadata(const char *version, size_t *len)
 {
-    json_t *v = json_pack("{s:s, s:s, s:[]}", "name", "mlbench-workload serve", "version",
-                          version, "extensions");
+    json_t *v = json_pack("{s:s, s:s, s:[s]}", "name", "mlbench-workload serve", "version",
+                          version, "extensions", "binary_tensor_data");
     return dump(v, JSON_COMPACT, len);
 }
 

@@ -26,6 +26,12 @@ struct v2_request {
     float *x; /* the n images in the CNN's layout, NHWC (malloc'd, n*H*W*C floats) */
 };
 
+/* The binary data after a body's JSON header (the binary tensor extension). */
+struct v2_binary {
+    const char *data;
+    size_t len;
+};
+
 /* v2_parse_infer's failures. */
 enum v2_status {
     V2_OK = 0,
@@ -33,16 +39,21 @@ enum v2_status {
     V2_NO_MEMORY = -2,   /* the images could not be allocated: answer 500 with err */
 };
 
-/* Parses an inference request body of len bytes,
+/* Parses an inference request body of len bytes whose first json_len bytes are JSON (len when
+ * it is all JSON),
  *   {"id": "...", "inputs": [{"name": "input", "shape": [N, C, H, W], "datatype": "FP32",
  *    "data": [...]}], "outputs": [{"name": "probabilities"}], "parameters": {...}}
  * ("id", "outputs" and "parameters" optional; "data" row-major NCHW, flat or nested; numbers),
- * into *req, converting the images to NHWC. V2_OK, or a v2_status with a message in err that
+ * into *req, converting the images to NHWC. With the binary tensor extension (KServe v2,
+ * Triton: the request's Inference-Header-Content-Length is json_len) the input has
+ * "parameters": {"binary_data_size": B} and no "data", and its B bytes after the JSON are the
+ * FP32 values, little-endian, row-major NCHW. V2_OK, or a v2_status with a message in err that
  * names what is wrong (malformed JSON with its line and column, a missing or unknown field, the
  * shape, the datatype, the element count, a value that is not a number or not finite in fp32, a
  * batch above m->max_batch); on failure nothing is left allocated in *req. */
-enum v2_status v2_parse_infer(const char *body, size_t len, const struct v2_model *m,
-                              struct v2_request *req, char *err, size_t errlen);
+enum v2_status v2_parse_infer(const char *body, size_t len, size_t json_len,
+                              const struct v2_model *m, struct v2_request *req, char *err,
+                              size_t errlen);
 /* Frees what req holds (NULL and an already freed request are fine). */
 void v2_request_free(struct v2_request *req);
 
