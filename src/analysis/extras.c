@@ -159,8 +159,10 @@ void analyze_run_extras(const struct analysis_context *ctx, const struct stage_r
         if (known(s->other_cores) && s->other_cores >= OTHER_LOAD_CORES)
             cat(rec, sizeof rec, "other processes compete for the CPUs: use a quiet machine");
         else if (f->ncpu && known(s->threads_peak) && s->threads_peak > f->ncpu) {
+            /* a DataLoader is named only where the workload said it has one */
             cat(rec, sizeof rec, "more threads want to run than there are cores (every process "
-                "or DataLoader worker with its own OpenMP/BLAS pool?): ");
+                "%swith its own OpenMP/BLAS pool?): ",
+                ctx->loader_workers > 0 ? "or DataLoader worker " : "");
             advice_fewer_threads(ctx, f->ncpu, rec, sizeof rec);
         } else if (known(f->cpu))
             cat(rec, sizeof rec,

@@ -605,6 +605,12 @@ static void test_other_load_and_contention(void **state)
     run1(&ctx, &s);
     assert_contains(finding("cpu-contention")->recommendation, "OMP_NUM_THREADS");
     assert_contains(finding("cpu-contention")->evidence, "up to 64 threads");
+    /* a DataLoader is named only where the workload reports one (a plain torch run did not) */
+    assert_lacks(finding("cpu-contention")->recommendation, "DataLoader");
+    ctx.loader_workers = 2;
+    run1(&ctx, &s);
+    assert_contains(finding("cpu-contention")->recommendation, "DataLoader worker");
+    ctx.loader_workers = -1;
     s.threads_peak = 8;
     run1(&ctx, &s);
     assert_contains(finding("cpu-contention")->recommendation, "CPU quota");
