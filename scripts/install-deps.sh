@@ -10,7 +10,8 @@ set -eu
 # clang and libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes): make fuzz, tests/fuzz/.
 # python3-torch: the PyTorch workload of tests/integration/test_torch.py (framework-aware advice).
 # python3-numpy: test_serve.py checks the reference server's answers against a forward pass in numpy.
-packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
+# libpq-dev: the shared result store (PostgreSQL); postgresql: the server test_shared_store.py starts.
+packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libpq-dev postgresql libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
     libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch python3-numpy"
 for opt in "$@"; do
     case "$opt" in

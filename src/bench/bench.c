@@ -56,7 +56,8 @@ struct bench {
     struct http_server *server;
     struct progress progress;
     char *nvtx_var;        /* "NVTX_INJECTION64_PATH=..." for the command, or NULL */
-    char *runs_dir;        /* <store>/runs */
+    char *runs_dir;        /* <store>/runs; with a shared store, the local one's (its fallback) */
+    char *shared;          /* a shared store, as messages name it; NULL: a directory */
     struct bench_point **points;
     size_t n_points;
     struct bench_point *current; /* the point running now, for the status line */
@@ -481,12 +482,34 @@ static int check_command(struct bench_point *p)
     return 0;
 }
 
+static int check_nvtx(struct bench *b);
+
 /* Checks the store and --nvtx before anything runs. Returns 0, or 2 after saying what is
  * wrong. */
 static int check_input(struct bench *b)
 {
     const struct run_config *cfg = b->cfg;
     char err[1024];
+    int kind = store_where(cfg->store, &b->shared, err, sizeof err);
+    if (kind < 0) {
+        log_error("%s", err);
+        return 2;
+    }
+    if (kind == 1) {
+        /* Results that cannot reach it are kept in the local store (STORE_DEFAULT_DIR, else
+         * $TMPDIR): a run is not refused for a server that is away. */
+        b->runs_dir = xasprintf("%s/%s", STORE_DEFAULT_DIR, STORE_RUNS_DIR);
+        if (store_check(cfg->store, err, sizeof err) < 0) {
+            log_error("%s", err);
+            if (store_exit_status() == 2)
+                return 2;
+            log_warn("the run goes on: its result will be kept locally, to be sent with "
+                     "mlbench store push");
+        }
+        return check_nvtx(b);
+    }
+    free(b->shared);
+    b->shared = NULL;
     b->runs_dir = xasprintf("%s/runs", cfg->store);
     int store_ok = fsx_mkdirs(b->runs_dir) == 0 && access(b->runs_dir, W_OK | X_OK) == 0;
     if (!store_ok)
@@ -498,7 +521,13 @@ static int check_input(struct bench *b)
         return 2;
     }
     fsx_clean_stale(b->runs_dir, ".tmp.", NULL); /* half-written results of an mlbench that was SIGKILLed */
+    return check_nvtx(b);
+}
 
+/* Checks --nvtx. Returns 0, or 2 after saying what is wrong. */
+static int check_nvtx(struct bench *b)
+{
+    const struct run_config *cfg = b->cfg;
     if (cfg->nvtx) {
         char *lib = nvtx_library();
         if (!lib) {
@@ -617,9 +646,21 @@ static int write_result(struct bench *b, struct bench_point *p, struct bench_out
         return 3;
     }
     int status = 0;
+    const char *store = p->cfg->store;
+    if (b->shared) {
+        if (store_record(store, NULL, out->doc, err, sizeof err) == 0) {
+            out->path = xstrdup(b->shared);
+            goto output;
+        }
+        /* kept in the local store, to be pushed: nothing is lost to a server that is away */
+        log_error("%s", err);
+        status = 3;
+        store = STORE_DEFAULT_DIR;
+        fsx_mkdirs(b->runs_dir);
+    }
     out->path = xasprintf("%s/%s.json", b->runs_dir, id);
     if (result_write_json(out->doc, out->path, err, sizeof err) == 0) {
-        if (store_record(p->cfg->store, out->path, out->doc, err, sizeof err) < 0)
+        if (store_record(store, out->path, out->doc, err, sizeof err) < 0)
             log_warn("%s (the result is in %s; the next mlbench history indexes it)", err, out->path);
     } else {
         /* The store was writable when we started (disk full since?): keep the result anyway. */
@@ -636,6 +677,11 @@ static int write_result(struct bench *b, struct bench_point *p, struct bench_out
             out->path = NULL;
         }
     }
+    if (b->shared && out->path)
+        log_error("the result is kept in %s: send it to the shared store later with mlbench "
+                  "store push TARGET %s (TARGET: the --store given, %s)", out->path, out->path,
+                  b->shared);
+output:
     if (p->cfg->output && result_write_json(out->doc, p->cfg->output, err, sizeof err) < 0) {
         log_error("%s", err);
         status = 3;
@@ -688,6 +734,7 @@ void bench_close(struct bench *b)
     session_close(&b->session);
     live_free(b->live);
     free(b->runs_dir);
+    free(b->shared);
     free(b->nvtx_var);
     free(b);
 }

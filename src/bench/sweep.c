@@ -12,6 +12,7 @@
 #include "measure/oom_cgroup.h"
 #include "measure/runner.h"
 #include "result/result.h"
+#include "store/store.h"
 #include "store/sweeps.h"
 #include "util/fsx.h"
 #include "util/log.h"
@@ -718,6 +719,13 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
     *doc_out = NULL;
     *path_out = NULL;
     result_new_id(sw.id, sizeof sw.id, &sw.created_unix_ns);
+    if (store_where(spec->cfg->store, NULL, NULL, 0) != 0) {
+        /* its points refer to result files beside the sweep document */
+        log_error("a sweep is kept in a directory store: give --store DIR (mlbench store push "
+                  "sends its results to the shared store afterwards)");
+        json_decref(sw.rounds);
+        return 2;
+    }
     int status = bench_open(spec->cfg, &sw.bench);
     if (status != 0) {
         bench_close(sw.bench);

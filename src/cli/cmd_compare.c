@@ -676,10 +676,12 @@ int cmd_compare(int argc, char **argv)
             /* a sweep's point */
         } else if (is_file_ref(ref)) {
             paths[i] = xstrdup(ref);
-        } else if (store_resolve(cli.store, ref, &paths[i], err, sizeof err) != 0) {
-            log_error("compare: %s", err);
-            status = 2;
-            break;
+        } else {
+            if (!(results[i] = store_load(cli.store, ref, &paths[i], err, sizeof err))) {
+                log_error("compare: %s", err);
+                status = store_exit_status();
+            }
+            continue;
         }
         results[i] = result_load_file(paths[i], err, sizeof err);
         if (!results[i]) {

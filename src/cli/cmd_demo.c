@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "store/store.h"
 #include "cli/demo_cmdline.h"
 #include "cli/demo_views.h"
 #include "cli/options.h"
@@ -498,6 +499,10 @@ int cmd_demo(int argc, char **argv)
     /* one loader thread keeps up with training on a few cores (a 28x28 JPEG decodes in ~5 us);
      * a quarter of the cores on bigger machines */
     d.loaders = d.cpus >= 8 ? d.cpus / 4 : 1;
+    if (store_where(d.store, NULL, NULL, 0) != 0) {
+        log_error("mlbench demo keeps its files in a directory store: give --store DIR");
+        return 2;
+    }
     d.dir = xasprintf("%s/demo", d.store);
     struct files f = {
         .r1 = xasprintf("%s/1-baseline.json", d.dir),

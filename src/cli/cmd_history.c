@@ -35,19 +35,23 @@ static const char usage_text[] =
     "Lists the stored results, oldest first, with a trend line per stage.\n"
     "\n"
     "  -l, --label NAME     only results with this label\n"
+    "      --host NAME      only results measured on this host\n"
     "  -s, --stage NAME     only this stage (\"total\" is the whole run)\n"
     "  -n, --last N         only the newest N results\n"
     "      --detect         find step changes per label (or command) and stage; exit\n"
     "                       status 1 when the newest result of a series is slower\n"
     "      --min-effect PCT smallest change --detect reports (default 2)\n"
     "      --json           print a JSON document instead of the table\n"
-    "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
+    "      --store DIR|URI  result store: a directory, or a shared PostgreSQL store\n"
+    "                       (postgresql://host/db); default .mlbench, or $MLBENCH_STORE\n"
     "  -h, --help           this help\n"
     "\n"
     "docs/store.md describes the store and how changes are detected.\n";
 
 struct history_options {
-    const char *label, *stage, *store;
+    const char *label, *host, *stage, *store;
+    const char *shown; /* the store as messages name it */
+    bool hosts;        /* a host column: results of several hosts, or a shared store */
     size_t last;
     bool json, detect;
     struct detect_options det;
@@ -61,6 +65,7 @@ static int parse(int argc, char **argv, struct history_options *o)
     detect_options_default(&o->det);
     const struct cli_option table[] = {
         CLI_OPT_STRING("label", 'l', &o->label, 0, NULL),
+        CLI_OPT_STRING("host", 0, &o->host, CLI_NONEMPTY, "is empty: give a host name"),
         CLI_OPT_STRING("stage", 's', &o->stage, 0, NULL),
         CLI_OPT_INTEGER("last", 'n', &o->last, 1, 100000000, 0,
                         "is not a number of results (1 or more)"),
@@ -398,8 +403,12 @@ static void load_cell(FILE *out, const struct history_load *l)
 }
 
 static void print_table(FILE *out, const struct store_entry *e, size_t n, const char **stages,
-                        size_t n_stages, const struct history_load *L)
+                        size_t n_stages, const struct history_load *L, bool hosts)
 {
+    int host_w = 4;
+    for (size_t i = 0; hosts && i < n; i++)
+        if (e[i].host && (int)strlen(e[i].host) > host_w)
+            host_w = strlen(e[i].host) > 20 ? 20 : (int)strlen(e[i].host);
     bool any_load = false;
     for (size_t i = 0; i < n; i++)
         any_load |= L[i].n > 0;
@@ -408,8 +417,10 @@ static void print_table(FILE *out, const struct store_entry *e, size_t n, const 
         if (e[i].label && (int)strlen(e[i].label) > label_w)
             label_w = strlen(e[i].label) > 24 ? 24 : (int)strlen(e[i].label);
     size_t shown = figures_shown(n_stages);
-    fprintf(out, "%-22s  %-19s  %-*s  %-11s %4s", "id", "created (UTC)", label_w, "label",
-            "status", "runs");
+    fprintf(out, "%-22s  %-19s  %-*s  ", "id", "created (UTC)", label_w, "label");
+    if (hosts)
+        fprintf(out, "%-*s  ", host_w, "host");
+    fprintf(out, "%-11s %4s", "status", "runs");
     for (size_t s = 0; s < shown; s++)
         fprintf(out, "  %10.10s", stages[s]);
     if (any_load)
@@ -423,9 +434,11 @@ static void print_table(FILE *out, const struct store_entry *e, size_t n, const 
             if (t)
                 *t = ' ';
         }
-        fprintf(out, "%-22s  %-19s  %-*.*s  %-11s %4ld", e[i].id, created, label_w, label_w,
-                e[i].label ? e[i].label : "-", status_word(&e[i], st, sizeof st),
-                e[i].runs_measured);
+        fprintf(out, "%-22s  %-19s  %-*.*s  ", e[i].id, created, label_w, label_w,
+                e[i].label ? e[i].label : "-");
+        if (hosts)
+            fprintf(out, "%-*.*s  ", host_w, host_w, e[i].host ? e[i].host : "-");
+        fprintf(out, "%-11s %4ld", status_word(&e[i], st, sizeof st), e[i].runs_measured);
         for (size_t s = 0; s < shown; s++) {
             const struct store_stats *t = figure(&e[i], stages[s]);
             fprintf(out, "  %10s", t && isfinite(t->median_ns)
@@ -467,13 +480,14 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
                        size_t groups, const struct changes *ch, const struct history_load *L)
 {
     if (!n) {
-        fprintf(out, "no results%s%s%s%s%s%s in %s\n", o->label ? " with label '" : "",
+        fprintf(out, "no results%s%s%s%s%s%s%s%s in %s\n", o->label ? " with label '" : "",
                 o->label ? o->label : "", o->label ? "'" : "",
                 o->stage ? (o->label ? " and stage '" : " with a stage '") : "",
-                o->stage ? o->stage : "", o->stage ? "'" : "", o->store);
+                o->stage ? o->stage : "", o->stage ? "'" : "", o->host ? " from host " : "",
+                o->host ? o->host : "", o->shown);
         return;
     }
-    print_table(out, e, n, stages, n_stages, L);
+    print_table(out, e, n, stages, n_stages, L, o->hosts);
     bool utf8 = utf8_locale(), header = false;
     for (size_t g = 0; g < groups; g++) {
         size_t members = 0, first = n;
@@ -576,8 +590,8 @@ static json_t *entry_json(const struct store_entry *e)
         json_object_update_new(s, stats_json(&e->stages[k].t));
         json_array_append_new(stages, s);
     }
-    return json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o}",
-                     "id", e->id, "path", e->path, "label", str(e->label), "command",
+    return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o}",
+                     "id", e->id, "path", str(e->path), "label", str(e->label), "command",
                      e->command ? e->command : "", "host", str(e->host), "mlbench_commit",
                      str(e->mlbench_commit), "workdir_commit", str(e->workdir_commit),
                      "created", str(e->created), "status", str(e->status), "runs_measured",
@@ -591,7 +605,7 @@ static void print_json(FILE *out, const struct history_options *o, const struct 
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(HISTORY_SCHEMA));
-    json_object_set_new(doc, "store", json_string(o->store));
+    json_object_set_new(doc, "store", json_string(o->shown));
     json_t *results = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *x = entry_json(&e[i]);
@@ -638,17 +652,23 @@ int cmd_history(int argc, char **argv)
     struct store *s = store_open(o.store, err, sizeof err);
     if (!s) {
         log_error("%s", err);
-        return 2;
+        return store_exit_status();
     }
-    struct store_query q = {.label = o.label, .last = o.last, .with_stages = true,
+    struct store_query q = {.label = o.label, .host = o.host, .last = o.last, .with_stages = true,
                             .stage = o.stage && strcmp(o.stage, TOTAL) != 0 ? o.stage : NULL};
     struct store_entry *e;
     size_t n;
     if (store_list(s, &q, &e, &n, err, sizeof err) < 0) {
         log_error("%s", err);
         store_close(s);
-        return 2;
+        return store_exit_status();
     }
+    char *shown = xstrdup(store_name(s));
+    o.shown = shown;
+    o.hosts = store_is_shared(s);
+    for (size_t i = 1; i < n && !o.hosts; i++)
+        o.hosts = (e[i].host == NULL) != (e[0].host == NULL) ||
+                  (e[i].host && strcmp(e[i].host, e[0].host) != 0);
     store_close(s);
     const char **stages;
     size_t n_stages = stage_names(e, n, o.stage, &stages);
@@ -670,5 +690,6 @@ int cmd_history(int argc, char **argv)
     free(group);
     free(stages);
     store_entries_free(e, n);
+    free(shown);
     return rc == 0 && ferror(stdout) ? 3 : rc;
 }

@@ -296,12 +296,9 @@ int cmd_report(int argc, char **argv)
         paths = xcalloc(n, sizeof *paths);
     }
     for (size_t i = 0; !sweep && i < n && status == 0; i++) {
-        if (store_resolve(c.store, c.refs[i], &paths[i], err, sizeof err) != 0) {
+        if (!(results[i] = store_load(c.store, c.refs[i], &paths[i], err, sizeof err))) {
             log_error("report: %s", err);
-            status = 2;
-        } else if (!(results[i] = result_load_file(paths[i], err, sizeof err))) {
-            log_error("report: %s", err);
-            status = 2;
+            status = store_exit_status();
         }
     }
     if (status == 0 && n >= 2) {

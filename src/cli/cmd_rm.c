@@ -48,14 +48,14 @@ int cmd_rm(int argc, char **argv)
     struct store *s = store_open(dir, err, sizeof err);
     if (!s) {
         log_error("%s", err);
-        return 2;
+        return store_exit_status();
     }
     size_t n = (size_t)args.n;
     char **ids = xcalloc(n, sizeof *ids);
     for (size_t i = 0; i < n && rc == 0; i++)
         if (store_find_stored(s, args.v[i], &ids[i], err, sizeof err) < 0) {
             log_error("%s: nothing removed", err);
-            rc = 2;
+            rc = store_exit_status();
         }
     for (size_t i = 0; i < n && rc == 0; i++) {
         bool again = false; /* two references to one result */

@@ -4,6 +4,7 @@
  * with --json. References: docs/store.md. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <jansson.h>
@@ -84,22 +85,23 @@ int cmd_show(int argc, char **argv)
         fflush(stdout);
         return rc == 0 && ferror(stdout) ? 3 : rc;
     }
-    if (store_resolve(store, args.v[0], &path, err, sizeof err) < 0) {
-        log_error("%s", err);
-        return 2;
-    }
-    json_t *r = result_load_file(path, err, sizeof err);
+    json_t *r = store_load(store, args.v[0], &path, err, sizeof err);
     if (!r) {
         log_error("%s", err);
-        free(path);
-        return 2;
+        return store_exit_status();
     }
     rc = 0;
-    if (json) {
+    if (json && access(path, R_OK) == 0) {
+        /* the file as it was written, byte for byte */
         if (copy_file(stdout, path) < 0) {
             log_error("cannot read %s", path);
             rc = 2;
         }
+    } else if (json) {
+        /* a shared store keeps the document (JSONB: the keys in its own order) */
+        if (json_dumpf(r, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0)
+            rc = 3;
+        putchar('\n');
     } else if (json_is_object(json_object_get(r, "load"))) {
         /* the process that measured is the load generator: its stage table and verdicts would
          * describe mlbench, not the server */

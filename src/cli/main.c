@@ -17,6 +17,7 @@ static const struct {
     {"show", cmd_show, "print a stored result"},
     {"report", cmd_report, "write a report: markdown, html, trace, csv"},
     {"rm", cmd_rm, "remove stored results"},
+    {"store", cmd_store, "copy results to or from a shared store (push, pull)"},
     {"env", cmd_env, "describe this machine and environment"},
     {"demo", cmd_demo, "the worked example: baseline, optimised, compared (make run)"},
     {"monitor", cmd_monitor, "sample continuously and serve Prometheus /metrics"},

@@ -478,7 +478,7 @@ static int sqlite_list(void *handle, const struct store_query *q, struct store_e
                 " file_size FROM results"
                 " WHERE (?1 IS NULL OR id = ?1)"
                 " AND (?2 IS NULL OR substr(id, 1, length(?2)) = ?2)"
-                " AND (?3 IS NULL OR label = ?3)"
+                " AND (?3 IS NULL OR label = ?3) AND (?6 IS NULL OR host = ?6)"
                 " AND (?5 IS NULL OR EXISTS (SELECT 1 FROM stages"
                 "  WHERE stages.result_id = results.id AND stages.name = ?5))"
                 " ORDER BY created DESC, id DESC LIMIT ?4", &st, err, errlen) < 0)
@@ -494,6 +494,7 @@ static int sqlite_list(void *handle, const struct store_query *q, struct store_e
     bind_text(st, 3, q->label);
     sqlite3_bind_int64(st, 4, q->last ? (sqlite3_int64)q->last : -1);
     bind_text(st, 5, q->stage);
+    bind_text(st, 6, q->host);
     /* One read transaction: the results and their stages are one snapshot. */
     if (exec(x, "BEGIN", err, errlen) < 0)
         goto fail;

@@ -1,6 +1,7 @@
-/* store: the result store's logic above its index backends (see store.h): what a reference
- * means, keeping the index in step with the result files (the truth), and the table of
- * backends. The rows themselves are kept by a backend (sqlite.c). */
+/* store: the result store's logic above its backends (see store.h): what a reference means,
+ * keeping an index in step with the result files (the truth of a directory store), and the
+ * table of backends. The rows themselves are kept by a backend: sqlite.c indexes a directory,
+ * postgres.c keeps the documents of a shared store. */
 #include "store/store.h"
 
 #include <dirent.h>
@@ -14,24 +15,53 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "result/result.h"
 #include "result/result_load.h"
 #include "util/xalloc.h"
 #include "store/store_ops.h"
 #include "util/fsx.h"
 #include "util/jsonx.h"
 
-/* The index backends; the first is the default. A server database would be listed here and
- * chosen by an option naming it. */
+/* The backends: the index of a directory store (the default), and the shared database that
+ * a --store connection string names (store_pg_parse tells which). */
 static const struct store_ops *const backends[] = {
     &store_sqlite_ops,
+    &store_postgres_ops,
 };
 
 struct store {
     const struct store_ops *ops;
     void *handle;
-    char *dir;      /* as given: used in the paths shown to the user */
-    char *real;     /* canonical: to tell whether a file lies inside the store */
+    char *dir;      /* as given (a shared store: as shown): used in what the user reads */
+    char *real;     /* canonical: to tell whether a file lies inside the store; NULL: shared */
 };
+
+static _Thread_local int last_status = 2;
+
+int store_exit_status(void)
+{
+    return last_status;
+}
+
+/* Sets what store_exit_status says of a failure with backend code rc (see store_ops.h). */
+static int failed(const struct store *s, int rc)
+{
+    last_status = s && s->ops->get && rc != STORE_REFUSED ? 3 : 2;
+    return -1;
+}
+
+int store_where(const char *where, char **shown, char *err, size_t errlen)
+{
+    char *pg = NULL;
+    int rc = store_pg_parse(where, &pg, err, errlen);
+    if (rc < 0)
+        last_status = 2;
+    if (shown)
+        *shown = rc == 1 ? pg : rc == 0 ? xstrdup(where) : NULL;
+    else
+        free(pg);
+    return rc;
+}
 
 const char *store_default_dir(void)
 {
@@ -334,6 +364,27 @@ static int store_sync(struct store *s, char *err, size_t errlen)
  * only when it is new (first use, or rebuilt after an older version). */
 static struct store *open_store(const char *dir, bool sync_always, char *err, size_t errlen)
 {
+    char *shown = NULL;
+    int kind = store_where(dir, &shown, err, errlen);
+    if (kind < 0)
+        return NULL;
+    last_status = 2;
+    if (kind == 1) {
+        struct store *s = xcalloc(1, sizeof *s);
+        s->ops = backends[1];
+        bool fresh;
+        int rc = s->ops->open(dir, &s->handle, &fresh, err, errlen);
+        if (rc < 0) {
+            failed(s, rc);
+            free(shown);
+            free(s);
+            return NULL;
+        }
+        s->dir = xstrdup(s->ops->shown(s->handle));
+        free(shown);
+        return s;
+    }
+    free(shown);
     struct stat st;
     if (stat(dir, &st) < 0) {
         if (errno == ENOENT)
@@ -408,9 +459,10 @@ static int store_put(struct store *s, const char *path, json_t *result, char *er
 int store_list(struct store *s, const struct store_query *q, struct store_entry **out, size_t *n,
                char *err, size_t errlen)
 {
-    if (s->ops->list(s->handle, q, out, n, err, errlen) < 0)
-        return -1;
-    for (size_t i = 0; i < *n; i++) {
+    int rc = s->ops->list(s->handle, q, out, n, err, errlen);
+    if (rc < 0)
+        return failed(s, rc);
+    for (size_t i = 0; i < *n && (*out)[i].path; i++) {
         char *p = usable_path(s, (*out)[i].path);
         free((*out)[i].path);
         (*out)[i].path = p;
@@ -474,7 +526,7 @@ static int store_find(struct store *s, const char *ref, char **path_out, char **
         if (rc == 0) {
             snprintf(err, errlen, "no results in the store '%s' yet (mlbench run records them)",
                      s->dir);
-            return -1;
+            return failed(s, STORE_REFUSED);
         }
         goto found;
     }
@@ -485,8 +537,8 @@ static int store_find(struct store *s, const char *ref, char **path_out, char **
         goto found;
     /* A result file the index left out (unreadable) is still named by its id, so that show
      * can say what is wrong with it and rm can remove it. */
-    path = xasprintf("%s/%s/%s.json", s->dir, STORE_RUNS_DIR, ref);
-    if (access(path, F_OK) == 0) {
+    path = s->real ? xasprintf("%s/%s/%s.json", s->dir, STORE_RUNS_DIR, ref) : NULL;
+    if (path && access(path, F_OK) == 0) {
         id = xstrdup(ref);
         goto found;
     }
@@ -502,6 +554,7 @@ static int store_find(struct store *s, const char *ref, char **path_out, char **
         return -1;
     if (rc == 1)
         goto found;
+    last_status = 2;
     if (rc == 0)
         snprintf(err, errlen, "unknown run '%s' (see mlbench history)", ref);
     else if (n == 2)
@@ -553,8 +606,18 @@ int store_remove(struct store *s, const char *id, char *err, size_t errlen)
     struct store_query q = {.id = id};
     struct store_entry *e;
     size_t n;
-    if (s->ops->list(s->handle, &q, &e, &n, err, errlen) < 0)
-        return -1;
+    int rc = s->ops->list(s->handle, &q, &e, &n, err, errlen);
+    if (rc < 0)
+        return failed(s, rc);
+    if (!s->real) { /* shared: the row is the result */
+        store_entries_free(e, n);
+        if (n == 0) {
+            snprintf(err, errlen, "unknown run '%s' (see mlbench history)", id);
+            return failed(s, STORE_REFUSED);
+        }
+        rc = s->ops->remove(s->handle, &id, 1, NULL, NULL, err, errlen);
+        return rc < 0 ? failed(s, rc) : 0;
+    }
     char *path;
     if (n == 1 && e[0].path[0] == '/')
         path = NULL; /* indexed from outside the store: only the row goes */
@@ -569,7 +632,7 @@ int store_remove(struct store *s, const char *id, char *err, size_t errlen)
         return -1;
     }
     struct unlink_arg u = {path, NULL};
-    int rc = s->ops->remove(s->handle, &id, 1, move_aside, &u, err, errlen);
+    rc = s->ops->remove(s->handle, &id, 1, move_aside, &u, err, errlen);
     if (u.aside && rc < 0 && rename(u.aside, path) < 0) /* the rows stay: so does the file */
         log_error("cannot put %s back after a failed removal: %s (it is kept as %s: move it "
                   "back)", path, strerror(errno), u.aside);
@@ -591,6 +654,12 @@ int store_find_stored(struct store *s, const char *ref, char **id_out, char *err
         free(path);
         *id_out = id;
         return 0;
+    }
+    if (!s->real) {
+        snprintf(err, errlen, "%s is a file, not a result of the shared store %s: give the id "
+                 "of the result (see mlbench history)", path, s->dir);
+        free(path);
+        return failed(s, STORE_REFUSED);
     }
     /* A file path: only a result file of this store's runs/ may go. */
     char real[PATH_MAX], runs[PATH_MAX + 8];
@@ -622,7 +691,12 @@ int store_record(const char *store_dir, const char *result_path, json_t *result,
     if (!result && !(result = loaded = result_load_file(result_path, err, errlen)))
         return -1;
     struct store *s = open_store(store_dir, false, err, errlen);
-    int rc = s ? store_put(s, result_path, result, err, errlen) : -1;
+    int rc = -1;
+    if (s && s->real) {
+        rc = store_put(s, result_path, result, err, errlen);
+    } else if (s) {
+        rc = store_add(s, result, err, errlen) < 0 ? -1 : 0;
+    }
     store_close(s);
     json_decref(loaded);
     return rc;
@@ -635,18 +709,92 @@ int store_check(const char *store_dir, char *err, size_t errlen)
     return s ? 0 : -1;
 }
 
-int store_resolve(const char *store_dir, const char *ref, char **path_out, char *err,
-                  size_t errlen)
+json_t *store_load(const char *store_dir, const char *ref, char **name_out, char *err,
+                   size_t errlen)
 {
-    *path_out = NULL;
+    *name_out = NULL;
+    last_status = 2;
     if (is_path(ref)) {
-        *path_out = xstrdup(ref);
-        return 0;
+        json_t *doc = result_load_file(ref, err, errlen);
+        if (doc)
+            *name_out = xstrdup(ref);
+        return doc;
     }
     struct store *s = store_open(store_dir, err, errlen);
     if (!s)
-        return -1;
-    int rc = store_find(s, ref, path_out, NULL, err, errlen);
+        return NULL;
+    char *path = NULL, *id = NULL;
+    json_t *doc = NULL;
+    if (store_find(s, ref, &path, &id, err, errlen) == 0) {
+        if (path) {
+            doc = result_load_file(path, err, errlen);
+        } else {
+            int rc = s->ops->get(s->handle, id, &doc, err, errlen);
+            if (rc < 0)
+                failed(s, rc);
+        }
+    }
+    if (doc)
+        *name_out = path ? path : xstrdup(s->dir);
+    else
+        free(path);
+    free(id);
     store_close(s);
-    return rc;
+    return doc;
+}
+
+int store_add(struct store *s, json_t *doc, char *err, size_t errlen)
+{
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    if (!id || !*id || strchr(id, '/') || id[0] == '.') {
+        snprintf(err, errlen, "a result without a usable id cannot be stored");
+        return failed(s, STORE_REFUSED);
+    }
+    if (s->real) {
+        char *path = xasprintf("%s/%s/%s.json", s->dir, STORE_RUNS_DIR, id);
+        int rc = 0;
+        if (access(path, F_OK) != 0) {
+            char *runs = xasprintf("%s/%s", s->dir, STORE_RUNS_DIR);
+            rc = fsx_mkdirs(runs) == 0 && result_write_json(doc, path, err, errlen) == 0 &&
+                         store_put(s, path, doc, err, errlen) == 0
+                     ? 1
+                     : -1;
+            if (rc < 0 && !*err)
+                snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            free(runs);
+        }
+        free(path);
+        return rc;
+    }
+    struct store_entry e;
+    store_entry_from_json(doc, "", &e);
+    e.doc = doc;
+    int rc = s->ops->put(s->handle, &e, 1, err, errlen);
+    store_entry_clear(&e);
+    return rc < 0 ? failed(s, rc) : rc;
+}
+
+json_t *store_get(struct store *s, const struct store_entry *e, char *err, size_t errlen)
+{
+    if (e->path) {
+        json_t *doc = result_load_file(e->path, err, errlen);
+        if (!doc)
+            failed(s, STORE_REFUSED);
+        return doc;
+    }
+    json_t *doc = NULL;
+    int rc = s->ops->get(s->handle, e->id, &doc, err, errlen);
+    if (rc < 0)
+        failed(s, rc);
+    return doc;
+}
+
+const char *store_name(const struct store *s)
+{
+    return s->dir;
+}
+
+bool store_is_shared(const struct store *s)
+{
+    return !s->real;
 }

@@ -48,6 +48,7 @@ struct store_entry {
     long runs_measured, runs_ok;
     struct store_stats wall; /* the whole run ("total") */
     struct store_stage *stages; /* summary stages in their order */
+    json_t *doc;             /* the document, for a store that keeps it (borrowed); or NULL */
     size_t n_stages;
     /* The file as it was indexed: a file changed since (edited, truncated) is indexed again at
      * the next sync. -1 when unknown. */
@@ -60,6 +61,7 @@ struct store_query {
     const char *id_prefix;   /* ids starting with this */
     const char *label;       /* this label */
     const char *stage;       /* that have a stage of this name */
+    const char *host;        /* measured on this host (environment.hostname) */
     size_t last;             /* only the newest `last` of the matches */
     bool with_stages;        /* fill entries' stages (otherwise n_stages is 0) */
 };
@@ -70,7 +72,8 @@ struct store;
  * STORE_DEFAULT_DIR. The string is static or the environment's. */
 const char *store_default_dir(void);
 
-/* Opens the store in directory dir, which must exist, creating its index when missing and
+/* Opens the store at dir: a directory, which must exist, or a shared store (store_where). A
+ * directory store is opened creating its index when missing and
  * bringing it up to date with the result files (files without rows are indexed, rows without
  * files dropped; unreadable files are skipped with a warning on stderr). An index of an older
  * version is rebuilt from the files; one of a newer version, or a file that is not an mlbench
@@ -85,7 +88,7 @@ int store_list(struct store *s, const struct store_query *q, struct store_entry 
                char *err, size_t errlen);
 void store_entries_free(struct store_entry *e, size_t n);
 
-/* Resolves ref to the id of a result of this store, for removing it: as store_resolve, except
+/* Resolves ref to the id of a result of this store, for removing it: as store_load resolves it, except
  * that a file path must name a result file in the store's runs/ directory (anything else is
  * refused with a message). *id_out is owned by the caller. Returns 0 or -1 with err. */
 int store_find_stored(struct store *s, const char *ref, char **id_out, char *err, size_t errlen);
@@ -109,12 +112,38 @@ int store_record(const char *store_dir, const char *result_path, json_t *result,
  * not ours, or is newer, before running anything. Returns 0, or -1 with a message in err. */
 int store_check(const char *store_dir, char *err, size_t errlen);
 
-/* Resolves a reference to a result file. ref is: a file path (contains '/' or ends in ".json":
- * returned as is, the store is not opened), `latest`, an id, a label (the newest result with
- * it), or a unique id prefix, tried in that order. *path_out is owned by the caller. Returns 0,
- * or -1 with a message in err: "unknown run 'x' (see mlbench history)", "ambiguous prefix 'ab'
- * matches ID1 and ID2", or why the store cannot be read. */
-int store_resolve(const char *store_dir, const char *ref, char **path_out, char *err,
-                  size_t errlen);
+/* Loads the result ref names: a file path (contains '/' or ends in ".json": read as it is,
+ * no store opened), or `latest`, an id, a label (its newest result) or a unique id prefix of
+ * the store at store_dir, tried in that order. *name_out (owned by the caller) says where it
+ * was read: the file, or the shared store as shown. Returns the document (owned by the caller),
+ * or NULL with a message in err: "unknown run 'x' (see mlbench history)", "ambiguous prefix
+ * 'ab' matches ID1 and ID2", or why the store cannot be read (store_exit_status says 2 or 3). */
+json_t *store_load(const char *store_dir, const char *ref, char **name_out, char *err,
+                   size_t errlen);
+
+/* Whether where (a --store value) is a directory (0) or a shared PostgreSQL store (1, a
+ * postgresql:// URI or libpq's keyword=value form); -1 with err for one refused (another
+ * scheme, a password in it). *shown (owned by the caller; may be NULL) is what messages and
+ * documents may name: the directory, or "postgresql://host/database" and nothing else. */
+int store_where(const char *where, char **shown, char *err, size_t errlen);
+
+/* The exit status a failure of the last store call in this thread deserves: 3 when a shared
+ * store could not be reached or failed while writing (try again later), 2 otherwise. */
+int store_exit_status(void);
+
+/* Adds result doc (borrowed) to the open store s unless a result of its id is there: a
+ * directory store writes runs/<id>.json and indexes it, a shared one inserts it in one
+ * transaction. Returns 1 when added, 0 when it was there (the same id twice is one result),
+ * -1 with err. */
+int store_add(struct store *s, json_t *doc, char *err, size_t errlen);
+
+/* The document of entry e of the open store s (from store_list): its file, or the shared
+ * store's row. Owned by the caller; NULL with err. */
+json_t *store_get(struct store *s, const struct store_entry *e, char *err, size_t errlen);
+
+/* How messages name the open store s (its directory, or the shared store as shown), and
+ * whether it is a shared database. */
+const char *store_name(const struct store *s);
+bool store_is_shared(const struct store *s);
 
 #endif

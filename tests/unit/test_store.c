@@ -114,13 +114,15 @@ static size_t count(const struct fixture *f)
     return n;
 }
 
-/* What store_resolve makes of ref: the file name of the path (without directory), or the
+/* What store_load makes of ref: the file name of the path it read (without directory), or the
  * error. */
 static char *resolve(const struct fixture *f, const char *ref)
 {
     char err[512] = "", *path = NULL;
-    if (store_resolve(f->dir, ref, &path, err, sizeof err) < 0)
+    json_t *doc = store_load(f->dir, ref, &path, err, sizeof err);
+    if (!doc)
         return xasprintf("error: %s", err);
+    json_decref(doc);
     const char *slash = strrchr(path, '/');
     char *name = xstrdup(slash ? slash + 1 : path);
     free(path);
@@ -266,8 +268,9 @@ static void test_resolve(void **state)
     assert_resolves(f, "base", "20261201T110000-a1ffff.json"); /* the newest with the label */
     assert_resolves(f, "cand", "20261201T120000-c0ffee.json");
     assert_resolves(f, "latest", "20261201T120000-c0ffee.json");
-    assert_resolves(f, "some/where.json", "where.json");       /* a path, as is */
-    assert_resolves(f, "other.json", "other.json");
+    /* a path is read as it is, the store not asked */
+    assert_resolves(f, "some/where.json", "error: some/where.json: unable to open "
+                    "some/where.json: No such file or directory");
     assert_resolves(f, "nothing", "error: unknown run 'nothing' (see mlbench history)");
     assert_resolves(f, "20261201T1", "error: ambiguous prefix '20261201T1' matches "
                     "20261201T100000-a1b2c3, 20261201T110000-a1ffff and 1 more");
@@ -297,7 +300,7 @@ static void test_empty_and_missing(void **state)
     assert_resolves(f, "latest", want);
     char err[512], *path = NULL, missing[128];
     snprintf(missing, sizeof missing, "%s/nope", f->dir);
-    assert_int_equal(store_resolve(missing, "latest", &path, err, sizeof err), -1);
+    assert_null(store_load(missing, "latest", &path, err, sizeof err));
     assert_non_null(strstr(err, "no result store at"));
     assert_int_equal(access(missing, F_OK), -1); /* not created */
 }
@@ -361,7 +364,10 @@ static void test_rebuild(void **state)
     assert_resolves(f, "latest", "20261201T110000-bbbbbb.json");
     assert_int_equal(access(f->db, F_OK), 0);
     assert_int_equal(count(f), 2);
-    assert_resolves(f, "20261201T120000-cccccc", "20261201T120000-cccccc.json");
+    /* still named by its id, so that show says what is wrong with it */
+    char *got = resolve(f, "20261201T120000-cccccc");
+    assert_non_null(strstr(got, "20261201T120000-cccccc.json: line 1"));
+    free(got);
 
     unlink(f->db);
     char wal[128];
@@ -400,7 +406,7 @@ static void check_refused(const struct fixture *f, const char *want)
     assert_non_null(strstr(err, want));
     assert_int_equal(store_check(f->dir, err, sizeof err), -1);
     assert_non_null(strstr(err, want));
-    assert_int_equal(store_resolve(f->dir, "latest", &path, err, sizeof err), -1);
+    assert_null(store_load(f->dir, "latest", &path, err, sizeof err));
     char one[256];
     snprintf(one, sizeof one, "%s/20261201T100000-aaaaaa.json", f->runs);
     assert_int_equal(store_record(f->dir, one, NULL, err, sizeof err), -1);

@@ -1,0 +1,132 @@
+/* cmd_store: `mlbench store push TARGET [REF...]` and `mlbench store pull SOURCE`: copy results
+ * between a local directory store and a shared one (or any two stores). A result is one id:
+ * copying it again changes nothing, so a push that stopped half-way is simply run again
+ * (docs/store.md). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "util/fsx.h"
+#include "util/log.h"
+#include "store/store.h"
+
+static const char usage_text[] =
+    "usage: mlbench store push TARGET [REF...] [--from DIR]\n"
+    "       mlbench store pull SOURCE [--label NAME] [--to DIR]\n"
+    "\n"
+    "push copies results to the store TARGET (a shared one: postgresql://host/db): the REFs\n"
+    "(result files, ids, labels, latest) or, without any, every result of the local store.\n"
+    "pull copies the results of SOURCE (those with --label NAME) into a local store.\n"
+    "A result already there (the same id) is left as it is, so either can be run again.\n"
+    "\n"
+    "      --from DIR       the local store push reads (default .mlbench)\n"
+    "      --to DIR         the local store pull writes (default .mlbench)\n"
+    "  -l, --label NAME     pull only the results with this label\n"
+    "  -h, --help           this help\n";
+
+/* Copies the results of from that q matches (or, with refs, those they name) into to.
+ * Returns 0, or the exit status after saying what failed; says how many were copied either
+ * way. */
+static int copy(struct store *from, const char *from_dir, char *const *refs, size_t n_refs,
+                const struct store_query *q, struct store *to, const char *verb)
+{
+    char err[1024];
+    struct store_entry *e = NULL;
+    size_t n = n_refs, added = 0, there = 0;
+    int rc = 0;
+    if (!refs) {
+        if (store_list(from, q, &e, &n, err, sizeof err) < 0) {
+            log_error("store %s: %s", verb, err);
+            return store_exit_status();
+        }
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *name = NULL;
+        json_t *doc = refs ? store_load(from_dir, refs[i], &name, err, sizeof err)
+                           : store_get(from, &e[i], err, sizeof err);
+        free(name);
+        int got = doc ? store_add(to, doc, err, sizeof err) : -1;
+        if (got < 0) {
+            log_error("store %s: %s", verb, err);
+            rc = store_exit_status();
+        }
+        added += got == 1;
+        there += got == 0;
+        json_decref(doc);
+    }
+    store_entries_free(e, refs ? 0 : n);
+    printf("%s %zu result%s to %s", verb, added, added == 1 ? "" : "s", store_name(to));
+    if (there)
+        printf(" (%zu already there)", there);
+    putchar('\n');
+    if (rc)
+        log_error("store %s: stopped there; run it again to send the rest (what is there stays "
+                  "as it is)", verb);
+    return rc;
+}
+
+int cmd_store(int argc, char **argv)
+{
+    const char *from = STORE_DEFAULT_DIR, *to = STORE_DEFAULT_DIR, *label = NULL;
+    const struct cli_option table[] = {
+        CLI_OPT_STRING("from", 0, &from, CLI_NONEMPTY, "is empty: give a store directory"),
+        CLI_OPT_STRING("to", 0, &to, CLI_NONEMPTY, "is empty: give a store directory"),
+        CLI_OPT_STRING("label", 'l', &label, 0, NULL),
+        CLI_OPT_END,
+    };
+    const struct cli_parser parser = {"store", table, 0};
+    struct cli_args args;
+    char err[1024];
+    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (rc == CLI_ERROR) {
+        log_error("store: %s", err);
+        return 2;
+    }
+    bool push = args.n >= 1 && !strcmp(args.v[0], "push");
+    bool pull = args.n >= 1 && !strcmp(args.v[0], "pull");
+    if ((!push && !pull) || args.n < 2 || (pull && args.n > 2)) {
+        log_error("store: give push TARGET [REF...] or pull SOURCE (see mlbench store --help)");
+        return 2;
+    }
+    if ((push && label) || (pull && strcmp(from, STORE_DEFAULT_DIR) != 0) ||
+        (push && strcmp(to, STORE_DEFAULT_DIR) != 0)) {
+        log_error("store: --from is push's, --to and --label pull's (see mlbench store --help)");
+        return 2;
+    }
+    const char *other = args.v[1], *local = push ? from : to;
+    if (store_where(local, NULL, err, sizeof err) != 0) {
+        log_error("store: %s: --%s names a directory store", local, push ? "from" : "to");
+        return 2;
+    }
+    if (pull && fsx_mkdirs(local) < 0) {
+        log_error("store pull: cannot create the store '%s' (choose another with --to DIR)",
+                  local);
+        return 2;
+    }
+    struct store *a = NULL, *b = NULL;
+    /* push REF...: the references are read one by one (a file needs no store) */
+    bool need_local = pull || args.n == 2;
+    if ((need_local && !(a = store_open(local, err, sizeof err))) ||
+        !(b = store_open(other, err, sizeof err))) {
+        log_error("store %s: %s", args.v[0], err);
+        rc = store_exit_status();
+    } else if (push) {
+        struct store_query all = {0};
+        rc = copy(a, local, args.n > 2 ? args.v + 2 : NULL, (size_t)args.n - 2, &all, b,
+                  "pushed");
+    } else {
+        struct store_query q = {.label = label};
+        rc = copy(b, other, NULL, 0, &q, a, "pulled");
+    }
+    store_close(a);
+    store_close(b);
+    fflush(stdout);
+    return rc;
+}
