@@ -18,7 +18,8 @@ static const char usage_text[] =
     "Removes stored results (their JSON files and index rows). REF is an id, a unique id\n"
     "prefix, a label (its newest result), latest, or a result file inside the store.\n"
     "\n"
-    "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
+    "      --store DIR      result store, a directory or postgresql://host/db\n"
+    "                       (default .mlbench, or $MLBENCH_STORE)\n"
     "  -h, --help           this help\n";
 
 int cmd_rm(int argc, char **argv)

@@ -50,6 +50,13 @@ struct store_ops {
 extern const struct store_ops store_sqlite_ops;
 extern const struct store_ops store_postgres_ops;
 
+/* Fills e from a result document (borrowed; missing fields give NULL, 0 or NAN) and path
+ * (copied). Returns 0, or -1 when result has no string id (e is then empty). Release with
+ * store_entry_clear (store_entry.c). */
+int store_entry_from_json(json_t *result, const char *path, struct store_entry *e);
+/* Frees what e owns and zeroes it (e itself is the caller's). */
+void store_entry_clear(struct store_entry *e);
+
 /* Whether where names a PostgreSQL database: a postgresql:// or postgres:// URI, or libpq's
  * "keyword=value ..." form. 1 with the name messages may show in *shown (owned by the caller),
  * 0 for a directory, -1 with err for another scheme, an unreadable string or one carrying a

@@ -268,6 +268,16 @@ static void test_resolve(void **state)
     assert_resolves(f, "base", "20261201T110000-a1ffff.json"); /* the newest with the label */
     assert_resolves(f, "cand", "20261201T120000-c0ffee.json");
     assert_resolves(f, "latest", "20261201T120000-c0ffee.json");
+    assert_resolves(f, "latest~0", "20261201T120000-c0ffee.json");
+    assert_resolves(f, "latest~1", "20261201T110000-a1ffff.json");
+    assert_resolves(f, "latest~3", "20261201T090000-dddddd.json");
+    char *beyond = resolve(f, "latest~4"); /* 4 results: latest~3 is the oldest */
+    assert_non_null(strstr(beyond, "error: 'latest~4': the store"));
+    assert_non_null(strstr(beyond, "holds 4 results"));
+    free(beyond);
+    char *bad = resolve(f, "latest~1x");
+    assert_non_null(strstr(bad, "give latest~N"));
+    free(bad);
     /* a path is read as it is, the store not asked */
     assert_resolves(f, "some/where.json", "error: some/where.json: unable to open "
                     "some/where.json: No such file or directory");
