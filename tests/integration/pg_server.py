@@ -46,10 +46,14 @@ class PgServer:
         """Runs a server program as the cluster's owner (postgres when we are root)."""
         if os.getuid() == 0:
             args = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] + args
-        return subprocess.run(args, capture_output=True, text=True, timeout=120, **kw)
+        # in a directory the owner may enter: initdb and pg_ctl look up the current one
+        return subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=self.tmp,
+                              **kw)
 
     def start(self):
-        self.tmp = tempfile.mkdtemp(prefix="mlbench-pg-")
+        # in /tmp: a socket path must stay under 108 bytes, and $TMPDIR may be a directory the
+        # postgres user cannot enter
+        self.tmp = tempfile.mkdtemp(prefix="mlbench-pg-", dir="/tmp")
         os.chmod(self.tmp, 0o755)
         self.data = os.path.join(self.tmp, "data")
         self.sock = os.path.join(self.tmp, "sock")
