@@ -2,10 +2,12 @@
  * between a local directory store and a shared one (or any two stores). A result is one id:
  * copying it again changes nothing, so a push that stopped half-way is simply run again
  * (docs/store.md). */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -39,7 +41,7 @@ static int copy(struct store *from, const char *from_dir, char *const *refs, siz
     int rc = 0;
     if (!refs) {
         if (store_list(from, q, &e, &n, err, sizeof err) < 0) {
-            log_error("store %s: %s", verb, err);
+            log_error("store %.4s: %s", verb, err);
             return store_exit_status();
         }
     }
@@ -50,7 +52,7 @@ static int copy(struct store *from, const char *from_dir, char *const *refs, siz
         free(name);
         int got = doc ? store_add(to, doc, err, sizeof err) : -1;
         if (got < 0) {
-            log_error("store %s: %s", verb, err);
+            log_error("store %.4s: %s", verb, err);
             rc = store_exit_status();
         }
         added += got == 1;
@@ -62,9 +64,9 @@ static int copy(struct store *from, const char *from_dir, char *const *refs, siz
     if (there)
         printf(" (%zu already there)", there);
     putchar('\n');
-    if (rc)
-        log_error("store %s: stopped there; run it again to send the rest (what is there stays "
-                  "as it is)", verb);
+    if (rc == 3) /* verb is "pushed" or "pulled": the action is its first four letters */
+        log_error("store %.4s: stopped there; run it again to copy the rest (what was copied "
+                  "stays as it is)", verb);
     return rc;
 }
 
@@ -91,6 +93,11 @@ int cmd_store(int argc, char **argv)
     }
     bool push = args.n >= 1 && !strcmp(args.v[0], "push");
     bool pull = args.n >= 1 && !strcmp(args.v[0], "pull");
+    if (args.n >= 1 && !push && !pull) {
+        log_error("store: unknown action '%s': give push or pull (see mlbench store --help)",
+                  args.v[0]);
+        return 2;
+    }
     if ((!push && !pull) || args.n < 2 || (pull && args.n > 2)) {
         log_error("store: give push TARGET [REF...] or pull SOURCE (see mlbench store --help)");
         return 2;
@@ -102,17 +109,25 @@ int cmd_store(int argc, char **argv)
     }
     const char *other = args.v[1], *local = push ? from : to;
     if (store_where(local, NULL, err, sizeof err) != 0) {
-        log_error("store: %s: --%s names a directory store", local, push ? "from" : "to");
+        log_error("store: --%s takes a directory store (the local one); the shared store is "
+                  "the %s", push ? "from" : "to", push ? "TARGET" : "SOURCE");
         return 2;
     }
-    if (pull && fsx_mkdirs(local) < 0) {
-        log_error("store pull: cannot create the store '%s' (choose another with --to DIR)",
-                  local);
+    /* push REF...: the references are read one by one (a file needs no store) */
+    bool need_local = pull || args.n == 2;
+    if (need_local && push && access(local, F_OK) != 0) {
+        log_error("store push: no local store '%s' to push from: give --from DIR, or the "
+                  "result files to push", local);
+        return 2;
+    }
+    /* the directory a copy goes to is made; the one it comes from must be there */
+    const char *made = pull ? local : store_where(other, NULL, NULL, 0) == 0 ? other : NULL;
+    if (made && fsx_mkdirs(made) < 0) {
+        log_error("store %s: cannot create the store '%s': %s", args.v[0], made,
+                  strerror(errno));
         return 2;
     }
     struct store *a = NULL, *b = NULL;
-    /* push REF...: the references are read one by one (a file needs no store) */
-    bool need_local = pull || args.n == 2;
     if ((need_local && !(a = store_open(local, err, sizeof err))) ||
         !(b = store_open(other, err, sizeof err))) {
         log_error("store %s: %s", args.v[0], err);

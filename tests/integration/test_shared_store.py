@@ -161,6 +161,28 @@ class Suite:
         self.assertIn("(1 already there)", out)
 
 
+class StoreCommandTest(Base):
+    def test_bad_input(self):
+        cases = [
+            (("store",), "give push TARGET"),
+            (("store", "frob", "x"), "unknown action 'frob'"),
+            (("store", "push"), "give push TARGET"),
+            (("store", "pull", "x", "--from", "y"), "--from is push's"),
+            (("store", "push", "t"), "no local store '.mlbench' to push from"),
+            (("store", "push", "t", "--from", "postgresql://me:pw1234@h/db"),
+             "--from takes a directory store"),
+            (("store", "push", "t", "nope"), "store push: no result store at '.mlbench'"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                rc, out, err = self.cli(*args)
+                self.assertEqual(rc, 2, err)
+                self.assertIn(message, err)
+                self.assertNotIn("pw1234", err)
+        self.assertEqual(sorted(os.listdir(self.cwd)), ["t"] if os.path.exists(
+            os.path.join(self.cwd, "t")) else [])
+
+
 class DirectoryStoreTest(Suite, Base):
     def setUp(self):
         super().setUp()
@@ -230,7 +252,7 @@ class SharedOnlyTest(Base):
         finally:
             SERVER.restart()
         self.assertEqual(p.returncode, 3, err)
-        self.assertIn("stopped there; run it again", err)
+        self.assertIn("store push: stopped there; run it again", err)
         # every result that landed is whole: no row without its stages
         stages = len(self.template["summary"]["stages"])
         partial = SERVER.psql("SELECT count(*) FROM mlbench_results r WHERE (SELECT count(*) "
