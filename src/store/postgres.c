@@ -473,7 +473,8 @@ static void stats_value(const PGresult *r, int row, int first, struct store_stat
     t->mad_ns = real_value(r, row, first + 5);
 }
 
-/* The matching results, newest first (so that LIMIT keeps the newest). */
+/* The matching results, newest first (so that LIMIT keeps the newest), in byte order as
+ * SQLite sorts (a database's collation may order ISO times and ids otherwise). */
 #define SELECTED                                                                              \
     "SELECT id, label, command, host, mlbench_commit, workdir_commit, created, status,"      \
     " runs_measured, runs_ok, wall_n, wall_median_ns, wall_ci_low_ns, wall_ci_high_ns,"     \
@@ -482,26 +483,25 @@ static void stats_value(const PGresult *r, int row, int first, struct store_stat
     " AND ($3::text IS NULL OR label = $3) AND ($6::text IS NULL OR host = $6)"              \
     " AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM mlbench_stages s"                       \
     "  WHERE s.result_id = r.id AND s.name = $5))"                                           \
-    " ORDER BY created DESC, id DESC LIMIT $4::bigint"
+    " ORDER BY created COLLATE \"C\" DESC, id COLLATE \"C\" DESC LIMIT $4::bigint"
 
-static int read_stages(const PGresult *r, struct store_entry *e, size_t n)
+/* The stage rows, in the entries' order (created, id; then position), onto e[0..n). */
+static void read_stages(const PGresult *r, struct store_entry *e, size_t n)
 {
-    /* rows ordered by result id, then position; entries are looked up by id */
+    size_t i = 0;
     for (int row = 0, rows = PQntuples(r); row < rows; row++) {
         const char *id = PQgetvalue(r, row, 0);
-        struct store_entry *to = NULL;
-        for (size_t i = 0; i < n && !to; i++)
-            if (!strcmp(e[i].id, id))
-                to = &e[i];
-        if (!to)
-            continue;
+        while (i < n && strcmp(e[i].id, id) != 0)
+            i++;
+        if (i == n)
+            return; /* cannot happen: one snapshot, one order */
+        struct store_entry *to = &e[i];
         to->stages = xreallocarray(to->stages, to->n_stages + 1, sizeof *to->stages);
         struct store_stage *s = &to->stages[to->n_stages++];
         s->name = xstrdup(PQgetvalue(r, row, 1));
         s->depth = (int)count_value(r, row, 2, 1000);
         stats_value(r, row, 3, &s->t);
     }
-    return 0;
 }
 
 static int pg_list(void *handle, const struct store_query *q, struct store_entry **out,
@@ -524,7 +524,8 @@ static int pg_list(void *handle, const struct store_query *q, struct store_entry
                  "WITH sel AS (" SELECTED ") SELECT s.result_id, s.name, s.depth, s.n,"
                  " s.median_ns, s.ci_low_ns, s.ci_high_ns, s.ci_level, s.mad_ns"
                  " FROM mlbench_stages s JOIN sel ON s.result_id = sel.id"
-                 " ORDER BY s.result_id, s.position", 6, p, err, errlen);
+                 " ORDER BY sel.created COLLATE \"C\", sel.id COLLATE \"C\", s.position", 6, p,
+                 err, errlen);
     if (!r || (q->with_stages && !st)) {
         PQclear(r);
         rollback(x);

@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pg_server import PgServer  # noqa: E402
 
 MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
+STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
 SERVER = PgServer()
 WHY_NOT = SERVER.missing()
 
@@ -57,7 +58,7 @@ class Base(unittest.TestCase):
         if not hasattr(self, "template"):
             scratch = os.path.join(self.cwd, "scratch")
             os.mkdir(scratch)
-            rc, out, err = self.cli("run", "-q", "--json", "-r", "2", "--", "sleep", "0.001",
+            rc, out, err = self.cli("run", "-q", "--json", "-r", "2", "--", STAGE_PROG, "seq",
                                     store=scratch)
             self.assertEqual(rc, 0, err)
             with open(os.path.join(scratch, "runs", json.loads(out)["id"] + ".json")) as f:
@@ -94,6 +95,18 @@ class Suite:
         self.assertEqual(doc["results"][1]["label"], "slow")
         self.assertEqual(doc["results"][1]["host"], os.uname().nodename)
         self.assertGreater(doc["results"][1]["wall_ns"]["median"], 25e6)
+        # a result with stages keeps them, in order, with their medians
+        rc, out, err = self.cli("store", "push", self.store,
+                                self.result_doc("20980101T000000-bbbbbb"))
+        self.assertEqual(rc, 0, err)
+        rc, out, err = self.cli("history", "--json", "--last", "1", store=self.store)
+        staged = json.loads(out)["results"][0]
+        want = self.template["summary"]["stages"]
+        self.assertEqual([s["name"] for s in staged["stages"]], [s["name"] for s in want])
+        self.assertEqual([s["median"] for s in staged["stages"]],
+                         [s["active_ns"]["median"] for s in want])
+        rc, out, err = self.cli("rm", "20980101T000000-bbbbbb", store=self.store)
+        self.assertEqual(rc, 0, err)
         # show: by id, prefix, label and latest; --json is the document
         for ref in (b, b[:-2], "slow"):
             rc, out, err = self.cli("show", ref, store=self.store)
