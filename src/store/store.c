@@ -382,7 +382,7 @@ static bool is_path(const char *ref)
     return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
 }
 
-/* Resolves ref as store_resolve does, with an open store. On success *path_out (owned by the
+/* Resolves ref as store_load does, with an open store. On success *path_out (owned by the
  * caller) is the result file: a path as given, or one inside the store; *id_out (owned, may be
  * NULL when not wanted) is the id of a stored result, or NULL for a file given by path. */
 static int store_find(struct store *s, const char *ref, char **path_out, char **id_out,

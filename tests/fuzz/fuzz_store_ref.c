@@ -1,8 +1,10 @@
 /* fuzz_store_ref: the store's reference resolver ("latest", an id, a label, a unique id
  * prefix, or a file path). A store is made once with four results (two sharing a label, ids
- * sharing prefixes); each input, up to its first NUL, is resolved by store_resolve (what show,
- * compare and report call) and store_find_stored (what rm calls). A reference that resolves
- * to a stored result must name it: be latest, its id, its label or a prefix of its id. */
+ * sharing prefixes); each input, up to its first NUL, is resolved by store_load (what show,
+ * compare and report call) and store_find_stored (what rm calls), and read as a --store value
+ * by store_where (a directory, a PostgreSQL connection string, or refused). A reference that
+ * resolves to a stored result must name it: be latest (latest~N the right one), its id, its
+ * label or a prefix of its id. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,10 +61,20 @@ static void setup(void)
 }
 
 /* Whether ref may name result r. */
+/* latest~N: the result N before the newest (results[] is in created order). */
+static bool names_back(const char *ref, const struct stored *r)
+{
+    if (strncmp(ref, "latest~", 7) != 0 || !ref[7] ||
+        strspn(ref + 7, "0123456789") != strlen(ref + 7))
+        return false;
+    unsigned long back = strtoul(ref + 7, NULL, 10);
+    return back < N_RESULTS && r == &results[N_RESULTS - 1 - back];
+}
+
 static bool names(const char *ref, const struct stored *r)
 {
     return !strcmp(ref, "latest") || !strcmp(ref, r->id) || !strcmp(ref, r->label) ||
-           !strncmp(ref, r->id, strlen(ref));
+           !strncmp(ref, r->id, strlen(ref)) || names_back(ref, r);
 }
 
 static void check(const char *ref, const char *id, const char *path)
@@ -91,7 +103,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ref[size] = '\0';
     bool is_path = strchr(ref, '/') || (strlen(ref) >= 5 && !strcmp(ref + strlen(ref) - 5, ".json"));
     char err[1024] = "", *path = NULL, *id = NULL;
-    if (store_resolve(store_dir, ref, &path, err, sizeof err) == 0) {
+    /* the same input as a --store value: a directory, a connection string, or refused with
+     * a reason; never both */
+    char *shown = NULL;
+    int kind = store_where(ref, &shown, err, sizeof err);
+    if (kind < -1 || kind > 1 || (kind >= 0) != (shown != NULL) || (kind < 0 && !err[0]))
+        abort();
+    free(shown);
+    err[0] = '\0';
+    json_t *doc = store_load(store_dir, ref, &path, err, sizeof err);
+    if (doc) {
         if (!path)
             abort();
         if (!is_path)
@@ -99,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0] || path) {
         abort(); /* a refusal says why and returns nothing */
     }
+    json_decref(doc);
     free(path);
     err[0] = '\0';
     if (store_find_stored(store, ref, &id, err, sizeof err) == 0) {
