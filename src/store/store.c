@@ -634,13 +634,8 @@ json_t *store_load(const char *store_dir, const char *ref, char **name_out, char
     char *path = NULL, *id = NULL;
     json_t *doc = NULL;
     if (store_find(s, ref, &path, &id, err, errlen) == 0) {
-        if (path) {
-            doc = result_load_file(path, err, errlen);
-        } else {
-            int rc = s->ops->get(s->handle, id, &doc, err, errlen);
-            if (rc < 0)
-                failed(s, rc);
-        }
+        struct store_entry found = {.id = id, .path = path};
+        doc = store_get(s, &found, err, errlen);
     }
     if (doc)
         *name_out = path ? path : xstrdup(s->dir);
