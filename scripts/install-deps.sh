@@ -11,7 +11,8 @@ set -eu
 # python3-torch: the PyTorch workload of tests/integration/test_torch.py (framework-aware advice).
 # python3-numpy: test_serve.py checks the reference server's answers against a forward pass in numpy.
 # libpq-dev: the shared result store (PostgreSQL); postgresql: the server test_shared_store.py starts.
-packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libpq-dev postgresql libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
+# libopenmpi-dev, openmpi-bin: the multi-rank reference workload (imgclf --ranks) and its tests.
+packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libpq-dev postgresql libopenmpi-dev openmpi-bin libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
     libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch python3-numpy"
 for opt in "$@"; do
     case "$opt" in

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,47 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pid_t g_pid;                 /* getpid() of this process; refreshed after fork */
 static _Thread_local pid_t t_tid;   /* gettid() of this thread; 0 = not read yet */
 static atomic_flag g_reported = ATOMIC_FLAG_INIT; /* first invalid event already reported */
+static char g_rank[48];             /* "RANK[ WORLD_SIZE]" from the launcher, "" for none */
+static atomic_int g_rank_pid;       /* the process that has announced its rank */
+
+/* The launcher's variables that name a process's rank, the first that holds a number counting
+ * (docs/markers.md, "Ranks"). torchrun's RANK comes first, and only beside its WORLD_SIZE: under
+ * srun or mpirun, torchrun's workers also see the outer launcher's variables, which number the
+ * torchrun agents, not the workers. */
+static const struct { const char *rank, *size; bool needs_size; } RANK_VARS[] = {
+    {"RANK", "WORLD_SIZE", true},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", false},
+    {"PMIX_RANK", "PMIX_SIZE", false},
+    {"PMI_RANK", "PMI_SIZE", false},
+    {"SLURM_PROCID", "SLURM_NTASKS", false},
+};
+
+/* A decimal number 0..2^31-2 in s, or -1. */
+static long env_number(const char *name)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return errno == 0 && *end == '\0' && v < 2147483647L ? v : -1;
+}
+
+/* Fills g_rank from the environment. */
+static void read_rank(void)
+{
+    for (size_t i = 0; i < sizeof RANK_VARS / sizeof RANK_VARS[0]; i++) {
+        long rank = env_number(RANK_VARS[i].rank), size = env_number(RANK_VARS[i].size);
+        if (rank < 0 || (RANK_VARS[i].needs_size && size < 1))
+            continue;
+        if (size >= 1)
+            snprintf(g_rank, sizeof g_rank, "%ld %ld", rank, size);
+        else
+            snprintf(g_rank, sizeof g_rank, "%ld", rank);
+        return;
+    }
+}
 
 /* Runs in the child, on its only thread (the one that called fork): the cached pid and that
  * thread's cached tid belong to the parent. The connected socket is inherited and stays
@@ -84,6 +126,7 @@ static void marker_init(void)
         return;
     }
     g_pid = getpid();
+    read_rank();
     /* Registered only when enabled; a failure (ENOMEM) only costs stale ids in forked children. */
     (void)pthread_atfork(NULL, NULL, marker_atfork_child);
     atomic_store_explicit(&g_sock, fd, memory_order_release);
@@ -146,6 +189,20 @@ static int marker_invalid(const char *what, const char *value, const char *advic
     }
     errno = EINVAL;
     return -1;
+}
+
+static int marker_send(int fd, char kind, const char *name, const char *value);
+
+/* Sends "mlbench.rank" before the first event of each process that has a rank (its forked
+ * children too: they are the same rank's workers). Two threads racing here both send it; the
+ * harness keeps the first. */
+static void announce_rank(int fd)
+{
+    if (LIKELY(g_rank[0] == '\0' || atomic_load_explicit(&g_rank_pid, memory_order_relaxed) ==
+                                       g_pid))
+        return;
+    atomic_store_explicit(&g_rank_pid, g_pid, memory_order_relaxed);
+    (void)marker_send(fd, 'M', "mlbench.rank", g_rank);
 }
 
 static const char NAME_ADVICE[] =
@@ -220,6 +277,7 @@ int mlb_stage_begin(const char *name)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
+    announce_rank(fd);
     return marker_send(fd, 'B', name, NULL);
 }
 
@@ -228,6 +286,7 @@ int mlb_stage_end(const char *name)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
+    announce_rank(fd);
     return marker_send(fd, 'E', name, NULL);
 }
 
@@ -236,6 +295,7 @@ int mlb_instant(const char *name)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
+    announce_rank(fd);
     return marker_send(fd, 'I', name, NULL);
 }
 
@@ -252,6 +312,7 @@ int mlb_counter(const char *name, double value)
         strcpy(num, value > 0 ? "inf" : "-inf");
     else
         snprintf(num, sizeof num, "%.17g", value);
+    announce_rank(fd);
     return marker_send(fd, 'C', name, num);
 }
 
@@ -263,6 +324,7 @@ int mlb_meta(const char *key, const char *value)
     if (UNLIKELY(value == NULL))
         return marker_invalid("invalid value (NULL) for key", key,
                               "pass \"\" for an empty value");
+    announce_rank(fd);
     return marker_send(fd, 'M', key, value);
 }
 

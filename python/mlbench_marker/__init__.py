@@ -120,12 +120,43 @@ def _connect():
         return True
 
 
+# The launcher's variables naming a process's rank, the first holding a number counting
+# (docs/markers.md, "Ranks"; the C client reads the same): (rank, world size, size required).
+# torchrun's RANK counts only beside its WORLD_SIZE, and comes first: under srun or mpirun,
+# torchrun's workers also see the outer launcher's variables, which number the agents.
+_RANK_VARS = (("RANK", "WORLD_SIZE", True),
+              ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", False),
+              ("PMIX_RANK", "PMIX_SIZE", False),
+              ("PMI_RANK", "PMI_SIZE", False),
+              ("SLURM_PROCID", "SLURM_NTASKS", False))
+
+
+def _env_number(name):
+    text = os.environ.get(name, "")
+    if text.isascii() and text.isdigit() and int(text) < 2**31 - 1:
+        return int(text)
+    return -1
+
+
+def _rank():
+    """The "RANK[ WORLD_SIZE]" value of this process's mlbench.rank event, or None."""
+    for rank_var, size_var, needs_size in _RANK_VARS:
+        rank, size = _env_number(rank_var), _env_number(size_var)
+        if rank < 0 or (needs_size and size < 1):
+            continue
+        return f"{rank} {size}" if size >= 1 else str(rank)
+    return None
+
+
 def _emit(kind, name, tail):
     """Sends one event; tail is "" or " <value>". Never raises for send errors."""
     if _pid != os.getpid():
         if not _connect():
             return
-        _send_facts()  # first event of this process: its framework facts go first
+        rank = _rank()  # first event of this process: its rank, then its facts go first
+        if rank is not None:
+            _emit("M", "mlbench.rank", " " + rank)
+        _send_facts()
     data = f"{kind} {time.monotonic_ns()} {_pid} {threading.get_native_id()} {name}{tail}"
     try:
         _sock.send(data.encode("utf-8"))

@@ -679,6 +679,7 @@ void analyze(const struct analysis_context *ctx, const struct stage_resources *s
         if (total ? s == total : s->depth == 0)
             analyze_run_extras(ctx, s, &f, &b);
     }
+    analyze_rank_findings(ctx, stages, n, total, &b);
     findings_sort(&b);
 
     const struct stage_resources *top = NULL;

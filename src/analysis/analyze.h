@@ -52,6 +52,18 @@ struct stage_resources {
     double gpu_power_watts;
 };
 
+/* One stage across the ranks of a multi-rank job (medians over the runs, ns; rank_summary.h). */
+struct rank_stage_figures {
+    const char *name;
+    size_t ranks;            /* ranks that had the stage */
+    double critical_ns;      /* the slowest rank's time: what the job waits for */
+    double median_ns;        /* the median rank's */
+    double min_ns;           /* the fastest rank's */
+    int slowest_rank;
+    double slowest_ns;       /* the slowest rank's median over the runs */
+    int fastest_rank;        /* the rank with the least time */
+};
+
 /* Context that sharpens the advice: from the machine, the sampling and the workload's metadata
  * markers (framework.* facts: docs/markers.md). Integers below 0 mean "not given". */
 struct analysis_context {
@@ -74,6 +86,10 @@ struct analysis_context {
     long threads;            /* intra-op threads (torch.get_num_threads, torch_threads), -1 */
     long loader_workers;     /* DataLoader num_workers, -1 when no DataLoader is known */
     int pin_memory;          /* DataLoader pin_memory: 1, 0, or -1 unknown */
+    /* A multi-rank job's stages across its ranks (straggler and communication rules), or none */
+    const struct rank_stage_figures *rank_stages;
+    size_t n_rank_stages;
+    double wall_ns;          /* the run's median wall time, 0 when unknown */
 };
 
 /* One conclusion about one stage. */

@@ -75,4 +75,10 @@ void analyze_stage_extras(const struct analysis_context *ctx, const struct stage
 void analyze_run_extras(const struct analysis_context *ctx, const struct stage_resources *s,
                         const struct figures *f, struct findings_builder *b);
 
+/* Adds to b the findings about a multi-rank job's ranks (ctx->rank_stages; rank_advice.c):
+ * straggler, communication-bound. stages[0..n) and total as analyze's. */
+void analyze_rank_findings(const struct analysis_context *ctx,
+                           const struct stage_resources *stages, size_t n,
+                           const struct stage_resources *total, struct findings_builder *b);
+
 #endif

@@ -308,6 +308,41 @@ static void latency_text(FILE *out, const json_t *stages, int cols)
     export_table_free(&t);
 }
 
+/* A multi-rank job's stages across its ranks (summary.ranks), when there is more than one. */
+static void ranks_text(FILE *out, const json_t *ranks, int cols)
+{
+    const json_t *stages = json_object_get(ranks, "stages");
+    size_t n = json_array_size(json_object_get(ranks, "ranks"));
+    if (n < 2 || !json_array_size(stages))
+        return;
+    char head[64], a[32], b[32], c[32];
+    snprintf(head, sizeof head, "across %zu ranks", n);
+    putc('\n', out);
+    pad(out, head, cols);
+    fprintf(out, " %10s %10s %10s %7s  %s\n", "slowest", "median", "fastest", "skew",
+            "slowest rank");
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        char lab[256], skew[16] = "-";
+        double median = jsonx_num(st, "median_ns"), sk = jsonx_num(st, "skew");
+        double crit = jsonx_num(st, "critical_path_ns");
+        if (isfinite(sk))
+            snprintf(skew, sizeof skew, "%.2f", sk);
+        pad(out, label(lab, sizeof lab, 0, str(st, "name", "?")), cols);
+        fprintf(out, " %10s %10s %10s %7s  ", export_fmt_duration(crit, a, sizeof a),
+                export_fmt_duration(median, b, sizeof b),
+                export_fmt_duration(jsonx_num(st, "min_ns"), c, sizeof c), skew);
+        const json_t *slowest = json_object_get(st, "slowest_rank");
+        if (json_is_integer(slowest) && median > 0 && isfinite(crit))
+            fprintf(out, "%lld (%+.0f %% on the median)\n", (long long)json_integer_value(slowest),
+                    100 * (crit / median - 1));
+        else
+            fputs("-\n", out);
+    }
+    fputs("per run: the slowest rank's time in the stage (what the job waits for), the median "
+          "and fastest rank's; medians over the runs (docs/ranks.md)\n", out);
+}
+
 /* The stage table, CPU and memory, overlap, counters and metadata; false when no run
  * completed (nothing to summarise). */
 static bool stages_text(FILE *out, const json_t *s, int cols)
@@ -337,6 +372,7 @@ static bool stages_text(FILE *out, const json_t *s, int cols)
     }
     stage_row(out, cols, "total", 0, wall, 1.0);
     latency_text(out, stages, cols);
+    ranks_text(out, json_object_get(s, "ranks"), cols);
 
     putc('\n', out);
     double cores = jsonx_num(s, "cpu_cores");

@@ -415,6 +415,8 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
 
     memset(d, 0, sizeof *d);
     th.slot = xcalloc(th.n_slot, sizeof *th.slot);
+    struct rank_table ranks;
+    stages_read_ranks(log, d, &ranks);
 
     for (size_t i = 0; i < log->n; i++) {
         const struct marker_event *e = &log->ev[i];
@@ -441,7 +443,8 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
                 s->base = base;
                 s->base_parent = parent;
             }
-            struct span sp = {.name = e->name, .pid = e->pid, .tid = e->tid, .start_ns = t,
+            struct span sp = {.name = e->name, .pid = e->pid, .tid = e->tid,
+                              .rank = stages_rank_of(&ranks, e->pid), .start_ns = t,
                               .end_ns = -1, .depth = s->base + (int32_t)s->n,
                               .parent = s->n ? d->spans[s->open[s->n - 1]].name
                                              : s->base_parent};
@@ -484,7 +487,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
             break;
         }
         case MARKER_META:
-            /* keys "mlbench.*" belong to the protocol (adoption), not to the workload */
+            /* keys "mlbench.*" belong to the protocol (adoption, ranks), not to the workload */
             if (strncmp(event_log_str(log, e->name), "mlbench.", 8) != 0)
                 add_meta(d, &names, e);
             break;
@@ -509,6 +512,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     free(th.t);
     free(th.slot);
     free(adopt);
+    free(ranks.of);
 
     free(names.counter);
     free(names.meta);
@@ -522,6 +526,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_name_start);
     totals(d, tmp, d->n_spans, names.n_stage_names);
     order_stages(d, names.stage);
+    stages_rank_totals(d);
     qsort(tmp, d->n_spans, sizeof *tmp, span_by_start);
     overlaps(d, tmp, d->n_spans, names.stage);
     d->outside_ns = uncovered(tmp, d->n_spans, wall_ns);
@@ -538,5 +543,7 @@ void stages_free(struct stage_data *d)
     free(d->counters);
     free(d->meta);
     free(d->instants);
+    free(d->ranks);
+    free(d->rank_stages);
     memset(d, 0, sizeof *d);
 }

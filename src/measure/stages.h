@@ -23,10 +23,18 @@
 /* A span or stage without a parent stage, a counter sampled with no stage open (name ids). */
 #define STAGES_NO_NAME UINT32_MAX
 
+/* Ranks of a multi-rank job (MPI, torchrun): a process announces its rank once with the
+ * metadata event "mlbench.rank RANK [WORLD_SIZE]" (docs/markers.md, "Ranks"). At most
+ * STAGES_MAX_RANKS distinct ranks are kept per repetition; the processes of further ranks count
+ * as ranks_dropped and their stages as no rank's. */
+#define STAGES_NO_RANK (-1)
+#define STAGES_MAX_RANKS 4096
+
 /* Times are nanoseconds relative to the start of the repetition. Names are event_log ids. */
 struct span {
     uint32_t name;
     int32_t pid, tid;
+    int32_t rank;   /* the rank its process announced (mlbench.rank), or STAGES_NO_RANK */
     int64_t start_ns, end_ns;
     int32_t depth;  /* 0 = outermost on its thread */
     uint32_t parent; /* name of the stage open on its thread when it began (for a process
@@ -74,6 +82,15 @@ struct meta_item {
     uint32_t key, value; /* the last value sent for key */
 };
 
+/* One stage of one rank in one repetition: the spans of the rank's processes (its workers
+ * included) combined as stage_total combines all of them. */
+struct rank_stage {
+    int32_t rank;
+    uint32_t name;         /* index + 1 of the stage in stage_data.stages: position in tree order */
+    uint64_t count;        /* spans */
+    int64_t active_ns, busy_ns;
+};
+
 struct instant {
     uint32_t name;
     int32_t pid, tid;
@@ -101,6 +118,13 @@ struct stage_data {
                                * STAGES_MAX_NAMES of their kind */
     uint64_t name_events_dropped; /* their events */
     int64_t outside_ns;       /* wall time during which no stage was open (-1 without markers) */
+    /* Ranks (empty unless some process announced one). */
+    int32_t *ranks;           /* distinct ranks announced, ascending */
+    size_t n_ranks;
+    int32_t world_size;       /* the largest WORLD_SIZE announced, 0 when none was */
+    uint64_t ranks_dropped;   /* processes whose rank was beyond STAGES_MAX_RANKS distinct ones */
+    struct rank_stage *rank_stages; /* by rank, then by stage in tree order */
+    size_t n_rank_stages;
 };
 
 /* Aggregates the events of log, which happened in the run started at t0_ns (CLOCK_MONOTONIC)
@@ -108,6 +132,16 @@ struct stage_data {
 void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_ns,
                       struct stage_data *out);
 void stages_free(struct stage_data *d);
+
+/* Internal to stages_aggregate (stage_ranks.c): the rank each process announced in log, as a
+ * table sorted by pid, and the per-rank totals of d's spans once d's stages are in tree order. */
+struct rank_table {
+    struct rank_pid { int32_t pid, rank; } *of;
+    size_t n;
+};
+void stages_read_ranks(const struct event_log *log, struct stage_data *d, struct rank_table *t);
+int32_t stages_rank_of(const struct rank_table *t, int32_t pid);
+void stages_rank_totals(struct stage_data *d);
 
 /* The stage tree in reading order: n items, already sorted by first begin, parent[i] the index
  * of item i's parent or SIZE_MAX for a root. Writes to order[0..n-1] the items depth first,

@@ -336,6 +336,26 @@ static void workload_facts(const struct bench_result *r, struct analysis_context
             ctx->cpu_skipped = r->sampling.skipped[i];
 }
 
+/* What the rank rules read of the ranks' summary (NULL without ranks); names borrowed. */
+static struct rank_stage_figures *rank_figures(const struct rank_summary *rs)
+{
+    if (rs->n_stages == 0)
+        return NULL;
+    struct rank_stage_figures *f = xcalloc(rs->n_stages, sizeof *f);
+    for (size_t i = 0; i < rs->n_stages; i++) {
+        const struct rank_stage_summary *st = &rs->stages[i];
+        f[i] = (struct rank_stage_figures){.name = st->name, .ranks = st->n_ranks,
+                                           .critical_ns = st->critical_ns,
+                                           .median_ns = st->median_ns, .min_ns = st->min_ns,
+                                           .slowest_rank = st->slowest_rank, .slowest_ns = NAN,
+                                           .fastest_rank = st->fastest_rank};
+        for (size_t k = 0; k < rs->n_ranks; k++)
+            if (rs->ranks[k] == st->slowest_rank)
+                f[i].slowest_ns = st->rank_ns[k];
+    }
+    return f;
+}
+
 void resources_analyze(struct bench_result *r)
 {
     struct summary *s = &r->summary;
@@ -378,7 +398,12 @@ void resources_analyze(struct bench_result *r)
     cpu_facts(r, &ctx);
     if (ctx.gpu_measured)
         gpu_facts(r, &ctx);
+    ctx.wall_ns = s->wall.median;
+    struct rank_stage_figures *rf = rank_figures(&s->ranks);
+    ctx.rank_stages = rf;
+    ctx.n_rank_stages = s->ranks.n_stages;
     analyze(&ctx, sr, s->n_stages, total, &r->analysis);
+    free(rf);
     r->analyzed = true;
 
     if (total->other_cores >= OTHER_LOAD_CORES)

@@ -235,6 +235,7 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     }
     json_object_set_new(out, "stages", stages);
     json_object_set_new(out, "outside_ns", d->outside_ns >= 0 ? jint(d->outside_ns) : json_null());
+    json_object_set_new(out, "ranks", rank_run_json(d, log));
 
     json_t *spans = json_array();
     for (size_t i = 0; i < d->n_spans && i < RESULT_MAX_SPANS; i++) {
@@ -349,6 +350,7 @@ static json_t *summary_json(const struct summary *s)
         json_object_set_new(json_array_get(stages, i), "spans", span_stats_json(st->spans));
     }
     json_object_set_new(j, "stages", stages);
+    json_object_set_new(j, "ranks", rank_summary_json(&s->ranks));
 
     json_t *counters = json_array();
     for (size_t i = 0; i < s->n_counters; i++) {

@@ -47,6 +47,7 @@ void summary_free(struct summary *s)
     free(s->counters);
     free(s->meta);
     free(s->warnings);
+    rank_summary_free(&s->ranks);
     memset(s, 0, sizeof *s);
 }
 
@@ -659,6 +660,7 @@ void summary_compute(struct bench_result *r)
             free(rows);
         }
         summarize_stages(s, &u, s->wall.median);
+        rank_summary_compute(&s->ranks, u.rep, u.n, s->stages, s->n_stages);
         summarize_counters(s, &u);
         summarize_meta(s, &u);
         free(wall);

@@ -9,6 +9,7 @@
 #include "measure/attrib.h"
 #include "measure/sampler.h"
 #include "analysis/stats.h"
+#include "result/rank_summary.h"
 #include "result/span_stats.h"
 
 struct bench_result;
@@ -86,6 +87,7 @@ struct summary {
     const struct series_def *series; /* their definitions (owned by the sampler's registry copy
                                       * in the first used run's table) */
     size_t n_series;
+    struct rank_summary ranks; /* the stages across the ranks of a multi-rank job, or empty */
 };
 
 /* Computes r->summary from r's repetitions (replacing any previous one). */

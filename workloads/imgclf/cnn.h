@@ -116,6 +116,10 @@ double cnn_loss_grad(struct cnn *net, const float *x, const int *labels, int n);
  * and no update for the inputs cnn_loss_grad refuses). */
 double cnn_train_step(struct cnn *net, const float *x, const int *labels, int n, float lr,
                       float momentum, float weight_decay);
+/* The SGD-with-momentum update of cnn_train_step from a gradient given: grad[0..nparam) times
+ * scale (data-parallel training: the ranks' summed gradients over the global batch's size). */
+void cnn_sgd_update(struct cnn *net, const float *grad, float scale, float lr, float momentum,
+                    float weight_decay);
 /* Writes the predicted class of each of the n images to out_class; returns the number whose
  * prediction equals labels[i] when labels is not NULL (else 0). */
 int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *out_class);

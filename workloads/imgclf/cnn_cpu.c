@@ -522,6 +522,18 @@ double cnn_train_step(struct cnn *net, const float *x, const int *labels, int n,
     return grad_and_maybe_update(net, x, labels, n, 1, lr, momentum, weight_decay);
 }
 
+void cnn_sgd_update(struct cnn *net, const float *grad, float scale, float lr, float momentum,
+                    float weight_decay)
+{
+    float *restrict p = net->param, *restrict v = net->vel;
+    const float *restrict g = grad;
+    for (size_t i = 0; i < net->L.nparam; i++) { /* as job_reduce's update */
+        float d = g[i] * scale + weight_decay * p[i];
+        v[i] = momentum * v[i] + d;
+        p[i] -= lr * v[i];
+    }
+}
+
 int cnn_predict(struct cnn *net, const float *x, const int *labels, int n, int *out_class)
 {
     if (n <= 0)

@@ -18,6 +18,7 @@
 #include "imgclf/cnn_file.h"
 #include "imgclf/cnn_gemm.h"
 #include "imgclf/data/dataset.h"
+#include "imgclf/dist.h"
 #include "imgclf/loader.h"
 #include "imgclf/train.h"
 #include "mlbench/marker.h"
@@ -41,6 +42,9 @@ struct imgclf_opts {
     int input_only, prepare_only, quiet;
     int64_t max_memory; /* --max-memory in bytes; 0: none */
     const char *save_model; /* --save-model FILE; NULL: none */
+    int ranks;          /* --ranks: data-parallel over the MPI job's ranks */
+    int check_replicas; /* --check-replicas */
+    struct dist dist;   /* with ranks: this rank */
 };
 
 static const char usage_text[] =
@@ -86,7 +90,13 @@ static const char usage_text[] =
     "  --max-memory SIZE     fail as out of memory (exit 3) when the buffers the batch needs\n"
     "                        (model, batches, GPU buffers) exceed SIZE, e.g. 64MiB\n"
     "  --save-model FILE     after training, write the model to FILE (atomically), for\n"
-    "                        `mlbench-workload serve --model FILE`\n";
+    "                        `mlbench-workload serve --model FILE`\n"
+    "  --ranks               train data-parallel over the ranks of an MPI job (run under\n"
+    "                        mpirun -n N): each rank takes an equal shard of every --batch\n"
+    "                        images, gradients summed by MPI_Allreduce (stage allreduce);\n"
+    "                        --threads defaults to the CPUs over the ranks on the host\n"
+    "  --check-replicas      with --ranks: check after every step that all ranks hold the\n"
+    "                        same weights (always checked once at the end)\n";
 
 /* Checks --until-accuracy, --max-epochs and --eval-every against each other and the rest, and
  * fills in the defaults of --epochs, --max-epochs and --target-accuracy. 0, or -1 with the
@@ -187,8 +197,7 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     memset(o, 0, sizeof *o);
     o->batch = 32;
     o->momentum = 0.9;
-    o->threads = wl_online_cpus();
-    o->seed = 1;
+    o->seed = 1; /* --threads: 0 until given (resolved in resolve_ranks) */
     o->target = -1; /* -1 here and below: not given */
     o->until = -1;
     o->pad = -1;
@@ -220,6 +229,8 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
         WL_FLAG("quiet", &o->quiet),
         WL_SIZE("max-memory", &o->max_memory),
         WL_STRING("save-model", &o->save_model),
+        WL_FLAG("ranks", &o->ranks),
+        WL_FLAG("check-replicas", &o->check_replicas),
     };
     int rc = opts_parse(WL, argc, argv, table, (int)(sizeof table / sizeof table[0]),
                         usage_text);
@@ -271,6 +282,16 @@ static int parse(int argc, char **argv, struct imgclf_opts *o)
     }
     if (until_options(o))
         return -1;
+    if (o->check_replicas && !o->ranks) {
+        wl_error(WL, "--check-replicas compares the ranks' weights: it needs --ranks");
+        return -1;
+    }
+    if (o->ranks && (device != 0 || o->input_only)) {
+        wl_error(WL, "--ranks trains on the CPU: drop %s", device != 0 ? "--device cuda (the "
+                 "CUDA backend trains in one process so far)" : "--input-only (it trains "
+                 "nothing to spread over ranks)");
+        return -1;
+    }
     if (o->save_model && save_model_check(o))
         return -1;
     if (o->data.source == DATASET_SYNTHETIC)
@@ -334,6 +355,12 @@ static void announce(const struct imgclf_opts *o, const struct dataset *d,
     snprintf(buf, sizeof buf, "%g", o->lr);
     mlb_meta("lr", buf);
     mlb_meta("lr_schedule", o->cosine ? "cosine" : "constant");
+    if (o->ranks) {
+        snprintf(buf, sizeof buf, "%d", o->dist.size);
+        mlb_meta("ranks", buf);
+        snprintf(buf, sizeof buf, "%d", o->batch / o->dist.size);
+        mlb_meta("batch_per_rank", buf);
+    }
 }
 
 /* The loader of the evaluation: val, read and decoded with the same loader settings (no
@@ -398,11 +425,13 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
         status = 1;
         goto done;
     }
+    const struct dist *dist = o->ranks ? &o->dist : NULL;
     struct loader_config lc = {
         .split = &train, .width = d->width, .height = d->height, .channels = d->channels,
-        .batch = o->batch, .threads = o->loader_threads, .prefetch = o->prefetch,
-        .shuffle = 1, .aug = {.pad = pad, .flip = 1},
-        .seed = o->seed, .marks = 1,
+        .batch = dist ? o->batch / dist->size : o->batch, .threads = o->loader_threads,
+        .prefetch = o->prefetch, .shuffle = 1, .aug = {.pad = pad, .flip = 1},
+        .seed = o->seed, .marks = 1, .shard = dist ? dist->rank : 0,
+        .shards = dist ? dist->size : 1,
     };
     if (o->max_memory > 0 && (status = check_memory(o, d, &shape, &lc)))
         goto done;
@@ -427,9 +456,20 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
             wl_error(WL, "%s", err);
         goto done;
     }
-    announce(o, d, net.cpu);
+    if (!dist || dist->rank == 0)
+        announce(o, d, net.cpu);
     struct loader_config ec = eval_config(o, d);
+    struct dataset_split val_shard = d->val; /* with ranks: this rank's even share of val */
+    if (dist) {
+        int lo = (int)((long long)d->val.count * dist->rank / dist->size);
+        int hi = (int)((long long)d->val.count * (dist->rank + 1) / dist->size);
+        val_shard.paths += lo;
+        val_shard.labels += lo;
+        val_shard.count = hi - lo;
+        ec.split = &val_shard;
+    }
     const struct train_config tc = {
+        .dist = dist, .check_replicas = o->check_replicas,
         .train = &lc, .eval = &ec, .until = o->until >= 0, .target = o->target,
         .epochs = o->until >= 0 ? o->max_epochs : o->epochs, .eval_every = o->eval_every,
         .lr = o->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
@@ -440,9 +480,11 @@ static int run(const struct imgclf_opts *o, const struct dataset *d)
      * creation, before the first epoch's loader (MLPerf: when the data is first touched). */
     double t0 = wl_now();
     status = train_run(&net, &tc, t0, &totals);
-    train_summarise(&tc, &totals, status, wl_now() - t0, cnn_flops_train(&shape));
+    int lead = !dist || dist->rank == 0; /* the one that reports and saves */
+    if (lead)
+        train_summarise(&tc, &totals, status, wl_now() - t0, cnn_flops_train(&shape));
     /* A missed target still trained a model: it is saved as well. */
-    if (o->save_model && (status == 0 || status == WL_EXIT_TARGET_MISSED) &&
+    if (lead && o->save_model && (status == 0 || status == WL_EXIT_TARGET_MISSED) &&
         save_model(o, &net, &shape))
         status = 1;
 done:
@@ -456,27 +498,75 @@ done:
     return status;
 }
 
+/* --ranks: joins the MPI job and settles what depends on the ranks. 0, or 2 with the message
+ * printed (by rank 0 where every rank finds the same fault). */
+static int start_ranks(int *argc, char ***argv, struct imgclf_opts *o)
+{
+    if (dist_init(argc, argv, &o->dist))
+        return 2;
+    if (o->batch % o->dist.size) {
+        if (o->dist.rank == 0)
+            wl_error(WL, "--batch %d cannot be shared evenly by %d ranks: give a multiple of %d "
+                         "(each rank takes --batch / ranks images of every step)",
+                     o->batch, o->dist.size, o->dist.size);
+        dist_finalize();
+        return 2;
+    }
+    if (!o->threads) { /* the host's CPUs shared by its ranks */
+        o->threads = wl_online_cpus() / o->dist.local_size;
+        if (o->threads < 1)
+            o->threads = 1;
+    }
+    o->quiet |= o->dist.rank != 0;
+    return 0;
+}
+
+/* Ends the run of a rank: a status every rank reached alike (0, a missed target) ends it
+ * normally; any other may be this rank's alone while the others wait on it: the job ends. */
+static int end_ranks(const struct imgclf_opts *o, int rc)
+{
+    if (!o->ranks)
+        return rc;
+    if (rc == 0 || rc == WL_EXIT_TARGET_MISSED) {
+        dist_finalize();
+        return rc;
+    }
+    wl_error(WL, "rank %d: exit status %d: stopping the other ranks", o->dist.rank, rc);
+    dist_abort(rc);
+}
+
 int imgclf_main(int argc, char **argv)
 {
     struct imgclf_opts o;
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc > 0 ? 0 : 2;
+    if (o.ranks && (rc = start_ranks(&argc, &argv, &o)))
+        return rc;
+    if (!o.threads)
+        o.threads = wl_online_cpus();
     struct dataset d;
     char err[512];
-    rc = dataset_open(&o.data, &d, err, sizeof err);
+    /* With ranks, rank 0 prepares the dataset (once) before the others read it. */
+    if (!o.ranks || o.dist.rank == 0)
+        rc = dataset_open(&o.data, &d, err, sizeof err);
+    if (o.ranks) {
+        dist_barrier();
+        if (o.dist.rank != 0)
+            rc = dataset_open(&o.data, &d, err, sizeof err);
+    }
     if (rc != DATASET_OK) {
         wl_error(WL, "%s", err);
-        return rc == DATASET_BAD_INPUT ? 2 : 1;
+        return end_ranks(&o, rc == DATASET_BAD_INPUT ? 2 : 1);
     }
     if (o.prepare_only) {
         printf("%s: %d train and %d val images of %dx%dx%d in %s%s\n", d.source, d.train.count,
                d.val.count, d.height, d.width, d.channels, d.dir,
                d.prepared_now ? "" : " (already prepared)");
         dataset_free(&d);
-        return 0;
+        return end_ranks(&o, 0);
     }
     rc = run(&o, &d);
     dataset_free(&d);
-    return rc;
+    return end_ranks(&o, rc);
 }

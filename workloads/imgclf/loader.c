@@ -38,6 +38,7 @@ struct loader {
     int epoch;
     int n_images, n_batches;
     int *order; /* epoch's visiting order: indexes into split */
+    int *gpos;  /* with shards: each order entry's position in the global epoch, else NULL */
     size_t image_floats;
     int chunk, chunks_per_batch;
     int nslots;
@@ -118,7 +119,8 @@ static void process_chunk(struct worker *w, int b, int first, int count)
             continue;
         }
         struct rng r;
-        rng_seed(&r, rng_derive(epoch_seed, (uint64_t)(base + pos)));
+        rng_seed(&r, rng_derive(epoch_seed, (uint64_t)(l->gpos ? l->gpos[base + pos]
+                                                               : base + pos)));
         preprocess_augment(w->pixels, cfg->width, cfg->height, cfg->channels, &cfg->aug, &r,
                            &norm, s->b.x + (size_t)pos * l->image_floats);
         s->b.labels[pos] = cfg->split->labels[item];
@@ -222,6 +224,28 @@ static void make_order(int *order, int n, int shuffle, uint64_t seed, int epoch)
     }
 }
 
+/* Keeps of the epoch's order only this shard's slice of each global batch (batch x shards
+ * images), in place, and the global positions of those kept. 0, or -1 out of memory. */
+static int shard_order(struct loader *l)
+{
+    const struct loader_config *cfg = &l->cfg;
+    long global = (long)cfg->batch * cfg->shards, n = l->n_images, kept = 0;
+    l->gpos = malloc((size_t)(n > 0 ? n : 1) * sizeof *l->gpos);
+    if (!l->gpos)
+        return -1;
+    for (long start = 0; start < n; start += global) {
+        long len = n - start < global ? n - start : global;
+        long lo = len * cfg->shard / cfg->shards, hi = len * (cfg->shard + 1) / cfg->shards;
+        for (long i = start + lo; i < start + hi; i++) { /* kept <= i: in place is safe */
+            l->order[kept] = l->order[i];
+            l->gpos[kept++] = (int)i;
+        }
+    }
+    l->n_batches = (int)((n + global - 1) / global);
+    l->n_images = (int)kept;
+    return 0;
+}
+
 /* The workers (returned), images per chunk and batch slots of cfg. Chunks: a batch split
  * evenly over the threads, at most 32 images each, so that every thread has work in each batch
  * and a chunk's files fit the caches. */
@@ -288,6 +312,12 @@ struct loader *loader_start(const struct loader_config *cfg, int epoch, char *er
         return NULL;
     }
     make_order(l->order, l->n_images, cfg->shuffle, cfg->seed, epoch);
+    if (cfg->shards > 1 && shard_order(l) != 0) {
+        snprintf(err, errlen, "cannot allocate the shard's order of %d images", l->n_images);
+        loader_free(l);
+        errno = ENOMEM;
+        return NULL;
+    }
     for (int i = 0; cfg->threads > 0 && i < t; i++) {
         int rc = pthread_create(&l->threads[i], NULL, worker_main, &l->workers[i]);
         if (rc) {
@@ -374,6 +404,7 @@ void loader_free(struct loader *l)
     free(l->workers);
     free(l->threads);
     free(l->order);
+    free(l->gpos);
     free(l->first_skip_path);
     free(l);
 }

@@ -29,6 +29,12 @@ struct loader_config {
     struct augment aug;  /* all zero: centre crop, no flip (evaluation) */
     uint64_t seed;
     int marks;           /* emit load / preprocess stage markers */
+    /* Data-parallel shards (imgclf --ranks): with shards >= 2 the epoch's global batches hold
+     * batch x shards images, and this loader gives shard `shard`'s even slice of each (batch
+     * images; the last global batch's slice may be shorter, or empty). Every shard sees the
+     * same number of batches, and each image is augmented as in the global batch's position,
+     * so the shards together see exactly what one loader of the global batch would. */
+    int shard, shards;
 };
 
 struct batch {

@@ -17,6 +17,15 @@
 /* checkpoint's status when the run reached --until-accuracy and stops: not an exit status. */
 #define REACHED (-1)
 
+/* Whether this process sends the run's counters: with ranks, rank 0 only (global figures). */
+static int g_counters = 1;
+
+static void count(const char *name, double value)
+{
+    if (g_counters)
+        mlb_counter(name, value);
+}
+
 static double model_step(struct model *m, const struct batch *b, double lr,
                          const struct train_config *c)
 {
@@ -42,8 +51,8 @@ static const char *model_error(const struct model *m)
 
 /* Val accuracy of the model over lc's images. -1 on failure, -2 out of memory (err says
  * what). */
-static double evaluate(struct model *net, const struct loader_config *lc, long *skipped,
-                       char *err, size_t errlen)
+static double evaluate(struct model *net, const struct loader_config *lc, const struct dist *dist,
+                       long *skipped, char *err, size_t errlen)
 {
     struct loader *l = loader_start(lc, 0, err, errlen);
     if (!l)
@@ -70,6 +79,13 @@ static double evaluate(struct model *net, const struct loader_config *lc, long *
     if (!pred) {
         snprintf(err, errlen, "cannot allocate the predictions of %d images", lc->batch);
         return -2;
+    }
+    if (dist) { /* each rank evaluated its shard of val */
+        double sums[3] = {(double)correct, (double)seen, (double)*skipped};
+        dist_sum_doubles(sums, 3);
+        correct = (long)sums[0];
+        seen = (long)sums[1];
+        *skipped = (long)sums[2];
     }
     if (seen == 0) {
         snprintf(err, errlen, "no readable val image");
@@ -112,7 +128,78 @@ struct loop {
     double epoch_loss, since_loss;  /* sums of the losses of the epoch, since the evaluation */
     long epoch_steps, since_steps;
     double since_t;                 /* end of the last evaluation (or t0) */
+    float *sums;                    /* with dist: what the ranks sum at each step (ranks_step) */
 };
+
+/* FNV-1a over the model's weights: equal on every rank after each step, or they diverged. */
+static uint64_t weights_hash(struct cnn *net)
+{
+    const unsigned char *p = (const unsigned char *)cnn_params(net);
+    size_t n = cnn_param_count(net) * sizeof(float);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* One data-parallel step on this rank's shard b (c->dist): the shard's gradient times its
+ * images, its loss times its images and its images are summed over the ranks, so that every
+ * rank applies the gradient of the global batch's mean loss (as one process with the whole
+ * batch would, up to the order of the float sums). Returns the global batch's mean loss and
+ * its images in *images (NaN and 0 when every shard was empty or a label was bad). */
+static double ranks_step(struct loop *s, const struct batch *b, double lr, long *images)
+{
+    struct cnn *net = s->net->cpu;
+    struct run_totals *t = s->t;
+    size_t np = cnn_param_count(net);
+    float *sums = s->sums;
+    double t0 = wl_now();
+    mlb_stage_begin("train");
+    double loss = b->n > 0 ? cnn_loss_grad(net, b->x, b->labels, b->n) : 0;
+    if (b->n > 0 && isfinite(loss)) {
+        const float *g = cnn_grads(net);
+        for (size_t i = 0; i < np; i++)
+            sums[i] = g[i] * (float)b->n;
+    } else {
+        memset(sums, 0, np * sizeof *sums);
+    }
+    sums[np] = (float)(loss * b->n); /* NaN from a bad label reaches every rank: all stop */
+    sums[np + 1] = (float)b->n;
+    mlb_stage_end("train");
+    double t1 = wl_now();
+    mlb_stage_begin("barrier");
+    dist_barrier();
+    mlb_stage_end("barrier");
+    double t2 = wl_now();
+    mlb_stage_begin("allreduce");
+    dist_sum_floats(sums, np + 2);
+    mlb_stage_end("allreduce");
+    double t3 = wl_now();
+    *images = (long)sums[np + 1];
+    if (*images > 0) {
+        mlb_stage_begin("update");
+        cnn_sgd_update(net, sums, 1.0f / sums[np + 1], (float)lr, (float)s->c->momentum,
+                       (float)s->c->weight_decay);
+        mlb_stage_end("update");
+    }
+    double t4 = wl_now();
+    t->compute_s += t1 - t0;
+    t->barrier_s += t2 - t1;
+    t->allreduce_s += t3 - t2;
+    t->update_s += t4 - t3;
+    t->allreduce_bytes += (double)(np + 2) * sizeof(float);
+    return *images > 0 ? sums[np] / sums[np + 1] : NAN;
+}
+
+/* With dist: whether every rank holds the same weights; the message printed when not. */
+static int replicas_agree(struct loop *s)
+{
+    if (dist_same(weights_hash(s->net->cpu)))
+        return 1;
+    wl_error(WL, "rank %d: the weights differ between the ranks after step %ld (the "
+                 "allreduce gave the ranks different sums)", s->c->dist->rank, s->t->step);
+    return 0;
+}
 
 /* Images trained so far over the training set's size: 1.5 is halfway through epoch 2. */
 static double epochs_done(const struct loop *s)
@@ -130,7 +217,7 @@ static int checkpoint(struct loop *s)
     struct run_totals *t = s->t;
     const struct train_config *c = s->c;
     mlb_stage_begin("evaluate");
-    double acc = evaluate(s->net, c->eval, &t->val_skipped, err, sizeof err);
+    double acc = evaluate(s->net, c->eval, c->dist, &t->val_skipped, err, sizeof err);
     mlb_stage_end("evaluate");
     if (acc == -2)
         return wl_out_of_memory(WL, "evaluate: %s", err);
@@ -140,7 +227,7 @@ static int checkpoint(struct loop *s)
     }
     t->acc = acc;
     s->evaluated_step = t->step;
-    mlb_counter("accuracy", acc);
+    count("accuracy", acc);
     if (acc > t->best_acc) {
         t->best_acc = acc;
         t->best_epoch = s->epoch + 1;
@@ -153,9 +240,9 @@ static int checkpoint(struct loop *s)
         t->reached_step = t->step;
         t->reached_epoch = s->epoch + 1;
         t->reached_epochs = epochs_done(s);
-        mlb_counter("time_to_target_s", t->reached_s);
-        mlb_counter("steps_to_target", (double)t->reached_step);
-        mlb_counter("epochs_to_target", t->reached_epochs);
+        count("time_to_target_s", t->reached_s);
+        count("steps_to_target", (double)t->reached_step);
+        count("epochs_to_target", t->reached_epochs);
     }
     if (!c->quiet) {
         char step[32] = "";
@@ -183,20 +270,29 @@ static int train_epoch(struct loop *s, struct loader *l)
     s->epoch_loss = 0;
     s->epoch_steps = 0;
     while ((b = loader_next(l))) {
-        if (b->n == 0)
+        if (b->n == 0 && !c->dist) /* with ranks, an empty shard still takes part */
             continue;
-        t->images += b->n;
-        if (c->input_only)
+        long images = b->n;
+        double step_loss, lr = step_lr(c, t->step, s->total_steps, s->warmup_steps);
+        if (c->input_only) {
+            t->images += images;
             continue;
-        mlb_stage_begin("train");
+        }
         double ts = wl_now();
-        double lr = step_lr(c, t->step, s->total_steps, s->warmup_steps);
-        double step_loss = model_step(s->net, b, lr, c);
+        if (c->dist) {
+            step_loss = ranks_step(s, b, lr, &images);
+        } else {
+            mlb_stage_begin("train");
+            step_loss = model_step(s->net, b, lr, c);
+            mlb_stage_end("train");
+        }
         t->train_s += wl_now() - ts;
-        mlb_stage_end("train");
-        mlb_counter("images", b->n);
+        if (images == 0)
+            continue;
+        t->images += images;
+        count("images", (double)images);
         if (t->step++ % 10 == 0)
-            mlb_counter("loss", step_loss);
+            count("loss", step_loss);
         s->epoch_loss += step_loss;
         s->epoch_steps++;
         s->since_loss += step_loss;
@@ -213,6 +309,8 @@ static int train_epoch(struct loop *s, struct loader *l)
                      t->step, c->lr);
             return 1;
         }
+        if (c->dist && c->check_replicas && !replicas_agree(s))
+            return 1;
         if (c->eval_every && t->step % c->eval_every == 0) {
             int rc = checkpoint(s);
             if (rc)
@@ -229,16 +327,22 @@ int train_run(struct model *net, const struct train_config *c, double t0, struct
     t->reached_s = t->acc = t->best_acc = -1;
     /* Steps of the whole run, for the cosine schedule (an upper bound when files are skipped):
      * with --until-accuracy, of --max-epochs, whether or not the run stops earlier. */
-    long per_epoch = (c->train->split->count + c->train->batch - 1) / c->train->batch;
+    long global = (long)c->train->batch * (c->train->shards > 1 ? c->train->shards : 1);
+    long per_epoch = (c->train->split->count + global - 1) / global;
     struct loop s = {.net = net, .c = c, .t = t, .t0 = t0, .evaluated_step = -1, .since_t = t0};
     s.total_steps = (long)c->epochs * per_epoch;
     s.warmup_steps = s.total_steps / 20 > 1 ? s.total_steps / 20 : 1; /* 5 % of the steps */
     int status = 0;
+    g_counters = !c->dist || c->dist->rank == 0;
+    if (c->dist && !c->input_only &&
+        !(s.sums = malloc((cnn_param_count(net->cpu) + 2) * sizeof *s.sums)))
+        return wl_out_of_memory(WL, "cannot allocate the allreduce buffer");
     for (; s.epoch < c->epochs && status == 0; s.epoch++) {
         struct loader *l = loader_start(c->train, s.epoch, err, sizeof err);
-        if (!l && errno == ENOMEM)
-            return wl_out_of_memory(WL, "%s", err);
         if (!l) {
+            free(s.sums);
+            if (errno == ENOMEM)
+                return wl_out_of_memory(WL, "%s", err);
             wl_error(WL, "%s", err);
             return 1;
         }
@@ -253,6 +357,9 @@ int train_run(struct model *net, const struct train_config *c, double t0, struct
         if (!c->eval_every || (s.epoch == c->epochs - 1 && s.evaluated_step != t->step))
             status = checkpoint(&s);
     }
+    if (s.sums && (status == 0 || status == REACHED) && !replicas_agree(&s))
+        status = 1;
+    free(s.sums);
     if (status == REACHED)
         return 0;
     if (status || !c->until || c->input_only)
@@ -266,21 +373,47 @@ int train_run(struct model *net, const struct train_config *c, double t0, struct
     return WL_EXIT_TARGET_MISSED;
 }
 
+/* With ranks: rank 0's step split into its parts, and the allreduce's bandwidth as nccl-tests
+ * report it: algbw = bytes / time, busbw = algbw x 2(n-1)/n (what each link carries in a ring
+ * allreduce, comparable across rank counts). */
+static void summarise_ranks(int n, const struct run_totals *t, long images)
+{
+    double algbw = t->allreduce_s > 0 ? t->allreduce_bytes / t->allreduce_s / 1e9 : NAN;
+    double busbw = algbw * 2.0 * (n - 1) / n;
+    double steps = t->step > 0 ? (double)t->step : 1;
+    count("ranks", n);
+    count("train_images_per_s_per_rank", images / t->train_s / n);
+    count("allreduce_share", t->allreduce_s / t->train_s);
+    count("barrier_share", t->barrier_s / t->train_s);
+    if (n > 1 && isfinite(algbw)) { /* one rank sums nothing: no bandwidth to speak of */
+        count("allreduce_algbw_GBps", algbw);
+        count("allreduce_busbw_GBps", busbw);
+    }
+    char bw[64] = "";
+    if (n > 1 && isfinite(algbw))
+        snprintf(bw, sizeof bw, " (algbw %.2f GB/s, busbw %.2f GB/s)", algbw, busbw);
+    printf("ranks %d: %.0f images/s per rank; a step: compute %.2f ms, barrier %.2f ms, "
+           "allreduce of %.2f MB %.2f ms%s, update %.2f ms; allreduce %.1f %% of the step\n",
+           n, images / t->train_s / n, 1e3 * t->compute_s / steps, 1e3 * t->barrier_s / steps,
+           t->allreduce_bytes / steps / 1e6, 1e3 * t->allreduce_s / steps, bw,
+           1e3 * t->update_s / steps, 100 * t->allreduce_s / t->train_s);
+}
+
 void train_summarise(const struct train_config *c, const struct run_totals *t, int status,
                      double total_s, double flops_step)
 {
     long images = t->images, skipped = t->skipped + t->val_skipped;
     if (skipped)
-        mlb_counter("skipped_images", (double)skipped);
+        count("skipped_images", (double)skipped);
     if (status == 0 && c->input_only) {
-        mlb_counter("input_images_per_s", images / total_s);
+        count("input_images_per_s", images / total_s);
         printf("input only: %ld images in %.2f s, %.0f images/s, %d loader thread(s)\n", images,
                total_s, images / total_s, c->train->threads);
     } else if (status == 0 || status == WL_EXIT_TARGET_MISSED) {
         /* Per image and per second inside the steps: right for a partial last epoch too. */
         double ips = t->train_s > 0 ? images / t->train_s : 0;
-        mlb_counter("train_images_per_s", ips);
-        mlb_counter("train_gflops", ips * flops_step * 1e-9);
+        count("train_images_per_s", ips);
+        count("train_gflops", ips * flops_step * 1e-9);
         char epochs[48];
         if (c->until)
             snprintf(epochs, sizeof epochs, "%.2f epoch(s) (at most %d)", t->epochs_run,
@@ -296,6 +429,8 @@ void train_summarise(const struct train_config *c, const struct run_totals *t, i
         else
             printf("; %g %% not reached\n", 100 * c->target);
     }
+    if (c->dist && status == 0 && t->train_s > 0)
+        summarise_ranks(c->dist->size, t, images);
     if (skipped)
         printf("skipped %ld unreadable or corrupt image(s)\n", skipped);
 }

@@ -7,6 +7,7 @@
 
 #include "common/cuda_backend.h"
 #include "imgclf/cnn.h"
+#include "imgclf/dist.h"
 #include "imgclf/loader.h"
 
 /* The model being trained: the CPU backend, or the CUDA one (started from the CPU net's
@@ -29,6 +30,13 @@ struct train_config {
     int cosine;        /* cosine decay over `epochs` epochs of steps, else constant */
     int input_only;    /* load and preprocess only: no step, no evaluation */
     int quiet;         /* no line per evaluation */
+    /* Data-parallel over MPI ranks (--ranks), or NULL: the loaders give this rank's shard of
+     * each global batch; a step is the stages train (forward and backward on the shard),
+     * barrier (waiting for the slowest rank), allreduce (the gradients summed over the ranks)
+     * and update (SGD); evaluations sum the shards' counts. Counters come from rank 0 only,
+     * with the global figures. */
+    const struct dist *dist;
+    int check_replicas; /* with dist: compare the weights of all ranks after every step */
 };
 
 /* What a run has measured so far, for the summary. */
@@ -44,6 +52,9 @@ struct run_totals {
     int best_epoch;
     long best_step;
     double epochs_run; /* images trained / the training set's size (partial epochs count) */
+    /* With dist: seconds of rank 0 in each part of the steps, and the allreduces' bytes */
+    double barrier_s, allreduce_s, update_s, compute_s;
+    double allreduce_bytes;
 };
 
 /* Runs the epochs with their evaluations, filling all of *t; t0 is the start of the clock of
