@@ -42,6 +42,11 @@ int mlb_meta(const char *key, const char *value);
 int mlb_instant(const char *name);
 /* Nonzero when events are being sent (MLBENCH_MARKER_SOCKET was set and connectable). */
 int mlb_enabled(void);
+/* This process's rank in a multi-rank job, from its launcher's variables (docs/markers.md,
+ * "Ranks": RANK with WORLD_SIZE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID, the
+ * first set), or -1 when it has none; the job's size into *world_size when it is known, else 0
+ * (world_size may be NULL). The events of a process with a rank announce it to mlbench. */
+int mlb_rank(int *world_size);
 
 #ifdef __cplusplus
 }

@@ -72,19 +72,30 @@ static long env_number(const char *name)
     return errno == 0 && *end == '\0' && v < 2147483647L ? v : -1;
 }
 
-/* Fills g_rank from the environment. */
-static void read_rank(void)
+/* The rank and world size (0: unknown) the environment gives, or -1. */
+static long rank_from_env(long *size_out)
 {
     for (size_t i = 0; i < sizeof RANK_VARS / sizeof RANK_VARS[0]; i++) {
         long rank = env_number(RANK_VARS[i].rank), size = env_number(RANK_VARS[i].size);
         if (rank < 0 || (RANK_VARS[i].needs_size && size < 1))
             continue;
-        if (size >= 1)
-            snprintf(g_rank, sizeof g_rank, "%ld %ld", rank, size);
-        else
-            snprintf(g_rank, sizeof g_rank, "%ld", rank);
-        return;
+        *size_out = size >= 1 ? size : 0;
+        return rank;
     }
+    *size_out = 0;
+    return -1;
+}
+
+/* Fills g_rank from the environment. */
+static void read_rank(void)
+{
+    long size, rank = rank_from_env(&size);
+    if (rank < 0)
+        return;
+    if (size >= 1)
+        snprintf(g_rank, sizeof g_rank, "%ld %ld", rank, size);
+    else
+        snprintf(g_rank, sizeof g_rank, "%ld", rank);
 }
 
 /* Runs in the child, on its only thread (the one that called fork): the cached pid and that
@@ -331,4 +342,12 @@ int mlb_meta(const char *key, const char *value)
 int mlb_enabled(void)
 {
     return marker_socket() >= 0;
+}
+
+int mlb_rank(int *world_size)
+{
+    long size, rank = rank_from_env(&size);
+    if (world_size)
+        *world_size = (int)size;
+    return (int)rank;
 }

@@ -18,5 +18,7 @@ int cmd_demo(int argc, char **argv);
 /* Hidden (not in the usage text): one repetition of a workflow file, what `mlbench run FILE`
  * measures (src/cli/cmd_workflow_exec.c). */
 int cmd_workflow_exec(int argc, char **argv);
+/* `mlbench rank-exec -- COMMAND`: one rank of a multi-rank job (src/cli/cmd_rank_exec.c). */
+int cmd_rank_exec(int argc, char **argv);
 
 #endif

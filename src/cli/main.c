@@ -18,6 +18,7 @@ static const struct {
     {"report", cmd_report, "write a report: markdown, html, trace, csv"},
     {"rm", cmd_rm, "remove stored results"},
     {"store", cmd_store, "copy results to or from a shared store (push, pull)"},
+    {"rank-exec", cmd_rank_exec, "run one rank of a multi-rank job (under mpirun, for run --ranks)"},
     {"env", cmd_env, "describe this machine and environment"},
     {"demo", cmd_demo, "the worked example: baseline, optimised, compared (make run)"},
     {"monitor", cmd_monitor, "sample continuously and serve Prometheus /metrics"},

@@ -44,6 +44,8 @@ const char *run_options_usage(void)
            "                      10ms, growing to 100ms after 2s of a run)\n"
            "      --all-gpus      show every GPU, not only those the command used\n"
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
+           "      --ranks         COMMAND is a multi-rank job (mpirun, mpiexec, srun,\n"
+           "                      torchrun): stages per rank, stragglers (docs/ranks.md)\n"
            "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
            "      --serve ADDR    serve Prometheus /metrics at ADDR while running (e.g. :9464)\n"
            "      --price P       price per hour of this machine, with a currency (3.50, '2.1 EUR';\n"
@@ -55,6 +57,57 @@ const char *run_options_usage(void)
            "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
            "2 bad usage; 3 the result could not be written; 127 the command was not found;\n"
            "130/143 interrupted by SIGINT/SIGTERM (the result is written first).\n";
+}
+
+/* The launchers --ranks accepts as COMMAND: MPI's, Slurm's and PyTorch's (docs/ranks.md). */
+static const char *const launchers[] = {"mpirun", "mpiexec", "mpiexec.hydra", "orterun",
+                                        "prterun", "srun", "torchrun", NULL};
+
+static bool is_launcher(const char *word, size_t len)
+{
+    const char *base = word;
+    for (size_t i = 0; i < len; i++)
+        if (word[i] == '/')
+            base = word + i + 1;
+    size_t n = len - (size_t)(base - word);
+    for (size_t k = 0; launchers[k]; k++)
+        if (strlen(launchers[k]) == n && !strncmp(base, launchers[k], n))
+            return true;
+    return n == strlen("torch.distributed.run") && !strncmp(base, "torch.distributed.run", n);
+}
+
+/* --ranks: COMMAND starts the ranks through a launcher, the first word (or, with --shell, any
+ * word of the line; or `python -m torch.distributed.run`). 0, or -1 with the message in err. */
+static int check_launcher(const struct run_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->argc == 0) {
+        snprintf(err, errlen, "--ranks needs a COMMAND that starts the ranks, e.g. mlbench run "
+                 "--ranks -- mpirun -n 2 ./train");
+        return -1;
+    }
+    for (int i = 0; i < cfg->argc; i++) {
+        const char *w = cfg->argv[i];
+        if (cfg->shell) { /* every word of the line */
+            for (const char *p = w; *p;) {
+                size_t n = strcspn(p, " \t\n;&|()");
+                if (n && is_launcher(p, n))
+                    return 0;
+                p += n + (p[n] != '\0');
+            }
+        } else if (i == 0 ? is_launcher(w, strlen(w))
+                          : !strcmp(w, "torch.distributed.run") ||
+                                !strcmp(w, "torch.distributed.launch")) {
+            return 0;
+        }
+        if (!cfg->shell && i > 1)
+            break; /* python -m torch.distributed.run: the module is the third word at most */
+    }
+    char shown[64];
+    snprintf(shown, sizeof shown, "%s", cfg->argv[0]);
+    snprintf(err, errlen, "--ranks: '%s' is not a launcher of ranks (mpirun, mpiexec, srun, "
+             "torchrun, python -m torch.distributed.run): start the ranks with one, e.g. "
+             "mlbench run --ranks -- mpirun -n 2 %s", shown, shown);
+    return -1;
 }
 
 /* Checks that path can be created or overwritten as a file. */
@@ -175,6 +228,7 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
                             "is not a duration from 10ms to 10s (e.g. 100ms, 0.5, 2s)"),
         CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus),
         CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
+        CLI_OPT_FLAG("ranks", 0, &cfg->ranks),
         CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE"),
         CLI_OPT_LISTEN("serve", &cfg->serve),
         CLI_OPT_CALL("price", 0, &cfg->price, store_price, NULL),
@@ -279,6 +333,8 @@ int run_options_parse_as(const char *verb, int argc, char **argv, struct run_con
         cfg->argc = args.n;
     }
     if (cfg->output && check_writable_file(cfg->output, "output file", err, errlen))
+        return -1;
+    if (cfg->ranks && check_launcher(cfg, err, errlen))
         return -1;
     return 0;
 }

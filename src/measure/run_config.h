@@ -37,6 +37,7 @@ struct run_config {
     bool interval_adaptive; /* no --interval given: short runs are sampled more often */
     bool all_gpus;        /* report every GPU, not only those the workload used */
     bool nvtx;            /* load the NVTX injection library into the workload */
+    bool ranks;           /* --ranks: a multi-rank job under a launcher (docs/ranks.md) */
     const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */
     char **params;        /* --param NAME=VALUE of a workflow file (point into argv); owned */
     int n_params;

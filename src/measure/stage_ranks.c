@@ -18,7 +18,8 @@ static int by_pid(const void *a, const void *b)
 
 struct arrival {
     struct rank_pid rp;
-    size_t at; /* index among the announcements */
+    int32_t size; /* the WORLD_SIZE announced with it, 0 for none */
+    size_t at;    /* index among the announcements */
 };
 
 static int by_pid_then_arrival(const void *a, const void *b)
@@ -58,35 +59,35 @@ static int parse_rank(const char *v, int32_t *rank, int32_t *size)
 void stages_read_ranks(const struct event_log *log, struct stage_data *d, struct rank_table *t)
 {
     memset(t, 0, sizeof *t);
-    size_t cap = 0;
+    struct arrival *a = NULL;
+    size_t n_a = 0, cap = 0;
     for (size_t i = 0; i < log->n; i++) {
         const struct marker_event *e = &log->ev[i];
         int32_t rank, size;
         if (e->kind != MARKER_META || strcmp(event_log_str(log, e->name), "mlbench.rank") != 0 ||
             parse_rank(event_log_str(log, e->value), &rank, &size) < 0)
             continue;
-        if (t->n == cap) {
+        if (n_a == cap) {
             cap = cap ? 2 * cap : 16;
-            t->of = xreallocarray(t->of, cap, sizeof *t->of);
+            a = xreallocarray(a, cap, sizeof *a);
         }
-        t->of[t->n++] = (struct rank_pid){e->pid, rank};
-        if (size > d->world_size)
-            d->world_size = size;
+        a[n_a] = (struct arrival){{e->pid, rank}, size, n_a};
+        n_a++;
     }
-    if (t->n == 0)
+    if (n_a == 0)
         return;
     /* One rank per process, the first it announced: sorted by pid, arrival order kept among
-     * one pid's announcements (a pid's index breaks ties). */
-    struct arrival *a = xmalloc(t->n * sizeof *a);
-    for (size_t i = 0; i < t->n; i++)
-        a[i] = (struct arrival){t->of[i], i};
-    qsort(a, t->n, sizeof *a, by_pid_then_arrival);
-    size_t n_first = 0;
-    for (size_t i = 0; i < t->n; i++)
-        if (n_first == 0 || t->of[n_first - 1].pid != a[i].rp.pid)
-            t->of[n_first++] = a[i].rp;
+     * one pid's announcements (the index breaks ties). */
+    qsort(a, n_a, sizeof *a, by_pid_then_arrival);
+    t->of = xmalloc(n_a * sizeof *t->of);
+    for (size_t i = 0; i < n_a; i++) {
+        if (t->n > 0 && t->of[t->n - 1].pid == a[i].rp.pid)
+            continue;
+        t->of[t->n++] = a[i].rp;
+        if (a[i].size > d->world_size)
+            d->world_size = a[i].size;
+    }
     free(a);
-    t->n = n_first;
 
     int32_t *ranks = xmalloc(t->n * sizeof *ranks);
     for (size_t i = 0; i < t->n; i++)
@@ -117,6 +118,32 @@ int32_t stages_rank_of(const struct rank_table *t, int32_t pid)
     struct rank_pid key = {pid, 0};
     const struct rank_pid *hit = bsearch(&key, t->of, t->n, sizeof *t->of, by_pid);
     return hit ? hit->rank : STAGES_NO_RANK;
+}
+
+void stages_read_rank_exits(const struct event_log *log, struct stage_data *d,
+                            const struct rank_table *t)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        const struct marker_event *e = &log->ev[i];
+        if (e->kind != MARKER_META ||
+            strcmp(event_log_str(log, e->name), "mlbench.rank_exit") != 0)
+            continue;
+        int32_t rank = stages_rank_of(t, e->pid);
+        const char *v = event_log_str(log, e->value);
+        long n;
+        bool killed = strncmp(v, "signal ", 7) == 0;
+        if (rank == STAGES_NO_RANK || (!killed && strncmp(v, "exit ", 5) != 0) ||
+            units_parse_long(v + (killed ? 7 : 5), killed ? 1 : 0, killed ? 64 : 255, &n) < 0)
+            continue;
+        bool seen = false; /* one per process: the first */
+        for (size_t k = 0; k < d->n_rank_exits && !seen; k++)
+            seen = d->rank_exits[k].pid == e->pid;
+        if (seen || d->n_rank_exits >= STAGES_MAX_RANKS)
+            continue;
+        d->rank_exits = xreallocarray(d->rank_exits, d->n_rank_exits + 1, sizeof *d->rank_exits);
+        d->rank_exits[d->n_rank_exits++] = (struct rank_exit){
+            rank, e->pid, killed ? -1 : (int)n, killed ? (int)n : 0};
+    }
 }
 
 struct rank_item {

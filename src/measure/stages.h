@@ -91,6 +91,13 @@ struct rank_stage {
     int64_t active_ns, busy_ns;
 };
 
+/* How a rank's process ended, as its `mlbench rank-exec` reported ("mlbench.rank_exit"). */
+struct rank_exit {
+    int32_t rank, pid;   /* pid: the rank-exec's */
+    int code;            /* exit status, or -1 when killed */
+    int signal;          /* the signal that killed it, or 0 */
+};
+
 struct instant {
     uint32_t name;
     int32_t pid, tid;
@@ -125,6 +132,8 @@ struct stage_data {
     uint64_t ranks_dropped;   /* processes whose rank was beyond STAGES_MAX_RANKS distinct ones */
     struct rank_stage *rank_stages; /* by rank, then by stage in tree order */
     size_t n_rank_stages;
+    struct rank_exit *rank_exits;   /* in arrival order, at most one per process */
+    size_t n_rank_exits;
 };
 
 /* Aggregates the events of log, which happened in the run started at t0_ns (CLOCK_MONOTONIC)
@@ -141,6 +150,8 @@ struct rank_table {
 };
 void stages_read_ranks(const struct event_log *log, struct stage_data *d, struct rank_table *t);
 int32_t stages_rank_of(const struct rank_table *t, int32_t pid);
+void stages_read_rank_exits(const struct event_log *log, struct stage_data *d,
+                            const struct rank_table *t);
 void stages_rank_totals(struct stage_data *d);
 
 /* The stage tree in reading order: n items, already sorted by first begin, parent[i] the index

@@ -2,11 +2,13 @@
 #include "result/rank_summary.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats.h"
 #include "result/result.h"
+#include "result/summary.h"
 #include "util/xalloc.h"
 
 static int by_int32(const void *a, const void *b)
@@ -236,6 +238,56 @@ json_t *rank_summary_json(const struct rank_summary *s)
                      "ranks_dropped", (json_int_t)s->ranks_dropped, "stages", stages);
 }
 
+/* How rank ended (its rank-exec's report; a failure before a success when it has several), or
+ * NULL. */
+static const struct rank_exit *rank_exit_of(const struct stage_data *d, int32_t rank)
+{
+    const struct rank_exit *found = NULL;
+    for (size_t i = 0; i < d->n_rank_exits; i++)
+        if (d->rank_exits[i].rank == rank && (!found || found->code == 0))
+            found = &d->rank_exits[i];
+    return found;
+}
+
+void rank_warnings(struct summary *s, const struct bench_result *r)
+{
+    const struct repetition *reps = r->reps;
+    size_t n = r->n_reps, failed = 0, ranked = 0;
+    for (size_t k = 0; k < n; k++)
+        ranked += reps[k].stages.n_ranks > 0;
+    if (r->config && r->config->ranks && n > 0 && ranked == 0)
+        summary_warn(s, "no_ranks", "--ranks: no process announced a rank, so there are no "
+                     "stages per rank: mark stages with mlbench's C or Python client (they read "
+                     "the launcher's rank variables), or start each rank as `mlbench rank-exec "
+                     "-- PROGRAM` (docs/ranks.md)");
+    char first[200] = "";
+    for (size_t k = 0; k < n; k++) {
+        const struct stage_data *d = &reps[k].stages;
+        for (size_t i = 0; i < d->n_rank_exits; i++) {
+            const struct rank_exit *x = &d->rank_exits[i];
+            if (x->code == 0)
+                continue;
+            if (failed++ == 0) {
+                const char *name = x->signal ? sigabbrev_np(x->signal) : NULL;
+                if (x->signal)
+                    snprintf(first, sizeof first, "rank %d (pid %d) was killed by SIG%s in run "
+                             "%d", (int)x->rank, (int)x->pid, name ? name : "?",
+                             reps[k].index + 1);
+                else
+                    snprintf(first, sizeof first, "rank %d (pid %d) exited with status %d in "
+                             "run %d", (int)x->rank, (int)x->pid, x->code, reps[k].index + 1);
+            }
+        }
+    }
+    if (failed == 1)
+        summary_warn(s, "rank_failed", "%s: look at that rank's output (--show-output)",
+                     first);
+    else if (failed > 1)
+        summary_warn(s, "rank_failed", "%s, then %zu more rank exit(s) failed (a launcher "
+                     "stops the other ranks when one fails): look at the first one's output "
+                     "(--show-output)", first, failed - 1);
+}
+
 json_t *rank_run_json(const struct stage_data *d, const struct event_log *log)
 {
     if (d->n_ranks == 0)
@@ -253,8 +305,18 @@ json_t *rank_run_json(const struct stage_data *d, const struct event_log *log)
                 "count", (json_int_t)rs->count, "active_ns", (json_int_t)rs->active_ns,
                 "busy_ns", (json_int_t)rs->busy_ns));
         }
-        json_array_append_new(out, json_pack("{s:i, s:o}", "rank", (int)d->ranks[r],
-                                             "stages", stages));
+        json_t *jr = json_pack("{s:i, s:o}", "rank", (int)d->ranks[r], "stages", stages);
+        const struct rank_exit *x = rank_exit_of(d, d->ranks[r]);
+        if (x && x->signal) {
+            const char *name = sigabbrev_np(x->signal);
+            char sig[24];
+            snprintf(sig, sizeof sig, "SIG%s", name ? name : "?");
+            json_object_set_new(jr, "exit", json_pack("{s:i, s:s}", "signal", x->signal,
+                                                      "signal_name", sig));
+        } else if (x) {
+            json_object_set_new(jr, "exit", json_pack("{s:i}", "code", x->code));
+        }
+        json_array_append_new(out, jr);
     }
     return out;
 }

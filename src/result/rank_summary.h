@@ -12,8 +12,10 @@
 #include "measure/event_log.h"
 #include "measure/stages.h"
 
+struct bench_result;
 struct repetition;
 struct stage_summary;
+struct summary;
 
 /* A stage of the ranks. Times are medians over the runs, ns; the fastest, median and slowest
  * rank and the skew are taken per run, then their medians over the runs. */
@@ -45,6 +47,9 @@ struct rank_summary {
 void rank_summary_compute(struct rank_summary *out, const struct repetition *const *reps,
                           size_t n, const struct stage_summary *stages, size_t n_stages);
 void rank_summary_free(struct rank_summary *s);
+/* Warns in s of the ranks whose rank-exec reported a failure in r's runs ("rank_failed"), and
+ * of a run --ranks in which no process announced a rank ("no_ranks"). */
+void rank_warnings(struct summary *s, const struct bench_result *r);
 
 /* The summary's "ranks" object, or null without ranks. */
 json_t *rank_summary_json(const struct rank_summary *s);

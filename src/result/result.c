@@ -445,6 +445,7 @@ json_t *result_to_json(const struct bench_result *r)
     json_object_set_new(config, "interval_adaptive", json_boolean(c->interval_adaptive));
     json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
     json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
+    json_object_set_new(config, "ranks", json_boolean(c->ranks));
 
     json_t *runs = json_array();
     for (size_t i = 0; i < r->n_reps; i++)

@@ -671,5 +671,6 @@ void summary_compute(struct bench_result *r)
         free(outside);
     }
     quality_warnings(s, r, &u);
+    rank_warnings(s, r);
     free(u.rep);
 }

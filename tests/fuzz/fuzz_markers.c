@@ -42,6 +42,23 @@ static void check(const struct stage_data *d, int64_t wall_ns)
         FAIL("outside_ns %" PRId64 " (wall %" PRId64 ")", d->outside_ns, wall_ns);
     if (d->n_spans == 0 && d->outside_ns != -1)
         FAIL("outside_ns %" PRId64 " without spans", d->outside_ns);
+    /* ranks: ascending and distinct, bounded; each rank's stage within the run and its stage */
+    if (d->n_ranks > STAGES_MAX_RANKS)
+        FAIL("%zu ranks", d->n_ranks);
+    for (size_t i = 1; i < d->n_ranks; i++)
+        if (d->ranks[i] <= d->ranks[i - 1] || d->ranks[i - 1] < 0)
+            FAIL("ranks out of order at %zu", i);
+    for (size_t i = 0; i < d->n_rank_stages; i++) {
+        const struct rank_stage *r = &d->rank_stages[i];
+        if (r->name == 0 || r->name > d->n_stages || r->active_ns < 0 || r->active_ns > wall_ns ||
+            r->busy_ns < r->active_ns || r->count == 0 ||
+            r->active_ns > d->stages[r->name - 1].active_ns ||
+            (i > 0 && (r->rank < d->rank_stages[i - 1].rank ||
+                       (r->rank == d->rank_stages[i - 1].rank &&
+                        r->name <= d->rank_stages[i - 1].name))))
+            FAIL("rank stage %zu: rank %d stage %u active %" PRId64 " busy %" PRId64, i,
+                 (int)r->rank, r->name, r->active_ns, r->busy_ns);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

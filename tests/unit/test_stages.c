@@ -56,6 +56,81 @@ static void test_busy_saturates(void **state)
     event_log_free(&log);
 }
 
+/* The totals of rank r in stage name, or NULL. */
+static const struct rank_stage *rank_stage(const struct stage_data *d,
+                                           const struct event_log *log, int32_t r,
+                                           const char *name)
+{
+    for (size_t i = 0; i < d->n_rank_stages; i++)
+        if (d->rank_stages[i].rank == r &&
+            !strcmp(event_log_str(log, d->stages[d->rank_stages[i].name - 1].name), name))
+            return &d->rank_stages[i];
+    return NULL;
+}
+
+/* Ranks: a process's first announcement counts; its worker (another pid announcing the same
+ * rank) adds to that rank; a bad value, a process with no rank, and a later different value
+ * change nothing; the protocol key is not workload metadata. */
+static void test_ranks(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    ev(&log, "M %lld 10 10 mlbench.rank 0 2", T0);
+    ev(&log, "M %lld 20 20 mlbench.rank 1 2", T0);
+    ev(&log, "M %lld 21 21 mlbench.rank 1", T0);      /* rank 1's worker */
+    ev(&log, "M %lld 20 20 mlbench.rank 5 8", T0);    /* later: ignored */
+    ev(&log, "M %lld 30 30 mlbench.rank -1", T0);     /* bad values: ignored */
+    ev(&log, "M %lld 31 31 mlbench.rank 1 0", T0);
+    ev(&log, "M %lld 32 32 mlbench.rank x", T0);
+    ev(&log, "B %lld 10 10 train", T0 + 1 * MS);
+    ev(&log, "E %lld 10 10 train", T0 + 11 * MS);      /* rank 0: 10 ms */
+    ev(&log, "B %lld 20 20 train", T0 + 1 * MS);
+    ev(&log, "E %lld 20 20 train", T0 + 16 * MS);      /* rank 1: 15 ms ... */
+    ev(&log, "B %lld 21 21 train", T0 + 14 * MS);
+    ev(&log, "E %lld 21 21 train", T0 + 20 * MS);      /* ... and its worker: union 19 ms */
+    ev(&log, "B %lld 30 30 train", T0 + 1 * MS);       /* no rank */
+    ev(&log, "E %lld 30 30 train", T0 + 2 * MS);
+    stages_aggregate(&log, T0, 30 * MS, &d);
+    assert_int_equal(d.n_ranks, 2);
+    assert_int_equal(d.ranks[0], 0);
+    assert_int_equal(d.ranks[1], 1);
+    assert_int_equal(d.world_size, 2);
+    assert_int_equal(d.n_meta, 0);
+    assert_int_equal(rank_stage(&d, &log, 0, "train")->active_ns, 10 * MS);
+    assert_int_equal(rank_stage(&d, &log, 0, "train")->count, 1);
+    assert_int_equal(rank_stage(&d, &log, 1, "train")->active_ns, 19 * MS);
+    assert_int_equal(rank_stage(&d, &log, 1, "train")->busy_ns, 21 * MS);
+    assert_int_equal(rank_stage(&d, &log, 1, "train")->count, 2);
+    assert_int_equal(d.n_rank_stages, 2);
+    assert_int_equal(stage(&d, &log, "train")->count, 4); /* every process's spans */
+    stages_free(&d);
+    event_log_free(&log);
+}
+
+/* Beyond STAGES_MAX_RANKS distinct ranks the lowest are kept; the others' processes are no
+ * rank's, and counted. */
+static void test_ranks_bounded(void **state)
+{
+    (void)state;
+    struct event_log log;
+    struct stage_data d;
+    event_log_init(&log);
+    for (int r = 0; r < STAGES_MAX_RANKS + 5; r++) {
+        ev(&log, "M %lld %d 1 mlbench.rank %d", T0, 100 + r, STAGES_MAX_RANKS + 4 - r);
+        ev(&log, "B %lld %d 1 step", T0, 100 + r);
+        ev(&log, "E %lld %d 1 step", T0 + MS, 100 + r);
+    }
+    stages_aggregate(&log, T0, 2 * MS, &d);
+    assert_int_equal(d.n_ranks, STAGES_MAX_RANKS);
+    assert_int_equal(d.ranks[d.n_ranks - 1], STAGES_MAX_RANKS - 1);
+    assert_int_equal(d.ranks_dropped, 5);
+    assert_int_equal(d.n_rank_stages, STAGES_MAX_RANKS);
+    stages_free(&d);
+    event_log_free(&log);
+}
+
 static void test_nested_sequence(void **state)
 {
     (void)state;
@@ -475,6 +550,8 @@ int main(void)
         cmocka_unit_test(test_event_log),
         cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_busy_saturates),
+        cmocka_unit_test(test_ranks),
+        cmocka_unit_test(test_ranks_bounded),
         cmocka_unit_test(test_tree_order_two_processes),
         cmocka_unit_test(test_counter_stage),
         cmocka_unit_test(test_tree_order_function),

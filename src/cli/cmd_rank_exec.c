@@ -1,0 +1,102 @@
+/* cmd_rank_exec: `mlbench rank-exec -- COMMAND [ARGS...]`, what a launcher starts in place of
+ * each rank's program (docs/ranks.md): `mlbench run --ranks -- mpirun -n 4 mlbench rank-exec --
+ * ./train`. It runs COMMAND as its child and, when it ends, tells the measuring mlbench how:
+ * metadata "mlbench.rank_exit" with "exit N" or "signal N", from a process that announced the
+ * rank (mlbench.rank), so that a rank that crashes is recorded with its rank and status even
+ * when the launcher then stops the others. A program that does not mark stages needs no more:
+ * its rank is known by its rank-exec.
+ *
+ * Outside mlbench (no marker socket) it only runs COMMAND. Exit status: COMMAND's; killed by
+ * the signal that killed it (as a shell reports); 127 command not found, 126 cannot execute;
+ * 2 bad usage. Stop signals (SIGTERM, SIGINT, SIGHUP) are forwarded to COMMAND. */
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mlbench/marker.h>
+
+#include "cli/commands.h"
+#include "util/log.h"
+
+extern char **environ;
+
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
+static volatile sig_atomic_t g_child;
+
+static void forward(int sig)
+{
+    pid_t child = (pid_t)g_child;
+    if (child > 0)
+        kill(child, sig);
+}
+
+static const char usage_text[] =
+    "usage: mlbench rank-exec -- COMMAND [ARGS...]\n"
+    "Runs one rank's COMMAND under a launcher and reports its rank and how it ended to the\n"
+    "measuring mlbench: mlbench run --ranks -- mpirun -n 4 mlbench rank-exec -- ./train\n";
+
+int cmd_rank_exec(int argc, char **argv)
+{
+    int first = 1;
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--"))
+        first = 2;
+    if (first >= argc || argv[first][0] == '-') {
+        log_error("rank-exec: %s\n%s", first >= argc ? "no COMMAND given"
+                                                     : "unknown option before the command",
+                  usage_text);
+        return 2;
+    }
+    int world;
+    int rank = mlb_rank(&world);
+    if (rank < 0)
+        log_warn("rank-exec: no rank in the environment (RANK with WORLD_SIZE, "
+                 "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID): is %s started by "
+                 "a launcher?", argv[first]);
+    /* The first event announces the rank (the library does it); a stage-less command's rank
+     * is then known by this process. */
+    mlb_instant("mlbench.rank_start");
+
+    struct sigaction sa = {.sa_handler = forward};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[first], NULL, NULL, argv + first, environ);
+    if (rc) {
+        log_error("rank-exec: %s %s", rc == ENOENT ? "command not found:" : "cannot run",
+                  argv[first]);
+        mlb_meta("mlbench.rank_exit", rc == ENOENT ? "exit 127" : "exit 126");
+        return rc == ENOENT ? 127 : 126;
+    }
+    g_child = pid;
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    g_child = 0;
+    char how[32];
+    if (WIFSIGNALED(ws))
+        snprintf(how, sizeof how, "signal %d", WTERMSIG(ws));
+    else
+        snprintf(how, sizeof how, "exit %d", WEXITSTATUS(ws));
+    mlb_meta("mlbench.rank_exit", how);
+    if (!WIFSIGNALED(ws))
+        return WEXITSTATUS(ws);
+    /* Die by the same signal, so that the launcher reports the rank as a shell would. */
+    int sig = WTERMSIG(ws);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    return 128 + sig;
+}
