@@ -1,0 +1,272 @@
+"""End-to-end tests of multi-rank runs (docs/ranks.md): ranks announced by the C and Python
+clients from the launcher's variables, stages per rank, the critical path and the straggler,
+`mlbench run --ranks` and `mlbench rank-exec`, and `mlbench-workload imgclf --ranks` on Open MPI
+(data-parallel: the ranks' weights equal, accuracy that of one process).
+
+The MPI cases skip, saying why, when this build has no MPI or mpirun is not installed.
+Environment (set by ctest): MLBENCH, WORKLOAD, STAGE_PROG, MLBENCH_SOURCE, MLBENCH_HAVE_MPI."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import test_workloads as tw
+
+MLBENCH = os.environ["MLBENCH"]
+WORKLOAD = os.environ["WORKLOAD"]
+STAGE_PROG = os.environ["STAGE_PROG"]
+SOURCE = os.environ["MLBENCH_SOURCE"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+RANK_PROG = os.path.join(HERE, "rank_prog.py")
+MPIRUN = shutil.which("mpirun")
+HAVE_MPI = os.environ.get("MLBENCH_HAVE_MPI") == "ON"
+NO_MPI = ("this build has no MPI (install libopenmpi-dev and rebuild)" if not HAVE_MPI else
+          "mpirun is not installed (apt-get install openmpi-bin)" if not MPIRUN else None)
+
+# The module's small synthetic dataset (test_workloads' tw.DATA), for the imgclf cases.
+setUpModule = tw.setUpModule
+tearDownModule = tw.tearDownModule
+
+RANK_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+             "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS")
+
+
+def mpirun(n, *argv):
+    """mpirun -n N argv: as root it must be allowed, and a small machine oversubscribed."""
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    return [MPIRUN, *root, "--oversubscribe", "-n", str(n), *argv]
+
+
+class RankTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-ranks-test-")
+        self.store = os.path.join(self.tmp.name, "store")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def env(self, more=None):
+        e = {k: v for k, v in os.environ.items() if k not in RANK_VARS}
+        e["PYTHONPATH"] = os.path.join(SOURCE, "python")
+        e["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"  # containers forbid CMA
+        e.update(more or {})
+        return e
+
+    def measure(self, *argv, runs=1, env=None, status=0, timeout=300, run_opts=()):
+        """`mlbench run -r RUNS` of argv; returns (result document, stdout, stderr)."""
+        out = os.path.join(self.tmp.name, "r.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        p = subprocess.run([MLBENCH, "run", "-r", str(runs), "--store", self.store, "-o", out,
+                            *run_opts, "--", *argv], capture_output=True, text=True,
+                           env=self.env(env), timeout=timeout)
+        self.assertEqual(p.returncode, status, p.stdout + p.stderr)
+        with open(out) as f:
+            return json.load(f), p.stdout, p.stderr
+
+    @staticmethod
+    def rank_stage(ranks, name):
+        for st in ranks["stages"]:
+            if st["name"] == name:
+                return st
+        raise AssertionError(f"stage {name!r} not in the ranks' summary")
+
+    @staticmethod
+    def per_rank(st):
+        return {p["rank"]: p for p in st["per_rank"]}
+
+
+class RankMarkersTest(RankTest):
+    def test_fake_job_straggler(self):
+        """Three ranks as torchrun numbers them, rank 1 three times slower in compute: the
+        critical path is rank 1's, its score is the lowest, it waits least in sync, and the
+        analysis names it; each rank's forked worker counts for that rank."""
+        doc, out, _ = self.measure(sys.executable, RANK_PROG, "job", "3", "1", runs=3)
+        ranks = doc["summary"]["ranks"]
+        self.assertEqual(ranks["ranks"], [0, 1, 2])
+        self.assertEqual(ranks["world_size"], 3)
+        compute = self.rank_stage(ranks, "compute")
+        per = self.per_rank(compute)
+        self.assertEqual(compute["ranks"], 3)
+        self.assertEqual(compute["slowest_rank"], 1)
+        self.assertIn(compute["fastest_rank"], (0, 2))
+        self.assertGreaterEqual(per[1]["active_ns_median"], 4 * 0.06e9)
+        self.assertLess(per[0]["active_ns_median"], 4 * 0.045e9)
+        self.assertEqual(compute["critical_path_ns"], per[1]["active_ns_median"])
+        self.assertGreater(compute["skew"], 2.0)
+        self.assertLess(per[1]["score"], 0.6)
+        self.assertGreater(per[1]["vs_median"], 1.0)
+        for r in (0, 2):
+            self.assertGreater(per[r]["score"], 0.8)
+        self.assertEqual(self.rank_stage(ranks, "sync")["fastest_rank"], 1)
+        self.assertEqual(self.rank_stage(ranks, "load")["ranks"], 3)  # the workers' stage
+        run = doc["runs"][0]
+        self.assertEqual([r["rank"] for r in run["ranks"]], [0, 1, 2])
+        for r in run["ranks"]:
+            names = {s["name"]: s for s in r["stages"]}
+            self.assertEqual(names["compute"]["count"], 4)
+            self.assertEqual(names["load"]["count"], 1)
+        findings = [f for f in doc["analysis"]["findings"] if f["rule"] == "straggler"]
+        self.assertEqual([f["stage"] for f in findings], ["compute"], doc["analysis"])
+        self.assertIn("rank 1 spends", findings[0]["evidence"])
+        self.assertGreater(findings[0]["saving_ns"], 0)
+        self.assertIn("across 3 ranks", out)
+        self.assertRegex(out, r"compute .* 1 \(\+\d+ % on the median\)")
+        self.assertNotIn("mlbench.rank", json.dumps(doc["summary"]["metadata"]))
+
+    def ranks_of(self, argv, env):
+        doc, _, _ = self.measure(*argv, env=env)
+        return doc["summary"]["ranks"]
+
+    def test_rank_variables(self):
+        """The launchers' variables in their documented order, read alike by the C and the
+        Python client; RANK counts only beside WORLD_SIZE."""
+        cases = [
+            ({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, [3], 4),
+            ({"RANK": "2", "WORLD_SIZE": "4", "OMPI_COMM_WORLD_RANK": "7"}, [2], 4),
+            ({"RANK": "5"}, None, None),
+            ({"RANK": "5", "PMI_RANK": "1", "PMI_SIZE": "2"}, [1], 2),
+            ({"PMIX_RANK": "6"}, [6], None),
+            ({"SLURM_PROCID": "9", "SLURM_NTASKS": "12"}, [9], 12),
+            ({"OMPI_COMM_WORLD_RANK": "x1"}, None, None),
+        ]
+        py = [sys.executable, "-c", "from mlbench_marker import stage\n"
+              "with stage('work'): pass"]
+        for env, want, world in cases:
+            for argv in ([STAGE_PROG, "seq"], py):
+                with self.subTest(env=env, client=os.path.basename(argv[0])):
+                    ranks = self.ranks_of(argv, env)
+                    if want is None:
+                        self.assertIsNone(ranks)
+                        continue
+                    self.assertEqual(ranks["ranks"], want)
+                    self.assertEqual(ranks["world_size"], world)
+
+    def test_c_children_inherit_rank(self):
+        """Processes the C client's process forks are that rank's: every span is rank 3's."""
+        doc, _, _ = self.measure(STAGE_PROG, "children", env={"OMPI_COMM_WORLD_RANK": "3"})
+        run = doc["runs"][0]
+        self.assertEqual([r["rank"] for r in run["ranks"]], [3])
+        counts = {s["name"]: s["count"] for s in run["ranks"][0]["stages"]}
+        self.assertEqual(counts, {"parent": 1, "child": 2})
+        self.assertEqual(len({s["pid"] for s in run["spans"]}), 3)
+
+    def test_plain_run_has_no_ranks(self):
+        doc, out, _ = self.measure(STAGE_PROG, "seq")
+        self.assertIsNone(doc["summary"]["ranks"])
+        self.assertIsNone(doc["runs"][0]["ranks"])
+        self.assertFalse(doc["config"]["ranks"])
+        self.assertNotIn("across", out)
+
+    def test_bad_input(self):
+        cases = [
+            ([MLBENCH, "run", "--ranks", "--", sys.executable, "-c", "1"],
+             "'%s' is not a launcher of ranks" % sys.executable),
+            ([MLBENCH, "run", "--ranks"], "--ranks needs a COMMAND"),
+            ([MLBENCH, "rank-exec"], "no COMMAND given"),
+            ([MLBENCH, "rank-exec", "--bogus", "x"], "unknown option"),
+        ]
+        for argv, message in cases:
+            with self.subTest(argv=argv[1:]):
+                p = subprocess.run(argv, capture_output=True, text=True, env=self.env(),
+                                   cwd=self.tmp.name, timeout=30)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(message, p.stderr)
+                self.assertFalse(os.path.exists(os.path.join(self.tmp.name, ".mlbench", "runs")))
+
+    def test_rank_exec_outside_a_launcher(self):
+        """rank-exec runs its command and passes its status on, with a warning that no rank
+        is set; 127 for a command not found."""
+        p = subprocess.run([MLBENCH, "rank-exec", "--", "sh", "-c", "exit 5"],
+                           capture_output=True, text=True, env=self.env(), timeout=30)
+        self.assertEqual(p.returncode, 5)
+        self.assertIn("no rank in the environment", p.stderr)
+        p = subprocess.run([MLBENCH, "rank-exec", "--", "no-such-program-x"],
+                           capture_output=True, text=True, env=self.env({"RANK": "0",
+                                                                         "WORLD_SIZE": "1"}),
+                           timeout=30)
+        self.assertEqual(p.returncode, 127)
+        self.assertIn("command not found", p.stderr)
+
+
+@unittest.skipIf(NO_MPI, NO_MPI)
+class MpiTest(RankTest):
+    ARGS = ["imgclf", *tw.SMALL, "--batch", "50", "--epochs", "2", "--threads", "1"]
+
+    def single_accuracy(self):
+        p = subprocess.run([WORKLOAD, *self.ARGS, "--data-dir", tw.DATA], capture_output=True,
+                           text=True, env=self.env(), timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return float(re.search(r"val accuracy ([0-9.]+)", p.stdout).group(1))
+
+    def test_imgclf_two_ranks(self):
+        """imgclf --ranks over 2 MPI ranks: the stages of a data-parallel step on each rank,
+        the global figures counted once, identical weights after every step, and the accuracy
+        of one process training the same global batch."""
+        doc, out, _ = self.measure(
+            *mpirun(2, WORKLOAD, *self.ARGS, "--data-dir", tw.DATA, "--ranks",
+                    "--check-replicas"), run_opts=("--ranks",))
+        run = doc["runs"][0]
+        self.assertEqual(run["status"], "ok")
+        self.assertEqual([r["rank"] for r in run["ranks"]], [0, 1])
+        for r in run["ranks"]:
+            counts = {s["name"]: s["count"] for s in r["stages"]}
+            for name in ("train", "barrier", "allreduce", "update"):
+                self.assertEqual(counts[name], 24, (r["rank"], counts))  # 2 x 600 / 50
+            self.assertEqual(counts["evaluate"], 2)
+        counters = {c["name"]: c for c in run["counters"]}
+        self.assertEqual(counters["images"]["sum"], 1200)  # global, counted once
+        self.assertEqual(counters["ranks"]["last"], 2)
+        self.assertGreater(counters["allreduce_busbw_GBps"]["last"], 0)
+        self.assertAlmostEqual(counters["allreduce_busbw_GBps"]["last"],
+                               counters["allreduce_algbw_GBps"]["last"], places=6)  # n = 2
+        self.assertTrue(0 < counters["allreduce_share"]["last"] < 1)
+        self.assertEqual(doc["summary"]["ranks"]["world_size"], 2)
+        self.assertEqual(run["metadata"]["batch_per_rank"], "25")
+        self.assertEqual(run["metadata"]["batch_size"], "50")
+        acc = counters["accuracy"]["last"]
+        self.assertAlmostEqual(acc, self.single_accuracy(), delta=0.005)
+        self.assertNotIn("no_ranks", [w["code"] for w in doc["warnings"]])
+
+    def test_imgclf_bad_batch(self):
+        """A batch the ranks cannot share evenly: exit 2 from every rank, said once."""
+        p = subprocess.run(mpirun(2, WORKLOAD, "imgclf", *tw.SMALL, "--data-dir", tw.DATA,
+                                  "--batch", "51", "--ranks"),
+                           capture_output=True, text=True, env=self.env(), timeout=120)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stderr.count("--batch 51 cannot be shared evenly by 2 ranks"), 1,
+                         p.stderr)
+        p = subprocess.run([WORKLOAD, "imgclf", *tw.SMALL, "--data-dir", tw.DATA,
+                            "--check-replicas"], capture_output=True, text=True,
+                           env=self.env(), timeout=120)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--check-replicas compares the ranks' weights: it needs --ranks", p.stderr)
+
+    def test_crashing_rank(self):
+        """Rank 1 dies of SIGSEGV: the run fails, the result says which rank and how, the
+        other rank is stopped by the launcher long before its 30 s, nothing is lost."""
+        start = time.monotonic()
+        doc, out, _ = self.measure(*mpirun(2, MLBENCH, "rank-exec", "--", sys.executable,
+                                           RANK_PROG, "crash", "1"),
+                                   run_opts=("--ranks",), status=1)
+        self.assertLess(time.monotonic() - start, 25)
+        run = doc["runs"][0]
+        self.assertEqual(run["status"], "failed")
+        exits = {r["rank"]: r.get("exit") for r in run["ranks"]}
+        self.assertEqual(exits[1], {"signal": 11, "signal_name": "SIGSEGV"})
+        self.assertNotEqual(exits[0], {"code": 0})
+        warning = [w for w in doc["warnings"] if w["code"] == "rank_failed"]
+        self.assertEqual(len(warning), 1, doc["warnings"])
+        self.assertIn("rank 1 (pid", warning[0]["message"])
+        self.assertIn("killed by SIGSEGV", warning[0]["message"])
+        self.assertIn("rank 1 (pid", out)
+        self.assertEqual(len(os.listdir(os.path.join(self.store, "runs"))), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
