@@ -525,6 +525,7 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
                                                         metadata_value));
         json_object_set_new(c, "resources", resource_rows(base, cand));
         json_object_set_new(c, "cost", compare_cost(base, cand));
+        json_object_set_new(c, "scaling", compare_scaling(base, cand));
         json_object_set_new(c, "environment_differences", env);
         json_array_append_new(cands, c);
     }

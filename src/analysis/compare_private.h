@@ -45,4 +45,8 @@ const char *compare_verdict(const struct compare_options *opt, size_t nb, size_t
  * else a JSON null. */
 json_t *compare_cost(const json_t *base, const json_t *cand);
 
+/* The scaling across ranks (docs/compare.md#scaling): a new object when the two results ran on
+ * different numbers of ranks and a throughput is known on both, else a JSON null. */
+json_t *compare_scaling(const json_t *base, const json_t *cand);
+
 #endif

@@ -539,6 +539,35 @@ static void print_cost(const json_t *cost)
     }
 }
 
+/* Scaling across ranks, when the sides ran on different numbers (docs/compare.md#scaling). */
+static void print_scaling(const json_t *sc)
+{
+    if (!json_is_object(sc))
+        return;
+    const json_t *b = json_object_get(sc, "baseline"), *c = json_object_get(sc, "candidate");
+    const char *basis = jsonx_str(sc, "basis");
+    bool runs = basis && !strcmp(basis, "runs_per_s");
+    fprintf(text_out, "\nscaling (from %s)\n  ranks %.0f -> %.0f   ", runs ? "the wall time"
+            : basis ? basis : "?", jsonx_num(b, "ranks"), jsonx_num(c, "ranks"));
+    put_ratio("speedup", jsonx_num(sc, "speedup"));
+    double eff = jsonx_num(sc, "efficiency");
+    if (isfinite(eff))
+        fprintf(text_out, "   efficiency %.0f %%", 100 * eff);
+    if (!runs)
+        fprintf(text_out, "   per rank %.4g -> %.4g/s", jsonx_num(b, "per_rank"),
+                jsonx_num(c, "per_rank"));
+    fputc('\n', text_out);
+    double ab = jsonx_num(b, "allreduce_share"), ac = jsonx_num(c, "allreduce_share");
+    if (isfinite(ab) || isfinite(ac)) {
+        char sb[16] = "-", sc2[16] = "-";
+        if (isfinite(ab))
+            snprintf(sb, sizeof sb, "%.1f %%", 100 * ab);
+        if (isfinite(ac))
+            snprintf(sc2, sizeof sc2, "%.1f %%", 100 * ac);
+        fprintf(text_out, "  allreduce %s -> %s of the step\n", sb, sc2);
+    }
+}
+
 static void print_text(const json_t *doc)
 {
     const json_t *base = json_object_get(doc, "baseline");
@@ -569,6 +598,7 @@ static void print_text(const json_t *doc)
         print_latency(json_object_get(c, "stages"), isfinite(level) ? level : 0.95);
         compare_load_print(text_out, json_object_get(c, "load"), isfinite(level) ? level : 0.95);
         print_cost(json_object_get(c, "cost"));
+        print_scaling(json_object_get(c, "scaling"));
         print_pairs("counters (median per run of the sum for counts, else of the last value)",
                     json_object_get(c, "counters"), "name", "value");
         print_pairs("metadata", json_object_get(c, "metadata"), "key", "value");
