@@ -60,6 +60,7 @@ struct rank_stage_figures {
     double median_ns;        /* the median rank's */
     double min_ns;           /* the fastest rank's */
     int slowest_rank;
+    const char *slowest_host; /* the host of the slowest rank when known (rank-exec), or NULL */
     double slowest_ns;       /* the slowest rank's median over the runs */
     int fastest_rank;        /* the rank with the least time */
 };

@@ -77,6 +77,8 @@ void analyze_rank_findings(const struct analysis_context *ctx,
             cat(ev, sizeof ev, " against ");
             ms(ev, sizeof ev, r->median_ns);
             cat(ev, sizeof ev, " a run, over %zu ranks)", r->ranks);
+            if (r->slowest_host)
+                cat(ev, sizeof ev, "; rank %d runs on %s", r->slowest_rank, r->slowest_host);
             cat(rec, sizeof rec, "the job waits for its slowest rank at every synchronisation: "
                 "look at what differs on rank %d: its share of the data (uneven shards or "
                 "sequence lengths), its host or GPU (clocks, throttling, another job), its CPU "

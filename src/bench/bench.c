@@ -552,10 +552,13 @@ static int start(struct bench *b)
     char err[1024];
     struct session_config scfg = {.interval_ns = cfg->interval_ns,
                                   .adaptive = cfg->interval_adaptive, .all_gpus = cfg->all_gpus,
-                                  .markers = true, .extra_var = b->nvtx_var};
-    if (runner_init(err, sizeof err) < 0 || session_open(&b->session, &scfg, err, sizeof err) < 0) {
+                                  .markers = true, .extra_var = b->nvtx_var,
+                                  .rank_listen = cfg->ranks_listen};
+    int rc = -1;
+    if (runner_init(err, sizeof err) < 0 ||
+        (rc = session_open(&b->session, &scfg, err, sizeof err)) < 0) {
         log_error("%s", err);
-        return 3;
+        return rc == -2 ? 2 : 3;
     }
     if (cfg->serve) { /* after runner_init: the server's threads leave the signals to us */
         b->live = live_new();

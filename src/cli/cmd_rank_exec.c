@@ -6,21 +6,29 @@
  * when the launcher then stops the others. A program that does not mark stages needs no more:
  * its rank is known by its rank-exec.
  *
- * Outside mlbench (no marker socket) it only runs COMMAND. Exit status: COMMAND's; killed by
+ * On a host where the marker socket is not reachable (another host of the job) and the
+ * collector's address is set (MLBENCH_RANK_COLLECTOR, from `mlbench run --ranks-listen`, passed
+ * on with `mpirun -x`), it gives the rank a marker socket of its own and forwards its events
+ * to the collector (rank_link.h). Outside mlbench (neither) it only runs COMMAND. Exit status: COMMAND's; killed by
  * the signal that killed it (as a shell reports); 127 command not found, 126 cannot execute;
  * 2 bad usage. Stop signals (SIGTERM, SIGINT, SIGHUP) are forwarded to COMMAND. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <mlbench/marker.h>
 
 #include "cli/commands.h"
+#include "measure/rank_link.h"
 #include "util/log.h"
 
 extern char **environ;
@@ -33,6 +41,35 @@ static void forward(int sig)
     pid_t child = (pid_t)g_child;
     if (child > 0)
         kill(child, sig);
+}
+
+/* Whether MLBENCH_MARKER_SOCKET names a socket here (on another host it names nothing). */
+static bool marker_socket_reachable(void)
+{
+    const char *path = getenv(MLBENCH_MARKER_SOCKET_ENV);
+    struct stat st;
+    return path && *path && stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* Forwards the rank's datagrams until COMMAND (pid) has ended; it stays a zombie for waitpid. */
+static void forward_until_exit(struct rank_forward *fwd, pid_t pid)
+{
+    int pfd = pidfd_open(pid, 0);
+    struct pollfd p[2] = {{.fd = rank_forward_fd(fwd), .events = POLLIN},
+                          {.fd = pfd, .events = POLLIN}};
+    for (;;) {
+        int n = poll(p, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 100);
+        if (n < 0 && errno != EINTR)
+            break;
+        rank_forward_pump(fwd);
+        siginfo_t si = {0};
+        if ((pfd >= 0 && (p[1].revents & POLLIN)) ||
+            (pfd < 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+             si.si_pid == pid))
+            break;
+    }
+    if (pfd >= 0)
+        close(pfd);
 }
 
 static const char usage_text[] =
@@ -61,9 +98,27 @@ int cmd_rank_exec(int argc, char **argv)
         log_warn("rank-exec: no rank in the environment (RANK with WORLD_SIZE, "
                  "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID): is %s started by "
                  "a launcher?", argv[first]);
+    /* On a host that cannot reach the marker socket, a forwarder of our own (rank_link.h);
+     * set up before the first event, which opens the library's socket. */
+    struct rank_forward *fwd = NULL;
+    if (!marker_socket_reachable() && getenv(RANK_LINK_ENV)) {
+        char err[512];
+        if (!(fwd = rank_forward_open(getenv(RANK_LINK_ENV), err, sizeof err)))
+            log_warn("rank-exec: %s: running rank %d unmeasured", err, rank);
+        else
+            setenv(MLBENCH_MARKER_SOCKET_ENV, rank_forward_path(fwd), 1);
+    } else if (!marker_socket_reachable() && getenv(MLBENCH_MARKER_SOCKET_ENV)) {
+        log_warn("rank-exec: mlbench's marker socket is not on this host and %s is not set: "
+                 "running rank %d unmeasured (run `mlbench run --ranks-listen ADDR` and pass "
+                 "the variable on: mpirun -x %s; docs/ranks.md)", RANK_LINK_ENV, rank,
+                 RANK_LINK_ENV);
+    }
     /* The first event announces the rank (the library does it); a stage-less command's rank
      * is then known by this process. */
     mlb_instant("mlbench.rank_start");
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) == 0 && host[0])
+        mlb_meta("mlbench.host", host); /* the rank's host, in runs[].ranks[].host */
 
     struct sigaction sa = {.sa_handler = forward};
     sigemptyset(&sa.sa_mask);
@@ -78,6 +133,8 @@ int cmd_rank_exec(int argc, char **argv)
         return rc == ENOENT ? 127 : 126;
     }
     g_child = pid;
+    if (fwd)
+        forward_until_exit(fwd, pid);
     int ws;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
@@ -88,6 +145,12 @@ int cmd_rank_exec(int argc, char **argv)
     else
         snprintf(how, sizeof how, "exit %d", WEXITSTATUS(ws));
     mlb_meta("mlbench.rank_exit", how);
+    if (fwd) {
+        long lost = rank_forward_close(fwd);
+        if (lost)
+            log_warn("rank-exec: rank %d: the link to the collector was lost: %s", rank,
+                     lost > 0 ? "some events did not arrive" : "events may be missing");
+    }
     if (!WIFSIGNALED(ws))
         return WEXITSTATUS(ws);
     /* Die by the same signal, so that the launcher reports the rank as a shell would. */

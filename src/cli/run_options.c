@@ -46,6 +46,8 @@ const char *run_options_usage(void)
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
            "      --ranks         COMMAND is a multi-rank job (mpirun, mpiexec, srun,\n"
            "                      torchrun): stages per rank, stragglers (docs/ranks.md)\n"
+           "      --ranks-listen HOST:PORT  with --ranks, collect the ranks of other hosts\n"
+           "                      (mlbench rank-exec there; mpirun -x MLBENCH_RANK_COLLECTOR)\n"
            "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
            "      --serve ADDR    serve Prometheus /metrics at ADDR while running (e.g. :9464)\n"
            "      --price P       price per hour of this machine, with a currency (3.50, '2.1 EUR';\n"
@@ -229,6 +231,7 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
         CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus),
         CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
         CLI_OPT_FLAG("ranks", 0, &cfg->ranks),
+        CLI_OPT_LISTEN("ranks-listen", &cfg->ranks_listen),
         CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE"),
         CLI_OPT_LISTEN("serve", &cfg->serve),
         CLI_OPT_CALL("price", 0, &cfg->price, store_price, NULL),
@@ -334,6 +337,8 @@ int run_options_parse_as(const char *verb, int argc, char **argv, struct run_con
     }
     if (cfg->output && check_writable_file(cfg->output, "output file", err, errlen))
         return -1;
+    if (cfg->ranks_listen)
+        cfg->ranks = true; /* collecting ranks is a multi-rank job */
     if (cfg->ranks && check_launcher(cfg, err, errlen))
         return -1;
     return 0;

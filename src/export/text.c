@@ -341,6 +341,19 @@ static void ranks_text(FILE *out, const json_t *ranks, int cols)
     }
     fputs("per run: the slowest rank's time in the stage (what the job waits for), the median "
           "and fastest rank's; medians over the runs (docs/ranks.md)\n", out);
+    const json_t *hosts = json_object_get(ranks, "hosts"), *list;
+    const char *host;
+    if (!json_object_size(hosts))
+        return;
+    fputs("hosts:", out);
+    size_t h = 0;
+    json_object_foreach((json_t *)hosts, host, list) {
+        fprintf(out, "%s %s (rank%s", h++ ? ";" : "", host, json_array_size(list) > 1 ? "s" : "");
+        for (size_t i = 0; i < json_array_size(list) && i < 8; i++)
+            fprintf(out, " %lld", (long long)json_integer_value(json_array_get(list, i)));
+        fputs(json_array_size(list) > 8 ? " ...)" : ")", out);
+    }
+    putc('\n', out);
 }
 
 /* The stage table, CPU and memory, overlap, counters and metadata; false when no run

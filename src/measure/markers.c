@@ -58,28 +58,42 @@ static void foreign_locked(struct marker_receiver *r, pid_t pid)
         event_log_add_foreign(r->log, pid);
 }
 
-/* Stores one datagram; r->mu is held. */
-static void handle_locked(struct marker_receiver *r, const char *buf, size_t len)
+/* Stores one parsed event, or a malformed datagram buf[0..len) (why set); r->mu is held. */
+static void store_locked(struct marker_receiver *r, const struct marker_token *tok,
+                         const char *why, const char *buf, size_t len)
 {
-    struct marker_token tok;
-    const char *why = marker_parse(buf, len, &tok);
-
     if (!why && r->listener)
-        r->listener(r->listener_arg, &tok);
+        r->listener(r->listener_arg, tok);
     if (!r->log) {
         r->outside++;
     } else if (why) {
         event_log_add_malformed(r->log, why, buf, len < MARKER_MAX_EVENT ? len : MARKER_MAX_EVENT);
     } else {
-        event_log_add(r->log, &tok);
-        if (tok.kind == MARKER_BEGIN && tok.name_len < sizeof r->current) {
-            memcpy(r->current, tok.name, tok.name_len);
-            r->current[tok.name_len] = '\0';
-        } else if (tok.kind == MARKER_END && strlen(r->current) == tok.name_len &&
-                   memcmp(r->current, tok.name, tok.name_len) == 0) {
+        event_log_add(r->log, tok);
+        if (tok->kind == MARKER_BEGIN && tok->name_len < sizeof r->current) {
+            memcpy(r->current, tok->name, tok->name_len);
+            r->current[tok->name_len] = '\0';
+        } else if (tok->kind == MARKER_END && strlen(r->current) == tok->name_len &&
+                   memcmp(r->current, tok->name, tok->name_len) == 0) {
             r->current[0] = '\0';
         }
     }
+}
+
+/* Stores one datagram; r->mu is held. */
+static void handle_locked(struct marker_receiver *r, const char *buf, size_t len)
+{
+    struct marker_token tok;
+    const char *why = marker_parse(buf, len, &tok);
+    store_locked(r, &tok, why, buf, len);
+}
+
+void markers_store(struct marker_receiver *r, const struct marker_token *tok, const char *why,
+                   const char *buf, size_t len)
+{
+    pthread_mutex_lock(&r->mu);
+    store_locked(r, tok, why, buf, len);
+    pthread_mutex_unlock(&r->mu);
 }
 
 static int is_ctl(const char *buf, size_t len, const char *ctl)

@@ -38,6 +38,11 @@ uint64_t markers_outside(struct marker_receiver *r);
 uint64_t markers_foreign(struct marker_receiver *r, pid_t *first_pid);
 /* Sets (fn != NULL) or removes the listener; from the controlling thread. */
 void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *arg);
+/* Stores an event that came another way than the socket (rank_link.h: a rank on another
+ * host), as a datagram of the socket would be: tok (its pid, tid and time already ours) when
+ * why is NULL, else the malformed datagram buf[0..len) with its reason. Any thread. */
+void markers_store(struct marker_receiver *r, const struct marker_token *tok, const char *why,
+                   const char *buf, size_t len);
 /* Stops the thread, removes the socket and its directory, frees r. NULL is allowed. */
 void markers_stop(struct marker_receiver *r);
 

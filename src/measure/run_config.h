@@ -38,6 +38,8 @@ struct run_config {
     bool all_gpus;        /* report every GPU, not only those the workload used */
     bool nvtx;            /* load the NVTX injection library into the workload */
     bool ranks;           /* --ranks: a multi-rank job under a launcher (docs/ranks.md) */
+    const char *ranks_listen; /* --ranks-listen HOST:PORT: collect ranks of other hosts, or
+                               * NULL */
     const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */
     char **params;        /* --param NAME=VALUE of a workflow file (point into argv); owned */
     int n_params;

@@ -10,25 +10,24 @@
 
 extern char **environ;
 
-/* Our environment without MLBENCH_MARKER_SOCKET, plus var ("NAME=value", replacing ours of the
- * same name) and var2 when not NULL. */
-static char **environment_with(char *var, char *var2)
+/* Our environment without MLBENCH_MARKER_SOCKET, plus the variables extra[0..n) ("NAME=value",
+ * NULL ones skipped, replacing ours of the same name). */
+static char **environment_with(char *const *extra, size_t n_extra)
 {
     static const char socket_prefix[] = MLBENCH_MARKER_SOCKET_ENV "=";
     size_t n = 0;
     while (environ[n])
         n++;
-    char *extra[] = {var, var2};
-    char **env = xcalloc(n + 3, sizeof *env);
+    char **env = xcalloc(n + n_extra + 1, sizeof *env);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         bool replaced = strncmp(environ[i], socket_prefix, sizeof socket_prefix - 1) == 0;
-        for (size_t j = 0; j < 2 && !replaced; j++)
+        for (size_t j = 0; j < n_extra && !replaced; j++)
             replaced = extra[j] && strncmp(environ[i], extra[j], strcspn(extra[j], "=") + 1) == 0;
         if (!replaced)
             env[k++] = environ[i];
     }
-    for (size_t j = 0; j < 2; j++)
+    for (size_t j = 0; j < n_extra; j++)
         if (extra[j])
             env[k++] = extra[j];
     return env;
@@ -42,11 +41,20 @@ int session_open(struct session *s, const struct session_config *cfg, char *err,
             return -1;
         s->socket_var = xasprintf("%s=%s", MLBENCH_MARKER_SOCKET_ENV, markers_path(s->markers));
     }
+    if (s->markers && cfg->rank_listen &&
+        !(s->collector = rank_collector_start(cfg->rank_listen, s->markers, err, errlen))) {
+        markers_stop(s->markers);
+        free(s->socket_var);
+        memset(s, 0, sizeof *s);
+        return -2;
+    }
     struct sampler_config scfg = {.interval_ns = cfg->interval_ns,
                                   .adaptive = cfg->adaptive, .all_gpus = cfg->all_gpus};
     s->sampler = sampler_open(&scfg);
-    s->env = environment_with(s->socket_var, (char *)cfg->extra_var);
-    s->helper_env = environment_with(NULL, NULL);
+    char *vars[] = {s->socket_var, (char *)cfg->extra_var,
+                    s->collector ? (char *)rank_collector_env(s->collector) : NULL};
+    s->env = environment_with(vars, 3);
+    s->helper_env = environment_with(NULL, 0);
     return 0;
 }
 
@@ -65,6 +73,8 @@ void session_before_reap(void *arg)
 
 void session_stop_markers(struct session *s)
 {
+    rank_collector_stop(s->collector); /* first: it stores into the receiver */
+    s->collector = NULL;
     markers_stop(s->markers);
     s->markers = NULL;
 }

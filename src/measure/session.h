@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "measure/markers.h"
+#include "measure/rank_link.h"
 #include "measure/sampler.h"
 
 struct session_config {
@@ -23,18 +24,22 @@ struct session_config {
     bool all_gpus;          /* --all-gpus */
     bool markers;           /* receive the command's markers (false: sampling only) */
     const char *extra_var;  /* "NAME=value" for the command's environment too, or NULL */
+    const char *rank_listen; /* --ranks-listen ADDR: collect ranks of other hosts, or NULL */
 };
 
 struct session {
     struct marker_receiver *markers; /* NULL without markers or once session_stop_markers ran */
+    struct rank_collector *collector; /* with rank_listen (and markers), else NULL */
     struct sampler *sampler;
     char **env;             /* the command's environment (strings borrowed from environ) */
     char **helper_env;      /* the helpers' environment */
     char *socket_var;       /* "MLBENCH_MARKER_SOCKET=<path>" in env, or NULL */
 };
 
-/* Starts the receiver (when asked) and opens the sampler (never fails: sources that cannot
- * start are skipped). Returns 0, or -1 with a message in err (nothing is left open). */
+/* Starts the receiver (when asked), the rank collector (when asked) and opens the sampler
+ * (never fails: sources that cannot start are skipped). Returns 0, or with a message in err
+ * and nothing left open -1 (the receiver failed), -2 (the collector's address is bad or in
+ * use: the user's input). */
 int session_open(struct session *s, const struct session_config *cfg, char *err, size_t errlen);
 /* For runner_spec.spawned with arg = the session: the sampler follows pid from now on. */
 void session_spawned(void *arg, pid_t pid);

@@ -146,6 +146,24 @@ void stages_read_rank_exits(const struct event_log *log, struct stage_data *d,
     }
 }
 
+void stages_read_rank_hosts(const struct event_log *log, struct stage_data *d,
+                            const struct rank_table *t)
+{
+    if (d->n_ranks == 0)
+        return;
+    d->rank_hosts = xcalloc(d->n_ranks, sizeof *d->rank_hosts);
+    for (size_t i = 0; i < log->n; i++) {
+        const struct marker_event *e = &log->ev[i];
+        if (e->kind != MARKER_META || strcmp(event_log_str(log, e->name), "mlbench.host") != 0)
+            continue;
+        int32_t rank = stages_rank_of(t, e->pid);
+        const int32_t *at = rank == STAGES_NO_RANK ? NULL :
+            bsearch(&rank, d->ranks, d->n_ranks, sizeof *d->ranks, by_int32);
+        if (at && !d->rank_hosts[at - d->ranks] && *event_log_str(log, e->value))
+            d->rank_hosts[at - d->ranks] = e->value;
+    }
+}
+
 struct rank_item {
     int32_t rank;
     uint32_t stage; /* index in d->stages */

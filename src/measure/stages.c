@@ -418,6 +418,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
     struct rank_table ranks;
     stages_read_ranks(log, d, &ranks);
     stages_read_rank_exits(log, d, &ranks);
+    stages_read_rank_hosts(log, d, &ranks);
 
     for (size_t i = 0; i < log->n; i++) {
         const struct marker_event *e = &log->ev[i];
@@ -547,5 +548,6 @@ void stages_free(struct stage_data *d)
     free(d->ranks);
     free(d->rank_stages);
     free(d->rank_exits);
+    free(d->rank_hosts);
     memset(d, 0, sizeof *d);
 }

@@ -134,6 +134,9 @@ struct stage_data {
     size_t n_rank_stages;
     struct rank_exit *rank_exits;   /* in arrival order, at most one per process */
     size_t n_rank_exits;
+    uint32_t *rank_hosts;     /* parallel to ranks: the host the rank's first process named
+                               * ("mlbench.host", from rank-exec) as a string id of the log, 0
+                               * when none did; NULL without ranks */
 };
 
 /* Aggregates the events of log, which happened in the run started at t0_ns (CLOCK_MONOTONIC)
@@ -151,6 +154,8 @@ struct rank_table {
 void stages_read_ranks(const struct event_log *log, struct stage_data *d, struct rank_table *t);
 int32_t stages_rank_of(const struct rank_table *t, int32_t pid);
 void stages_read_rank_exits(const struct event_log *log, struct stage_data *d,
+                            const struct rank_table *t);
+void stages_read_rank_hosts(const struct event_log *log, struct stage_data *d,
                             const struct rank_table *t);
 void stages_rank_totals(struct stage_data *d);
 

@@ -60,7 +60,8 @@ static void union_ranks(struct rank_summary *out, const struct repetition *const
     out->ranks = xmalloc((total + 1) * sizeof *out->ranks);
     for (size_t k = 0; k < n; k++) {
         const struct stage_data *d = &reps[k]->stages;
-        memcpy(out->ranks + out->n_ranks, d->ranks, d->n_ranks * sizeof *d->ranks);
+        if (d->n_ranks) /* d->ranks is NULL without ranks */
+            memcpy(out->ranks + out->n_ranks, d->ranks, d->n_ranks * sizeof *d->ranks);
         out->n_ranks += d->n_ranks;
         if (d->world_size > out->world_size)
             out->world_size = d->world_size;
@@ -72,6 +73,17 @@ static void union_ranks(struct rank_summary *out, const struct repetition *const
         if (m == 0 || out->ranks[m - 1] != out->ranks[i])
             out->ranks[m++] = out->ranks[i];
     out->n_ranks = m;
+    out->hosts = xcalloc(m + 1, sizeof *out->hosts);
+    for (size_t k = 0; k < n; k++) {
+        const struct stage_data *d = &reps[k]->stages;
+        for (size_t i = 0; d->rank_hosts && i < d->n_ranks; i++) {
+            const int32_t *at = bsearch(&d->ranks[i], out->ranks, m, sizeof *out->ranks,
+                                        by_int32);
+            if (d->rank_hosts[i] && at && !out->hosts[at - out->ranks])
+                out->hosts[at - out->ranks] = xstrdup(event_log_str(&reps[k]->log,
+                                                                    d->rank_hosts[i]));
+        }
+    }
 }
 
 /* The entries of all runs: stage as the index among the summary's stages. */
@@ -113,7 +125,9 @@ void rank_summary_compute(struct rank_summary *out, const struct repetition *con
     union_ranks(out, reps, n);
     if (out->n_ranks == 0) {
         free(out->ranks);
+        free(out->hosts);
         out->ranks = NULL;
+        out->hosts = NULL;
         return;
     }
     size_t m;
@@ -199,6 +213,9 @@ void rank_summary_free(struct rank_summary *s)
         free(s->stages[i].score);
     }
     free(s->stages);
+    for (size_t r = 0; s->hosts && r < s->n_ranks; r++)
+        free(s->hosts[r]);
+    free(s->hosts);
     free(s->ranks);
     memset(s, 0, sizeof *s);
 }
@@ -212,9 +229,15 @@ json_t *rank_summary_json(const struct rank_summary *s)
 {
     if (s->n_ranks == 0)
         return json_null();
-    json_t *ranks = json_array(), *stages = json_array();
-    for (size_t r = 0; r < s->n_ranks; r++)
+    json_t *ranks = json_array(), *stages = json_array(), *hosts = json_object();
+    for (size_t r = 0; r < s->n_ranks; r++) {
         json_array_append_new(ranks, json_integer(s->ranks[r]));
+        if (!s->hosts || !s->hosts[r])
+            continue;
+        if (!json_object_get(hosts, s->hosts[r]))
+            json_object_set_new(hosts, s->hosts[r], json_array());
+        json_array_append_new(json_object_get(hosts, s->hosts[r]), json_integer(s->ranks[r]));
+    }
     for (size_t i = 0; i < s->n_stages; i++) {
         const struct rank_stage_summary *st = &s->stages[i];
         json_t *per = json_array();
@@ -233,9 +256,14 @@ json_t *rank_summary_json(const struct rank_summary *s)
             "slowest_rank", (int)st->slowest_rank, "fastest_rank", (int)st->fastest_rank,
             "per_rank", per));
     }
-    return json_pack("{s:o, s:o, s:I, s:o}", "ranks", ranks, "world_size",
-                     s->world_size > 0 ? json_integer(s->world_size) : json_null(),
-                     "ranks_dropped", (json_int_t)s->ranks_dropped, "stages", stages);
+    json_t *out = json_pack("{s:o, s:o, s:I, s:o}", "ranks", ranks, "world_size",
+                            s->world_size > 0 ? json_integer(s->world_size) : json_null(),
+                            "ranks_dropped", (json_int_t)s->ranks_dropped, "stages", stages);
+    if (json_object_size(hosts))
+        json_object_set_new(out, "hosts", hosts);
+    else
+        json_decref(hosts);
+    return out;
 }
 
 /* How rank ended (its rank-exec's report; a failure before a success when it has several), or
@@ -260,6 +288,18 @@ void rank_warnings(struct summary *s, const struct bench_result *r)
                      "stages per rank: mark stages with mlbench's C or Python client (they read "
                      "the launcher's rank variables), or start each rank as `mlbench rank-exec "
                      "-- PROGRAM` (docs/ranks.md)");
+    /* Ranks that never reported: WORLD_SIZE says how many there are. */
+    for (size_t k = 0; k < n; k++) {
+        const struct stage_data *d = &reps[k].stages;
+        if (d->world_size > 0 && d->n_ranks > 0 && d->ranks_dropped == 0 &&
+            (size_t)d->world_size > d->n_ranks) {
+            summary_warn(s, "ranks_missing", "run %d: the job has %d ranks (WORLD_SIZE) but "
+                         "only %zu reported: ranks on other hosts reach mlbench through `mlbench "
+                         "run --ranks-listen ADDR` and `mlbench rank-exec` on each host "
+                         "(docs/ranks.md)", reps[k].index + 1, (int)d->world_size, d->n_ranks);
+            break;
+        }
+    }
     char first[200] = "";
     for (size_t k = 0; k < n; k++) {
         const struct stage_data *d = &reps[k].stages;
@@ -306,6 +346,8 @@ json_t *rank_run_json(const struct stage_data *d, const struct event_log *log)
                 "busy_ns", (json_int_t)rs->busy_ns));
         }
         json_t *jr = json_pack("{s:i, s:o}", "rank", (int)d->ranks[r], "stages", stages);
+        if (d->rank_hosts && d->rank_hosts[r])
+            json_object_set_new(jr, "host", json_string(event_log_str(log, d->rank_hosts[r])));
         const struct rank_exit *x = rank_exit_of(d, d->ranks[r]);
         if (x && x->signal) {
             const char *name = sigabbrev_np(x->signal);

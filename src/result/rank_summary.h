@@ -37,6 +37,8 @@ struct rank_stage_summary {
 struct rank_summary {
     int32_t *ranks;          /* every rank seen in the runs, ascending; NULL when none */
     size_t n_ranks;
+    char **hosts;            /* parallel to ranks: the host a rank's rank-exec named in the
+                              * first run that names one (owned), NULL where none did */
     int32_t world_size;      /* the largest announced, 0 when none was */
     uint64_t ranks_dropped;  /* over all runs (stages.h) */
     struct rank_stage_summary *stages; /* in the summary's stage order */

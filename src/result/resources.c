@@ -350,8 +350,10 @@ static struct rank_stage_figures *rank_figures(const struct rank_summary *rs)
                                            .slowest_rank = st->slowest_rank, .slowest_ns = NAN,
                                            .fastest_rank = st->fastest_rank};
         for (size_t k = 0; k < rs->n_ranks; k++)
-            if (rs->ranks[k] == st->slowest_rank)
+            if (rs->ranks[k] == st->slowest_rank) {
                 f[i].slowest_ns = st->rank_ns[k];
+                f[i].slowest_host = rs->hosts ? rs->hosts[k] : NULL;
+            }
     }
     return f;
 }

@@ -29,7 +29,7 @@ def loader(_):
 
 
 def rank(slow):
-    me = int(os.environ["RANK"])
+    me = int(os.environ.get("RANK") or os.environ["OMPI_COMM_WORLD_RANK"])
     with multiprocessing.get_context("fork").Pool(1) as pool:
         pool.map(loader, [0])
     for _ in range(STEPS):

@@ -268,5 +268,152 @@ class MpiTest(RankTest):
         self.assertEqual(len(os.listdir(os.path.join(self.store, "runs"))), 1)
 
 
+def netns_hosts():
+    """Two test hosts on this machine (network namespaces joined by a veth pair, loopback-range
+    addresses only): returns (names of the namespaces, None), or (None, why not)."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"):
+        return None, "two test hosts need root, ip (iproute2) and unshare (util-linux)"
+    tag = str(os.getpid())
+    ns = (f"mlbA{tag}", f"mlbB{tag}")
+    veth = (f"mlb{tag}a", f"mlb{tag}b")
+    addr = ("127.20.0.1", "127.20.0.2")
+    steps = [["ip", "netns", "add", ns[0]], ["ip", "netns", "add", ns[1]],
+             ["ip", "link", "add", veth[0], "type", "veth", "peer", "name", veth[1]]]
+    for i in (0, 1):
+        x = ["ip", "netns", "exec", ns[i]]
+        steps += [["ip", "link", "set", veth[i], "netns", ns[i]],
+                  x + ["ip", "link", "set", "lo", "up"],
+                  # 127/8 is the loopback's: let it cross the veth, and route the other end
+                  x + ["sysctl", "-qw", f"net.ipv4.conf.{veth[i]}.route_localnet=1",
+                       "net.ipv4.conf.all.route_localnet=1"],
+                  x + ["ip", "addr", "add", addr[i] + "/32", "dev", veth[i]],
+                  x + ["ip", "link", "set", veth[i], "up"],
+                  x + ["ip", "route", "add", addr[1 - i] + "/32", "dev", veth[i], "table",
+                       "local"],
+                  x + ["ip", "route", "add", addr[1 - i] + "/32", "dev", veth[i]]]
+    for step in steps:
+        p = subprocess.run(step, capture_output=True, text=True)
+        if p.returncode != 0:
+            netns_remove(ns)
+            return None, f"this machine does not allow test hosts: {' '.join(step)}: {p.stderr}"
+    return ns, None
+
+
+def netns_remove(ns):
+    for name in ns:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+class AcrossHostsTest(RankTest):
+    """A job on two hosts: two network namespaces on this machine, host B also with its own
+    host name, its own files where the run's marker socket lives (a tmpfs over TMPDIR: the
+    socket path names nothing there, as on another machine) and a CLOCK_MONOTONIC 5000 s
+    ahead (a time namespace). Each host starts its ranks with a launcher of its own (mpirun
+    -n 2 on each, the rank numbered from OMPI_COMM_WORLD_RANK): a simulation of one mpirun
+    across hosts, whose remote start goes through ssh; the network path, the host's separate
+    files and clock are real."""
+
+    @classmethod
+    def setUpClass(cls):
+        if NO_MPI:
+            raise unittest.SkipTest(NO_MPI)
+        cls.ns, why = netns_hosts()
+        if why:
+            raise unittest.SkipTest(why)
+
+    @classmethod
+    def tearDownClass(cls):
+        netns_remove(cls.ns)
+
+    def job(self, host_b_env="", runs=2, status=0):
+        root = "--allow-run-as-root" if os.geteuid() == 0 else ""
+        rank_exec = (f"{MLBENCH} rank-exec -- {sys.executable} {RANK_PROG} rank 3")
+        host_a = (f"mpirun {root} --oversubscribe -n 2 sh -c 'RANK=$OMPI_COMM_WORLD_RANK "
+                  f"WORLD_SIZE=4 exec {rank_exec}'")
+        host_b = (f"ip netns exec {self.ns[1]} unshare --uts --mount --time --monotonic 5000 "
+                  f"--fork sh -c 'hostname mlbench-host-b && mount -t tmpfs none \"$TMPDIR\" && "
+                  f"exec {host_b_env} mpirun {root} --oversubscribe -n 2 -x MLBENCH_RANK_COLLECTOR sh -c "
+                  f"\"RANK=\\$((OMPI_COMM_WORLD_RANK + 2)) WORLD_SIZE=4 exec {rank_exec}\"'")
+        tmp = os.path.join(self.tmp.name, "t")
+        os.makedirs(tmp, exist_ok=True)
+        out = os.path.join(self.tmp.name, "r.json")
+        p = subprocess.run(["ip", "netns", "exec", self.ns[0], MLBENCH, "run", "-r", str(runs),
+                            "--store", self.store, "-o", out, "--ranks-listen", "127.20.0.1:0",
+                            "--show-output",
+                            "--shell", f"{host_a} & {host_b}; wait"],
+                           capture_output=True, text=True, timeout=300,
+                           env=self.env({"TMPDIR": tmp}))
+        self.assertEqual(p.returncode, status, p.stdout + p.stderr)
+        with open(out) as f:
+            return json.load(f), p.stdout, p.stderr
+
+    def test_two_hosts(self):
+        """Every rank's events reach one result: ranks 2 and 3 through the collector over the
+        veth, their pids kept apart from host A's, their clock moved onto the run's; each rank
+        knows its host; the straggler on host B is named with it."""
+        doc, out, err = self.job()
+        here = os.uname().nodename
+        for run in doc["runs"]:
+            self.assertEqual(run["status"], "ok")
+            ranks = {r["rank"]: r for r in run["ranks"]}
+            self.assertEqual(sorted(ranks), [0, 1, 2, 3])
+            for r, info in ranks.items():
+                self.assertEqual(info["host"], "mlbench-host-b" if r >= 2 else here)
+                self.assertEqual(info.get("exit"), {"code": 0})
+                stages = {s["name"]: s for s in info["stages"]}
+                self.assertEqual(stages["compute"]["count"], 4, (r, stages))
+                # 4 x 20 ms, 4 x 60 ms on rank 3: a clock 5000 s off would not give this
+                self.assertGreater(stages["compute"]["active_ns"], 4 * (55e6 if r == 3 else 18e6))
+                self.assertLess(stages["compute"]["active_ns"], 4 * 0.5e9)
+            for st in run["stages"]:  # every span within the run, host B's too
+                self.assertGreaterEqual(st["first_begin_ns"], 0, st["name"])
+                self.assertLessEqual(st["last_end_ns"], run["wall_ns"], st["name"])
+            self.assertEqual(run["markers"]["malformed"], 0, run["markers"])
+        summary = doc["summary"]["ranks"]
+        self.assertEqual(summary["hosts"], {here: [0, 1], "mlbench-host-b": [2, 3]})
+        self.assertEqual(self.rank_stage(summary, "compute")["slowest_rank"], 3)
+        straggler = [f for f in doc["analysis"]["findings"] if f["rule"] == "straggler"]
+        self.assertTrue(straggler, doc["analysis"]["findings"])
+        self.assertIn("rank 3 runs on mlbench-host-b", straggler[0]["evidence"])
+        self.assertIn(f"hosts: {here} (ranks 0 1); mlbench-host-b (ranks 2 3)", out)
+        self.assertNotIn("unmeasured", err)
+
+    def test_collector_unreachable(self):
+        """Host B without the collector's address (not passed on), or with a port where
+        nothing listens: its ranks run unmeasured with a warning saying what to do, host A's
+        are measured, the job succeeds and the result says ranks are missing."""
+        cases = (("env -u MLBENCH_RANK_COLLECTOR", "is not set: running rank 2 unmeasured"),
+                 ("env MLBENCH_RANK_COLLECTOR=127.20.0.1:1#" + "0" * 32,
+                  "cannot reach the collector at 127.20.0.1:1"))
+        for env, message in cases:
+            with self.subTest(env=env.split("=")[0]):
+                doc, out, err = self.job(host_b_env=env, runs=1)
+                self.assertEqual([r["rank"] for r in doc["runs"][0]["ranks"]], [0, 1])
+                self.assertIn(message, err)
+                self.assertEqual(doc["runs"][0]["status"], "ok")
+                missing = [w for w in doc["warnings"] if w["code"] == "ranks_missing"]
+                self.assertEqual(len(missing), 1, doc["warnings"])
+                self.assertIn("the job has 4 ranks (WORLD_SIZE) but only 2 reported",
+                              missing[0]["message"])
+
+    def test_bad_listen_address(self):
+        for value, message in (("nocolon", "bad listen address 'nocolon'"),
+                               ("127.0.0.1:99999", "port '99999' is not a number from 0"),
+                               ("", "empty listen address")):
+            with self.subTest(value=value):
+                p = subprocess.run([MLBENCH, "run", "--store", self.store, "--ranks-listen",
+                                    value, "--", "mpirun", "true"], capture_output=True,
+                                   text=True, env=self.env(), timeout=60)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(message, p.stderr)
+                self.assertFalse(os.path.exists(os.path.join(self.store, "runs")))
+        # --ranks-listen is a multi-rank job: the command must be a launcher
+        p = subprocess.run([MLBENCH, "run", "--store", self.store, "--ranks-listen",
+                            "127.0.0.1:0", "--", "true"], capture_output=True, text=True,
+                           env=self.env(), timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not a launcher of ranks", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -42,11 +42,13 @@ static void make_run(struct repetition *rep, const int ms[3])
     for (int r = 0; r < 3; r++) {
         int pid = 10 + r;
         ev(&rep->log, "M 0 %d %d mlbench.rank %d 3", pid, pid, r);
+        ev(&rep->log, "M 0 %d %d mlbench.host %s", pid, pid, r == 2 ? "node-b" : "node-a");
         ev(&rep->log, "B 0 %d %d train", pid, pid);
         ev(&rep->log, "E %lld %d %d train", ms[r] * MS, pid, pid);
         ev(&rep->log, "B %lld %d %d allreduce", ms[r] * MS, pid, pid);
         ev(&rep->log, "E %lld %d %d allreduce", 100 * MS, pid, pid);
     }
+    ev(&rep->log, "M 0 99 99 mlbench.host node-z"); /* no rank's: ignored */
     stages_aggregate(&rep->log, 0, 100 * MS, &rep->stages);
 }
 
@@ -66,6 +68,15 @@ static void test_rank_summary(void **state)
     rank_summary_compute(&rs, use, 3, stages, 2);
     assert_int_equal(rs.n_ranks, 3);
     assert_int_equal(rs.world_size, 3);
+    assert_string_equal(rs.hosts[0], "node-a");
+    assert_string_equal(rs.hosts[1], "node-a");
+    assert_string_equal(rs.hosts[2], "node-b");
+    json_t *js = rank_summary_json(&rs);
+    const json_t *hosts = json_object_get(js, "hosts");
+    assert_int_equal(json_object_size(hosts), 2);
+    assert_int_equal(json_array_size(json_object_get(hosts, "node-a")), 2);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(hosts, "node-b"), 0)), 2);
+    json_decref(js);
     assert_int_equal(rs.n_stages, 2);
     const struct rank_stage_summary *t = &rs.stages[0];
     assert_string_equal(t->name, "train");
@@ -92,9 +103,11 @@ static void test_rank_summary(void **state)
     struct rank_stage_figures f[2];
     for (int i = 0; i < 2; i++) {
         const struct rank_stage_summary *st = &rs.stages[i];
-        f[i] = (struct rank_stage_figures){st->name, st->n_ranks, st->critical_ns,
-                                           st->median_ns, st->min_ns, st->slowest_rank,
-                                           st->rank_ns[st->slowest_rank], st->fastest_rank};
+        f[i] = (struct rank_stage_figures){
+            .name = st->name, .ranks = st->n_ranks, .critical_ns = st->critical_ns,
+            .median_ns = st->median_ns, .min_ns = st->min_ns, .slowest_rank = st->slowest_rank,
+            .slowest_host = i == 0 ? "node-b" : NULL, .slowest_ns = st->rank_ns[st->slowest_rank],
+            .fastest_rank = st->fastest_rank};
     }
     struct stage_resources sr[2] = {{.name = "train", .share = 0.8, .time_ns = 84 * MS},
                                     {.name = "allreduce", .share = 0.6, .time_ns = 60 * MS}};
@@ -113,6 +126,7 @@ static void test_rank_summary(void **state)
     assert_non_null(straggler);
     assert_string_equal(straggler->stage, "train");
     assert_non_null(strstr(straggler->evidence, "rank 2 spends 90 % longer in train"));
+    assert_non_null(strstr(straggler->evidence, "; rank 2 runs on node-b"));
     assert_float_equal(straggler->saving_ns, 38 * MS, 1);
     assert_non_null(comm);
     assert_string_equal(comm->stage, "allreduce");
