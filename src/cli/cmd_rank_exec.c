@@ -29,6 +29,7 @@
 
 #include "cli/commands.h"
 #include "measure/rank_link.h"
+#include "measure/sampler.h"
 #include "util/log.h"
 
 extern char **environ;
@@ -70,6 +71,46 @@ static void forward_until_exit(struct rank_forward *fwd, pid_t pid)
     }
     if (pfd >= 0)
         close(pfd);
+}
+
+/* The host's samples, when the collector asked this rank-exec for them (one per host): the
+ * processes of the launcher's daemon that started us (orted, prted, slurmstepd, torchrun's
+ * agent: every rank of the job on this host) and the host itself. */
+struct host_sampling {
+    struct sampler *sampler;
+    struct sample_table tab;
+};
+
+static void host_sampling_start(struct host_sampling *h, const struct rank_forward *fwd)
+{
+    memset(h, 0, sizeof *h);
+    if (!fwd || !rank_forward_samples_wanted(fwd))
+        return;
+    struct sampler_config cfg = {.interval_ns = SAMPLER_DEFAULT_INTERVAL_NS, .adaptive = true};
+    h->sampler = sampler_open(&cfg);
+    if (sampler_start(h->sampler, &h->tab) < 0) {
+        sampler_close(h->sampler);
+        h->sampler = NULL;
+        return;
+    }
+    sampler_set_leader(h->sampler, getppid());
+}
+
+/* Stops the sampling, sends the samples and closes the link (fwd NULL: nothing to do). */
+static void link_finish(struct rank_forward *fwd, struct host_sampling *h, int rank)
+{
+    if (!fwd)
+        return;
+    if (h->sampler) {
+        sampler_stop(h->sampler);
+        rank_forward_send_samples(fwd, &h->tab);
+        table_free(&h->tab);
+        sampler_close(h->sampler);
+    }
+    long lost = rank_forward_close(fwd);
+    if (lost)
+        log_warn("rank-exec: rank %d: the link to the collector was lost: %s", rank,
+                 lost > 0 ? "some events did not arrive" : "events may be missing");
 }
 
 static const char usage_text[] =
@@ -124,12 +165,15 @@ int cmd_rank_exec(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         sigaction(stop_signals[i], &sa, NULL);
+    struct host_sampling sampling;
+    host_sampling_start(&sampling, fwd);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[first], NULL, NULL, argv + first, environ);
     if (rc) {
         log_error("rank-exec: %s %s", rc == ENOENT ? "command not found:" : "cannot run",
                   argv[first]);
         mlb_meta("mlbench.rank_exit", rc == ENOENT ? "exit 127" : "exit 126");
+        link_finish(fwd, &sampling, rank);
         return rc == ENOENT ? 127 : 126;
     }
     g_child = pid;
@@ -145,12 +189,7 @@ int cmd_rank_exec(int argc, char **argv)
     else
         snprintf(how, sizeof how, "exit %d", WEXITSTATUS(ws));
     mlb_meta("mlbench.rank_exit", how);
-    if (fwd) {
-        long lost = rank_forward_close(fwd);
-        if (lost)
-            log_warn("rank-exec: rank %d: the link to the collector was lost: %s", rank,
-                     lost > 0 ? "some events did not arrive" : "events may be missing");
-    }
+    link_finish(fwd, &sampling, rank);
     if (!WIFSIGNALED(ws))
         return WEXITSTATUS(ws);
     /* Die by the same signal, so that the launcher reports the rank as a shell would. */

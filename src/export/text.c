@@ -356,6 +356,83 @@ static void ranks_text(FILE *out, const json_t *ranks, int cols)
     putc('\n', out);
 }
 
+/* The run-level mean (or peak) of metric in a resources array (NAN when absent); with labels
+ * NULL, the number of series of that metric in *count. */
+static double resource(const json_t *resources, const char *metric, const char *what,
+                       size_t *count)
+{
+    double v = NAN;
+    size_t i, n = 0;
+    const json_t *m;
+    json_array_foreach(resources, i, m) {
+        if (strcmp(str(m, "metric", ""), metric) != 0)
+            continue;
+        n++;
+        if (!isfinite(v))
+            v = jsonx_num(m, what);
+    }
+    if (count)
+        *count = n;
+    return v;
+}
+
+/* The other hosts of a multi-rank job, from the samples their rank-exec took there: per host
+ * the CPU its ranks' processes used, how busy the host was and their peak memory, means over
+ * the measured runs (docs/ranks.md). */
+static void hosts_text(FILE *out, const json_t *r)
+{
+    struct host_line {
+        const char *name;
+        const json_t *ranks;
+        double procs, busy, peak; /* sums over the runs (peak: the highest) */
+        size_t ncpu, n;
+    } line[64];
+    size_t n_lines = 0, i, j;
+    const json_t *run, *h;
+    json_array_foreach(json_object_get(r, "runs"), i, run) {
+        if (json_is_true(json_object_get(run, "warmup")))
+            continue;
+        json_array_foreach(json_object_get(run, "hosts"), j, h) {
+            const char *name = str(h, "host", "?");
+            size_t k = 0;
+            while (k < n_lines && strcmp(line[k].name, name) != 0)
+                k++;
+            if (k == n_lines && n_lines == sizeof line / sizeof line[0])
+                continue;
+            if (k == n_lines)
+                line[n_lines++] = (struct host_line){.name = name,
+                                                     .ranks = json_object_get(h, "ranks")};
+            const json_t *res = json_object_get(h, "resources");
+            double procs = resource(res, "process_cpu_seconds_total", "mean", NULL);
+            double busy = resource(res, "system_cpu_busy_ratio", "mean", NULL);
+            double peak = resource(res, "process_resident_bytes", "peak", NULL);
+            line[k].procs += isfinite(procs) ? procs : 0;
+            line[k].busy += isfinite(busy) ? busy : 0;
+            if (isfinite(peak) && peak > line[k].peak)
+                line[k].peak = peak;
+            resource(res, "system_cpu_core_busy_ratio", "mean", &line[k].ncpu);
+            line[k].n++;
+        }
+    }
+    if (n_lines)
+        fputs("\nother hosts (sampled there by a rank's mlbench rank-exec: the processes of its "
+              "launcher and the host; means over the runs, docs/ranks.md)\n", out);
+    for (size_t k = 0; k < n_lines; k++) {
+        const struct host_line *l = &line[k];
+        const json_t *rank;
+        char a[32];
+        fprintf(out, "  %s (rank%s", l->name, json_array_size(l->ranks) == 1 ? "" : "s");
+        json_array_foreach(l->ranks, i, rank)
+            fprintf(out, " %lld", (long long)json_integer_value(rank));
+        fprintf(out, "): its ranks %.2f cores busy, the host ", l->procs / (double)l->n);
+        if (l->ncpu > 0)
+            fprintf(out, "%.2f of %zu cores", l->busy / (double)l->n * (double)l->ncpu, l->ncpu);
+        else
+            fprintf(out, "%.0f %% busy", 100 * l->busy / (double)l->n);
+        fprintf(out, ", peak RSS %s\n", export_fmt_bytes(l->peak, a, sizeof a));
+    }
+}
+
 /* The stage table, CPU and memory, overlap, counters and metadata; false when no run
  * completed (nothing to summarise). */
 static bool stages_text(FILE *out, const json_t *s, int cols)
@@ -574,6 +651,8 @@ static void summary_text(FILE *out, const json_t *r, const char *result_path)
     header(out, r);
     runs_text(out, r);
     bool staged = stages_text(out, s, cols);
+    if (staged)
+        hosts_text(out, r);
     cost_text(out, r);
     if (staged && json_is_object(json_object_get(r, "analysis"))) {
         resources_text(out, r, cols);

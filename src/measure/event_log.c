@@ -26,7 +26,31 @@ void event_log_free(struct event_log *log)
     free(log->strings);
     free(log->slots);
     free(log->ev);
+    for (size_t i = 0; i < log->n_hosts; i++)
+        host_samples_free(&log->hosts[i]);
+    free(log->hosts);
     memset(log, 0, sizeof *log);
+}
+
+void host_samples_free(struct host_samples *h)
+{
+    size_t n = h->tab.n_series;
+    table_free(&h->tab);
+    for (size_t i = 0; h->defs && i < n; i++) {
+        free(h->defs[i].name);
+        free(h->defs[i].labels);
+        free((char *)h->defs[i].source);
+    }
+    free(h->defs);
+    free(h->host);
+    memset(h, 0, sizeof *h);
+}
+
+void event_log_add_host(struct event_log *log, struct host_samples *h)
+{
+    log->hosts = xreallocarray(log->hosts, log->n_hosts + 1, sizeof *log->hosts);
+    log->hosts[log->n_hosts++] = *h;
+    memset(h, 0, sizeof *h);
 }
 
 static void rehash(struct event_log *log)

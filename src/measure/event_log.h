@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "measure/marker_parse.h"
+#include "sources/source.h"
 
 #define EVENT_LOG_MAX_EVENTS 5000000u /* per repetition; later ones are counted as dropped */
 #define EVENT_LOG_EXAMPLES 8          /* malformed datagrams kept as examples, one per reason */
@@ -20,6 +21,14 @@ struct marker_event {
     uint32_t value;  /* string id of an M event's value; 0 otherwise */
     double number;   /* value of a C event */
     char kind;       /* enum marker_kind */
+};
+
+/* The samples of another host of a multi-rank job (rank_link.h), taken there by a rank's
+ * `mlbench rank-exec` and moved onto this host's clock. */
+struct host_samples {
+    char *host;
+    struct series_def *defs;  /* owned, with their strings (source included) */
+    struct sample_table tab;  /* defs point into defs above */
 };
 
 struct event_log {
@@ -36,6 +45,8 @@ struct event_log {
     size_t n_strings, cap_strings;
     uint32_t *slots;             /* open addressing hash of string ids, 0 = empty */
     size_t n_slots;
+    struct host_samples *hosts;  /* other hosts' samples, in arrival order */
+    size_t n_hosts;
 };
 
 void event_log_init(struct event_log *log);
@@ -47,6 +58,10 @@ void event_log_add(struct event_log *log, const struct marker_token *tok);
 void event_log_add_malformed(struct event_log *log, const char *reason, const char *buf, size_t len);
 /* Counts a datagram from a process outside the workload's tree; remembers the first pid. */
 void event_log_add_foreign(struct event_log *log, pid_t pid);
+/* Takes over h (its contents; h itself stays the caller's). */
+void event_log_add_host(struct event_log *log, struct host_samples *h);
+/* Frees what h owns. */
+void host_samples_free(struct host_samples *h);
 /* Interns s[0..len) and returns its id (never 0 unless len == 0). */
 uint32_t event_log_intern(struct event_log *log, const char *s, size_t len);
 /* The NUL-terminated string of an id; owned by the log. */

@@ -96,6 +96,16 @@ void markers_store(struct marker_receiver *r, const struct marker_token *tok, co
     pthread_mutex_unlock(&r->mu);
 }
 
+void markers_store_host(struct marker_receiver *r, struct host_samples *h)
+{
+    pthread_mutex_lock(&r->mu);
+    if (r->log)
+        event_log_add_host(r->log, h);
+    else
+        host_samples_free(h);
+    pthread_mutex_unlock(&r->mu);
+}
+
 static int is_ctl(const char *buf, size_t len, const char *ctl)
 {
     return len == strlen(ctl) && memcmp(buf, ctl, len) == 0;

@@ -43,6 +43,9 @@ void markers_set_listener(struct marker_receiver *r, marker_listener fn, void *a
  * why is NULL, else the malformed datagram buf[0..len) with its reason. Any thread. */
 void markers_store(struct marker_receiver *r, const struct marker_token *tok, const char *why,
                    const char *buf, size_t len);
+/* Moves the samples of another host (rank_link.h) into the run being received; without one
+ * they are freed. Any thread. */
+void markers_store_host(struct marker_receiver *r, struct host_samples *h);
 /* Stops the thread, removes the socket and its directory, frees r. NULL is allowed. */
 void markers_stop(struct marker_receiver *r);
 

@@ -16,13 +16,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <jansson.h>
+#include <math.h>
+
 #include "measure/marker_parse.h"
 #include "util/clock.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
 #define LINE_MAX_BYTES 256                  /* a protocol line, its newline included */
-#define CONN_BUF (LINE_MAX_BYTES + MARKER_MAX_EVENT + 2)
+#define MSG_MAX (1 << 16)                   /* a K or S message's JSON */
+#define CONN_BUF (LINE_MAX_BYTES + MSG_MAX + 2)
+#define MAX_SERIES 1024
+#define MAX_ROWS 2000000                    /* a host's samples in one run (6 h at 10 ms) */
 #define PINGS 8                             /* round trips of the offset estimate */
 #define BYE_TIMEOUT_MS 10000
 
@@ -50,10 +56,13 @@ static int split_address(const char *addr, char *host, size_t hlen, const char *
 
 struct conn {
     int fd;
-    int host;            /* 1.., 0 before the hello */
+    int host;            /* index + 1 in rank_collector.hosts, 0 before the hello */
+    bool sampler;        /* this connection sends its host's samples */
     int64_t offset_ns;   /* ours - theirs */
-    char buf[CONN_BUF];
+    char *buf;           /* CONN_BUF bytes */
     size_t n;
+    struct host_samples hs; /* being received: series once K came, rows from S */
+    bool has_series;
 };
 
 struct rank_collector {
@@ -64,15 +73,34 @@ struct rank_collector {
     char token[33];
     char env[512];
     struct conn *conns;  /* RANK_LINK_MAX_HOSTS slots, fd -1 when free */
-    int next_host;
+    char *hosts[RANK_LINK_MAX_HOSTS]; /* host names, by index: pids of host i carry i + 1 */
+    bool sampled[RANK_LINK_MAX_HOSTS]; /* a connection of that host is its sampler now */
+    int n_hosts;
     pthread_mutex_t mu;
     uint64_t refused;    /* guarded by mu */
 };
 
+/* Hands the host samples k received to the run (none: nothing). */
+static void flush_samples(struct rank_collector *c, struct conn *k)
+{
+    if (k->has_series && k->hs.tab.n > 0) {
+        k->hs.host = xstrdup(c->hosts[k->host - 1]);
+        markers_store_host(c->markers, &k->hs);
+    }
+    host_samples_free(&k->hs);
+    k->has_series = false;
+}
+
 static void conn_close(struct rank_collector *c, struct conn *k, bool refused)
 {
+    if (k->sampler) {
+        flush_samples(c, k);
+        c->sampled[k->host - 1] = false;
+    }
+    host_samples_free(&k->hs);
     close(k->fd);
-    k->fd = -1;
+    free(k->buf);
+    *k = (struct conn){.fd = -1};
     if (refused) {
         pthread_mutex_lock(&c->mu);
         c->refused++;
@@ -109,6 +137,87 @@ static void store_datagram(struct rank_collector *c, struct conn *k, const char 
     markers_store(c->markers, &tok, why, d, len);
 }
 
+/* "K": the series of k's host samples, a JSON array of {metric, labels, kind, source,
+ * max_rate}. false when it is not that. */
+static bool read_series(struct conn *k, const char *d, size_t len)
+{
+    json_t *a = json_loadb(d, len, 0, NULL);
+    size_t n = json_array_size(a);
+    bool ok = !k->has_series && k->sampler && n > 0 && n <= MAX_SERIES;
+    struct series_def *defs = ok ? xcalloc(n, sizeof *defs) : NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *metric = NULL, *labels = NULL, *kind = NULL, *source = NULL;
+        double max_rate = 0;
+        ok = json_unpack(json_array_get(a, i), "{s:s, s:s, s:s, s:s, s?F}", "metric", &metric,
+                         "labels", &labels, "kind", &kind, "source", &source, "max_rate",
+                         &max_rate) == 0 && (!strcmp(kind, "gauge") || !strcmp(kind, "counter"));
+        if (ok)
+            defs[i] = (struct series_def){xstrdup(metric), xstrdup(labels),
+                                          strcmp(kind, "counter") ? SERIES_GAUGE : SERIES_COUNTER,
+                                          xstrdup(source), max_rate > 0 ? max_rate : 0};
+    }
+    json_decref(a);
+    if (!ok) {
+        for (size_t i = 0; defs && i < n; i++) {
+            free(defs[i].name);
+            free(defs[i].labels);
+            free((char *)defs[i].source);
+        }
+        free(defs);
+        return false;
+    }
+    struct series_registry reg = {.defs = defs, .n = n};
+    table_init(&k->hs.tab, &reg);
+    k->hs.defs = defs;
+    k->has_series = true;
+    return true;
+}
+
+/* "S": one row of k's host samples, [t_ns, value or null per series], t_ns on their clock.
+ * false when it is not that. */
+static bool read_row(struct conn *k, const char *d, size_t len)
+{
+    json_t *a = json_loadb(d, len, 0, NULL);
+    struct sample_table *tab = &k->hs.tab;
+    bool ok = k->has_series && json_array_size(a) == tab->n_series + 1 &&
+              json_is_integer(json_array_get(a, 0));
+    for (size_t i = 1; ok && i <= tab->n_series; i++)
+        ok = json_is_number(json_array_get(a, i)) || json_is_null(json_array_get(a, i));
+    if (ok && tab->n < MAX_ROWS) {
+        size_t row = table_add_row(tab, json_integer_value(json_array_get(a, 0)) + k->offset_ns);
+        for (size_t i = 0; i < tab->n_series; i++) {
+            const json_t *v = json_array_get(a, i + 1);
+            if (json_is_number(v))
+                table_set(tab, i, row, json_number_value(v));
+        }
+    }
+    json_decref(a);
+    return ok;
+}
+
+/* The hello "H 1 TOKEN HOSTNAME": numbers k's host (by name: its pids are its own) and says
+ * whether k samples it. false when refused. */
+static bool hello(struct rank_collector *c, struct conn *k, const char *msg)
+{
+    char tok[40], name[200];
+    if (sscanf(msg, "H 1 %39s %199s", tok, name) != 2 || strcmp(tok, c->token) != 0)
+        return false;
+    int i = 0;
+    while (i < c->n_hosts && strcmp(c->hosts[i], name) != 0)
+        i++;
+    if (i == c->n_hosts) {
+        if (c->n_hosts == RANK_LINK_MAX_HOSTS)
+            return false;
+        c->hosts[c->n_hosts++] = xstrdup(name);
+    }
+    k->host = i + 1;
+    k->sampler = !c->sampled[i];
+    c->sampled[i] = true;
+    char ok[32];
+    int n = snprintf(ok, sizeof ok, "OK %d %d\n", k->host, k->sampler);
+    return send_all(k->fd, ok, (size_t)n) == 0;
+}
+
 /* Handles the complete messages in k's buffer. Returns false when k must be closed (as
  * refused when *refused). */
 static bool conn_serve(struct rank_collector *c, struct conn *k, bool *refused)
@@ -122,22 +231,17 @@ static bool conn_serve(struct rank_collector *c, struct conn *k, bool *refused)
             break;
         }
         size_t line = (size_t)(nl - (k->buf + at));
+        if (line >= LINE_MAX_BYTES)
+            return false;
         char msg[LINE_MAX_BYTES];
         memcpy(msg, k->buf + at, line);
         msg[line] = '\0';
         char *arg = line > 2 ? msg + 2 : msg + line;
-        if (!k->host) { /* the hello: "H 1 TOKEN HOSTNAME" */
-            char tok[40];
-            if (sscanf(msg, "H 1 %39s", tok) != 1 || strcmp(tok, c->token) != 0 ||
-                c->next_host > RANK_LINK_MAX_HOSTS) {
+        if (!k->host) {
+            if (!hello(c, k, msg)) {
                 *refused = true;
                 return false;
             }
-            k->host = c->next_host++;
-            char ok[32];
-            int n = snprintf(ok, sizeof ok, "OK %d\n", k->host);
-            if (send_all(k->fd, ok, (size_t)n) < 0)
-                return false;
         } else if (msg[0] == 'P' && msg[1] == ' ') {
             char q[96];
             int n = snprintf(q, sizeof q, "Q %.40s %lld\n", arg, (long long)mono_ns());
@@ -150,17 +254,23 @@ static bool conn_serve(struct rank_collector *c, struct conn *k, bool *refused)
             if (errno || *end)
                 return false;
             k->offset_ns = off;
-        } else if (msg[0] == 'D' && msg[1] == ' ') {
+        } else if ((msg[0] == 'D' || msg[0] == 'K' || msg[0] == 'S') && msg[1] == ' ') {
             long len;
-            if (units_parse_long(arg, 0, MARKER_MAX_EVENT + 1, &len) < 0)
+            if (units_parse_long(arg, 0, msg[0] == 'D' ? MARKER_MAX_EVENT + 1 : MSG_MAX,
+                                 &len) < 0)
                 return false;
             if (k->n - at - line - 1 < (size_t)len)
-                break; /* the datagram is not all here yet */
-            store_datagram(c, k, nl + 1, (size_t)len);
+                break; /* the message is not all here yet */
+            if (msg[0] == 'D')
+                store_datagram(c, k, nl + 1, (size_t)len);
+            else if (!(msg[0] == 'K' ? read_series : read_row)(k, nl + 1, (size_t)len))
+                return false;
             at += line + 1 + (size_t)len;
             continue;
         } else if (msg[0] == 'B' && line == 1) {
             /* Everything before is stored (markers_store returned): say so. */
+            if (k->sampler)
+                flush_samples(c, k);
             if (send_all(k->fd, "A\n", 2) < 0)
                 return false;
         } else {
@@ -204,14 +314,14 @@ static void *collector_main(void *arg)
                 struct conn tmp = {.fd = fd};
                 conn_close(c, &tmp, true);
             } else if (fd >= 0) {
-                c->conns[free_slot] = (struct conn){.fd = fd};
+                c->conns[free_slot] = (struct conn){.fd = fd, .buf = xmalloc(CONN_BUF)};
             }
         }
         for (size_t i = 2; i < n; i++) {
             if (!p[i].revents)
                 continue;
             struct conn *k = &c->conns[slot[i]];
-            ssize_t r = recv(k->fd, k->buf + k->n, sizeof k->buf - k->n, 0);
+            ssize_t r = recv(k->fd, k->buf + k->n, CONN_BUF - k->n, 0);
             if (r < 0 && errno == EINTR)
                 continue;
             bool refused = false;
@@ -280,7 +390,6 @@ struct rank_collector *rank_collector_start(const char *address, struct marker_r
     snprintf(c->env, sizeof c->env, "%s=%s%s%s:%s#%s", RANK_LINK_ENV, v6 ? "[" : "", host,
              v6 ? "]" : "", shown_port, c->token);
     c->markers = m;
-    c->next_host = 1;
     c->conns = xcalloc(RANK_LINK_MAX_HOSTS, sizeof *c->conns);
     for (int i = 0; i < RANK_LINK_MAX_HOSTS; i++)
         c->conns[i].fd = -1;
@@ -320,7 +429,9 @@ void rank_collector_stop(struct rank_collector *c)
     pthread_join(c->thread, NULL);
     for (int i = 0; i < RANK_LINK_MAX_HOSTS; i++)
         if (c->conns[i].fd >= 0)
-            close(c->conns[i].fd);
+            conn_close(c, &c->conns[i], false);
+    for (int i = 0; i < c->n_hosts; i++)
+        free(c->hosts[i]);
     close(c->listen_fd);
     close(c->wake[0]);
     close(c->wake[1]);
@@ -333,6 +444,7 @@ void rank_collector_stop(struct rank_collector *c)
 
 struct rank_forward {
     int tcp;
+    bool sample;         /* the collector wants this host's samples from us */
     int fd;              /* the local marker socket, non-blocking */
     char dir[80];        /* TMPDIR is at most 60 bytes (else /tmp): the path fits sun_path */
     struct sockaddr_un addr;
@@ -382,14 +494,15 @@ static int connect_to(const char *host, const char *port, char *err, size_t errl
 }
 
 /* The hello and the offset estimate. 0, or -1 with the message in err. */
-static int handshake(int fd, const char *token, char *err, size_t errlen)
+static int handshake(int fd, const char *token, bool *sample, char *err, size_t errlen)
 {
     char host[200] = "?", line[LINE_MAX_BYTES];
     gethostname(host, sizeof host - 1);
     host[strcspn(host, " \n")] = '\0';
     int n = snprintf(line, sizeof line, "H 1 %s %s\n", token, host);
+    int index, wanted = 0;
     if (send_all(fd, line, (size_t)n) < 0 || read_line(fd, line, sizeof line) < 0 ||
-        strncmp(line, "OK ", 3) != 0) {
+        sscanf(line, "OK %d %d", &index, &wanted) != 2) {
         snprintf(err, errlen, "the collector refused the connection (a wrong token, or too "
                  "many hosts)");
         return -1;
@@ -410,6 +523,7 @@ static int handshake(int fd, const char *token, char *err, size_t errlen)
             offset = t2 - (t1 + (t3 - t1) / 2);
         }
     }
+    *sample = wanted == 1;
     n = snprintf(line, sizeof line, "O %lld\n", (long long)offset);
     return send_all(fd, line, (size_t)n) < 0 ? -1 : 0;
 }
@@ -435,13 +549,15 @@ struct rank_forward *rank_forward_open(const char *spec, char *err, size_t errle
         snprintf(err, errlen, "cannot reach the collector at %s: %s", addr, why);
         return NULL;
     }
-    if (handshake(tcp, hash + 1, why, sizeof why) < 0) {
+    bool sample = false;
+    if (handshake(tcp, hash + 1, &sample, why, sizeof why) < 0) {
         snprintf(err, errlen, "collector at %s: %s", addr, why);
         close(tcp);
         return NULL;
     }
     struct rank_forward *f = xcalloc(1, sizeof *f);
     f->tcp = tcp;
+    f->sample = sample;
     f->fd = -1;
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp || strlen(tmp) > 60)
@@ -507,6 +623,56 @@ int rank_forward_pump(struct rank_forward *f)
         }
     }
     return f->lost ? -1 : 0;
+}
+
+bool rank_forward_samples_wanted(const struct rank_forward *f)
+{
+    return f->sample;
+}
+
+/* Sends one K or S message: kind, the JSON of j (stolen). */
+static void send_message(struct rank_forward *f, char kind, json_t *j)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    size_t len = text ? strlen(text) : 0;
+    if (!text || len > MSG_MAX || f->lost) {
+        f->dropped += !f->lost;
+        free(text);
+        return;
+    }
+    char head[24];
+    int h = snprintf(head, sizeof head, "%c %zu\n", kind, len);
+    if (send_all(f->tcp, head, (size_t)h) < 0 || send_all(f->tcp, text, len) < 0) {
+        f->lost = true;
+        f->dropped++;
+    }
+    free(text);
+}
+
+void rank_forward_send_samples(struct rank_forward *f, const struct sample_table *tab)
+{
+    if (!f->sample || tab->n_series == 0 || tab->n == 0)
+        return;
+    json_t *series = json_array();
+    for (size_t i = 0; i < tab->n_series; i++) {
+        const struct series_def *d = &tab->defs[i];
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "metric", d->name, "labels", d->labels,
+                              "kind", d->kind == SERIES_COUNTER ? "counter" : "gauge",
+                              "source", d->source);
+        if (o && d->max_rate > 0)
+            json_object_set_new(o, "max_rate", json_real(d->max_rate));
+        json_array_append_new(series, o);
+    }
+    send_message(f, 'K', series);
+    for (size_t r = 0; r < tab->n && !f->lost; r++) {
+        json_t *row = json_array();
+        json_array_append_new(row, json_integer(tab->t_ns[r]));
+        for (size_t i = 0; i < tab->n_series; i++)
+            json_array_append_new(row, isfinite(tab->v[i][r]) ? json_real(tab->v[i][r])
+                                                              : json_null());
+        send_message(f, 'S', row);
+    }
 }
 
 long rank_forward_close(struct rank_forward *f)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "measure/attrib.h"
 #include "result/cost.h"
 #include "result/envinfo.h"
 #include "util/log.h"
@@ -215,6 +216,36 @@ static void counter_points(json_t *jc, const struct counter_total *c)
         json_object_set_new(jc, "points_stride", json_integer((json_int_t)c->stride));
 }
 
+/* The other hosts of a multi-rank run (rank_link.h): per host its ranks, its resources over
+ * the run and per stage (attributed as the run's own samples are), and its samples. */
+static json_t *hosts_json(const struct repetition *rep, const json_t *ranks)
+{
+    const struct event_log *log = &rep->log;
+    const struct stage_data *d = &rep->stages;
+    json_t *out = json_array();
+    for (size_t h = 0; h < log->n_hosts; h++) {
+        const struct host_samples *hs = &log->hosts[h];
+        const struct sample_table *tab = &hs->tab;
+        struct metric_stat **m = attrib_run(tab, rep->outcome.start_ns, rep->outcome.wall_ns, d);
+        json_t *on = json_array(), *stages = json_array(), *r;
+        size_t i;
+        json_array_foreach(ranks, i, r)
+            if (json_string_value(json_object_get(r, "host")) &&
+                !strcmp(json_string_value(json_object_get(r, "host")), hs->host))
+                json_array_append(on, json_object_get(r, "rank"));
+        for (i = 0; i < d->n_stages; i++)
+            json_array_append_new(stages, json_pack(
+                "{s:s, s:o}", "name", event_log_str(log, d->stages[i].name), "resources",
+                resources_json(tab->defs, tab->n_series, m[i])));
+        json_array_append_new(out, json_pack(
+            "{s:s, s:o, s:o, s:o, s:o}", "host", hs->host, "ranks", on, "resources",
+            resources_json(tab->defs, tab->n_series, m[d->n_stages]), "stages", stages,
+            "samples", samples_json(tab, rep->outcome.start_ns)));
+        attrib_free(m, d->n_stages + 1);
+    }
+    return out;
+}
+
 static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
 {
     const struct stage_data *d = &rep->stages;
@@ -280,6 +311,8 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
                         resources_json(rep->samples.defs, rep->samples.n_series,
                                        rep->metrics ? rep->metrics[d->n_stages] : NULL));
     json_object_set_new(out, "samples", samples_json(&rep->samples, rep->outcome.start_ns));
+    if (rep->log.n_hosts)
+        json_object_set_new(out, "hosts", hosts_json(rep, json_object_get(out, "ranks")));
     return out;
 }
 

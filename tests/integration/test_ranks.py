@@ -161,7 +161,7 @@ class RankMarkersTest(RankTest):
         self.assertIsNone(doc["summary"]["ranks"])
         self.assertIsNone(doc["runs"][0]["ranks"])
         self.assertFalse(doc["config"]["ranks"])
-        self.assertNotIn("across", out)
+        self.assertNotRegex(out, r"\nacross [0-9]+ ranks")
 
     def test_bad_input(self):
         cases = [
@@ -369,6 +369,19 @@ class AcrossHostsTest(RankTest):
                 self.assertGreaterEqual(st["first_begin_ns"], 0, st["name"])
                 self.assertLessEqual(st["last_end_ns"], run["wall_ns"], st["name"])
             self.assertEqual(run["markers"]["malformed"], 0, run["markers"])
+            # host B's samples, taken there by one of its rank-execs, on the run's clock
+            self.assertEqual([h["host"] for h in run["hosts"]], ["mlbench-host-b"])
+            host = run["hosts"][0]
+            self.assertEqual(host["ranks"], [2, 3])
+            times = host["samples"]["t_ns"]
+            self.assertGreater(len(times), 3)
+            self.assertTrue(all(-1e9 < t < run["wall_ns"] + 1e9 for t in times), times)
+            res = {m["metric"]: m for m in host["resources"] if not m["labels"]}
+            self.assertGreater(res["process_cpu_seconds_total"]["mean"], 0)
+            self.assertGreater(res["process_resident_bytes"]["peak"], 1 << 20)
+            self.assertIn("system_cpu_busy_ratio", res)
+            self.assertEqual([s["name"] for s in host["stages"]],
+                             [s["name"] for s in run["stages"]])
         summary = doc["summary"]["ranks"]
         self.assertEqual(summary["hosts"], {here: [0, 1], "mlbench-host-b": [2, 3]})
         self.assertEqual(self.rank_stage(summary, "compute")["slowest_rank"], 3)
@@ -376,6 +389,8 @@ class AcrossHostsTest(RankTest):
         self.assertTrue(straggler, doc["analysis"]["findings"])
         self.assertIn("rank 3 runs on mlbench-host-b", straggler[0]["evidence"])
         self.assertIn(f"hosts: {here} (ranks 0 1); mlbench-host-b (ranks 2 3)", out)
+        self.assertRegex(out, r"\n  mlbench-host-b \(ranks 2 3\): its ranks [0-9.]+ cores busy, "
+                              r"the host [0-9.]+ of [0-9]+ cores, peak RSS")
         self.assertNotIn("unmeasured", err)
 
     def test_collector_unreachable(self):
@@ -395,6 +410,7 @@ class AcrossHostsTest(RankTest):
                 self.assertEqual(len(missing), 1, doc["warnings"])
                 self.assertIn("the job has 4 ranks (WORLD_SIZE) but only 2 reported",
                               missing[0]["message"])
+                self.assertNotIn("hosts", doc["runs"][0])
 
     def test_bad_listen_address(self):
         for value, message in (("nocolon", "bad listen address 'nocolon'"),
