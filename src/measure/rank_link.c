@@ -127,12 +127,14 @@ static void store_datagram(struct rank_collector *c, struct conn *k, const char 
 {
     struct marker_token tok;
     const char *why = marker_parse(d, len, &tok);
-    if (!why && (tok.pid >= 1 << RANK_LINK_PID_SHIFT || tok.tid >= 1 << RANK_LINK_PID_SHIFT))
+    if (!why && (tok.pid < 0 || tok.tid < 0 || tok.pid >= 1 << RANK_LINK_PID_SHIFT ||
+                 tok.tid >= 1 << RANK_LINK_PID_SHIFT))
         why = "pid out of range";
+    if (!why && __builtin_add_overflow(tok.t_ns, k->offset_ns, &tok.t_ns))
+        why = "time out of range";
     if (!why) {
         tok.pid |= k->host << RANK_LINK_PID_SHIFT;
         tok.tid |= k->host << RANK_LINK_PID_SHIFT;
-        tok.t_ns += k->offset_ns;
     }
     markers_store(c->markers, &tok, why, d, len);
 }
@@ -183,8 +185,11 @@ static bool read_row(struct conn *k, const char *d, size_t len)
               json_is_integer(json_array_get(a, 0));
     for (size_t i = 1; ok && i <= tab->n_series; i++)
         ok = json_is_number(json_array_get(a, i)) || json_is_null(json_array_get(a, i));
+    int64_t t;
+    ok = ok && !__builtin_add_overflow(json_integer_value(json_array_get(a, 0)), k->offset_ns,
+                                       &t);
     if (ok && tab->n < MAX_ROWS) {
-        size_t row = table_add_row(tab, json_integer_value(json_array_get(a, 0)) + k->offset_ns);
+        size_t row = table_add_row(tab, t);
         for (size_t i = 0; i < tab->n_series; i++) {
             const json_t *v = json_array_get(a, i + 1);
             if (json_is_number(v))
@@ -200,8 +205,12 @@ static bool read_row(struct conn *k, const char *d, size_t len)
 static bool hello(struct rank_collector *c, struct conn *k, const char *msg)
 {
     char tok[40], name[200];
-    if (sscanf(msg, "H 1 %39s %199s", tok, name) != 2 || strcmp(tok, c->token) != 0)
+    if (sscanf(msg, "H 1 %39s %199s", tok, name) != 2 || strcmp(tok, c->token) != 0 ||
+        !units_utf8_valid(name, strlen(name)))
         return false;
+    for (const char *p = name; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return false; /* a host name is printed and written: no controls */
     int i = 0;
     while (i < c->n_hosts && strcmp(c->hosts[i], name) != 0)
         i++;
