@@ -59,6 +59,8 @@ bench: build
 	bench/load-latency.sh
 	bench/load-syscalls.sh
 	bench/serve-throughput.sh
+	bench/store-scale.sh
+	bench/ranks.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan build-fuzz

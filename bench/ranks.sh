@@ -53,6 +53,9 @@ for name in "ABC":
     print(f"{name}: train {r['train_images_per_s']:.0f} images/s, allreduce {100 * r['allreduce_share']:.1f} %"
           f" of the step, barrier {100 * r['barrier_share']:.1f} %, busbw {r['allreduce_busbw_GBps']:.2f} GB/s,"
           f" accuracy {r['accuracy']:.4f} (medians of {len(cs)} runs)")
+    for k in ("train_images_per_s", "barrier_share"):
+        if all(k in c for c in cs):
+            print(f"   {k} per run: " + " ".join(f"{c[k]:.4g}" for c in cs))
 a, b, c = (res[k]["train_images_per_s"] for k in "ABC")
 print(f"efficiency B/A/2 = {b / a / 2:.2f}   speedup B/A = {b / a:.2f}   ranks against threads B/C = {b / c:.2f}")
 PY
