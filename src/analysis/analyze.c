@@ -633,6 +633,14 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
     else
         verdict_mixed(f, o);
 
+    /* MPI and NCCL wait by polling: in a collective of a multi-rank job, busy cores are the
+     * library waiting or copying, not work to make cheaper (no finding); the rank rules
+     * (straggler, communication-bound) say what to do. */
+    if (ctx->n_rank_stages > 0 && !strncmp(o->rule, "cpu-bound", 9) &&
+        analyze_communicates(s->name)) {
+        o->finding = false;
+        cat(o->evidence, TEXT_MAX, " (a collective: the library polls while it waits)");
+    }
     if (s->samples > 0 && s->samples < FEW_SAMPLES && strcmp(o->rule, "unmeasured") != 0)
         cat(o->evidence, TEXT_MAX, " (only %zu samples: rough)", s->samples);
     /* A stage run beside others (a loader thread's work beside training) shares the process's

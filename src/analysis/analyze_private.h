@@ -75,6 +75,9 @@ void analyze_stage_extras(const struct analysis_context *ctx, const struct stage
 void analyze_run_extras(const struct analysis_context *ctx, const struct stage_resources *s,
                         const struct figures *f, struct findings_builder *b);
 
+/* Whether a stage's name says it is collective communication (allreduce, barrier, nccl, comm...,
+ * case-insensitive; rank_advice.c). */
+bool analyze_communicates(const char *name);
 /* Adds to b the findings about a multi-rank job's ranks (ctx->rank_stages; rank_advice.c):
  * straggler, communication-bound. stages[0..n) and total as analyze's. */
 void analyze_rank_findings(const struct analysis_context *ctx,

@@ -22,8 +22,7 @@
 
 #define cat(...) strbuf_catf(__VA_ARGS__)
 
-/* Whether a stage's name says it is collective communication (case-insensitive). */
-static bool communicates(const char *name)
+bool analyze_communicates(const char *name)
 {
     static const char *const words[] = {"allreduce", "all_reduce", "all-reduce", "allgather",
                                         "all_gather", "reduce_scatter", "reducescatter",
@@ -68,7 +67,7 @@ void analyze_rank_findings(const struct analysis_context *ctx,
             continue;
         char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
         double extra = r->slowest_ns - r->median_ns;
-        bool comm = communicates(r->name);
+        bool comm = analyze_communicates(r->name);
         if (!comm && extra >= STRAGGLER_MIN * r->median_ns &&
             extra >= STRAGGLER_MIN_SHARE * ctx->wall_ns) {
             cat(ev, sizeof ev, "rank %d spends %.0f %% longer in %s than the median rank (",

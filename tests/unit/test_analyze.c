@@ -288,6 +288,29 @@ static void test_one_cpu(void **state)
     assert_string_equal(verdict1(&ctx, &s), "idle");
 }
 
+/* A collective of a multi-rank job keeps its cores busy polling: the verdict says so and makes
+ * no cpu-bound finding; the same stage in a job without ranks (a stage named "barrier" in a
+ * thread pool) keeps the usual one. */
+static void test_collective_polls(void **state)
+{
+    (void)state;
+    struct analysis_context ctx = context();
+    struct stage_resources s = stage("allreduce", 15.2);
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    assert_non_null(finding("cpu-bound-parallel"));
+    struct rank_stage_figures r = {.name = "allreduce", .ranks = 2, .critical_ns = 0.1 * S,
+                                   .median_ns = 0.1 * S, .min_ns = 0.1 * S, .slowest_ns = 0.1 * S};
+    ctx.rank_stages = &r;
+    ctx.n_rank_stages = 1;
+    ctx.wall_ns = 10 * S;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    assert_contains(an.verdicts[0].evidence, "a collective: the library polls while it waits");
+    assert_null(finding("cpu-bound-parallel"));
+    s = stage("train", 15.2); /* not a collective: unchanged beside ranks */
+    assert_string_equal(verdict1(&ctx, &s), "cpu-bound-parallel");
+    assert_contains(finding("cpu-bound-parallel")->recommendation, "the CPUs are the limit");
+}
+
 static void test_cpu_parallel(void **state)
 {
     (void)state;
@@ -718,6 +741,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cpu_single_thread, teardown),
         cmocka_unit_test_teardown(test_one_cpu, teardown),
         cmocka_unit_test_teardown(test_cpu_parallel, teardown),
+        cmocka_unit_test_teardown(test_collective_polls, teardown),
         cmocka_unit_test_teardown(test_io_bound, teardown),
         cmocka_unit_test_teardown(test_idle, teardown),
         cmocka_unit_test_teardown(test_nan_silences_rules, teardown),
