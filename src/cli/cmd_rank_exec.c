@@ -9,9 +9,12 @@
  * On a host where the marker socket is not reachable (another host of the job) and the
  * collector's address is set (MLBENCH_RANK_COLLECTOR, from `mlbench run --ranks-listen`, passed
  * on with `mpirun -x`), it gives the rank a marker socket of its own and forwards its events
- * to the collector (rank_link.h). Outside mlbench (neither) it only runs COMMAND. Exit status: COMMAND's; killed by
- * the signal that killed it (as a shell reports); 127 command not found, 126 cannot execute;
- * 2 bad usage. Stop signals (SIGTERM, SIGINT, SIGHUP) are forwarded to COMMAND. */
+ * to the collector (rank_link.h); when the collector asks, it also samples its host. Outside
+ * mlbench (neither) it only runs COMMAND.
+ *
+ * Exit status: COMMAND's; killed by the signal that killed it (as a shell reports); 127 command
+ * not found, 126 cannot execute; 2 bad usage. Stop signals (SIGTERM, SIGINT, SIGHUP) are
+ * forwarded to COMMAND. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -116,7 +119,9 @@ static void link_finish(struct rank_forward *fwd, struct host_sampling *h, int r
 static const char usage_text[] =
     "usage: mlbench rank-exec -- COMMAND [ARGS...]\n"
     "Runs one rank's COMMAND under a launcher and reports its rank and how it ended to the\n"
-    "measuring mlbench: mlbench run --ranks -- mpirun -n 4 mlbench rank-exec -- ./train\n";
+    "measuring mlbench: mlbench run --ranks -- mpirun -n 4 mlbench rank-exec -- ./train\n"
+    "Across hosts: mlbench run --ranks-listen ADDR:0 -- mpirun -H a,b -x MLBENCH_RANK_COLLECTOR \\\n"
+    "    mlbench rank-exec -- ./train   (docs/ranks.md)\n";
 
 int cmd_rank_exec(int argc, char **argv)
 {
