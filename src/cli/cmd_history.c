@@ -669,6 +669,7 @@ int cmd_history(int argc, char **argv)
     for (size_t i = 1; i < n && !o.hosts; i++)
         o.hosts = (e[i].host == NULL) != (e[0].host == NULL) ||
                   (e[i].host && strcmp(e[i].host, e[0].host) != 0);
+    struct history_load *L = history_load_read(s, e, n);
     store_close(s);
     const char **stages;
     size_t n_stages = stage_names(e, n, o.stage, &stages);
@@ -677,7 +678,6 @@ int cmd_history(int argc, char **argv)
     struct changes ch = {0};
     if (o.detect)
         detect_all(e, n, group, groups, stages, n_stages, &o.det, &ch);
-    struct history_load *L = history_load_read(e, n);
     if (o.json)
         print_json(stdout, &o, e, n, group, &ch, L);
     else

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "result/result_load.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
@@ -43,14 +42,14 @@ static void from_doc(const json_t *doc, struct history_load *l)
     }
 }
 
-struct history_load *history_load_read(const struct store_entry *e, size_t n)
+struct history_load *history_load_read(struct store *s, const struct store_entry *e, size_t n)
 {
     struct history_load *out = xcalloc(n + 1, sizeof *out);
     for (size_t i = 0; i < n; i++) {
-        if ((e[i].command && *e[i].command) || !e[i].path)
+        if (e[i].command && *e[i].command)
             continue;
         char err[256];
-        json_t *doc = result_load_file(e[i].path, err, sizeof err);
+        json_t *doc = store_get(s, &e[i], err, sizeof err);
         if (doc && json_is_object(json_object_get(doc, "load")))
             from_doc(doc, &out[i]);
         json_decref(doc);

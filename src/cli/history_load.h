@@ -26,11 +26,12 @@ struct history_load {
     struct history_load_run run[HISTORY_LOAD_MAX];
 };
 
-/* The load figures of each of e[0..n): out[i].n is 0 for a result without a load section or
- * whose file cannot be read (nothing is reported: history lists what the index has). Only
- * files of results without a command (what mlbench load stores) are read. Returns a new array
- * of n entries (free it). */
-struct history_load *history_load_read(const struct store_entry *e, size_t n);
+/* The load figures of each of e[0..n), entries of the open store s (a directory or a shared
+ * store): out[i].n is 0 for a result without a load section or whose document cannot be read
+ * (nothing is reported: history lists what the index has). Only the documents of results
+ * without a command (what mlbench load stores) are read. Returns a new array of n entries
+ * (free it). */
+struct history_load *history_load_read(struct store *s, const struct store_entry *e, size_t n);
 
 /* The figures of one result as a JSON array of {key, metric, metric_s, throughput_qps, valid}
  * (new reference). */

@@ -162,6 +162,28 @@ class Suite:
         changes = [c for c in json.loads(out)["changes"] if c["stage"] == "total"]
         self.assertEqual([(c["id"], c["direction"]) for c in changes], [(ids[4], "slower")])
 
+    def test_load_column(self):
+        """history's load figures come from the document, on either backend (a load result is
+        the one without a command; only its load section counts)."""
+        path = self.result_doc("20980102T000000-cccccc")
+        with open(path) as f:
+            doc = json.load(f)
+        del doc["command"]
+        doc["load"] = {"scenarios": [
+            {"scenario": "server", "role": "probe", "target_qps": 50, "percentile": 99},
+            {"scenario": "server", "role": "run", "target_qps": 100, "percentile": 99,
+             "latency_s": {"p99": 0.012}, "throughput_qps": 99.5, "valid": True}]}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        rc, out, err = self.cli("store", "push", self.store, path)
+        self.assertEqual(rc, 0, err)
+        rc, out, err = self.cli("history", "--json", store=self.store)
+        self.assertEqual(rc, 0, err)
+        row = [r for r in json.loads(out)["results"] if r["id"] == "20980102T000000-cccccc"][0]
+        self.assertEqual(row["load"], [{"key": "server 100 QPS", "metric": "p99",
+                                        "metric_s": 0.012, "throughput_qps": 99.5,
+                                        "valid": True}])
+
     def test_pull(self):
         rid = self.bench("sleep", "0.001", label="pulled")
         self.bench("sleep", "0.001", label="other")
