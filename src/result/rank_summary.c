@@ -293,10 +293,15 @@ void rank_warnings(struct summary *s, const struct bench_result *r)
         const struct stage_data *d = &reps[k].stages;
         if (d->world_size > 0 && d->n_ranks > 0 && d->ranks_dropped == 0 &&
             (size_t)d->world_size > d->n_ranks) {
+            bool listening = r->config && r->config->ranks_listen;
             summary_warn(s, "ranks_missing", "run %d: the job has %d ranks (WORLD_SIZE) but "
-                         "only %zu reported: ranks on other hosts reach mlbench through `mlbench "
-                         "run --ranks-listen ADDR` and `mlbench rank-exec` on each host "
-                         "(docs/ranks.md)", reps[k].index + 1, (int)d->world_size, d->n_ranks);
+                         "only %zu reported: %s (docs/ranks.md)", reps[k].index + 1,
+                         (int)d->world_size, d->n_ranks, listening ?
+                         "start each rank as `mlbench rank-exec -- PROGRAM` and pass the "
+                         "collector's address on to the other hosts (mpirun -x "
+                         "MLBENCH_RANK_COLLECTOR)" :
+                         "ranks on other hosts reach mlbench through `mlbench run "
+                         "--ranks-listen ADDR` and `mlbench rank-exec` on each host");
             break;
         }
     }

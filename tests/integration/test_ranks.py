@@ -304,14 +304,26 @@ def netns_remove(ns):
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
+# What Open MPI's mpirun runs in place of ssh to start its daemon on host B (plm_rsh_agent):
+# "AGENT HOST COMMAND..." runs COMMAND as ssh would there: in B's network namespace, with B's
+# host name, its own files where the run's marker socket lives (a tmpfs over TMPDIR), a
+# CLOCK_MONOTONIC 5000 s ahead (a time namespace) and a fresh environment (what is not passed
+# on with mpirun -x does not arrive).
+AGENT = """#!/bin/sh
+host=$1; shift
+[ "$host" = 127.20.0.2 ] || { echo "agent: no test host $host" >&2; exit 1; }
+export AGENT_CMD="$*"
+exec ip netns exec %s unshare --uts --mount --time --monotonic 5000 --fork \\
+    sh -c 'hostname mlbench-host-b && mount -t tmpfs none "$TMPDIR" &&
+           exec env -i PATH="$PATH" HOME="$HOME" sh -c "$AGENT_CMD"'
+"""
+
+
 class AcrossHostsTest(RankTest):
-    """A job on two hosts: two network namespaces on this machine, host B also with its own
-    host name, its own files where the run's marker socket lives (a tmpfs over TMPDIR: the
-    socket path names nothing there, as on another machine) and a CLOCK_MONOTONIC 5000 s
-    ahead (a time namespace). Each host starts its ranks with a launcher of its own (mpirun
-    -n 2 on each, the rank numbered from OMPI_COMM_WORLD_RANK): a simulation of one mpirun
-    across hosts, whose remote start goes through ssh; the network path, the host's separate
-    files and clock are real."""
+    """A job across two hosts started by one `mpirun -H A:2,B:2`: two network namespaces on this
+    machine joined by a veth pair (loopback-range addresses), mlbench and mpirun on host A, and
+    Open MPI's daemon started on host B through a stand-in for ssh (AGENT) that gives B its own
+    network, host name, files, clock and environment. Only the ssh hop is simulated."""
 
     @classmethod
     def setUpClass(cls):
@@ -325,22 +337,22 @@ class AcrossHostsTest(RankTest):
     def tearDownClass(cls):
         netns_remove(cls.ns)
 
-    def job(self, host_b_env="", runs=2, status=0):
-        root = "--allow-run-as-root" if os.geteuid() == 0 else ""
-        rank_exec = (f"{MLBENCH} rank-exec -- {sys.executable} {RANK_PROG} rank 3")
-        host_a = (f"mpirun {root} --oversubscribe -n 2 sh -c 'RANK=$OMPI_COMM_WORLD_RANK "
-                  f"WORLD_SIZE=4 exec {rank_exec}'")
-        host_b = (f"ip netns exec {self.ns[1]} unshare --uts --mount --time --monotonic 5000 "
-                  f"--fork sh -c 'hostname mlbench-host-b && mount -t tmpfs none \"$TMPDIR\" && "
-                  f"exec {host_b_env} mpirun {root} --oversubscribe -n 2 -x MLBENCH_RANK_COLLECTOR sh -c "
-                  f"\"RANK=\\$((OMPI_COMM_WORLD_RANK + 2)) WORLD_SIZE=4 exec {rank_exec}\"'")
+    def job(self, collector=("-x", "MLBENCH_RANK_COLLECTOR"), runs=2, status=0):
+        agent = os.path.join(self.tmp.name, "agent.sh")
+        with open(agent, "w") as f:
+            f.write(AGENT % self.ns[1])
+        os.chmod(agent, 0o755)
         tmp = os.path.join(self.tmp.name, "t")
         os.makedirs(tmp, exist_ok=True)
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        launch = [MPIRUN, *root, "--oversubscribe", "--mca", "plm_rsh_agent", agent,
+                  "--mca", "oob_tcp_if_include", "127.20.0.0/16",
+                  "-H", "127.20.0.1:2,127.20.0.2:2", "-n", "4", *collector, "-x", "PYTHONPATH",
+                  MLBENCH, "rank-exec", "--", sys.executable, RANK_PROG, "rank", "3"]
         out = os.path.join(self.tmp.name, "r.json")
         p = subprocess.run(["ip", "netns", "exec", self.ns[0], MLBENCH, "run", "-r", str(runs),
                             "--store", self.store, "-o", out, "--ranks-listen", "127.20.0.1:0",
-                            "--show-output",
-                            "--shell", f"{host_a} & {host_b}; wait"],
+                            "--show-output", "--", *launch],
                            capture_output=True, text=True, timeout=300,
                            env=self.env({"TMPDIR": tmp}))
         self.assertEqual(p.returncode, status, p.stdout + p.stderr)
@@ -394,22 +406,25 @@ class AcrossHostsTest(RankTest):
         self.assertNotIn("unmeasured", err)
 
     def test_collector_unreachable(self):
-        """Host B without the collector's address (not passed on), or with a port where
-        nothing listens: its ranks run unmeasured with a warning saying what to do, host A's
-        are measured, the job succeeds and the result says ranks are missing."""
-        cases = (("env -u MLBENCH_RANK_COLLECTOR", "is not set: running rank 2 unmeasured"),
-                 ("env MLBENCH_RANK_COLLECTOR=127.20.0.1:1#" + "0" * 32,
-                  "cannot reach the collector at 127.20.0.1:1"))
-        for env, message in cases:
-            with self.subTest(env=env.split("=")[0]):
-                doc, out, err = self.job(host_b_env=env, runs=1)
+        """Host B without the collector's address (not passed on with -x), or with a port
+        where nothing listens: its ranks run unmeasured with a warning saying what to do, host
+        A's are measured, the job succeeds and the result says ranks are missing."""
+        # without the variable, rank-exec on B cannot know it is measured: the result says it
+        cases = ((), None), (("-x", "MLBENCH_RANK_COLLECTOR=127.20.0.1:1#" + "0" * 32),
+                             "cannot reach the collector at 127.20.0.1:1: Connection refused: "
+                             "running rank 2 unmeasured")
+        for collector, message in cases:
+            with self.subTest(collector=collector):
+                doc, out, err = self.job(collector=collector, runs=1)
                 self.assertEqual([r["rank"] for r in doc["runs"][0]["ranks"]], [0, 1])
-                self.assertIn(message, err)
+                if message:
+                    self.assertIn(message, err)
                 self.assertEqual(doc["runs"][0]["status"], "ok")
                 missing = [w for w in doc["warnings"] if w["code"] == "ranks_missing"]
                 self.assertEqual(len(missing), 1, doc["warnings"])
                 self.assertIn("the job has 4 ranks (WORLD_SIZE) but only 2 reported",
                               missing[0]["message"])
+                self.assertIn("mpirun -x MLBENCH_RANK_COLLECTOR", missing[0]["message"])
                 self.assertNotIn("hosts", doc["runs"][0])
 
     def test_bad_listen_address(self):
