@@ -243,6 +243,15 @@ enum export_group {
  * max. The caller frees it; nrows == 0 when no stage qualifies. */
 void export_latency_table(struct export_table *t, const json_t *stages);
 
+/* rank_tables.c: a multi-rank job's stages across its ranks (summary.ranks): per stage the
+ * slowest, median and fastest rank's time, the skew and the slowest rank with its excess over
+ * the median; nrows == 0 with fewer than 2 ranks. And the other hosts of a job across hosts
+ * (runs[].hosts of result, means over the measured runs): host, its ranks, the CPU cores its
+ * ranks' processes used, how busy the host was, their peak memory; nrows == 0 without any.
+ * The caller frees them. */
+void export_ranks_table(struct export_table *t, const json_t *ranks);
+void export_hosts_table(struct export_table *t, const json_t *result);
+
 /* html_latency.c: writes to out a histogram figure (inline SVG, log time axis, percentiles
  * marked) for each stage of result with at least EXPORT_LATENCY_MIN_SPANS spans, and nothing
  * when there is none. text writes a string escaped for HTML (the page's escaping). */

@@ -652,6 +652,7 @@ void export_outline(const struct export_request *req, const struct export_outlin
         if (!load)
             section_results(&o, r, i);
         section_latency(&o, r, i);
+        outline_ranks(&o, r);
         if (!load || measures_server(r)) {
             section_analysis(&o, r);
             section_resources(&o, r, i);

@@ -39,6 +39,10 @@ void outline_comparison(struct outline *o);
 /* The sweep of o->req->sweep (outline_sweep.c). */
 void outline_sweep(struct outline *o);
 
+/* The "Ranks" section of a multi-rank job's result r (outline_ranks.c); nothing with fewer
+ * than 2 ranks. */
+void outline_ranks(struct outline *o, const json_t *r);
+
 /* The "Load" section of a load result (outline_load.c): its runs, figures and seconds. */
 void outline_load(struct outline *o, const json_t *r, size_t index);
 /* The answer a report on a load result opens with (its Summary): whether it is VALID, what

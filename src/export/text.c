@@ -308,37 +308,32 @@ static void latency_text(FILE *out, const json_t *stages, int cols)
     export_table_free(&t);
 }
 
-/* A multi-rank job's stages across its ranks (summary.ranks), when there is more than one. */
+/* A multi-rank job's stages across its ranks (summary.ranks), when there is more than one, and
+ * the host of each rank when their rank-execs named them. */
 static void ranks_text(FILE *out, const json_t *ranks, int cols)
 {
-    const json_t *stages = json_object_get(ranks, "stages");
-    size_t n = json_array_size(json_object_get(ranks, "ranks"));
-    if (n < 2 || !json_array_size(stages))
-        return;
-    char head[64], a[32], b[32], c[32];
-    snprintf(head, sizeof head, "across %zu ranks", n);
-    putc('\n', out);
-    pad(out, head, cols);
-    fprintf(out, " %10s %10s %10s %7s  %s\n", "slowest", "median", "fastest", "skew",
-            "slowest rank");
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        char lab[256], skew[16] = "-";
-        double median = jsonx_num(st, "median_ns"), sk = jsonx_num(st, "skew");
-        double crit = jsonx_num(st, "critical_path_ns");
-        if (isfinite(sk))
-            snprintf(skew, sizeof skew, "%.2f", sk);
-        pad(out, label(lab, sizeof lab, 0, str(st, "name", "?")), cols);
-        fprintf(out, " %10s %10s %10s %7s  ", export_fmt_duration(crit, a, sizeof a),
-                export_fmt_duration(median, b, sizeof b),
-                export_fmt_duration(jsonx_num(st, "min_ns"), c, sizeof c), skew);
-        const json_t *slowest = json_object_get(st, "slowest_rank");
-        if (json_is_integer(slowest) && median > 0 && isfinite(crit))
-            fprintf(out, "%lld (%+.0f %% on the median)\n", (long long)json_integer_value(slowest),
-                    100 * (crit / median - 1));
-        else
-            fputs("-\n", out);
+    struct export_table t;
+    export_ranks_table(&t, ranks);
+    if (t.nrows) {
+        char head[64];
+        snprintf(head, sizeof head, "across %zu ranks",
+                 json_array_size(json_object_get(ranks, "ranks")));
+        putc('\n', out);
+        pad(out, head, cols);
+        fprintf(out, " %10s %10s %10s %7s  %s\n", "slowest", "median", "fastest", "skew",
+                "slowest rank");
     }
+    for (size_t r = 0; r < t.nrows; r++) {
+        char lab[256];
+        pad(out, label(lab, sizeof lab, 0, export_table_cell(&t, r, 0)), cols);
+        fprintf(out, " %10s %10s %10s %7s  %s\n", export_table_cell(&t, r, 1),
+                export_table_cell(&t, r, 2), export_table_cell(&t, r, 3),
+                export_table_cell(&t, r, 4), export_table_cell(&t, r, 5));
+    }
+    bool any = t.nrows > 0;
+    export_table_free(&t);
+    if (!any)
+        return;
     fputs("per run: the slowest rank's time in the stage (what the job waits for), the median "
           "and fastest rank's; medians over the runs (docs/ranks.md)\n", out);
     const json_t *hosts = json_object_get(ranks, "hosts"), *list;
@@ -356,81 +351,21 @@ static void ranks_text(FILE *out, const json_t *ranks, int cols)
     putc('\n', out);
 }
 
-/* The run-level mean (or peak) of metric in a resources array (NAN when absent); with labels
- * NULL, the number of series of that metric in *count. */
-static double resource(const json_t *resources, const char *metric, const char *what,
-                       size_t *count)
-{
-    double v = NAN;
-    size_t i, n = 0;
-    const json_t *m;
-    json_array_foreach(resources, i, m) {
-        if (strcmp(str(m, "metric", ""), metric) != 0)
-            continue;
-        n++;
-        if (!isfinite(v))
-            v = jsonx_num(m, what);
-    }
-    if (count)
-        *count = n;
-    return v;
-}
-
-/* The other hosts of a multi-rank job, from the samples their rank-exec took there: per host
- * the CPU its ranks' processes used, how busy the host was and their peak memory, means over
- * the measured runs (docs/ranks.md). */
+/* The other hosts of a multi-rank job, from the samples their rank-exec took there (see
+ * export_hosts_table). */
 static void hosts_text(FILE *out, const json_t *r)
 {
-    struct host_line {
-        const char *name;
-        const json_t *ranks;
-        double procs, busy, peak; /* sums over the runs (peak: the highest) */
-        size_t ncpu, n;
-    } line[64];
-    size_t n_lines = 0, i, j;
-    const json_t *run, *h;
-    json_array_foreach(json_object_get(r, "runs"), i, run) {
-        if (json_is_true(json_object_get(run, "warmup")))
-            continue;
-        json_array_foreach(json_object_get(run, "hosts"), j, h) {
-            const char *name = str(h, "host", "?");
-            size_t k = 0;
-            while (k < n_lines && strcmp(line[k].name, name) != 0)
-                k++;
-            if (k == n_lines && n_lines == sizeof line / sizeof line[0])
-                continue;
-            if (k == n_lines)
-                line[n_lines++] = (struct host_line){.name = name,
-                                                     .ranks = json_object_get(h, "ranks")};
-            const json_t *res = json_object_get(h, "resources");
-            double procs = resource(res, "process_cpu_seconds_total", "mean", NULL);
-            double busy = resource(res, "system_cpu_busy_ratio", "mean", NULL);
-            double peak = resource(res, "process_resident_bytes", "peak", NULL);
-            line[k].procs += isfinite(procs) ? procs : 0;
-            line[k].busy += isfinite(busy) ? busy : 0;
-            if (isfinite(peak) && peak > line[k].peak)
-                line[k].peak = peak;
-            resource(res, "system_cpu_core_busy_ratio", "mean", &line[k].ncpu);
-            line[k].n++;
-        }
-    }
-    if (n_lines)
+    struct export_table t;
+    export_hosts_table(&t, r);
+    if (t.nrows)
         fputs("\nother hosts (sampled there by a rank's mlbench rank-exec: the processes of its "
               "launcher and the host; means over the runs, docs/ranks.md)\n", out);
-    for (size_t k = 0; k < n_lines; k++) {
-        const struct host_line *l = &line[k];
-        const json_t *rank;
-        char a[32];
-        fprintf(out, "  %s (rank%s", l->name, json_array_size(l->ranks) == 1 ? "" : "s");
-        json_array_foreach(l->ranks, i, rank)
-            fprintf(out, " %lld", (long long)json_integer_value(rank));
-        fprintf(out, "): its ranks %.2f cores busy, the host ", l->procs / (double)l->n);
-        if (l->ncpu > 0)
-            fprintf(out, "%.2f of %zu cores", l->busy / (double)l->n * (double)l->ncpu, l->ncpu);
-        else
-            fprintf(out, "%.0f %% busy", 100 * l->busy / (double)l->n);
-        fprintf(out, ", peak RSS %s\n", export_fmt_bytes(l->peak, a, sizeof a));
-    }
+    for (size_t k = 0; k < t.nrows; k++)
+        fprintf(out, "  %s (ranks %s): its ranks %s cores busy, the host %s cores, peak RSS %s\n",
+                export_table_cell(&t, k, 0), export_table_cell(&t, k, 1),
+                export_table_cell(&t, k, 2), export_table_cell(&t, k, 3),
+                export_table_cell(&t, k, 4));
+    export_table_free(&t);
 }
 
 /* The stage table, CPU and memory, overlap, counters and metadata; false when no run

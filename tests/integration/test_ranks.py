@@ -403,6 +403,15 @@ class AcrossHostsTest(RankTest):
         self.assertIn(f"hosts: {here} (ranks 0 1); mlbench-host-b (ranks 2 3)", out)
         self.assertRegex(out, r"\n  mlbench-host-b \(ranks 2 3\): its ranks [0-9.]+ cores busy, "
                               r"the host [0-9.]+ of [0-9]+ cores, peak RSS")
+        # the report has them too: the stages across ranks, the hosts, host B's resources
+        p = subprocess.run([MLBENCH, "report", "-f", "markdown", "--store", self.store,
+                            doc["id"]], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("## Ranks", p.stdout)
+        self.assertRegex(p.stdout, r"\| compute \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+ ms \| "
+                                   r"[0-9.]+ \| 3 \(\+[0-9]+ % on the median\) \|")
+        self.assertIn("- mlbench-host-b: ranks 2, 3", p.stdout)
+        self.assertRegex(p.stdout, r"\| mlbench-host-b \| 2 3 \| [0-9.]+ \| [0-9.]+ of [0-9]+ \| ")
         self.assertNotIn("unmeasured", err)
 
     def test_collector_unreachable(self):

@@ -1,0 +1,131 @@
+/* rank_tables: the tables of a multi-rank job (docs/ranks.md) that the terminal summary and the
+ * reports share (export.h: export_ranks_table, export_hosts_table): the stages across ranks
+ * (summary.ranks) and the other hosts' resources (runs[].hosts, sampled there by rank-exec). */
+#include "export/export.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/jsonx.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+void export_ranks_table(struct export_table *t, const json_t *ranks)
+{
+    export_table_init(t, 6, "stage", "slowest", "median", "fastest", "skew", "slowest rank");
+    t->numeric = 0x1e;
+    const json_t *stages = json_object_get(ranks, "stages");
+    if (json_array_size(json_object_get(ranks, "ranks")) < 2)
+        return;
+    for (size_t i = 0; i < json_array_size(stages); i++) {
+        const json_t *st = json_array_get(stages, i);
+        double median = jsonx_num(st, "median_ns"), crit = jsonx_num(st, "critical_path_ns");
+        char v[32];
+        size_t row = export_table_row(t, 0);
+        const char *name = jsonx_str(st, "name");
+        export_table_set(t, row, 0, "%s", name ? name : "?");
+        export_table_set(t, row, 1, "%s", export_fmt_duration(crit, v, sizeof v));
+        export_table_set(t, row, 2, "%s", export_fmt_duration(median, v, sizeof v));
+        export_table_set(t, row, 3, "%s", export_fmt_duration(jsonx_num(st, "min_ns"), v,
+                                                              sizeof v));
+        export_table_set(t, row, 4, "%s", export_fmt_num(jsonx_num(st, "skew"), "%.2f", 1, v,
+                                                         sizeof v));
+        const json_t *slowest = json_object_get(st, "slowest_rank");
+        if (json_is_integer(slowest) && median > 0 && isfinite(crit))
+            export_table_set(t, row, 5, "%lld (%+.0f %% on the median)",
+                             (long long)json_integer_value(slowest), 100 * (crit / median - 1));
+        else
+            export_table_set(t, row, 5, "-");
+    }
+}
+
+/* The run-level figure `what` (mean, peak) of metric in a resources array, NAN when absent;
+ * count (when not NULL) gets the number of series of that metric. */
+static double resource(const json_t *resources, const char *metric, const char *what,
+                       size_t *count)
+{
+    double v = NAN;
+    size_t i, n = 0;
+    const json_t *m;
+    json_array_foreach(resources, i, m) {
+        const char *name = jsonx_str(m, "metric");
+        if (!name || strcmp(name, metric) != 0)
+            continue;
+        n++;
+        if (!isfinite(v))
+            v = jsonx_num(m, what);
+    }
+    if (count)
+        *count = n;
+    return v;
+}
+
+#define MAX_HOSTS 256
+#define MAX_RANKS_SHOWN 16
+
+void export_hosts_table(struct export_table *t, const json_t *result)
+{
+    export_table_init(t, 5, "host", "ranks", "its ranks' CPU cores", "host CPU cores busy",
+                      "peak memory");
+    t->numeric = 0x1c;
+    struct host_sum {
+        const char *name;
+        const json_t *ranks;
+        double procs, busy, peak; /* sums over the runs (peak: the highest) */
+        size_t ncpu, n;
+    } *h = xcalloc(MAX_HOSTS, sizeof *h);
+    size_t n_hosts = 0, i, j;
+    const json_t *run, *host;
+    json_array_foreach(json_object_get(result, "runs"), i, run) {
+        if (json_is_true(json_object_get(run, "warmup")))
+            continue;
+        json_array_foreach(json_object_get(run, "hosts"), j, host) {
+            const char *name = jsonx_str(host, "host");
+            size_t k = 0;
+            while (name && k < n_hosts && strcmp(h[k].name, name) != 0)
+                k++;
+            if (!name || (k == n_hosts && n_hosts == MAX_HOSTS))
+                continue;
+            if (k == n_hosts)
+                h[n_hosts++] = (struct host_sum){.name = name,
+                                                 .ranks = json_object_get(host, "ranks")};
+            const json_t *res = json_object_get(host, "resources");
+            double procs = resource(res, "process_cpu_seconds_total", "mean", NULL);
+            double busy = resource(res, "system_cpu_busy_ratio", "mean", NULL);
+            double peak = resource(res, "process_resident_bytes", "peak", NULL);
+            h[k].procs += isfinite(procs) ? procs : 0;
+            h[k].busy += isfinite(busy) ? busy : 0;
+            if (isfinite(peak) && peak > h[k].peak)
+                h[k].peak = peak;
+            resource(res, "system_cpu_core_busy_ratio", "mean", &h[k].ncpu);
+            h[k].n++;
+        }
+    }
+    for (size_t k = 0; k < n_hosts; k++) {
+        char v[32];
+        struct strbuf ranks = {0};
+        strbuf_puts(&ranks, "");
+        const json_t *rank;
+        json_array_foreach(h[k].ranks, i, rank) {
+            if (i == MAX_RANKS_SHOWN) {
+                strbuf_puts(&ranks, " ...");
+                break;
+            }
+            strbuf_printf(&ranks, "%s%lld", i ? " " : "", (long long)json_integer_value(rank));
+        }
+        double n = (double)h[k].n;
+        size_t row = export_table_row(t, 0);
+        export_table_set(t, row, 0, "%s", h[k].name);
+        export_table_set(t, row, 1, "%s", ranks.s);
+        strbuf_free(&ranks);
+        export_table_set(t, row, 2, "%.2f", h[k].procs / n);
+        if (h[k].ncpu)
+            export_table_set(t, row, 3, "%.2f of %zu", h[k].busy / n * (double)h[k].ncpu,
+                             h[k].ncpu);
+        else
+            export_table_set(t, row, 3, "%.0f %%", 100 * h[k].busy / n);
+        export_table_set(t, row, 4, "%s", export_fmt_bytes(h[k].peak, v, sizeof v));
+    }
+    free(h);
+}
