@@ -403,10 +403,16 @@ struct rank_collector *rank_collector_start(const char *address, struct marker_r
     for (int i = 0; i < RANK_LINK_MAX_HOSTS; i++)
         c->conns[i].fd = -1;
     pthread_mutex_init(&c->mu, NULL);
-    if (pipe2(c->wake, O_CLOEXEC) < 0 ||
-        (rc = pthread_create(&c->thread, NULL, collector_main, c)) != 0) {
-        snprintf(err, errlen, "cannot start the rank collector: %s", strerror(errno));
+    if (pipe2(c->wake, O_CLOEXEC) < 0) {
+        rc = errno;
+    } else if ((rc = pthread_create(&c->thread, NULL, collector_main, c)) != 0) {
+        close(c->wake[0]);
+        close(c->wake[1]);
+    }
+    if (rc) {
+        snprintf(err, errlen, "cannot start the rank collector: %s", strerror(rc));
         close(c->listen_fd);
+        pthread_mutex_destroy(&c->mu);
         free(c->conns);
         free(c);
         return NULL;

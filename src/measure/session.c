@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mlbench/marker.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 extern char **environ;
@@ -73,6 +74,11 @@ void session_before_reap(void *arg)
 
 void session_stop_markers(struct session *s)
 {
+    uint64_t refused = s->collector ? rank_collector_refused(s->collector) : 0;
+    if (refused)
+        log_warn("--ranks-listen: %llu connection(s) to the rank collector were refused (a wrong "
+                 "token, or not mlbench rank-exec): is something else connecting to that "
+                 "address?", (unsigned long long)refused);
     rank_collector_stop(s->collector); /* first: it stores into the receiver */
     s->collector = NULL;
     markers_stop(s->markers);

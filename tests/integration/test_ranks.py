@@ -247,6 +247,20 @@ class MpiTest(RankTest):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--check-replicas compares the ranks' weights: it needs --ranks", p.stderr)
 
+    def test_collector_refuses_strangers(self):
+        """A connection to the collector without its token (here with a wrong one) is closed
+        and said at the end; the run itself is measured as usual."""
+        stranger = ("import os, socket\n"
+                    "addr = os.environ['MLBENCH_RANK_COLLECTOR'].split('#')[0]\n"
+                    "host, port = addr.rsplit(':', 1)\n"
+                    "s = socket.create_connection((host, int(port)))\n"
+                    "s.sendall(b'H 1 ' + b'0' * 32 + b' intruder\\n')\n"
+                    "assert s.recv(16) == b''\n")
+        doc, out, err = self.measure(*mpirun(1, sys.executable, "-c", stranger),
+                                     run_opts=("--ranks-listen", "127.0.0.1:0"))
+        self.assertEqual(doc["runs"][0]["status"], "ok")
+        self.assertIn("1 connection(s) to the rank collector were refused", err)
+
     def test_crashing_rank(self):
         """Rank 1 dies of SIGSEGV: the run fails, the result says which rank and how, the
         other rank is stopped by the launcher long before its 30 s, nothing is lost."""
