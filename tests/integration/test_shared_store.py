@@ -155,13 +155,32 @@ class Suite:
         self.assertEqual(len(json.loads(out)["results"]), 3)
 
     def test_detect(self):
-        # a step from 10 ms to 100 ms in one series: --detect names the first slow result (a
-        # step of 10x, which the noise of a loaded CI machine cannot hide)
-        ids = [self.bench("sleep", "0.01" if i < 4 else "0.1", label="step") for i in range(8)]
-        rc, out, err = self.cli("history", "--detect", "--json", store=self.store)
+        # a step from 10 ms to 100 ms in one series: --detect names the first slow result. The
+        # results are made, not measured, so that the test is about the store and not about
+        # how noisy the machine is (a loaded CI run once made a 10 ms result look slow)
+        ids = []
+        for i in range(8):
+            rid = "20990101T0000%02d-dddd%02d" % (i, i)
+            path = self.result_doc(rid)
+            with open(path) as f:
+                doc = json.load(f)
+            doc["label"] = "step"
+            level = 10e6 if i < 4 else 100e6
+            level *= 1 + 0.01 * (i % 3)  # a little noise, the same on every run of the test
+            doc["summary"]["wall_ns"].update(
+                {"n": 3, "median": level, "mad": 0.01 * level, "ci_low": 0.98 * level,
+                 "ci_high": 1.02 * level, "ci_level": 0.75})
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            rc, out, err = self.cli("store", "push", self.store, path)
+            self.assertEqual(rc, 0, err)
+            ids.append(rid)
+        rc, out, err = self.cli("history", "--detect", "--json", "--label", "step",
+                                store=self.store)
         self.assertIn(rc, (0, 1), err)
         changes = [c for c in json.loads(out)["changes"] if c["stage"] == "total"]
         self.assertEqual([(c["id"], c["direction"]) for c in changes], [(ids[4], "slower")])
+        self.assertEqual(changes[0]["previous_id"], ids[3])
 
     def test_load_column(self):
         """history's load figures come from the document, on either backend (a load result is
