@@ -40,25 +40,23 @@ void export_ranks_table(struct export_table *t, const json_t *ranks)
     }
 }
 
-/* The run-level figure `what` (mean, peak) of metric in a resources array, NAN when absent;
- * count (when not NULL) gets the number of series of that metric. */
-static double resource(const json_t *resources, const char *metric, const char *what,
-                       size_t *count)
+/* The run-level figure `what` (mean, peak) of metric in a resources array, NAN when absent. */
+static double resource(const json_t *resources, const char *metric, const char *what)
 {
-    double v = NAN;
+    const json_t *m = export_resource_find(resources, metric, NULL);
+    return m ? jsonx_num(m, what) : NAN;
+}
+
+/* How many series of metric a resources array has (one per CPU for the per-core series). */
+static size_t series_count(const json_t *resources, const char *metric)
+{
     size_t i, n = 0;
     const json_t *m;
     json_array_foreach(resources, i, m) {
         const char *name = jsonx_str(m, "metric");
-        if (!name || strcmp(name, metric) != 0)
-            continue;
-        n++;
-        if (!isfinite(v))
-            v = jsonx_num(m, what);
+        n += name && !strcmp(name, metric);
     }
-    if (count)
-        *count = n;
-    return v;
+    return n;
 }
 
 #define MAX_HOSTS 256
@@ -91,14 +89,14 @@ void export_hosts_table(struct export_table *t, const json_t *result)
                 h[n_hosts++] = (struct host_sum){.name = name,
                                                  .ranks = json_object_get(host, "ranks")};
             const json_t *res = json_object_get(host, "resources");
-            double procs = resource(res, "process_cpu_seconds_total", "mean", NULL);
-            double busy = resource(res, "system_cpu_busy_ratio", "mean", NULL);
-            double peak = resource(res, "process_resident_bytes", "peak", NULL);
+            double procs = resource(res, "process_cpu_seconds_total", "mean");
+            double busy = resource(res, "system_cpu_busy_ratio", "mean");
+            double peak = resource(res, "process_resident_bytes", "peak");
             h[k].procs += isfinite(procs) ? procs : 0;
             h[k].busy += isfinite(busy) ? busy : 0;
             if (isfinite(peak) && peak > h[k].peak)
                 h[k].peak = peak;
-            resource(res, "system_cpu_core_busy_ratio", "mean", &h[k].ncpu);
+            h[k].ncpu = series_count(res, "system_cpu_core_busy_ratio");
             h[k].n++;
         }
     }
