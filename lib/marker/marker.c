@@ -1,10 +1,13 @@
 /* libmlbench_marker: the C client of the mlbench marker protocol (include/mlbench/marker.h).
  *
- * Each call formats one event `<kind> <t_ns> <pid> <tid> <name>[ <value>]` into a stack buffer
- * and sends it as one datagram on a Unix socket connected, once per process, to the path in
- * MLBENCH_MARKER_SOCKET. The whole client state is one atomic int (g_sock): "not initialised
- * yet", "disabled", or the connected socket, so the disabled path is one relaxed load and one
- * branch. No allocation, no lock after initialisation: send() of a datagram is atomic.
+ * Two transports (docs/markers.md). When mlbench offers rings (MLBENCH_MARKER_RING), stage,
+ * counter and instant events are written into the calling thread's shared-memory ring
+ * (marker_ring.c): no system call, no lock. Otherwise, and always for metadata, each call
+ * formats one event `<kind> <t_ns> <pid> <tid> <name>[ <value>]` into a stack buffer and sends
+ * it as one datagram on a Unix socket connected, once per process, to the path in
+ * MLBENCH_MARKER_SOCKET. The client's on/off state is one atomic int (g_sock): "not
+ * initialised yet", "disabled", or the connected socket, so the disabled path is one relaxed
+ * load and one branch.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -29,6 +32,7 @@
 #pragma GCC visibility push(default)
 #include "mlbench/marker.h"
 #pragma GCC visibility pop
+#include "marker_private.h"
 
 #define MARKER_ENV MLBENCH_MARKER_SOCKET_ENV
 #define SOCK_UNKNOWN (-2) /* first call not made yet */
@@ -37,13 +41,12 @@
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 static atomic_int g_sock = SOCK_UNKNOWN;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pid_t g_pid;                 /* getpid() of this process; refreshed after fork */
-static _Thread_local pid_t t_tid;   /* gettid() of this thread; 0 = not read yet */
+pid_t g_marker_pid;                        /* getpid() of this process; refreshed after fork */
+_Thread_local pid_t t_marker_tid;          /* gettid() of this thread; 0 = not read yet */
+bool g_marker_ring_on;                     /* mlbench reads rings: set once, before g_sock */
 static atomic_flag g_reported = ATOMIC_FLAG_INIT; /* first invalid event already reported */
 static char g_rank[48];             /* "RANK[ WORLD_SIZE]" from the launcher, "" for none */
 static atomic_int g_rank_pid;       /* the process that has announced its rank */
@@ -103,8 +106,9 @@ static void read_rank(void)
  * usable: datagrams from parent and child go to the same harness socket. */
 static void marker_atfork_child(void)
 {
-    g_pid = getpid();
-    t_tid = 0;
+    g_marker_pid = getpid();
+    t_marker_tid = 0;
+    ring_atfork_child();
 }
 
 static void marker_init(void)
@@ -136,15 +140,16 @@ static void marker_init(void)
         atomic_store_explicit(&g_sock, SOCK_OFF, memory_order_release);
         return;
     }
-    g_pid = getpid();
+    g_marker_pid = getpid();
     read_rank();
+    g_marker_ring_on = ring_setup();
     /* Registered only when enabled; a failure (ENOMEM) only costs stale ids in forked children. */
     (void)pthread_atfork(NULL, NULL, marker_atfork_child);
     atomic_store_explicit(&g_sock, fd, memory_order_release);
 }
 
 /* The connected socket, or SOCK_OFF. Disabled, this costs one relaxed load and one branch;
- * enabled, the acquire fence makes g_pid (written before g_sock) visible. */
+ * enabled, the acquire fence makes g_marker_pid (written before g_sock) visible. */
 static inline int marker_socket(void)
 {
     int fd = atomic_load_explicit(&g_sock, memory_order_relaxed);
@@ -174,7 +179,7 @@ static char *put_u64(char *p, uint64_t v)
 
 /* Reports the first invalid event of the process on stderr, then sets errno and returns -1.
  * The offending value is quoted with control characters escaped, cut at REPORT_MAX bytes. */
-static int marker_invalid(const char *what, const char *value, const char *advice)
+int marker_invalid(const char *what, const char *value, const char *advice)
 {
     if (!atomic_flag_test_and_set(&g_reported)) {
         char quoted[REPORT_MAX * 4 + 48];
@@ -202,38 +207,33 @@ static int marker_invalid(const char *what, const char *value, const char *advic
     return -1;
 }
 
-static int marker_send(int fd, char kind, const char *name, const char *value);
-
 /* Sends "mlbench.rank" before the first event of each process that has a rank (its forked
  * children too: they are the same rank's workers). Two threads racing here both send it; the
  * harness keeps the first. */
 static void announce_rank(int fd)
 {
     if (LIKELY(g_rank[0] == '\0' || atomic_load_explicit(&g_rank_pid, memory_order_relaxed) ==
-                                       g_pid))
+                                       g_marker_pid))
         return;
-    atomic_store_explicit(&g_rank_pid, g_pid, memory_order_relaxed);
+    atomic_store_explicit(&g_rank_pid, g_marker_pid, memory_order_relaxed);
     (void)marker_send(fd, 'M', "mlbench.rank", g_rank);
 }
 
-static const char NAME_ADVICE[] =
+const char NAME_ADVICE[] =
     "a name or key must be non-empty, without spaces or control characters, e.g. \"data_load\"";
 static const char SIZE_ADVICE[] =
     "an event is at most " STR(MLBENCH_MARKER_MAX_EVENT) " bytes: shorten the name or the value";
 
-/* Validates, formats and sends one event on fd. `value` is NULL or "" for none; it may hold
- * spaces (metadata) but no control character. Returns 0, or -1 with errno set. */
-static int marker_send(int fd, char kind, const char *name, const char *value)
+int marker_format(char *buf, char kind, const char *name, const char *value)
 {
     if (UNLIKELY(name == NULL))
         return marker_invalid("invalid name", NULL, NAME_ADVICE);
 
-    char buf[MLBENCH_MARKER_MAX_EVENT + 1];
     char *const end = buf + MLBENCH_MARKER_MAX_EVENT;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    if (UNLIKELY(t_tid == 0))
-        t_tid = (pid_t)syscall(SYS_gettid);
+    if (UNLIKELY(t_marker_tid == 0))
+        t_marker_tid = (pid_t)syscall(SYS_gettid);
 
     /* The header is at most 1+1+20+1+10+1+10+1 bytes: it always fits. */
     char *p = buf;
@@ -241,9 +241,9 @@ static int marker_send(int fd, char kind, const char *name, const char *value)
     *p++ = ' ';
     p = put_u64(p, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
     *p++ = ' ';
-    p = put_u64(p, (uint64_t)g_pid);
+    p = put_u64(p, (uint64_t)g_marker_pid);
     *p++ = ' ';
-    p = put_u64(p, (uint64_t)t_tid);
+    p = put_u64(p, (uint64_t)t_marker_tid);
     *p++ = ' ';
 
     const unsigned char *s = (const unsigned char *)name;
@@ -273,11 +273,34 @@ static int marker_send(int fd, char kind, const char *name, const char *value)
         }
     }
 
+    return (int)(p - buf);
+}
+
+int marker_send(int fd, char kind, const char *name, const char *value)
+{
+    char buf[MLBENCH_MARKER_MAX_EVENT + 1];
+    int len = marker_format(buf, kind, name, value);
+    if (len < 0)
+        return -1;
     ssize_t sent;
     do {
-        sent = send(fd, buf, (size_t)(p - buf), MSG_NOSIGNAL);
+        sent = send(fd, buf, (size_t)len, MSG_NOSIGNAL);
     } while (UNLIKELY(sent < 0 && errno == EINTR));
     return sent < 0 ? -1 : 0;
+}
+
+/* Stage, counter and instant events: into the thread's ring when mlbench reads rings and the
+ * ring takes it, else as a datagram (value_text: the counter's value as text). */
+static int marker_event(int fd, char kind, const char *name, double value,
+                        const char *value_text)
+{
+    announce_rank(fd);
+    if (g_marker_ring_on) {
+        int rc = ring_event(fd, kind, name, value);
+        if (LIKELY(rc <= 0))
+            return rc;
+    }
+    return marker_send(fd, kind, name, value_text);
 }
 
 /* API contracts are in include/mlbench/marker.h. When disabled the arguments are not checked:
@@ -288,8 +311,7 @@ int mlb_stage_begin(const char *name)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
-    announce_rank(fd);
-    return marker_send(fd, 'B', name, NULL);
+    return marker_event(fd, 'B', name, 0.0, NULL);
 }
 
 int mlb_stage_end(const char *name)
@@ -297,8 +319,7 @@ int mlb_stage_end(const char *name)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
-    announce_rank(fd);
-    return marker_send(fd, 'E', name, NULL);
+    return marker_event(fd, 'E', name, 0.0, NULL);
 }
 
 int mlb_instant(const char *name)
@@ -306,8 +327,7 @@ int mlb_instant(const char *name)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
-    announce_rank(fd);
-    return marker_send(fd, 'I', name, NULL);
+    return marker_event(fd, 'I', name, 0.0, NULL);
 }
 
 int mlb_counter(const char *name, double value)
@@ -315,6 +335,12 @@ int mlb_counter(const char *name, double value)
     int fd = marker_socket();
     if (LIKELY(fd == SOCK_OFF))
         return 0;
+    if (g_marker_ring_on) {
+        announce_rank(fd);
+        int rc = ring_event(fd, 'C', name, value);
+        if (LIKELY(rc <= 0))
+            return rc;
+    }
     /* %.17g round-trips through strtod; non-finite values are spelled like Python's repr. */
     char num[32];
     if (isnan(value))

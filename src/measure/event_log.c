@@ -29,7 +29,34 @@ void event_log_free(struct event_log *log)
     for (size_t i = 0; i < log->n_hosts; i++)
         host_samples_free(&log->hosts[i]);
     free(log->hosts);
+    free(log->drops);
     memset(log, 0, sizeof *log);
+}
+
+void event_log_add_ring_drops(struct event_log *log, int32_t pid, int32_t tid, uint64_t events)
+{
+    log->ring_dropped = log->ring_dropped + events < events ? UINT64_MAX
+                                                            : log->ring_dropped + events;
+    log->drops = xreallocarray(log->drops, log->n_drops + 1, sizeof *log->drops);
+    log->drops[log->n_drops++] = (struct ring_drop){pid, tid, events};
+}
+
+static int by_time_then_arrival(const void *a, const void *b)
+{
+    const struct marker_event *x = a, *y = b;
+    if (x->t_ns != y->t_ns)
+        return x->t_ns < y->t_ns ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void event_log_sort(struct event_log *log)
+{
+    for (size_t i = 1; i < log->n; i++) {
+        if (log->ev[i].t_ns < log->ev[i - 1].t_ns) {
+            qsort(log->ev, log->n, sizeof *log->ev, by_time_then_arrival);
+            return;
+        }
+    }
 }
 
 void host_samples_free(struct host_samples *h)
@@ -107,7 +134,8 @@ void event_log_add(struct event_log *log, const struct marker_token *tok)
         log->cap = log->cap ? log->cap * 2 : 1024;
         log->ev = xreallocarray(log->ev, log->cap, sizeof *log->ev);
     }
-    struct marker_event *e = &log->ev[log->n++];
+    struct marker_event *e = &log->ev[log->n];
+    e->seq = (uint32_t)log->n++; /* < EVENT_LOG_MAX_EVENTS */
     e->t_ns = tok->t_ns;
     e->pid = tok->pid;
     e->tid = tok->tid;

@@ -1,9 +1,11 @@
-/* event_log: the marker events received during one repetition, in arrival order, with
- * names and values interned (a run may carry millions of events with a handful of names).
+/* event_log: the marker events received during one repetition, in arrival order (time order
+ * after event_log_sort), with names and values interned (a run may carry millions of events
+ * with a handful of names).
  * Not thread-safe: the receiver serialises access (markers.c). */
 #ifndef MLBENCH_EVENT_LOG_H
 #define MLBENCH_EVENT_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,6 +23,7 @@ struct marker_event {
     uint32_t value;  /* string id of an M event's value; 0 otherwise */
     double number;   /* value of a C event */
     char kind;       /* enum marker_kind */
+    uint32_t seq;    /* arrival order, for event_log_sort (in what was padding) */
 };
 
 /* The samples of another host of a multi-rank job (rank_link.h), taken there by a rank's
@@ -29,6 +32,12 @@ struct host_samples {
     char *host;
     struct series_def *defs;  /* owned, with their strings (source included) */
     struct sample_table tab;  /* defs point into defs above */
+};
+
+/* Events a writer thread's ring dropped in the run because it was full (rings.h). */
+struct ring_drop {
+    int32_t pid, tid;
+    uint64_t events;
 };
 
 struct event_log {
@@ -47,6 +56,12 @@ struct event_log {
     size_t n_slots;
     struct host_samples *hosts;  /* other hosts' samples, in arrival order */
     size_t n_hosts;
+    /* the ring transport (rings.h) */
+    bool rings_offered;          /* the run's workload was offered rings */
+    uint32_t rings;              /* rings read during the run */
+    uint64_t ring_dropped;       /* events the rings dropped, all threads */
+    struct ring_drop *drops;     /* per thread, in the order the rings were announced */
+    size_t n_drops;
 };
 
 void event_log_init(struct event_log *log);
@@ -60,6 +75,12 @@ void event_log_add_malformed(struct event_log *log, const char *reason, const ch
 void event_log_add_foreign(struct event_log *log, pid_t pid);
 /* Takes over h (its contents; h itself stays the caller's). */
 void event_log_add_host(struct event_log *log, struct host_samples *h);
+/* Counts events dropped by the ring of thread (pid, tid). */
+void event_log_add_ring_drops(struct event_log *log, int32_t pid, int32_t tid, uint64_t events);
+/* Orders the events by time, events of the same time in arrival order: two transports (rings
+ * and datagrams) and several rings arrive interleaved in any order, while the stages of a
+ * thread, adoptions and ranks are read in time order. */
+void event_log_sort(struct event_log *log);
 /* Frees what h owns. */
 void host_samples_free(struct host_samples *h);
 /* Interns s[0..len) and returns its id (never 0 unless len == 0). */

@@ -7,10 +7,17 @@
  *
  * Every datagram carries its sender's credentials (SO_PASSCRED): one from a process outside
  * mlbench's process tree (senders.h) is foreign, counted and otherwise ignored, so that a
- * process that learnt the socket's path cannot add stages, counters or metadata to a run. */
+ * process that learnt the socket's path cannot add stages, counters or metadata to a run.
+ *
+ * With rings offered (rings.h), the same thread also reads the rings the workload's threads
+ * hand over on the socket (SCM_RIGHTS): every RING_DRAIN_NS while any is mapped, and at the
+ * end of each run, after the fence. */
 #include "measure/markers.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,7 +29,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "measure/rings.h"
 #include "measure/senders.h"
+#include "mlbench/marker_ring.h"
 #include "util/clock.h"
 #include "util/fsx.h"
 #include "util/xalloc.h"
@@ -36,6 +45,7 @@ struct marker_receiver {
     struct sockaddr_un addr;
     pthread_t thread;
     struct senders *senders; /* owned by the thread */
+    struct ring_set *rings;  /* NULL: rings not offered; else guarded by mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* guarded by mu */
@@ -80,11 +90,31 @@ static void store_locked(struct marker_receiver *r, const struct marker_token *t
     }
 }
 
-/* Stores one datagram; r->mu is held. */
-static void handle_locked(struct marker_receiver *r, const char *buf, size_t len)
+/* The rings' sink: records as events, faults as malformed datagrams; r->mu is held. */
+static void ring_event(void *arg, const struct marker_token *tok)
+{
+    store_locked(arg, tok, NULL, NULL, 0);
+}
+
+static void ring_malformed(void *arg, const char *why, const char *text, size_t len)
+{
+    struct marker_token none = {0};
+    store_locked(arg, &none, why, text, len);
+}
+
+/* Stores one datagram, fd the descriptor it carried (-1: none; always closed or kept by the
+ * rings); r->mu is held. */
+static void handle_locked(struct marker_receiver *r, const char *buf, size_t len, int fd)
 {
     struct marker_token tok;
     const char *why = marker_parse(buf, len, &tok);
+    if (!why && r->rings) {
+        struct ring_sink sink = {r, ring_event, ring_malformed};
+        if (rings_control(r->rings, &tok, fd, &sink))
+            return;
+    } else if (fd >= 0) {
+        close(fd);
+    }
     store_locked(r, &tok, why, buf, len);
 }
 
@@ -112,78 +142,145 @@ static int is_ctl(const char *buf, size_t len, const char *ctl)
 }
 
 #define BATCH 32 /* datagrams taken per system call */
+#define FDS_MAX 4 /* descriptors taken with one datagram (a ring announcement carries one) */
+#define RING_DRAIN_NS 2000000 /* how often rings are read while any is mapped */
+#define RING_DRAIN_BUSY_NS 250000 /* ... and while they fill fast (rings_busy) */
 
-/* The sender's pid from SCM_CREDENTIALS, or 0 when the datagram carries none. */
-static pid_t sender_pid(struct msghdr *h)
+
+/* The sender's pid from SCM_CREDENTIALS (0 when the datagram carries none), and the first
+ * descriptor it carried into *fd (-1: none; any others are closed). */
+static pid_t sender_pid(struct msghdr *h, int *fd)
 {
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
-            c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+    pid_t pid = 0;
+    *fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+        if (c->cmsg_level != SOL_SOCKET)
+            continue;
+        if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
             struct ucred u;
             memcpy(&u, CMSG_DATA(c), sizeof u);
-            return u.pid;
+            pid = u.pid;
+        } else if (c->cmsg_type == SCM_RIGHTS) {
+            size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < n; i++) {
+                int f;
+                memcpy(&f, CMSG_DATA(c) + i * sizeof f, sizeof f);
+                if (*fd < 0)
+                    *fd = f;
+                else
+                    close(f);
+            }
         }
-    return 0;
+    }
+    return pid;
+}
+
+/* The receiver thread's buffers (one receiver per process). A datagram longer than a buffer is
+ * truncated and flagged MSG_TRUNC: it is then reported as "overlong". */
+static char g_buf[BATCH][MARKER_MAX_EVENT + 1];
+static union {
+    char bytes[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(FDS_MAX * sizeof(int))];
+    struct cmsghdr align;
+} g_ctl[BATCH];
+
+/* Receives and handles one batch of datagrams. Returns how many, -1 when the socket is gone or
+ * the stop message came (the thread ends), 0 when none was waiting (flags MSG_DONTWAIT). */
+static int receive_batch(struct marker_receiver *r, int flags)
+{
+    struct mmsghdr msgs[BATCH];
+    struct iovec iov[BATCH];
+    pid_t sender[BATCH];
+    int fd[BATCH];
+    bool inside[BATCH];
+
+    for (int i = 0; i < BATCH; i++) {
+        iov[i] = (struct iovec){.iov_base = g_buf[i], .iov_len = sizeof g_buf[i]};
+        msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1,
+                                               .msg_control = g_ctl[i].bytes,
+                                               .msg_controllen = sizeof g_ctl[i].bytes}};
+    }
+    /* Batching matters when a workload sends fast: each wake-up of this thread costs the
+     * sender a cross-CPU interrupt, and senders block once 10 datagrams are queued. */
+    int n;
+    while ((n = recvmmsg(r->fd, msgs, BATCH, flags | MSG_CMSG_CLOEXEC, NULL)) < 0 &&
+           errno == EINTR)
+        ;
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    /* Senders are checked before the lock is taken: a check may read /proc. One clock
+     * reading serves the batch. */
+    int64_t now = mono_ns();
+    for (int i = 0; i < n; i++) {
+        sender[i] = sender_pid(&msgs[i].msg_hdr, &fd[i]);
+        inside[i] = senders_accept(r->senders, sender[i], now);
+    }
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; i < n; i++) {
+        size_t len = msgs[i].msg_len;
+        if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
+            len = MARKER_MAX_EVENT + 1;
+        if (!inside[i] && fd[i] >= 0)
+            close(fd[i]);
+        if (!inside[i]) { /* a control message from outside is foreign too */
+            foreign_locked(r, sender[i]);
+            continue;
+        }
+        if (is_ctl(g_buf[i], len, r->ctl_stop)) {
+            for (int k = i; k < n; k++)
+                if (fd[k] >= 0)
+                    close(fd[k]);
+            pthread_mutex_unlock(&r->mu);
+            return -1;
+        }
+        if (is_ctl(g_buf[i], len, r->ctl_fence)) {
+            if (fd[i] >= 0)
+                close(fd[i]);
+            r->fences_seen++;
+            pthread_cond_broadcast(&r->cv);
+            continue;
+        }
+        handle_locked(r, g_buf[i], len, fd[i]);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+/* Reads the rings; r->mu is held. A record whose name is announced in a datagram not read yet
+ * makes the socket be read to the end first. */
+static void drain_rings_locked(struct marker_receiver *r, bool *again)
+{
+    struct ring_sink sink = {r, ring_event, ring_malformed};
+    *again = rings_drain(r->rings, &sink, mono_ns(), *again) && !*again;
 }
 
 static void *receiver_main(void *arg)
 {
     struct marker_receiver *r = arg;
-    /* One receiver thread per process. A datagram longer than a buffer is truncated and
-     * flagged MSG_TRUNC: it is then reported as "overlong". */
-    static char buf[BATCH][MARKER_MAX_EVENT + 1];
-    static union {
-        char bytes[CMSG_SPACE(sizeof(struct ucred))];
-        struct cmsghdr align;
-    } cred[BATCH];
-    struct mmsghdr msgs[BATCH];
-    struct iovec iov[BATCH];
-    pid_t sender[BATCH];
-    bool inside[BATCH];
-
-    for (int i = 0; i < BATCH; i++)
-        iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof buf[i]};
+    bool again = false; /* a ring waits for a name: read the whole socket, then the rings */
     for (;;) {
-        for (int i = 0; i < BATCH; i++) /* recvmmsg shortens msg_controllen: set it again */
-            msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1,
-                                                   .msg_control = cred[i].bytes,
-                                                   .msg_controllen = sizeof cred[i].bytes}};
-        /* Batching matters when a workload sends fast: each wake-up of this thread costs the
-         * sender a cross-CPU interrupt, and senders block once 10 datagrams are queued. */
-        int n = recvmmsg(r->fd, msgs, BATCH, MSG_WAITFORONE, NULL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return NULL; /* socket closed under us: nothing more to receive */
-        }
-        /* Senders are checked before the lock is taken: a check may read /proc. One clock
-         * reading serves the batch. */
-        int64_t now = mono_ns();
-        for (int i = 0; i < n; i++) {
-            sender[i] = sender_pid(&msgs[i].msg_hdr);
-            inside[i] = senders_accept(r->senders, sender[i], now);
-        }
         pthread_mutex_lock(&r->mu);
-        for (int i = 0; i < n; i++) {
-            size_t len = msgs[i].msg_len;
-            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
-                len = MARKER_MAX_EVENT + 1;
-            if (!inside[i]) { /* a control message from outside is foreign too */
-                foreign_locked(r, sender[i]);
-                continue;
-            }
-            if (is_ctl(buf[i], len, r->ctl_stop)) {
-                pthread_mutex_unlock(&r->mu);
-                return NULL;
-            }
-            if (is_ctl(buf[i], len, r->ctl_fence)) {
-                r->fences_seen++;
-                pthread_cond_broadcast(&r->cv);
-                continue;
-            }
-            handle_locked(r, buf[i], len);
-        }
+        bool polling = r->rings && rings_count(r->rings) > 0;
+        bool busy = polling && rings_busy(r->rings);
         pthread_mutex_unlock(&r->mu);
+        int n;
+        if (!polling) {
+            n = receive_batch(r, MSG_WAITFORONE);
+        } else {
+            if (!again) {
+                struct pollfd p = {.fd = r->fd, .events = POLLIN};
+                struct timespec wait = {0, busy ? RING_DRAIN_BUSY_NS : RING_DRAIN_NS};
+                (void)ppoll(&p, 1, &wait, NULL);
+            }
+            while ((n = receive_batch(r, MSG_DONTWAIT)) == BATCH && again)
+                ;
+        }
+        if (n < 0)
+            return NULL;
+        if (polling || (r->rings && again)) {
+            pthread_mutex_lock(&r->mu);
+            drain_rings_locked(r, &again);
+            pthread_mutex_unlock(&r->mu);
+        }
     }
 }
 
@@ -196,9 +293,11 @@ static int send_ctl(struct marker_receiver *r, const char *msg)
     return n < 0 ? -1 : 0;
 }
 
-struct marker_receiver *markers_start(char *err, size_t errlen)
+struct marker_receiver *markers_start(bool rings, char *err, size_t errlen)
 {
     struct marker_receiver *r = xcalloc(1, sizeof *r);
+    if (rings)
+        r->rings = rings_new();
     r->fd = r->ctl_fd = -1;
     unsigned long long key = 0;
     if (getrandom(&key, sizeof key, 0) != (ssize_t)sizeof key)
@@ -272,8 +371,42 @@ fail:
     if (r->dir[0])
         rmdir(r->dir);
     senders_free(r->senders);
+    rings_free(r->rings);
     free(r);
     return NULL;
+}
+
+bool markers_rings_offered(const struct marker_receiver *r)
+{
+    return r->rings != NULL;
+}
+
+int markers_transport_from_env(bool *rings, char *err, size_t errlen)
+{
+    const char *t = getenv(MARKERS_TRANSPORT_ENV);
+    if (!t || !*t || !strcmp(t, "ring")) {
+        *rings = true;
+    } else if (!strcmp(t, "datagram")) {
+        *rings = false;
+    } else {
+        snprintf(err, errlen, "%s=%.64s: expected \"ring\" (the default) or \"datagram\"",
+                 MARKERS_TRANSPORT_ENV, t);
+        return -1;
+    }
+    const char *b = getenv(MLBENCH_MARKER_RING_BYTES_ENV);
+    if (b && *b) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(b, &end, 10);
+        if (*b < '0' || *b > '9' || errno || *end || v < MLB_RING_MIN_BYTES ||
+            v > MLB_RING_MAX_BYTES) {
+            snprintf(err, errlen, "%s=%.64s: expected a number of bytes from %u to %u (it is "
+                     "rounded down to a power of two)", MLBENCH_MARKER_RING_BYTES_ENV, b,
+                     MLB_RING_MIN_BYTES, MLB_RING_MAX_BYTES);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 const char *markers_path(const struct marker_receiver *r)
@@ -284,6 +417,12 @@ const char *markers_path(const struct marker_receiver *r)
 void markers_begin_run(struct marker_receiver *r, struct event_log *log)
 {
     pthread_mutex_lock(&r->mu);
+    if (r->rings) { /* what is in the rings now came before the run */
+        bool strict = true;
+        drain_rings_locked(r, &strict);
+        rings_begin_run(r->rings);
+        log->rings_offered = true;
+    }
     r->log = log;
     r->current[0] = '\0';
     pthread_mutex_unlock(&r->mu);
@@ -311,6 +450,15 @@ void markers_sync(struct marker_receiver *r)
 void markers_end_run(struct marker_receiver *r)
 {
     fence_locked(r);
+    if (r->rings) {
+        /* Every name of a record written before the fence was announced before it. */
+        bool strict = true;
+        drain_rings_locked(r, &strict);
+        struct ring_sink sink = {r, ring_event, ring_malformed};
+        rings_end_run(r->rings, r->log, &sink);
+    }
+    if (r->log)
+        event_log_sort(r->log);
     r->log = NULL;
     r->current[0] = '\0';
     pthread_mutex_unlock(&r->mu);
@@ -364,5 +512,6 @@ void markers_stop(struct marker_receiver *r)
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     senders_free(r->senders);
+    rings_free(r->rings);
     free(r);
 }

@@ -4,6 +4,7 @@
 #ifndef MLBENCH_MARKERS_H
 #define MLBENCH_MARKERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,8 +18,16 @@ struct marker_receiver;
  * token's strings point into the datagram (not NUL-terminated). */
 typedef void (*marker_listener)(void *arg, const struct marker_token *tok);
 
-/* Creates the socket and starts the thread. Returns NULL with a message in err on failure. */
-struct marker_receiver *markers_start(char *err, size_t errlen);
+/* Chooses the transport: MLBENCH_MARKER_TRANSPORT "ring" (default) or "datagram" into *rings,
+ * and checks MLBENCH_MARKER_RING_BYTES. Returns 0, or -1 with a message in err (the user's
+ * input: exit 2). */
+#define MARKERS_TRANSPORT_ENV "MLBENCH_MARKER_TRANSPORT"
+int markers_transport_from_env(bool *rings, char *err, size_t errlen);
+/* Creates the socket and starts the thread; with rings, the workload's threads may also hand
+ * over rings (rings.h). Returns NULL with a message in err on failure. */
+struct marker_receiver *markers_start(bool rings, char *err, size_t errlen);
+/* Whether rings are offered: then put MLBENCH_MARKER_RING=1 in the command's environment. */
+bool markers_rings_offered(const struct marker_receiver *r);
 /* Path to put in MLBENCH_MARKER_SOCKET; owned by the receiver. */
 const char *markers_path(const struct marker_receiver *r);
 /* From now on events go to log (owned by the caller, initialised). */

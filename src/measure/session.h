@@ -38,8 +38,8 @@ struct session {
 
 /* Starts the receiver (when asked), the rank collector (when asked) and opens the sampler
  * (never fails: sources that cannot start are skipped). Returns 0, or with a message in err
- * and nothing left open -1 (the receiver failed), -2 (the collector's address is bad or in
- * use: the user's input). */
+ * and nothing left open -1 (the receiver failed), -2 (the user's input: the collector's
+ * address is bad or in use, or MLBENCH_MARKER_TRANSPORT / MLBENCH_MARKER_RING_BYTES is bad). */
 int session_open(struct session *s, const struct session_config *cfg, char *err, size_t errlen);
 /* For runner_spec.spawned with arg = the session: the sampler follows pid from now on. */
 void session_spawned(void *arg, pid_t pid);

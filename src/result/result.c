@@ -189,7 +189,17 @@ static json_t *rep_markers_json(const struct repetition *rep)
     json_t *examples = json_array();
     for (size_t i = 0; i < rep->log.n_examples; i++)
         json_array_append_new(examples, json_string(rep->log.example[i]));
-    return json_pack("{s:I, s:I, s:o, s:I, s:o, s:I, s:I, s:I, s:I, s:I}",
+    json_t *by_thread = json_array();
+    for (size_t i = 0; i < rep->log.n_drops; i++)
+        json_array_append_new(by_thread, json_pack("{s:i, s:i, s:I}", "pid",
+                                                   (int)rep->log.drops[i].pid, "tid",
+                                                   (int)rep->log.drops[i].tid, "events_dropped",
+                                                   (json_int_t)rep->log.drops[i].events));
+    return json_pack("{s:s, s:I, s:I, s:o, s:I, s:I, s:o, s:I, s:o, s:I, s:I, s:I, s:I, s:I}",
+                     "transport", rep->log.rings_offered ? "ring" : "datagram",
+                     "rings", (json_int_t)rep->log.rings,
+                     "ring_dropped", (json_int_t)rep->log.ring_dropped,
+                     "ring_dropped_by_thread", by_thread,
                      "events", (json_int_t)rep->stages.events,
                      "malformed", (json_int_t)rep->log.malformed, "malformed_examples", examples,
                      "foreign", (json_int_t)rep->log.foreign, "first_foreign_pid",

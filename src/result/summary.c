@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mlbench/marker_ring.h"
 #include "result/result.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -524,7 +525,8 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
 
     size_t by_status[RUN_INTERRUPTED + 1] = {0};
     uint64_t malformed = 0, unbalanced = 0, unclosed = 0, dropped = 0, spans_cut = 0;
-    uint64_t names_cut = 0, name_events_cut = 0, foreign = 0;
+    uint64_t names_cut = 0, name_events_cut = 0, foreign = 0, ring_dropped = 0;
+    const struct ring_drop *worst = NULL;
     int32_t first_foreign = 0;
     const char *example = NULL;
     for (size_t i = 0; i < r->n_reps; i++) {
@@ -536,6 +538,10 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
             first_foreign = rep->log.first_foreign_pid;
         foreign += rep->log.foreign;
         dropped += rep->log.dropped;
+        ring_dropped += rep->log.ring_dropped;
+        for (size_t k = 0; k < rep->log.n_drops; k++)
+            if (!worst || rep->log.drops[k].events > worst->events)
+                worst = &rep->log.drops[k];
         unbalanced += rep->stages.unbalanced;
         names_cut += rep->stages.names_dropped;
         name_events_cut += rep->stages.name_events_dropped;
@@ -581,6 +587,15 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         summary_warn(s, "events_dropped",
                      "%llu marker events beyond %u per run were dropped",
                      (unsigned long long)dropped, EVENT_LOG_MAX_EVENTS);
+    if (ring_dropped)
+        summary_warn(s, "ring_full",
+                     "%llu marker events were dropped because a thread's ring was full (the "
+                     "most from pid %ld thread %ld: %llu): mlbench read them more slowly than "
+                     "the workload wrote them. Set %s larger (the default is %u bytes a "
+                     "thread), or send fewer events (docs/markers.md)",
+                     (unsigned long long)ring_dropped, (long)worst->pid, (long)worst->tid,
+                     (unsigned long long)worst->events, MLBENCH_MARKER_RING_BYTES_ENV,
+                     MLB_RING_DEFAULT_BYTES);
     if (names_cut || s->names_dropped)
         summary_warn(s, "names_dropped",
                      "more than %d distinct stage, counter or metadata names: %llu name(s) in "
