@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <mlbench/marker.h>
+#include <mlbench/marker_ring.h>
 
 #include "cli/commands.h"
 #include "measure/rank_link.h"
@@ -151,8 +152,11 @@ int cmd_rank_exec(int argc, char **argv)
         char err[512];
         if (!(fwd = rank_forward_open(getenv(RANK_LINK_ENV), err, sizeof err)))
             log_warn("rank-exec: %s: running rank %d unmeasured", err, rank);
-        else
+        if (fwd) {
             setenv(MLBENCH_MARKER_SOCKET_ENV, rank_forward_path(fwd), 1);
+            /* The forwarder carries datagrams only: the rank's threads must not hand it rings. */
+            unsetenv(MLBENCH_MARKER_RING_ENV);
+        }
     } else if (!marker_socket_reachable() && getenv(MLBENCH_MARKER_SOCKET_ENV)) {
         log_warn("rank-exec: mlbench's marker socket is not on this host and %s is not set: "
                  "running rank %d unmeasured (run `mlbench run --ranks-listen ADDR` and pass "

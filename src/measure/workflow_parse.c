@@ -19,6 +19,7 @@
 
 #include "measure/workflow_private.h"
 #include "mlbench/marker.h"
+#include "mlbench/marker_ring.h"
 #include "util/fsx.h"
 #include "util/strbuf.h"
 #include "util/hash.h"
@@ -411,9 +412,9 @@ static int parse_env(struct ctx *c, const yaml_node_t *m, struct workflow_stage 
         const char *name = text(k);
         if (strchr(name, '='))
             return fail_node(c, k, "variable name '%s' %s holds '='", name, in_what);
-        if (!strcmp(name, MLBENCH_MARKER_SOCKET_ENV))
-            return fail_node(c, k, "MLBENCH_MARKER_SOCKET is set by mlbench: remove it from "
-                             "'env' of stage '%s'", st->name);
+        if (!strcmp(name, MLBENCH_MARKER_SOCKET_ENV) || !strcmp(name, MLBENCH_MARKER_RING_ENV))
+            return fail_node(c, k, "%s is set by mlbench: remove it from 'env' of stage '%s'",
+                             name, st->name);
         char what[WORKFLOW_MAX_NAME * 2 + 32];
         snprintf(what, sizeof what, "variable '%s' %s", name, in_what);
         if (is_null(v))
