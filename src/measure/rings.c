@@ -182,8 +182,9 @@ static void on_ring(struct ring_set *s, const struct marker_token *tok, int fd,
             why = "ring descriptor not sealed against shrinking";
         else if ((uint64_t)st.st_size < bytes)
             why = "ring smaller than its capacity";
-        else if ((map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
-                 MAP_FAILED)
+        /* Populated: a page fault per page read one at a time costs far more (bench/RESULTS.md). */
+        else if ((map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+                             0)) == MAP_FAILED)
             why = "ring cannot be mapped";
     }
     if (fd >= 0)
