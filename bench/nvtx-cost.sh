@@ -1,8 +1,8 @@
 #!/bin/sh
 # Measures what one NVTX event costs a program when libmlbench_nvtx.so turns it into a stage
-# marker under `mlbench run --nvtx`: wall time, user CPU (NVTX, the library, formatting) and
-# system CPU (the datagram) per event, beside the C marker client called directly in the same
-# process (the floor: the same datagram without NVTX), and against NVTX without a tool and
+# marker under `mlbench run --nvtx`, on rings and on datagrams: wall time, user CPU (NVTX, the
+# library, the ring or formatting) and system CPU (the datagram) per event, beside the C marker
+# client called directly in the same process (the floor), and against NVTX without a tool and
 # with the library named outside mlbench (it declines). Prints a markdown table of medians,
 # with the machine.
 # Usage: bench/nvtx-cost.sh   (env: BUILD=build, REPS=15: runs under mlbench and without it)
@@ -40,13 +40,22 @@ if "$MLBENCH" run --help 2>&1 | grep -q -- '--nvtx'; then
 else
     set -- -- env "NVTX_INJECTION64_PATH=$LIB"
 fi
-MLBENCH_NVTX_LIBRARY=$LIB "$MLBENCH" run -r "$REPS" --show-output --store "$tmp/store" \
-    "$@" "$COST" >"$tmp/on" 2>&1 || true
-if [ "$(awk '$1 == "nvtx_injected" && $2 == 1' "$tmp/on" | wc -l)" -ne "$REPS" ]; then
-    echo "nvtx-cost.sh: NVTX was not injected in every run under mlbench; its output:" >&2
-    cat "$tmp/on" >&2
-    exit 1
-fi
+# Under mlbench on both transports. 15 000 pairs a case: the 4 cases' 120 000 events fit in a
+# default ring, so that none is dropped whatever the receiver does (dropping costs less).
+for transport in ring datagram; do
+    MLBENCH_MARKER_TRANSPORT=$transport MLBENCH_NVTX_LIBRARY=$LIB "$MLBENCH" run -r "$REPS" \
+        --show-output --store "$tmp/store" "$@" "$COST" --pairs "${PAIRS:-15000}" \
+        >"$tmp/$transport" 2>&1 || true
+    if [ "$(awk '$1 == "nvtx_injected" && $2 == 1' "$tmp/$transport" | wc -l)" -ne "$REPS" ]; then
+        echo "nvtx-cost.sh: NVTX was not injected in every run under mlbench; its output:" >&2
+        cat "$tmp/$transport" >&2
+        exit 1
+    fi
+    if grep -q "dropped because" "$tmp/$transport"; then
+        echo "nvtx-cost.sh: events were dropped (ring full): the figures are not comparable" >&2
+        exit 1
+    fi
+done
 
 i=0
 while [ "$i" -lt "$REPS" ]; do
@@ -70,10 +79,14 @@ cat <<TABLE
 
 | ns per event | wall | user CPU | system CPU | target (wall) |
 |---|---:|---:|---:|---:|
-$(row "NVTX push/pop, \`mlbench run --nvtx\`" nvtx_push_pop "$tmp/on" "<= 1000")
-$(row "NVTX mark, \`mlbench run --nvtx\`" nvtx_mark "$tmp/on" "<= 1000")
-$(row "NVTX domain push/pop (registered string), \`mlbench run --nvtx\`" nvtx_domain "$tmp/on" "<= 1000")
-$(row "C marker client (mlb_stage_begin/end), same runs" marker "$tmp/on" "-")
+$(row "NVTX push/pop, \`mlbench run --nvtx\`, rings" nvtx_push_pop "$tmp/ring" "<= 60")
+$(row "NVTX mark, \`mlbench run --nvtx\`, rings" nvtx_mark "$tmp/ring" "-")
+$(row "NVTX domain push/pop (registered string), rings" nvtx_domain "$tmp/ring" "-")
+$(row "C marker client (mlb_stage_begin/end), same runs, rings" marker "$tmp/ring" "<= 50")
+$(row "NVTX push/pop, \`mlbench run --nvtx\`, datagrams" nvtx_push_pop "$tmp/datagram" "<= 1000")
+$(row "NVTX mark, \`mlbench run --nvtx\`, datagrams" nvtx_mark "$tmp/datagram" "-")
+$(row "NVTX domain push/pop (registered string), datagrams" nvtx_domain "$tmp/datagram" "-")
+$(row "C marker client (mlb_stage_begin/end), same runs, datagrams" marker "$tmp/datagram" "-")
 $(row "NVTX push/pop without a tool" nvtx_push_pop "$tmp/off" "-")
 $(row "NVTX push/pop, library named outside mlbench (declined)" nvtx_push_pop "$tmp/declined" "-")
 TABLE
