@@ -47,6 +47,7 @@ bench: build
 	scripts/install-deps.sh --bench
 	bench/overhead.sh
 	bench/marker-cost.sh
+	bench/marker-flood.sh
 	bench/sampler-cost.sh
 	bench/nvtx-cost.sh
 	bench/cnn-vs-torch.sh

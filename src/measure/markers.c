@@ -102,15 +102,16 @@ static void ring_malformed(void *arg, const char *why, const char *text, size_t 
     store_locked(arg, &none, why, text, len);
 }
 
-/* Stores one datagram, fd the descriptor it carried (-1: none; always closed or kept by the
- * rings); r->mu is held. */
-static void handle_locked(struct marker_receiver *r, const char *buf, size_t len, int fd)
+/* Stores one datagram of process sender (its credentials), fd the descriptor it carried (-1:
+ * none; always closed or kept by the rings); r->mu is held. */
+static void handle_locked(struct marker_receiver *r, const char *buf, size_t len, int fd,
+                          pid_t sender)
 {
     struct marker_token tok;
     const char *why = marker_parse(buf, len, &tok);
     if (!why && r->rings) {
         struct ring_sink sink = {r, ring_event, ring_malformed};
-        if (rings_control(r->rings, &tok, fd, &sink))
+        if (rings_control(r->rings, &tok, fd, sender, &sink))
             return;
     } else if (fd >= 0) {
         close(fd);
@@ -239,7 +240,7 @@ static int receive_batch(struct marker_receiver *r, int flags)
             pthread_cond_broadcast(&r->cv);
             continue;
         }
-        handle_locked(r, g_buf[i], len, fd[i]);
+        handle_locked(r, g_buf[i], len, fd[i], sender[i]);
     }
     pthread_mutex_unlock(&r->mu);
     return n;

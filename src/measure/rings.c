@@ -25,10 +25,11 @@ _Static_assert(sizeof(struct mlb_ring_record) == MLB_RING_RECORD_BYTES, "ring re
 
 /* The names a process announced, by id. */
 struct proc_names {
-    int32_t pid;
+    int32_t pid;   /* its credentials' pid (ours, whatever PID namespace it runs in) */
     char **name;   /* name[id], NULL when not announced; id 1..MLB_RING_MAX_NAMES */
     uint32_t *len;
     size_t cap;    /* ids below cap have a slot */
+    size_t cap_used; /* the highest id announced */
     size_t rings;  /* rings of this process still mapped */
 };
 
@@ -39,7 +40,7 @@ struct ring {
     uint64_t mask;
     uint64_t tail;         /* ours: the header's copy is only written, never trusted */
     uint64_t dropped_base; /* the header's count when the run began */
-    int32_t pid, tid;      /* from the announcement, checked against the header */
+    int32_t pid, tid;      /* from the announcement, checked against the header: the events' */
     struct proc_names *names;
     bool broken;           /* counters out of range: reported once, not read again */
     bool read_in_run;
@@ -99,11 +100,19 @@ static void bad(const struct ring_sink *sink, const char *why, int32_t pid, int3
     sink->malformed(sink->arg, why, text, strlen(text));
 }
 
-static struct proc_names *proc_get(struct ring_set *s, int32_t pid)
+static struct proc_names *proc_find(struct ring_set *s, int32_t pid)
 {
     for (size_t i = 0; i < s->n_procs; i++)
         if (s->procs[i]->pid == pid)
             return s->procs[i];
+    return NULL;
+}
+
+/* A new process entry, or NULL when RINGS_MAX processes have one already. */
+static struct proc_names *proc_new(struct ring_set *s, int32_t pid)
+{
+    if (s->n_procs >= RINGS_MAX)
+        return NULL;
     if (s->n_procs == s->cap_procs) {
         s->cap_procs = s->cap_procs ? 2 * s->cap_procs : 16;
         s->procs = xreallocarray(s->procs, s->cap_procs, sizeof *s->procs);
@@ -114,8 +123,8 @@ static struct proc_names *proc_get(struct ring_set *s, int32_t pid)
     return p;
 }
 
-/* "mlbench.name ID NAME" */
-static void on_name(struct ring_set *s, const struct marker_token *tok,
+/* "mlbench.name ID NAME" of process sender. */
+static void on_name(struct ring_set *s, const struct marker_token *tok, pid_t sender,
                     const struct ring_sink *sink)
 {
     const char *v = tok->value, *end = v + tok->value_len;
@@ -123,17 +132,30 @@ static void on_name(struct ring_set *s, const struct marker_token *tok,
     const char *p = v;
     while (p < end && *p >= '0' && *p <= '9' && id <= MLB_RING_MAX_NAMES)
         id = id * 10 + (uint64_t)(*p++ - '0');
-    const char *name = p + 1;
-    size_t len = p < end ? (size_t)(end - name) : 0;
-    bool ok = p > v && p < end && *p == ' ' && id >= 1 && id <= MLB_RING_MAX_NAMES && len > 0 &&
-              units_utf8_valid(name, len);
+    bool ok = p > v && p < end && *p == ' ' && id >= 1 && id <= MLB_RING_MAX_NAMES;
+    const char *name = ok ? p + 1 : NULL;
+    size_t len = ok ? (size_t)(end - name) : 0;
+    ok = ok && len > 0 && units_utf8_valid(name, len);
     for (size_t i = 0; ok && i < len; i++)
         ok = (unsigned char)name[i] > 0x20 && name[i] != 0x7f;
     if (!ok) {
         sink->malformed(sink->arg, "bad ring name announcement", tok->value, tok->value_len);
         return;
     }
-    struct proc_names *pn = proc_get(s, tok->pid);
+    struct proc_names *pn = proc_find(s, sender);
+    /* Writers give ids in order, so a process's table never holds more than it announced:
+     * a far id would make a hostile datagram cost memory. */
+    if (id > (pn ? pn->cap_used : 0) + 1) {
+        sink->malformed(sink->arg, "ring name id out of order", tok->value, tok->value_len);
+        return;
+    }
+    if (!pn && !(pn = proc_new(s, sender))) {
+        sink->malformed(sink->arg, "too many processes with ring names", tok->value,
+                        tok->value_len);
+        return;
+    }
+    if (id > pn->cap_used)
+        pn->cap_used = (size_t)id;
     if (id >= pn->cap) {
         size_t cap = pn->cap ? pn->cap : 64;
         while (cap <= id)
@@ -150,26 +172,26 @@ static void on_name(struct ring_set *s, const struct marker_token *tok,
     pn->len[id] = (uint32_t)len;
 }
 
-/* "mlbench.ring CAPACITY" with the ring's descriptor: checked, mapped, the descriptor closed. */
-static void on_ring(struct ring_set *s, const struct marker_token *tok, int fd,
+/* "mlbench.ring CAPACITY" of process sender with the ring's descriptor: checked, mapped, the
+ * descriptor closed. */
+static void on_ring(struct ring_set *s, const struct marker_token *tok, int fd, pid_t sender,
                     const struct ring_sink *sink)
 {
     const char *why = NULL;
     struct stat st;
     void *map = MAP_FAILED;
     size_t bytes = 0;
-    char cap_text[24] = "";
-    if (tok->value_len < sizeof cap_text)
-        memcpy(cap_text, tok->value, tok->value_len);
-    char *endp;
-    errno = 0;
-    unsigned long long cap = strtoull(cap_text, &endp, 10);
+    uint64_t cap = 0;
+    bool cap_ok = tok->value_len > 0 && tok->value_len <= 10;
+    for (size_t i = 0; cap_ok && i < tok->value_len; i++) {
+        cap_ok = tok->value[i] >= '0' && tok->value[i] <= '9';
+        cap = cap * 10 + (uint64_t)(tok->value[i] - '0');
+    }
     if (fd < 0) {
         why = "ring announced without its descriptor";
     } else if (s->n >= RINGS_MAX) {
         why = "too many rings at once: ring refused";
-    } else if (errno || endp == cap_text || *endp ||
-               cap < MLB_RING_MIN_BYTES / MLB_RING_RECORD_BYTES ||
+    } else if (!cap_ok || cap < MLB_RING_MIN_BYTES / MLB_RING_RECORD_BYTES ||
                cap > MLB_RING_MAX_BYTES / MLB_RING_RECORD_BYTES || (cap & (cap - 1))) {
         why = "bad ring capacity";
     } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
@@ -209,7 +231,12 @@ static void on_ring(struct ring_set *s, const struct marker_token *tok, int fd,
         s->r = xreallocarray(s->r, s->cap, sizeof *s->r);
     }
     struct mlb_ring_header *h = map;
-    struct proc_names *pn = proc_get(s, tok->pid);
+    struct proc_names *pn = proc_find(s, sender);
+    if (!pn && !(pn = proc_new(s, sender))) {
+        munmap(map, bytes);
+        sink->malformed(sink->arg, "too many processes with rings", tok->value, tok->value_len);
+        return;
+    }
     pn->rings++;
     /* The ring may already hold records (written before the announcement was read): read from
      * the start. Drops before the announcement was read count for the run it arrives in. */
@@ -219,23 +246,21 @@ static void on_ring(struct ring_set *s, const struct marker_token *tok, int fd,
         .read_in_run = true};
 }
 
-bool rings_control(struct ring_set *s, const struct marker_token *tok, int fd,
+bool rings_control(struct ring_set *s, const struct marker_token *tok, int fd, pid_t sender,
                    const struct ring_sink *sink)
 {
     static const char ring_key[] = "mlbench.ring", name_key[] = "mlbench.name";
-    if (tok->kind != MARKER_META) {
-        if (fd >= 0)
-            close(fd);
-        return false;
-    }
-    if (tok->name_len == sizeof ring_key - 1 && !memcmp(tok->name, ring_key, tok->name_len)) {
-        on_ring(s, tok, fd, sink);
+    bool meta = tok->kind == MARKER_META;
+    if (meta && tok->name_len == sizeof ring_key - 1 &&
+        !memcmp(tok->name, ring_key, tok->name_len)) {
+        on_ring(s, tok, fd, sender, sink);
         return true;
     }
     if (fd >= 0)
         close(fd);
-    if (tok->name_len == sizeof name_key - 1 && !memcmp(tok->name, name_key, tok->name_len)) {
-        on_name(s, tok, sink);
+    if (meta && tok->name_len == sizeof name_key - 1 &&
+        !memcmp(tok->name, name_key, tok->name_len)) {
+        on_name(s, tok, sender, sink);
         return true;
     }
     return false;
@@ -325,7 +350,7 @@ void rings_end_run(struct ring_set *s, struct event_log *log, const struct ring_
                 event_log_add_ring_drops(log, r->pid, r->tid, dropped - r->dropped_base);
         }
         r->dropped_base = dropped;
-        bool gone = process_gone(r->pid);
+        bool gone = process_gone(r->names->pid);
         uint64_t head = __atomic_load_n(&r->h->head, __ATOMIC_RELAXED);
         if (gone && !r->broken && head == r->tail &&
             __atomic_load_n(&r->h->begun, __ATOMIC_RELAXED) == head + 1)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "measure/event_log.h"
 #include "measure/marker_parse.h"
@@ -32,9 +33,10 @@ struct ring_set *rings_new(void);
 /* Unmaps every ring; NULL is allowed. */
 void rings_free(struct ring_set *s);
 /* Handles a transport event of the socket: "mlbench.ring" (fd: the descriptor it carried, or
- * -1; always taken: mapped or closed) or "mlbench.name". Returns whether tok was one (it is
- * then not an event of the workload); a bad one goes to sink->malformed. */
-bool rings_control(struct ring_set *s, const struct marker_token *tok, int fd,
+ * -1; always taken: mapped or closed) or "mlbench.name", sent by process `sender` (the pid of
+ * its credentials, which keys its names and says when it has ended). Returns whether tok was
+ * one (it is then not an event of the workload); a bad one goes to sink->malformed. */
+bool rings_control(struct ring_set *s, const struct marker_token *tok, int fd, pid_t sender,
                    const struct ring_sink *sink);
 /* Reads the new records of every ring into sink. A record naming an id its process has not
  * announced yet stops that ring when !strict (returns true: read the socket, then call again

@@ -28,7 +28,7 @@ static char token[33];
 static void setup(void)
 {
     char err[512];
-    receiver = markers_start(err, sizeof err);
+    receiver = markers_start(false, err, sizeof err); /* datagrams: the collector has no rings */
     if (receiver)
         collector = rank_collector_start("127.0.0.1:0", receiver, err, sizeof err);
     if (!collector) {

@@ -10,7 +10,7 @@ seconds="${1:-30}"
 case "$seconds" in '' | *[!0-9]*) echo "run.sh: SECONDS '$seconds' is not a whole number" >&2; exit 2 ;; esac
 build="${FUZZ_BUILD:-build-fuzz}"
 jobs="${JOBS:-2}"
-targets="${TARGETS:-markers workflow result prometheus http store_ref options v2 rank_link}"
+targets="${TARGETS:-markers workflow result prometheus http store_ref options v2 rank_link rings}"
 werror="${WERROR:-ON}"
 
 command -v clang >/dev/null 2>&1 || { echo "run.sh: clang not found (scripts/install-deps.sh installs it)" >&2; exit 2; }
@@ -38,6 +38,7 @@ dict_of() {
     result | v2) echo tests/fuzz/json.dict ;;
     workflow) echo tests/fuzz/yaml.dict ;;
     http) echo tests/fuzz/http.dict ;;
+    rings) echo tests/fuzz/rings.dict ;;
     *) echo "" ;;
     esac
 }
