@@ -2,7 +2,11 @@
 
 Pure-Python client of the mlbench marker protocol (standard library only). Each call sends one
 datagram ``<kind> <t_ns> <pid> <tid> <name>[ <value>]`` to the Unix socket named by the
-environment variable MLBENCH_MARKER_SOCKET; when it is unset every call is a cheap no-op.
+environment variable MLBENCH_MARKER_SOCKET; when it is unset every call is a cheap no-op. When
+mlbench also sets MLBENCH_MARKER_RING=1 (and the machine is x86-64), stage, counter and instant
+events are written instead to a shared-memory ring per thread, with no system call
+(docs/markers.md, "Ring transport"; layout: include/mlbench/marker_ring.h); metadata stays
+datagrams.
 
     from mlbench_marker import stage, counter, meta
 
@@ -24,11 +28,18 @@ whether or not mlbench is listening, so a workload that runs alone also runs und
 """
 
 import functools
+import mmap
 import os
 import socket
+import struct
 import sys
 import threading
 import time
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: no rings
+    fcntl = None
 
 __all__ = ["stage", "begin", "end", "counter", "meta", "instant", "enabled", "dataloader",
            "MAX_EVENT"]
@@ -52,10 +63,41 @@ _pid = 0
 _lock = threading.Lock()
 _valid_names = set()  # names already checked; bounded so that generated names cannot grow it
 _VALID_NAMES_MAX = 4096
+_stages = {}  # name -> its _Stage (stage()), as bounded as _valid_names
 _FACTS_EVERY_NS = 1_000_000_000  # framework facts are looked at again at most once a second
 _facts_sent = {}   # framework.* key -> value last sent by this process
 _facts_due = 0     # monotonic ns after which a stage begin looks at the facts again
 _is_worker = False  # a forked child (DataLoader worker): its facts are not the workload's
+
+# The ring transport (include/mlbench/marker_ring.h). Rings are used only on x86-64: Python has
+# no memory barriers, so the writer publishes a record with plain stores (the record, then
+# `head`) and relies on x86's total store order to make them visible to mlbench in that order
+# (and its load of `tail` is not reordered with the record stores that follow it). On other
+# machines the client keeps datagrams.
+_RING_ENV = "MLBENCH_MARKER_RING"
+_RING_BYTES_ENV = "MLBENCH_MARKER_RING_BYTES"
+_RING_DEFAULT_BYTES = 4 << 20
+_RING_MIN_BYTES = 1 << 12
+_RING_MAX_BYTES = 1 << 30
+_RING_HEADER_BYTES = 256
+_RING_RECORD_BYTES = 32
+_RING_MAX_NAMES = 65536  # name ids of one process are 1.._RING_MAX_NAMES
+_RING_HEADER = struct.Struct("=8sIIQii")  # magic, version, record_bytes, capacity, pid, tid
+_RING_RECORD = struct.Struct("=qdIB11x")  # t_ns, value, name id, kind
+# Indexes of the header's counters in memoryview(mm).cast("Q"): single 8-byte stores and loads
+# (struct's standard-size "<Q" would store byte by byte).
+_HEAD, _BEGUN, _DROPPED, _TAIL = 64 // 8, 72 // 8, 80 // 8, 128 // 8
+_MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # no page fault in the hot path
+# Python 3.13+ need not keep a duplicate of the ring's descriptor beside the mapping.
+_MMAP_OPTIONS = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+_B, _E, _C, _I = b"BECI"  # record kinds
+
+_ring_capacity = 0        # records per ring of this process's threads; 0: datagrams only
+_tls = threading.local()  # .ring: this thread's _Ring, or None for datagrams (unset: no event yet)
+_names = {}               # name -> id announced by this process (mlbench.name)
+_names_lock = threading.Lock()
+_pack_record = _RING_RECORD.pack_into
+_monotonic_ns = time.monotonic_ns
 
 
 def _show(value):
@@ -88,7 +130,7 @@ def _check_name(name, what="name"):
 
 def _connect():
     """Connects this process's socket on its first event; returns whether events are sent."""
-    global _state, _sock, _pid
+    global _state, _sock, _pid, _ring_capacity
     with _lock:
         pid = os.getpid()
         if _pid == pid or _state is False:
@@ -115,9 +157,106 @@ def _connect():
             _state = False
             return False
         _sock = sock
+        _ring_capacity = _ring_setting()
         _state = True
         _pid = pid  # set last: another thread seeing _pid == getpid() finds _sock ready
         return True
+
+
+def _ring_bytes():
+    """MLBENCH_MARKER_RING_BYTES as the bytes of records per ring, as the C client reads it:
+    decimal digits, at most 1 GiB (more counts as 1 GiB), rounded down to a power of two.
+    mlbench refuses any other value before it starts the workload; one the workload set itself
+    keeps the default, 4 MiB, rather than failing it: unset, not only digits, below 4 KiB, or
+    beyond 64 bits."""
+    text = os.environ.get(_RING_BYTES_ENV, "")
+    if not (text.isascii() and text.isdigit()):
+        return _RING_DEFAULT_BYTES
+    size = int(text)
+    if not _RING_MIN_BYTES <= size < 1 << 64:
+        return _RING_DEFAULT_BYTES
+    return 1 << (min(size, _RING_MAX_BYTES).bit_length() - 1)
+
+
+def _ring_setting():
+    """Records per ring when this process writes rings, else 0 (datagrams)."""
+    if os.environ.get(_RING_ENV) != "1" or fcntl is None:
+        return 0
+    import platform  # only when mlbench offers rings: no import cost otherwise
+    if platform.machine() not in ("x86_64", "AMD64"):  # see the comment at _RING_ENV
+        return 0
+    if not (hasattr(os, "memfd_create") and hasattr(socket, "send_fds")
+            and hasattr(fcntl, "F_ADD_SEALS")):
+        return 0
+    return _ring_bytes() // _RING_RECORD_BYTES
+
+
+class _Ring:
+    """One writer thread's ring: its mapping and the writer's own copies of head and tail."""
+
+    __slots__ = ("mm", "q", "cap", "mask", "head", "tail", "pid", "tid")
+
+    def __init__(self, mm, cap, pid, tid):
+        self.mm = mm
+        self.q = memoryview(mm).cast("Q")
+        self.cap = cap
+        self.mask = cap - 1
+        self.head = 0
+        self.tail = 0
+        self.pid = pid
+        self.tid = tid
+
+
+def _ring_open():
+    """Creates the calling thread's ring and hands it to mlbench; None when any step fails
+    (the thread then sends datagrams for good)."""
+    cap = _ring_capacity
+    pid, tid = _pid, threading.get_native_id()
+    fd = -1
+    try:
+        fd = os.memfd_create("mlbench-ring", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        size = _RING_HEADER_BYTES + cap * _RING_RECORD_BYTES
+        os.ftruncate(fd, size)
+        # mlbench maps the file: it must never be cut under it
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                    fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        mm = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | _MAP_POPULATE,
+                       prot=mmap.PROT_READ | mmap.PROT_WRITE, **_MMAP_OPTIONS)
+        # Written once too: a VM whose host backs guest memory lazily charges the first write
+        # of every page again, populated or not (the C client does the same).
+        zeros = bytes(min(size, 1 << 16))
+        for start in range(0, size, len(zeros)):
+            end = min(start + len(zeros), size)
+            mm[start:end] = zeros[:end - start]
+        _RING_HEADER.pack_into(mm, 0, b"MLBRING1", 1, _RING_RECORD_BYTES, cap, pid, tid)
+        ring = _Ring(mm, cap, pid, tid)
+        data = f"M {time.monotonic_ns()} {pid} {tid} mlbench.ring {cap}".encode("ascii")
+        socket.send_fds(_sock, [data], [fd])
+        return ring
+    except Exception:  # no memfd, sealing or SCM_RIGHTS, mlbench gone: datagrams
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)  # mlbench has its own descriptor; the mapping stays
+
+
+def _intern(name, ring):
+    """The id of name in this process, announced to mlbench first (mlbench.name); 0 when no id
+    can be given (all taken, or the announcement failed): the event then goes as a datagram."""
+    with _names_lock:
+        nid = _names.get(name)
+        if nid is None:
+            nid = len(_names) + 1
+            if nid > _RING_MAX_NAMES:
+                return 0
+            data = f"M {time.monotonic_ns()} {ring.pid} {ring.tid} mlbench.name {nid} {name}"
+            try:
+                _sock.send(data.encode("utf-8"))
+            except OSError:
+                return 0
+            # Only now: no thread can write a record with an id whose announcement is not queued.
+            _names[name] = nid
+    return nid
 
 
 # The launcher's variables naming a process's rank, the first holding a number counting
@@ -148,20 +287,77 @@ def _rank():
     return None
 
 
+def _start():
+    """The first event of this process: connects, then sends its rank and its facts (they go
+    before any other event). Returns whether events are sent."""
+    if not _connect():
+        return False
+    rank = _rank()
+    if rank is not None:
+        _emit("M", "mlbench.rank", " " + rank)
+    _send_facts()
+    return True
+
+
 def _emit(kind, name, tail):
-    """Sends one event; tail is "" or " <value>". Never raises for send errors."""
-    if _pid != os.getpid():
-        if not _connect():
-            return
-        rank = _rank()  # first event of this process: its rank, then its facts go first
-        if rank is not None:
-            _emit("M", "mlbench.rank", " " + rank)
-        _send_facts()
-    data = f"{kind} {time.monotonic_ns()} {_pid} {threading.get_native_id()} {name}{tail}"
+    """Sends one event as a datagram; tail is "" or " <value>". Returns its t_ns, 0 when not
+    sent. Never raises for send errors."""
+    if _pid != os.getpid() and not _start():
+        return 0
+    t_ns = time.monotonic_ns()
+    data = f"{kind} {t_ns} {_pid} {threading.get_native_id()} {name}{tail}"
     try:
         _sock.send(data.encode("utf-8"))
     except OSError:  # mlbench gone or queue error: the event is lost, the workload goes on
         pass
+    return t_ns
+
+
+def _thread_start():
+    """The first B/E/I/C event of the calling thread in this process: starts the process if
+    needed, then opens the thread's ring when rings are on. Returns the ring, None for
+    datagrams, or False when markers are off."""
+    if _pid != os.getpid() and not _start():
+        return False
+    ring = _ring_open() if _ring_capacity else None
+    _tls.ring = ring
+    return ring
+
+
+def _put(kind, name, value):
+    """Sends a B, E, I or C event (kind: its byte; value: the C sample, else 0.0) on the
+    thread's ring, or as a datagram. Returns its t_ns, 0 when not sent. Never raises.
+
+    The hot path: no system call, and no os.getpid(): the at-fork hook replaces _tls, so a
+    ring found here belongs to this process and thread. head is read after the last call that
+    precedes the writes: a Python signal handler that marks an event (CPython runs them at
+    calls and jumps) can then only run after pack_into, reusing the same unpublished slot:
+    one of the two records is lost, none is torn."""
+    try:
+        ring = _tls.ring
+    except AttributeError:
+        ring = _thread_start()
+        if ring is False:
+            return 0
+    if ring is not None:
+        nid = _names.get(name) or _intern(name, ring)
+        if nid:
+            t_ns = _monotonic_ns()
+            head = ring.head
+            if head - ring.tail >= ring.cap:  # looks full: see how far mlbench has read
+                q = ring.q
+                ring.tail = q[_TAIL]
+                if head - ring.tail >= ring.cap:  # full: count the loss, never wait
+                    q[_DROPPED] += 1
+                    return t_ns
+            q = ring.q
+            q[_BEGUN] = head + 1
+            _pack_record(ring.mm, _RING_HEADER_BYTES + ((head & ring.mask) << 5),
+                         t_ns, value, nid, kind)
+            ring.head = head + 1
+            q[_HEAD] = head + 1  # publishes the record (x86: stores stay in program order)
+            return t_ns
+    return _emit(chr(kind), name, " " + repr(value) if kind == _C else "")
 
 
 def _require_name(name):
@@ -175,10 +371,12 @@ def _require_name(name):
 
 
 def _event(kind, name):
-    """A B, E or I event: checked name, no value."""
+    """A B, E or I event (kind: its byte): checked name, no value. Returns its t_ns, 0 when
+    not sent."""
     _require_name(name)
     if _state is not False:
-        _emit(kind, name, "")
+        return _put(kind, name, 0.0)
+    return 0
 
 
 def _facts():
@@ -238,16 +436,22 @@ def _send_facts():
     _send(facts)
 
 
-def _maybe_send_facts():
-    if time.monotonic_ns() >= _facts_due and _pid == os.getpid():
+def _maybe_send_facts(t_ns):
+    """After a stage begin stamped t_ns: the facts again if they are due."""
+    if t_ns >= _facts_due and _state is True and _pid == os.getpid():
         _send_facts()
 
 
 def _after_fork_in_child():
     # The child must not share the parent's lock (it may have been held at fork time); its
     # socket is reconnected lazily, on the child's first event.
-    global _sock, _pid, _lock, _is_worker
+    # Its rings and name ids are the parent's: it creates its own rings (dropping its copies of
+    # the parent's mappings) and announces its names again, on its first events.
+    global _sock, _pid, _lock, _is_worker, _tls, _names, _names_lock
     _lock = threading.Lock()
+    _tls = threading.local()
+    _names = {}
+    _names_lock = threading.Lock()
     _is_worker = True
     if _sock is not None:
         try:
@@ -264,19 +468,33 @@ if hasattr(os, "register_at_fork"):
 
 def begin(name):
     """Begin stage `name` on the calling thread (stages nest per thread)."""
-    _event("B", name)
-    if _state is True:
-        _maybe_send_facts()
+    try:  # _require_name(name), inlined in the hot calls
+        known = name in _valid_names
+    except TypeError:
+        known = False
+    if not known:
+        _check_name(name)
+    if _state is not False:
+        t_ns = _put(_B, name, 0.0)
+        if t_ns >= _facts_due:
+            _maybe_send_facts(t_ns)
 
 
 def end(name):
     """End stage `name` on the calling thread (the innermost open stage of that name)."""
-    _event("E", name)
+    try:  # _require_name(name), inlined in the hot calls
+        known = name in _valid_names
+    except TypeError:
+        known = False
+    if not known:
+        _check_name(name)
+    if _state is not False:
+        _put(_E, name, 0.0)
 
 
 def instant(name):
     """Record an instant event `name` (a checkpoint saved, an epoch boundary...)."""
-    _event("I", name)
+    _event(_I, name)
 
 
 def counter(name, value):
@@ -287,7 +505,7 @@ def counter(name, value):
         raise TypeError(f"mlbench_marker: counter {name!r} value must be a number, not "
                         f"{type(value).__name__} {_show(value)}")
     try:
-        text = repr(float(value))
+        value = float(value)
     except TypeError:
         raise TypeError(f"mlbench_marker: counter {name!r} value must be a number, not "
                         f"{type(value).__name__}") from None
@@ -295,7 +513,7 @@ def counter(name, value):
         raise ValueError(f"mlbench_marker: counter {name!r} value {_show(value)} is too large "
                          "for a float") from None
     if _state is not False:
-        _emit("C", name, " " + text)
+        _put(_C, name, value)
 
 
 def meta(key, value):
@@ -323,7 +541,7 @@ def enabled():
     if _state is False:
         return False
     if _pid != os.getpid():
-        return _connect()
+        return _start()  # the process's first event: its rank and facts go first
     return True
 
 
@@ -333,19 +551,19 @@ class _Stage:
     __slots__ = ("name",)
 
     def __init__(self, name):
-        _check_name(name)
+        _require_name(name)
         self.name = name
 
     def __enter__(self):
         if _state is not False:
-            _emit("B", self.name, "")
-            if _state is True:
-                _maybe_send_facts()
+            t_ns = _put(_B, self.name, 0.0)
+            if t_ns >= _facts_due:
+                _maybe_send_facts(t_ns)
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if _state is not False:
-            _emit("E", self.name, "")
+            _put(_E, self.name, 0.0)
         return False  # exceptions propagate
 
     def __call__(self, func):
@@ -368,7 +586,14 @@ def stage(name):
         @stage("load")
         def load(): ...
     """
-    return _Stage(name)
+    try:  # a stage holds no state: one object per name serves every use, in every thread
+        return _stages[name]
+    except (KeyError, TypeError):  # new, or unhashable (_Stage says what is wrong with it)
+        pass
+    new = _Stage(name)
+    if len(_stages) < _VALID_NAMES_MAX:
+        _stages[name] = new
+    return new
 
 
 def dataloader(loader):
