@@ -5,7 +5,7 @@
 # the loop with markers off (outside mlbench), on through rings and, shorter, on through
 # datagrams; the table gives the medians of the slowest thread's time and the ratios, and checks
 # that every event sent was received or counted as dropped.
-# Usage: bench/marker-flood.sh   (env: BUILD=build, REPS=5, SECONDS_RUN=5)
+# Usage: bench/marker-flood.sh   (env: BUILD=build, REPS=5, SECONDS_RUN=5, BURNERS=number of CPUs)
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -29,9 +29,10 @@ events=$((SECONDS_RUN * 5000000))   # per thread: 5 M events/s each
 dgram_events=$((events / 10))       # datagrams block: a tenth of the loop, compared alike
 
 ncpu=$(nproc)
+nburn=${BURNERS:-$ncpu}
 i=0
 burners=""
-while [ "$i" -lt "$ncpu" ]; do
+while [ "$i" -lt "$nburn" ]; do
     awk 'BEGIN { while (1) x++ }' &
     burners="$burners $!"
     i=$((i + 1))
@@ -77,7 +78,7 @@ drops=$(awk '{ printf "%s%s", sep, $2; sep = ", " }' "$tmp/acct")
 beyond=$(awk '{ printf "%s%s", sep, $3; sep = ", " }' "$tmp/acct")
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 cat <<TABLE
-| machine | ${model:-unknown}, $ncpu CPUs, $ncpu CPU burners running |
+| machine | ${model:-unknown}, $ncpu CPUs, $nburn CPU burners running |
 |---|---|
 | date | $(date -u '+%Y-%m-%d %H:%M UTC') |
 | OPENBLAS_CORETYPE | ${OPENBLAS_CORETYPE:-(unset)} |

@@ -102,6 +102,25 @@ static void ring_malformed(void *arg, const char *why, const char *text, size_t 
     store_locked(arg, &none, why, text, len);
 }
 
+/* Events the run still keeps; none outside a run (only counted), unless a listener wants them. */
+static uint64_t ring_room(void *arg)
+{
+    const struct marker_receiver *r = arg;
+    if (r->listener)
+        return UINT64_MAX;
+    return r->log && r->log->n < EVENT_LOG_MAX_EVENTS ? EVENT_LOG_MAX_EVENTS - r->log->n : 0;
+}
+
+/* n events beyond ring_room: counted as store_locked counts them, without being read. */
+static void ring_skip(void *arg, uint64_t n)
+{
+    struct marker_receiver *r = arg;
+    if (r->log)
+        r->log->dropped += n;
+    else
+        r->outside += n;
+}
+
 /* Stores one datagram of process sender (its credentials), fd the descriptor it carried (-1:
  * none; always closed or kept by the rings); r->mu is held. */
 static void handle_locked(struct marker_receiver *r, const char *buf, size_t len, int fd,
@@ -110,7 +129,7 @@ static void handle_locked(struct marker_receiver *r, const char *buf, size_t len
     struct marker_token tok;
     const char *why = marker_parse(buf, len, &tok);
     if (!why && r->rings) {
-        struct ring_sink sink = {r, ring_event, ring_malformed};
+        struct ring_sink sink = {r, ring_event, ring_malformed, ring_room, ring_skip};
         if (rings_control(r->rings, &tok, fd, sender, &sink))
             return;
     } else if (fd >= 0) {
@@ -250,7 +269,7 @@ static int receive_batch(struct marker_receiver *r, int flags)
  * makes the socket be read to the end first. */
 static void drain_rings_locked(struct marker_receiver *r, bool *again)
 {
-    struct ring_sink sink = {r, ring_event, ring_malformed};
+    struct ring_sink sink = {r, ring_event, ring_malformed, ring_room, ring_skip};
     *again = rings_drain(r->rings, &sink, mono_ns(), *again) && !*again;
 }
 
@@ -455,7 +474,7 @@ void markers_end_run(struct marker_receiver *r)
         /* Every name of a record written before the fence was announced before it. */
         bool strict = true;
         drain_rings_locked(r, &strict);
-        struct ring_sink sink = {r, ring_event, ring_malformed};
+        struct ring_sink sink = {r, ring_event, ring_malformed, ring_room, ring_skip};
         rings_end_run(r->rings, r->log, &sink);
     }
     if (r->log)

@@ -283,10 +283,16 @@ static bool drain_one(struct ring *r, const struct ring_sink *sink, int64_t now_
     }
     if (head != r->tail)
         r->read_in_run = true;
+    const uint64_t new_tail = head;
     if (head - r->tail > r->mask / 8)
         *busy = true;
     bool pending = false;
     const struct proc_names *pn = r->names;
+    /* Beyond what the sink keeps, records are only counted: a workload marking far more than a
+     * run keeps must not make this thread read them one by one. */
+    uint64_t room = sink->room ? sink->room(sink->arg) : UINT64_MAX;
+    if (head - r->tail > room)
+        head = r->tail + room;
     for (; r->tail != head; r->tail++) {
         struct mlb_ring_record rec;
         memcpy(&rec, &r->rec[r->tail & r->mask], sizeof rec); /* the writer may be at it */
@@ -311,6 +317,10 @@ static bool drain_one(struct ring *r, const struct ring_sink *sink, int64_t now_
                                    .tid = r->tid, .name = pn->name[rec.name],
                                    .name_len = pn->len[rec.name], .number = rec.value};
         sink->event(sink->arg, &tok);
+    }
+    if (!pending && new_tail != r->tail) {
+        sink->skip(sink->arg, new_tail - r->tail);
+        r->tail = new_tail;
     }
     __atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELEASE);
     return pending;

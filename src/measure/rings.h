@@ -25,6 +25,10 @@ struct ring_sink {
     void (*event)(void *arg, const struct marker_token *tok);
     /* A malformed record or announcement: a short reason and a description. */
     void (*malformed)(void *arg, const char *why, const char *text, size_t len);
+    /* How many more events would be kept (NULL: no bound). Records beyond it are not read one
+     * by one: skip gets their number, to be counted as events not kept. */
+    uint64_t (*room)(void *arg);
+    void (*skip)(void *arg, uint64_t n);
 };
 
 struct ring_set;
