@@ -15,8 +15,6 @@
 #include "measure/markers.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -166,7 +164,6 @@ static int is_ctl(const char *buf, size_t len, const char *ctl)
 #define RING_DRAIN_NS 2000000 /* how often rings are read while any is mapped */
 #define RING_DRAIN_BUSY_NS 250000 /* ... and while they fill fast (rings_busy) */
 
-
 /* The sender's pid from SCM_CREDENTIALS (0 when the datagram carries none), and the first
  * descriptor it carried into *fd (-1: none; any others are closed). */
 static pid_t sender_pid(struct msghdr *h, int *fd)
@@ -239,9 +236,9 @@ static int receive_batch(struct marker_receiver *r, int flags)
         size_t len = msgs[i].msg_len;
         if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
             len = MARKER_MAX_EVENT + 1;
-        if (!inside[i] && fd[i] >= 0)
-            close(fd[i]);
         if (!inside[i]) { /* a control message from outside is foreign too */
+            if (fd[i] >= 0)
+                close(fd[i]);
             foreign_locked(r, sender[i]);
             continue;
         }

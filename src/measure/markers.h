@@ -34,8 +34,10 @@ const char *markers_path(const struct marker_receiver *r);
 void markers_begin_run(struct marker_receiver *r, struct event_log *log);
 /* Waits until every datagram sent before this call has been handled (checked and stored). */
 void markers_sync(struct marker_receiver *r);
-/* Waits until every event sent before this call has been stored, then detaches the log.
- * Events arriving later, or between runs, are counted by markers_outside(). */
+/* Waits until every event sent before this call has been stored (the datagrams up to a fence,
+ * then every ring read to its end; the drops of each ring counted into the log), orders the
+ * run's events by time, then detaches the log. Events arriving later, or between runs, are
+ * counted by markers_outside(). */
 void markers_end_run(struct marker_receiver *r);
 /* Copies the most recently begun stage that has not ended ("" if none) for progress display. */
 void markers_current_stage(struct marker_receiver *r, char *buf, size_t len);
