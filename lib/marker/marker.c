@@ -108,7 +108,7 @@ static void marker_atfork_child(void)
 {
     g_marker_pid = getpid();
     t_marker_tid = 0;
-    ring_atfork_child();
+    marker_ring_atfork_child();
 }
 
 static void marker_init(void)
@@ -142,7 +142,7 @@ static void marker_init(void)
     }
     g_marker_pid = getpid();
     read_rank();
-    g_marker_ring_on = ring_setup();
+    g_marker_ring_on = marker_ring_setup();
     /* Registered only when enabled; a failure (ENOMEM) only costs stale ids in forked children. */
     (void)pthread_atfork(NULL, NULL, marker_atfork_child);
     atomic_store_explicit(&g_sock, fd, memory_order_release);
@@ -219,7 +219,7 @@ static void announce_rank(int fd)
     (void)marker_send(fd, 'M', "mlbench.rank", g_rank);
 }
 
-const char NAME_ADVICE[] =
+const char marker_name_advice[] =
     "a name or key must be non-empty, without spaces or control characters, e.g. \"data_load\"";
 static const char SIZE_ADVICE[] =
     "an event is at most " STR(MLBENCH_MARKER_MAX_EVENT) " bytes: shorten the name or the value";
@@ -227,7 +227,7 @@ static const char SIZE_ADVICE[] =
 int marker_format(char *buf, char kind, const char *name, const char *value)
 {
     if (UNLIKELY(name == NULL))
-        return marker_invalid("invalid name", NULL, NAME_ADVICE);
+        return marker_invalid("invalid name", NULL, marker_name_advice);
 
     char *const end = buf + MLBENCH_MARKER_MAX_EVENT;
     struct timespec ts;
@@ -248,10 +248,10 @@ int marker_format(char *buf, char kind, const char *name, const char *value)
 
     const unsigned char *s = (const unsigned char *)name;
     if (UNLIKELY(*s == '\0'))
-        return marker_invalid("invalid name", name, NAME_ADVICE);
+        return marker_invalid("invalid name", name, marker_name_advice);
     for (; *s != '\0'; s++) {
         if (UNLIKELY(*s <= 0x20 || *s == 0x7f))
-            return marker_invalid("invalid name", name, NAME_ADVICE);
+            return marker_invalid("invalid name", name, marker_name_advice);
         if (UNLIKELY(p == end))
             return marker_invalid("event too long for name", name, SIZE_ADVICE);
         *p++ = (char)*s;
@@ -296,7 +296,7 @@ static int marker_event(int fd, char kind, const char *name, double value,
 {
     announce_rank(fd);
     if (g_marker_ring_on) {
-        int rc = ring_event(fd, kind, name, value);
+        int rc = marker_ring_event(fd, kind, name, value);
         if (LIKELY(rc <= 0))
             return rc;
     }
@@ -337,7 +337,7 @@ int mlb_counter(const char *name, double value)
         return 0;
     if (g_marker_ring_on) {
         announce_rank(fd);
-        int rc = ring_event(fd, 'C', name, value);
+        int rc = marker_ring_event(fd, 'C', name, value);
         if (LIKELY(rc <= 0))
             return rc;
     }

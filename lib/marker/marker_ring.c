@@ -93,7 +93,7 @@ static void ring_thread_exit(void *p)
     t_ring_state = -1; /* a later event of this thread (another destructor) goes as a datagram */
 }
 
-bool ring_setup(void)
+bool marker_ring_setup(void)
 {
     const char *on = getenv(MLBENCH_MARKER_RING_ENV);
     if (on == NULL || strcmp(on, "1") != 0)
@@ -224,7 +224,7 @@ static int64_t name_intern(int sock, const char *name, size_t len, uint64_t h,
         pthread_mutex_unlock(&g_names_mu);
         if (len > RING_NAME_MAX)
             return 0; /* marker_send says whether it is valid */
-        return marker_invalid("invalid name", name, NAME_ADVICE);
+        return marker_invalid("invalid name", name, marker_name_advice);
     }
     if (g_names_n >= MLB_RING_MAX_NAMES)
         goto out; /* 0: datagrams */
@@ -292,7 +292,7 @@ static inline void ring_put(struct wring *w, char kind, uint32_t id, double valu
     w->head = head + 1;
 }
 
-int ring_event(int sock, char kind, const char *name, double value)
+int marker_ring_event(int sock, char kind, const char *name, double value)
 {
     struct wring *w = t_ring;
     if (UNLIKELY(w == NULL)) {
@@ -306,7 +306,7 @@ int ring_event(int sock, char kind, const char *name, double value)
         t_ring_state = 1;
     }
     if (UNLIKELY(name == NULL))
-        return marker_invalid("invalid name", NULL, NAME_ADVICE);
+        return marker_invalid("invalid name", NULL, marker_name_advice);
     size_t len;
     uint64_t h = name_hash(name, &len);
     struct cache_slot *c = &t_cache[h & (CACHE_SLOTS - 1)];
@@ -323,7 +323,7 @@ int ring_event(int sock, char kind, const char *name, double value)
     return 0;
 }
 
-void ring_atfork_child(void)
+void marker_ring_atfork_child(void)
 {
     /* Only this thread lives on in the child. The parent's rings stay mapped in the child
      * (other threads' too): never written here. */
