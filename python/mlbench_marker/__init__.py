@@ -222,12 +222,10 @@ def _ring_open():
                     fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
         mm = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | _MAP_POPULATE,
                        prot=mmap.PROT_READ | mmap.PROT_WRITE, **_MMAP_OPTIONS)
-        # Written once too: a VM whose host backs guest memory lazily charges the first write
-        # of every page again, populated or not (the C client does the same).
-        zeros = bytes(min(size, 1 << 16))
-        for start in range(0, size, len(zeros)):
-            end = min(start + len(zeros), size)
-            mm[start:end] = zeros[:end - start]
+        # Populated but not written once over, unlike the C client: in a VM whose host backs
+        # guest memory lazily, that first write costs milliseconds per ring on the thread's
+        # first event, and then about 60 ns a record over the first lap, a tenth of what a
+        # Python event costs anyway (bench/RESULTS.md).
         _RING_HEADER.pack_into(mm, 0, b"MLBRING1", 1, _RING_RECORD_BYTES, cap, pid, tid)
         ring = _Ring(mm, cap, pid, tid)
         data = f"M {time.monotonic_ns()} {pid} {tid} mlbench.ring {cap}".encode("ascii")
