@@ -303,7 +303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&st, 0, sizeof st);
     event_log_init(&st.log);
     st.now_ns = DEFAULT_NOW_NS;
-    const struct ring_sink sink = {&st, on_event, on_malformed};
+    const struct ring_sink sink = {&st, on_event, on_malformed, NULL, NULL};
     struct ring_set *s = rings_new();
     const int32_t my_pid = (int32_t)getpid(), my_tid = (int32_t)syscall(SYS_gettid);
 
