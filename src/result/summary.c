@@ -591,7 +591,8 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
         summary_warn(s, "ring_full",
                      "%llu marker events were dropped because a thread's ring was full (the "
                      "most from pid %ld thread %ld: %llu): mlbench read them more slowly than "
-                     "the workload wrote them. Set %s larger (the default is %u bytes a "
+                     "the workload wrote them, and stages that lost their begin or end count as "
+                     "unbalanced or unclosed. Set %s larger (the default is %u bytes a "
                      "thread), or send fewer events (docs/markers.md)",
                      (unsigned long long)ring_dropped, (long)worst->pid, (long)worst->tid,
                      (unsigned long long)worst->events, MLBENCH_MARKER_RING_BYTES_ENV,
