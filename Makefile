@@ -5,6 +5,11 @@
 # Also: make build, make asan-test (ASan/UBSan build of the tests), make bench, make clean,
 # make fuzz (the libFuzzer targets of tests/fuzz/, FUZZ_SECONDS each, default 300) and
 # make fuzz-ci (30 s each, what CI runs).
+# Installing (README.md, "Install"):
+#   make install [PREFIX=/usr/local] [DESTDIR=DIR]   binaries, libraries, headers, man pages,
+#                                                    completions, docs
+#   make uninstall [DESTDIR=DIR]   removes what the last make install installed (its manifest)
+#   make deb                       the Debian packages, in $(BUILD)/ (mlbench, mlbench-cuda)
 # Warnings are errors when CI is set (CI=true make test) or with WERROR=ON.
 
 BUILD ?= build
@@ -12,8 +17,10 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?= $(if $(CI),ON,OFF)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 300
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all deps build run test asan-test fuzz fuzz-ci bench clean
+.PHONY: all deps build run test asan-test fuzz fuzz-ci bench clean install uninstall deb
 
 all: build
 
@@ -23,6 +30,21 @@ deps:
 build: deps
 	cmake -S . -B $(BUILD) -DMLBENCH_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The build is configured for PREFIX, so that its directories are the ones Debian uses there
+# (GNUInstallDirs: /usr/lib/<multiarch> under /usr); the manifest lists every file installed.
+install: deps
+	cmake -S . -B $(BUILD) -DMLBENCH_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
+
+uninstall:
+	DESTDIR="$(DESTDIR)" packaging/uninstall.sh $(BUILD)/install_manifest.txt
+
+deb: deps
+	cmake -S . -B $(BUILD) -DMLBENCH_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=/usr $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && cpack -G DEB
 
 run: build
 	$(BUILD)/mlbench run -w 1 -l example-c -- $(BUILD)/examples/example-pipeline

@@ -12,8 +12,12 @@ set -eu
 # python3-numpy: test_serve.py checks the reference server's answers against a forward pass in numpy.
 # libpq-dev: the shared result store (PostgreSQL); postgresql: the server test_shared_store.py starts.
 # libopenmpi-dev, openmpi-bin: the multi-rank reference workload (imgclf --ranks) and its tests.
+# help2man: the man pages (packaging/gen-man.sh); dpkg-dev: make deb (dpkg-shlibdeps); zsh, fish:
+# the tests of the completion scripts; python3-venv, python3-pytest: the Python package's tests
+# (pip install into a venv, the pytest plugin).
 packages="gcc clang libclang-rt-14-dev make cmake pkg-config libjansson-dev libcmocka-dev libsqlite3-dev libpq-dev postgresql libopenmpi-dev openmpi-bin libyaml-dev libmicrohttpd-dev libhttp-parser-dev prometheus python3
-    libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch python3-numpy"
+    libopenblas-dev libturbojpeg0-dev zlib1g-dev dataset-fashion-mnist python3-torch python3-numpy
+    help2man dpkg-dev zsh fish python3-venv python3-pytest"
 for opt in "$@"; do
     case "$opt" in
     --bench) packages="$packages hyperfine bc wrk python3-torch python3-sklearn python3-pil python3-numpy" ;;

@@ -56,8 +56,7 @@ struct bench {
     struct http_server *server;
     struct progress progress;
     char *nvtx_var;        /* "NVTX_INJECTION64_PATH=..." for the command, or NULL */
-    char *runs_dir;        /* <store>/runs; with a shared store, the local one's (its fallback) */
-    char *shared;          /* a shared store, as messages name it; NULL: a directory */
+    struct bench_store where; /* the store, its runs/ directory, the shared store's name */
     struct bench_point **points;
     size_t n_points;
     struct bench_point *current; /* the point running now, for the status line */
@@ -70,8 +69,8 @@ struct bench {
 };
 
 /* The NVTX injection library: $MLBENCH_NVTX_LIBRARY, else beside this binary in the build tree
- * (lib/nvtx/), else installed (the configured libdir, or ../lib/). Returns an owned path, or
- * NULL. */
+ * (lib/nvtx/), else installed: lib/mlbench/ relative to the binary (MLBENCH_PKGLIBDIR_FROM_BINDIR,
+ * so that a tree installed anywhere works). Returns an owned path, or NULL. */
 static char *nvtx_library(void)
 {
     const char *env = getenv("MLBENCH_NVTX_LIBRARY");
@@ -86,19 +85,14 @@ static char *nvtx_library(void)
     if (!slash)
         return NULL;
     *slash = '\0';
-    const char *rel[] = {"lib/nvtx/libmlbench_nvtx.so", "../lib/libmlbench_nvtx.so"};
+    const char *rel[] = {"lib/nvtx/libmlbench_nvtx.so",
+                         MLBENCH_PKGLIBDIR_FROM_BINDIR "/libmlbench_nvtx.so"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char *path = xasprintf("%s/%s", exe, rel[i]);
         if (access(path, R_OK) == 0)
             return path;
         free(path);
     }
-#ifdef MLBENCH_LIBDIR
-    char *installed = xasprintf("%s/libmlbench_nvtx.so", MLBENCH_LIBDIR);
-    if (access(installed, R_OK) == 0)
-        return installed;
-    free(installed);
-#endif
     return NULL;
 }
 
@@ -482,15 +476,12 @@ static int check_command(struct bench_point *p)
     return 0;
 }
 
-static int check_nvtx(struct bench *b);
-
-/* Checks the store and --nvtx before anything runs. Returns 0, or 2 after saying what is
- * wrong. */
-static int check_input(struct bench *b)
+int bench_store_open(struct bench_store *s, const char *store)
 {
-    const struct run_config *cfg = b->cfg;
     char err[1024];
-    int kind = store_where(cfg->store, &b->shared, err, sizeof err);
+    memset(s, 0, sizeof *s);
+    s->store = store;
+    int kind = store_where(store, &s->shared, err, sizeof err);
     if (kind < 0) {
         log_error("%s", err);
         return 2;
@@ -498,29 +489,47 @@ static int check_input(struct bench *b)
     if (kind == 1) {
         /* Results that cannot reach it are kept in the local store (STORE_DEFAULT_DIR, else
          * $TMPDIR): a run is not refused for a server that is away. */
-        b->runs_dir = xasprintf("%s/%s", STORE_DEFAULT_DIR, STORE_RUNS_DIR);
-        if (store_check(cfg->store, err, sizeof err) < 0) {
+        s->runs_dir = xasprintf("%s/%s", STORE_DEFAULT_DIR, STORE_RUNS_DIR);
+        if (store_check(store, err, sizeof err) < 0) {
             log_error("%s", err);
             if (store_exit_status() == 2)
-                return 2;
+                return 3;
             log_warn("the run goes on: its result will be kept locally, to be sent with "
                      "mlbench store push");
         }
-        return check_nvtx(b);
+        return 0;
     }
-    free(b->shared);
-    b->shared = NULL;
-    b->runs_dir = xasprintf("%s/runs", cfg->store);
-    int store_ok = fsx_mkdirs(b->runs_dir) == 0 && access(b->runs_dir, W_OK | X_OK) == 0;
+    free(s->shared);
+    s->shared = NULL;
+    s->runs_dir = xasprintf("%s/runs", store);
+    int store_ok = fsx_mkdirs(s->runs_dir) == 0 && access(s->runs_dir, W_OK | X_OK) == 0;
     if (!store_ok)
         snprintf(err, sizeof err, "cannot use the result store '%s': %s (choose another with "
-                 "--store DIR)", b->runs_dir, strerror(errno));
+                 "--store DIR)", s->runs_dir, strerror(errno));
     /* A store whose index is not ours (or is newer) is refused before anything runs. */
-    if (!store_ok || store_check(cfg->store, err, sizeof err) < 0) {
+    if (!store_ok || store_check(store, err, sizeof err) < 0) {
         log_error("%s", err);
-        return 2;
+        return 3;
     }
-    fsx_clean_stale(b->runs_dir, ".tmp.", NULL); /* half-written results of an mlbench that was SIGKILLed */
+    fsx_clean_stale(s->runs_dir, ".tmp.", NULL); /* half-written results of an mlbench that was SIGKILLed */
+    return 0;
+}
+
+void bench_store_free(struct bench_store *s)
+{
+    free(s->runs_dir);
+    free(s->shared);
+    memset(s, 0, sizeof *s);
+}
+
+static int check_nvtx(struct bench *b);
+
+/* Checks the store and --nvtx before anything runs. Returns 0, or 2 after saying what is
+ * wrong. */
+static int check_input(struct bench *b)
+{
+    if (bench_store_open(&b->where, b->cfg->store) != 0)
+        return 2;
     return check_nvtx(b);
 }
 
@@ -638,30 +647,28 @@ static void finish(struct bench *b, struct bench_point *p)
                      "given; use -r N to repeat anyway", RUN_AUTO_LONG_SECONDS);
 }
 
-/* Writes the document to the store and indexes it, else to $TMPDIR; then to --output.
- * Returns 0, or 3 when it could not be written where asked. */
-static int write_result(struct bench *b, struct bench_point *p, struct bench_output *out)
+int bench_store_write(const struct bench_store *s, const char *id, const char *output,
+                      struct bench_output *out)
 {
     char err[1024];
-    const char *id = p->result.id;
     if (!out->doc) {
         log_error("cannot build the JSON of result %s (a string is not UTF-8?)", id);
         return 3;
     }
     int status = 0;
-    const char *store = p->cfg->store;
-    if (b->shared) {
+    const char *store = s->store;
+    if (s->shared) {
         if (store_record(store, NULL, out->doc, err, sizeof err) == 0) {
-            out->path = xstrdup(b->shared);
+            out->path = xstrdup(s->shared);
             goto output;
         }
         /* kept in the local store, to be pushed: nothing is lost to a server that is away */
         log_error("%s", err);
         status = 3;
         store = STORE_DEFAULT_DIR;
-        fsx_mkdirs(b->runs_dir);
+        fsx_mkdirs(s->runs_dir);
     }
-    out->path = xasprintf("%s/%s.json", b->runs_dir, id);
+    out->path = xasprintf("%s/%s.json", s->runs_dir, id);
     if (result_write_json(out->doc, out->path, err, sizeof err) == 0) {
         if (store_record(store, out->path, out->doc, err, sizeof err) < 0)
             log_warn("%s (the result is in %s; the next mlbench history indexes it)", err, out->path);
@@ -680,12 +687,12 @@ static int write_result(struct bench *b, struct bench_point *p, struct bench_out
             out->path = NULL;
         }
     }
-    if (b->shared && out->path)
+    if (s->shared && out->path)
         log_error("the result is kept in %s: send it to the shared store later with mlbench "
                   "store push TARGET %s (TARGET: the --store given, %s)", out->path, out->path,
-                  b->shared);
+                  s->shared);
 output:
-    if (p->cfg->output && result_write_json(out->doc, p->cfg->output, err, sizeof err) < 0) {
+    if (output && result_write_json(out->doc, output, err, sizeof err) < 0) {
         log_error("%s", err);
         status = 3;
     }
@@ -702,7 +709,7 @@ int bench_finish(struct bench *b, size_t i, json_t *extra, struct bench_output *
     if (out->doc && extra)
         json_object_update(out->doc, extra);
     int status = p->not_found ? p->not_found : p->any_bad ? 1 : 0;
-    if (write_result(b, p, out) != 0)
+    if (bench_store_write(&b->where, p->result.id, p->cfg->output, out) != 0)
         status = 3;
     else if (p->result.stop_signal)
         status = 128 + p->result.stop_signal;
@@ -736,8 +743,7 @@ void bench_close(struct bench *b)
     free(b->points);
     session_close(&b->session);
     live_free(b->live);
-    free(b->runs_dir);
-    free(b->shared);
+    bench_store_free(&b->where);
     free(b->nvtx_var);
     free(b);
 }

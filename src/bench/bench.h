@@ -33,6 +33,31 @@ struct bench_output {
 int bench_run(const struct run_config *cfg, struct bench_output *out);
 void bench_output_free(struct bench_output *out);
 
+/* Where results are stored, as `mlbench run` stores them (bench_open uses it; so does `mlbench
+ * record`, which measures nothing itself). */
+struct bench_store {
+    const char *store; /* the --store value: a directory, or a shared store's URI (borrowed) */
+    char *runs_dir;    /* <store>/runs; with a shared store, the local one's (its fallback) */
+    char *shared;      /* a shared store, as messages name it; NULL: a directory */
+};
+
+/* Checks store (a --store value) before anything is measured: a directory store is created
+ * when missing, and must be writable with an index of ours (stale temporary files of a killed
+ * mlbench are removed); a shared store that cannot be reached now is only warned about (its
+ * results will be kept locally). Returns 0; 2 when the value itself is refused (another
+ * scheme, a password in it); 3 when the store cannot be used (the directory cannot be made or
+ * written, an index that is not ours or is newer, a shared store that refuses us): each after
+ * saying why. *s is set in every case: free it with bench_store_free. */
+int bench_store_open(struct bench_store *s, const char *store);
+/* Writes out->doc, the document of result id, to the store and indexes it, or, when that
+ * fails, keeps it where it can (the local store for a shared one that is away, else
+ * $TMPDIR/mlbench-<id>.json) and says so; then to output when not NULL. Sets out->path (the
+ * file written, the shared store as named, or NULL). Returns 0, or 3 when the result could not
+ * be written where asked (also when out->doc is NULL). */
+int bench_store_write(const struct bench_store *s, const char *id, const char *output,
+                      struct bench_output *out);
+void bench_store_free(struct bench_store *s);
+
 struct bench;
 struct live_metrics;
 

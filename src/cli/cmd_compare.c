@@ -24,7 +24,7 @@
 #include "util/term.h"
 
 static const char usage[] =
-    "usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
+    "Usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
     "\n"
     "Compares each CANDIDATE with BASELINE, stage by stage and in total: medians, change,\n"
     "speedup, a bootstrap interval of the ratio of medians, a Mann-Whitney test and a verdict\n"
@@ -119,7 +119,7 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
         CLI_OPT_STORE(&c->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"compare", table, 0};
+    const struct cli_parser parser = {"compare", table, 0, usage};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)
@@ -236,7 +236,10 @@ static void print_stage_table(const json_t *stages, double ci_level)
     for (size_t i = 0; i <= n; i++) {
         fputs("  ", text_out);
         for (int k = 0; k < N_COLS; k++) {
-            put_cell(rows[i].c[k], width[k], col_right[k] && i > 0);
+            if (k == COL_VERDICT && i > 0)
+                term_put_verdict(text_out, rows[i].c[k], k + 1 < N_COLS ? width[k] : 0);
+            else
+                put_cell(rows[i].c[k], width[k], col_right[k] && i > 0);
             if (k + 1 < N_COLS)
                 fputs(k == COL_BASE || k == COL_ARROW ? " " : "  ", text_out);
         }
@@ -311,7 +314,9 @@ static void print_quantile(const char *stage, int w, const char *q, const json_t
     put_cell(ch, 9, 1);
     fputs("  ", text_out);
     put_cell(ci, 16, 0);
-    fprintf(text_out, "  %s\n", jsonx_str(x, "verdict") ? jsonx_str(x, "verdict") : "?");
+    fputs("  ", text_out);
+    term_put_verdict(text_out, jsonx_str(x, "verdict"), 0);
+    fputc('\n', text_out);
 }
 
 /* p50 and p99 of the stages that have a latency comparison (>= 20 spans on each side). */
@@ -625,7 +630,9 @@ static void print_text(const json_t *doc)
             put_cell(dur, 10, 1);
             fputs("  ", text_out);
             put_cell(ch, 9, 1);
-            fprintf(text_out, "  %s\n", jsonx_str(total, "verdict"));
+            fputs("  ", text_out);
+            term_put_verdict(text_out, jsonx_str(total, "verdict"), 0);
+            fputc('\n', text_out);
         }
     }
     fprintf(text_out, "\nverdict: significant when p < %g, |change| >= %g %% and the interval excludes 1; "
@@ -656,7 +663,6 @@ int cmd_compare(int argc, char **argv)
     char err[1024];
     int rc = parse_args(argc, argv, &cli, err, sizeof err);
     if (rc == CLI_HELP) {
-        fputs(usage, stdout);
         return 0;
     }
     if (rc < 0) {
@@ -749,14 +755,12 @@ int cmd_compare(int argc, char **argv)
             puts(text);
             free(text);
         } else {
-            char *text = NULL;
-            size_t len = 0;
-            if ((text_out = open_memstream(&text, &len))) {
+            struct term_canvas canvas;
+            if (term_canvas_open(&canvas, stdout) == 0) {
+                text_out = canvas.f;
                 print_text(doc);
-                if (fclose(text_out) == 0)
-                    term_clean(stdout, text, len);
+                term_canvas_close(&canvas);
             }
-            free(text);
             text_out = NULL;
         }
         fflush(stdout);

@@ -27,7 +27,7 @@
 #include "util/xalloc.h"
 
 static const char usage[] =
-    "usage: mlbench demo [options]\n"
+    "Usage: mlbench demo [options]\n"
     "The worked example's six steps on the image-classification reference workload\n"
     "(Fashion-MNIST JPEG files -> small CNN): 1 the baseline (serial loading, batch 32, one\n"
     "thread, fp32), 2 its bottleneck, 3 loading and preprocessing on a loader thread with\n"
@@ -179,13 +179,11 @@ static int parse(int argc, char **argv, struct demo *d)
         CLI_OPT_STORE(&d->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"demo", table, CLI_NO_ARGS};
+    const struct cli_parser parser = {"demo", table, CLI_NO_ARGS, usage};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        fputs(usage, stdout);
-    else if (rc == CLI_ERROR)
+    if (rc == CLI_ERROR)
         log_error("demo: %s", err);
     if (rc != CLI_OK)
         return rc;

@@ -11,7 +11,7 @@
 #include "util/log.h"
 
 static const char usage[] =
-    "usage: mlbench env [--json]\n"
+    "Usage: mlbench env [--json]\n"
     "\n"
     "Describes this machine and environment as every result records it: CPU, caches, frequency\n"
     "policy, memory, kernel, distribution, libc, how mlbench was built, the BLAS library and its\n"
@@ -34,14 +34,12 @@ int cmd_env(int argc, char **argv)
         CLI_OPT_FLAG("no-git", 0, &opt.no_git),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"env", table, CLI_STOP_AT_ARG | CLI_NO_ARGS};
+    const struct cli_parser parser = {"env", table, CLI_STOP_AT_ARG | CLI_NO_ARGS, usage};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP) {
-        fputs(usage, stdout);
+    if (rc == CLI_HELP)
         return 0;
-    }
     if (rc == CLI_ERROR) {
         log_error("env: %s", err);
         return 2;

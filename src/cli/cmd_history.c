@@ -1,6 +1,8 @@
 /* cmd_history: `mlbench history`: the stored results as a table (newest last) with a trend line
  * per stage (and per scenario run of load results: history_load.c), step changes found by
- * detect.c (--detect), or all of it as JSON (docs/store.md). */
+ * detect.c (--detect), all of it as JSON, or a dashboard (--format md|csv|html) drawn by
+ * export/history*.c from the series collected here, the one place that reads the store
+ * (docs/store.md). -o writes any of them atomically. */
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
@@ -15,6 +17,9 @@
 #include "cli/history_load.h"
 #include "cli/options.h"
 #include "analysis/detect.h"
+#include "export/export.h"
+#include "export/history.h"
+#include "util/fsx.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -30,9 +35,10 @@
 #define TOTAL "total"
 
 static const char usage_text[] =
-    "usage: mlbench history [options]\n"
+    "Usage: mlbench history [options]\n"
     "\n"
-    "Lists the stored results, oldest first, with a trend line per stage.\n"
+    "Lists the stored results, oldest first, with a trend line per stage, or renders\n"
+    "them as a dashboard or data (--format).\n"
     "\n"
     "  -l, --label NAME     only results with this label\n"
     "      --host NAME      only results measured on this host\n"
@@ -41,7 +47,14 @@ static const char usage_text[] =
     "      --detect         find step changes per label (or command) and stage; exit\n"
     "                       status 1 when the newest result of a series is slower\n"
     "      --min-effect PCT smallest change --detect reports (default 2)\n"
-    "      --json           print a JSON document instead of the table\n"
+    "  -f, --format FMT     text (the table, default), json (as --json), md (tables for a\n"
+    "                       GitHub comment), csv (a row per result and stage) or html (a\n"
+    "                       dashboard: a chart per label and stage, step changes marked,\n"
+    "                       filters by label and host); default from the extension of -o\n"
+    "  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
+    "      --commit-url URL link commits in md and html: {} is replaced by the commit,\n"
+    "                       e.g. 'https://github.com/OWNER/REPO/commit/{}'\n"
+    "      --json           print a JSON document instead of the table (--format json)\n"
     "      --store DIR|URI  result store: a directory, or a shared PostgreSQL store\n"
     "                       (postgresql://host/db); default .mlbench, or $MLBENCH_STORE\n"
     "  -h, --help           this help\n"
@@ -55,12 +68,64 @@ struct history_options {
     size_t last;
     bool json, detect;
     struct detect_options det;
+    const struct history_format *dashboard; /* --format md, csv or html; NULL for text, json */
+    const char *output;     /* -o: NULL or "-" for stdout */
+    const char *commit_url; /* --commit-url template, with "{}" */
 };
+
+/* -o: "" is neither a file nor stdout. */
+static int check_output(const char *value, char *err, size_t errlen)
+{
+    if (*value)
+        return 0;
+    snprintf(err, errlen, "-o is empty: give a file name, or - for stdout");
+    return -1;
+}
+
+/* --commit-url: a template without {} would link every commit to one page. */
+static int check_commit_url(const char *value, char *err, size_t errlen)
+{
+    (void)errlen;
+    err[0] = '\0'; /* the parser says "--commit-url 'VALUE' <expected>" */
+    return history_commit_url_ok(value) ? 0 : -1;
+}
+
+/* The format from --format, --json and the extension of -o. Returns 0, or -1 with err. */
+static int pick_format(struct history_options *o, const char *format, char *err, size_t errlen)
+{
+    if (format && !strcmp(format, "json")) {
+        o->json = true;
+    } else if (format && o->json) {
+        snprintf(err, errlen, "--json and --format '%s' disagree: give one of them", format);
+        return -1;
+    } else if (format && strcmp(format, "text") != 0) {
+        o->dashboard = history_format_find(format);
+        if (!o->dashboard) {
+            snprintf(err, errlen, "--format '%s' is not a format of history: text, json, md, "
+                     "csv or html", format);
+            return -1;
+        }
+    } else if (!format && !o->json && o->output) {
+        const char *dot = strrchr(o->output, '.');
+        if (dot && !strcmp(dot, ".json") && dot != o->output)
+            o->json = true;
+        else
+            o->dashboard = history_format_for_path(o->output);
+    }
+    bool links = o->dashboard && strcmp(o->dashboard->name, "csv") != 0;
+    if (o->commit_url && !links) {
+        snprintf(err, errlen, "--commit-url applies to --format md and html, not %s",
+                 o->dashboard ? o->dashboard->name : o->json ? "json" : "text");
+        return -1;
+    }
+    return 0;
+}
 
 /* Returns CLI_OK, CLI_HELP (usage printed) or CLI_ERROR (message printed). */
 static int parse(int argc, char **argv, struct history_options *o)
 {
     memset(o, 0, sizeof *o);
+    const char *format = NULL;
     o->store = store_default_dir();
     detect_options_default(&o->det);
     const struct cli_option table[] = {
@@ -73,16 +138,21 @@ static int parse(int argc, char **argv, struct history_options *o)
         CLI_OPT_NUMBER("min-effect", 0, &o->det.min_effect_pct, 0, 1000, 0,
                        "is not a percentage (0 to 1000)"),
         CLI_OPT_FLAG("json", 0, &o->json),
+        CLI_OPT_STRING("format", 'f', &format, 0, NULL),
+        CLI_OPT_STRING_CHECKED("output", 'o', &o->output, 0, check_output, NULL),
+        CLI_OPT_STRING_CHECKED("commit-url", 0, &o->commit_url, 0, check_commit_url,
+                               "has no {} where the commit goes: give a template such as "
+                               "'https://github.com/OWNER/REPO/commit/{}'"),
         CLI_OPT_STORE(&o->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"history", table, CLI_NO_ARGS};
+    const struct cli_parser parser = {"history", table, CLI_NO_ARGS, usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        fputs(usage_text, stdout);
-    else if (rc == CLI_ERROR)
+    if (rc == CLI_OK && pick_format(o, format, err, sizeof err) < 0)
+        rc = CLI_ERROR;
+    if (rc == CLI_ERROR)
         log_error("history: %s", err);
     return rc;
 }
@@ -188,15 +258,39 @@ struct changes {
     size_t n, cap;
 };
 
-/* Runs detect.c on every series and stage. */
-static void detect_all(const struct store_entry *e, size_t n, const size_t *group, size_t groups,
-                       const char **stages, size_t n_stages, const struct detect_options *opt,
-                       struct changes *out)
+/* The series of the dashboards (export/history.h), one per group and stage that has a point,
+ * and the first stage of every group even without one (the dashboard says that nothing
+ * succeeded). The arrays are owned here: series_set_free. */
+struct series_set {
+    struct history_series *v;
+    size_t n;
+};
+
+static void series_set_free(struct series_set *ss)
+{
+    for (size_t k = 0; k < ss->n; k++) {
+        free((void *)ss->v[k].points);
+        free((void *)ss->v[k].changes);
+    }
+    free(ss->v);
+}
+
+/* Runs detect.c on every series and stage: its points (results whose runs succeeded) go to
+ * ss, the step changes found in it to both ss and out. */
+static void collect_series(const struct store_entry *e, size_t n, const size_t *group,
+                           size_t groups, const char **stages, size_t n_stages,
+                           const struct detect_options *opt, struct series_set *ss,
+                           struct changes *out)
 {
     struct detect_point *p = xcalloc(n + 1, sizeof *p);
-    const struct store_entry **who = xcalloc(n + 1, sizeof *who);
-    for (size_t g = 0; g < groups; g++)
+    ss->v = xcalloc(groups * n_stages + 1, sizeof *ss->v);
+    ss->n = 0;
+    for (size_t g = 0; g < groups; g++) {
+        size_t first = 0;
+        while (first < n && group[first] != g)
+            first++;
         for (size_t s = 0; s < n_stages; s++) {
+            struct history_point *pt = xcalloc(n + 1, sizeof *pt);
             size_t m = 0;
             for (size_t i = 0; i < n; i++) {
                 const struct store_stats *t = group[i] == g ? trend_figure(&e[i], stages[s]) : NULL;
@@ -204,23 +298,34 @@ static void detect_all(const struct store_entry *e, size_t n, const size_t *grou
                     continue;
                 p[m] = (struct detect_point){t->median_ns, t->ci_low_ns, t->ci_high_ns,
                                              t->ci_level, t->mad_ns, t->n};
-                who[m++] = &e[i];
+                pt[m++] = (struct history_point){i, t->n, t->median_ns, t->ci_low_ns,
+                                                 t->ci_high_ns, t->ci_level};
             }
-            struct detect_change *c;
+            struct detect_change *c = NULL;
             size_t k = detect_changes(p, m, opt, &c);
+            struct history_change *hc = xcalloc(k + 1, sizeof *hc);
             for (size_t j = 0; j < k; j++) {
                 if (out->n == out->cap) {
                     out->cap = out->cap ? 2 * out->cap : 8;
                     out->v = xreallocarray(out->v, out->cap, sizeof *out->v);
                 }
                 size_t at = c[j].index;
-                out->v[out->n++] = (struct change){g, stages[s], who[at],
-                                                   at ? who[at - 1] : NULL, c[j]};
+                out->v[out->n++] = (struct change){g, stages[s], &e[pt[at].result],
+                                                   at ? &e[pt[at - 1].result] : NULL, c[j]};
+                hc[j] = (struct history_change){at, c[j].before, c[j].after, c[j].change_pct,
+                                                c[j].z};
             }
             free(c);
+            if (m == 0 && s > 0) {
+                free(pt);
+                free(hc);
+                continue;
+            }
+            ss->v[ss->n++] = (struct history_series){e[first].label, e[first].command,
+                                                     stages[s], pt, m, hc, k};
         }
+    }
     free(p);
-    free(who);
 }
 
 /* Whether a change to slower starts at the newest result of its series (issue 13: --detect
@@ -535,8 +640,9 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
         while (group[first] != c->series)
             first++;
         series_name(&e[first], name, sizeof name);
-        fprintf(out, "  %-16s %-12s %+6.1f%% %-7s from %s  (%s -> %s, strength %.1f)\n", name,
-                c->stage, c->d.change_pct, c->d.change_pct > 0 ? "slower" : "faster",
+        fprintf(out, "  %-16s %-12s %+6.1f%% ", name, c->stage, c->d.change_pct);
+        term_put_verdict(out, c->d.change_pct > 0 ? "slower" : "faster", 7);
+        fprintf(out, " from %s  (%s -> %s, strength %.1f)\n",
                 c->entry->id, units_duration(c->d.before, a, sizeof a),
                 units_duration(c->d.after, b, sizeof b), c->d.z);
         print_commits(out, c);
@@ -544,22 +650,17 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
 }
 
 /* The text, composed in memory, printed without control characters. */
-static int print_clean(const struct history_options *o, const struct store_entry *e, size_t n,
-                       const char **stages, size_t n_stages, const size_t *group, size_t groups,
-                       const struct changes *ch, const struct history_load *L)
+static int print_clean(FILE *out, const struct history_options *o, const struct store_entry *e,
+                       size_t n, const char **stages, size_t n_stages, const size_t *group,
+                       size_t groups, const struct changes *ch, const struct history_load *L)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) {
+    struct term_canvas canvas;
+    if (term_canvas_open(&canvas, out) < 0) {
         log_error("history: out of memory");
         return 3;
     }
-    print_text(mem, o, e, n, stages, n_stages, group, groups, ch, L);
-    fclose(mem);
-    int rc = term_clean(stdout, buf, len) < 0 ? 3 : 0;
-    free(buf);
-    return rc;
+    print_text(canvas.f, o, e, n, stages, n_stages, group, groups, ch, L);
+    return term_canvas_close(&canvas) < 0 ? 3 : 0;
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -642,6 +743,30 @@ static void print_json(FILE *out, const struct history_options *o, const struct 
     json_decref(doc);
 }
 
+/* ------------------------------------------------------------------ dashboards */
+
+/* Renders the series in o->dashboard's format (export/history.h) to out. Returns 0, or 3 with
+ * a message printed when out could not be written. */
+static int print_dashboard(FILE *out, const struct history_options *o,
+                           const struct store_entry *e, size_t n, const struct series_set *ss)
+{
+    struct history_result *r = xcalloc(n + 1, sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (struct history_result){e[i].id, e[i].created, e[i].label, e[i].command,
+                                       e[i].host, e[i].workdir_commit};
+    const struct history_doc d = {
+        .store = o->shown, .label = o->label, .host = o->host, .stage = o->stage,
+        .last = o->last, .commit_url = o->commit_url, .min_effect_pct = o->det.min_effect_pct,
+        .results = r, .n_results = n, .series = ss->v, .n_series = ss->n,
+    };
+    char err[1024];
+    int rc = o->dashboard->write(out, &d, err, sizeof err) == EXPORT_OK ? 0 : 3;
+    if (rc)
+        log_error("history: %s", err);
+    free(r);
+    return rc;
+}
+
 int cmd_history(int argc, char **argv)
 {
     struct history_options o;
@@ -676,16 +801,36 @@ int cmd_history(int argc, char **argv)
     size_t *group = xcalloc(n + 1, sizeof *group);
     size_t groups = series_of(e, n, group);
     struct changes ch = {0};
-    if (o.detect)
-        detect_all(e, n, group, groups, stages, n_stages, &o.det, &ch);
-    if (o.json)
-        print_json(stdout, &o, e, n, group, &ch, L);
-    else
-        rc = print_clean(&o, e, n, stages, n_stages, group, groups, &ch, L);
+    struct series_set ss = {0};
+    if (o.detect || o.dashboard) /* a dashboard marks the changes whether asked or not */
+        collect_series(e, n, group, groups, stages, n_stages, &o.det, &ss, &ch);
+    /* -o: a temporary file beside it, renamed over it once complete (never half a file) */
+    bool to_file = o.output && strcmp(o.output, "-") != 0;
+    struct fsx_atomic a;
+    FILE *out = to_file ? fsx_atomic_open(&a, o.output, err, sizeof err) : stdout;
+    if (!out) {
+        log_error("history: %s", err);
+        rc = 2;
+    } else if (o.dashboard) {
+        rc = print_dashboard(out, &o, e, n, &ss);
+    } else if (o.json) {
+        print_json(out, &o, e, n, group, &ch, L);
+    } else {
+        rc = print_clean(out, &o, e, n, stages, n_stages, group, groups, &ch, L);
+    }
+    if (out && to_file) {
+        if (rc != 0) {
+            fsx_atomic_abort(&a);
+        } else if (fsx_atomic_commit(&a, err, sizeof err) < 0) {
+            log_error("history: %s", err);
+            rc = 3;
+        }
+    }
     free(L);
     fflush(stdout);
-    if (rc == 0 && regression_in_latest(e, n, group, &ch))
+    if (rc == 0 && o.detect && regression_in_latest(e, n, group, &ch))
         rc = 1; /* for CI: the newest result of a series is slower than the ones before */
+    series_set_free(&ss);
     free(ch.v);
     free(group);
     free(stages);

@@ -39,7 +39,7 @@
 #define KSERVE_BODIES 16 /* distinct bodies the preset cycles through */
 
 static const char usage_text[] =
-    "usage: mlbench load [options] URL\n"
+    "Usage: mlbench load [options] URL\n"
     "\n"
     "Drives an HTTP endpoint (an inference server) with one of MLPerf LoadGen's scenarios and\n"
     "measures latency from each query's scheduled time, so a stalled server is not hidden.\n"
@@ -163,7 +163,7 @@ static int parse(int argc, char **argv, struct load_options *o, char *err, size_
         CLI_OPT_FLAG("quiet", 'q', &o->quiet),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"load", table, 0};
+    const struct cli_parser parser = {"load", table, 0, usage_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)
@@ -550,7 +550,6 @@ int cmd_load(int argc, char **argv)
     char err[1024];
     switch (parse(argc, argv, &o, err, sizeof err)) {
     case 1:
-        fputs(usage_text, stdout);
         return 0;
     case -1:
         log_error("load: %s", err);

@@ -31,7 +31,7 @@
 #define HOUSEKEEPING_MS 1000          /* sampler error count, pruning of dead threads */
 
 static const char usage_text[] =
-    "usage: mlbench monitor [options] [-- COMMAND [ARGS...]]\n"
+    "Usage: mlbench monitor [options] [-- COMMAND [ARGS...]]\n"
     "\n"
     "Samples the machine, its GPUs and (with COMMAND) the command's process tree without end,\n"
     "and serves the latest values, stage durations and marker counters at /metrics in the\n"
@@ -123,7 +123,7 @@ static int parse(int argc, char **argv, struct monitor_options *o, char *err, si
         CLI_OPT_END,
     };
     /* Options end at the command: its own options are not ours. */
-    const struct cli_parser parser = {"monitor", table, CLI_STOP_AT_ARG};
+    const struct cli_parser parser = {"monitor", table, CLI_STOP_AT_ARG, usage_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)
@@ -363,10 +363,8 @@ int cmd_monitor(int argc, char **argv)
     struct monitor m = {0};
     char err[1024];
     int rc = parse(argc, argv, &m.opt, err, sizeof err);
-    if (rc == 1) {
-        fputs(usage_text, stdout);
+    if (rc == 1)
         return 0;
-    }
     if (rc < 0) {
         log_error("%s", err);
         return 2;

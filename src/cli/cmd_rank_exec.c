@@ -32,6 +32,7 @@
 #include <mlbench/marker_ring.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "measure/rank_link.h"
 #include "measure/sampler.h"
 #include "util/log.h"
@@ -118,7 +119,7 @@ static void link_finish(struct rank_forward *fwd, struct host_sampling *h, int r
 }
 
 static const char usage_text[] =
-    "usage: mlbench rank-exec -- COMMAND [ARGS...]\n"
+    "Usage: mlbench rank-exec -- COMMAND [ARGS...]\n"
     "Runs one rank's COMMAND under a launcher and reports its rank and how it ended to the\n"
     "measuring mlbench: mlbench run --ranks -- mpirun -n 4 mlbench rank-exec -- ./train\n"
     "Across hosts: mlbench run --ranks-listen ADDR:0 -- mpirun -H a,b -x MLBENCH_RANK_COLLECTOR \\\n"
@@ -128,8 +129,8 @@ int cmd_rank_exec(int argc, char **argv)
 {
     int first = 1;
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        fputs(usage_text, stdout);
-        return 0;
+        static const struct cli_option none[] = {CLI_OPT_END}; /* it takes no option */
+        return cli_help(&(const struct cli_parser){"rank-exec", none, 0, usage_text});
     }
     if (argc > 1 && !strcmp(argv[1], "--"))
         first = 2;

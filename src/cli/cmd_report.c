@@ -21,9 +21,17 @@
 #include "store/sweeps.h"
 #include "util/term.h"
 
-static void usage(FILE *out)
+/* The help text (with the formats of the export table), made once; never freed. */
+static const char *usage_text(void)
 {
-    fputs("usage: mlbench report [options] RUN [RUN...]\n"
+    static char *text;
+    if (text)
+        return text;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        abort();
+    fputs("Usage: mlbench report [options] RUN [RUN...]\n"
           "\n"
           "Writes a report of a result, or with several a comparison of the others against the\n"
           "first. RUN is a file (a path with '/' or ending in .json), or in the store: an id, a\n"
@@ -49,6 +57,9 @@ static void usage(FILE *out)
           "\n"
           "Exit status: 0; 2 for bad options, a result that cannot be found or read, or an\n"
           "output that cannot be created; 3 when writing failed. See docs/reports.md.\n", out);
+    if (fclose(out) != 0)
+        abort();
+    return text;
 }
 
 struct report_cli {
@@ -90,7 +101,7 @@ static int parse_args(int argc, char **argv, struct report_cli *c, char *err, si
         CLI_OPT_MIN_EFFECT(&c->cmp.min_effect_pct),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"report", table, 0};
+    const struct cli_parser parser = {"report", table, 0, usage_text()};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)
@@ -260,10 +271,8 @@ int cmd_report(int argc, char **argv)
     char err[1024];
     struct report_cli c;
     int rc = parse_args(argc, argv, &c, err, sizeof err);
-    if (rc == CLI_HELP) {
-        usage(stdout);
+    if (rc == CLI_HELP)
         return 0;
-    }
     if (rc != 0) {
         log_error("report: %s", err);
         return 2;

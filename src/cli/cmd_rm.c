@@ -13,7 +13,7 @@
 #include "store/store.h"
 
 static const char usage_text[] =
-    "usage: mlbench rm REF... [--store DIR]\n"
+    "Usage: mlbench rm REF... [--store DIR]\n"
     "\n"
     "Removes stored results (their JSON files and index rows). REF is an id, a unique id\n"
     "prefix, a label (its newest result), latest, or a result file inside the store.\n"
@@ -29,14 +29,12 @@ int cmd_rm(int argc, char **argv)
         CLI_OPT_STORE(&dir),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"rm", table, 0};
+    const struct cli_parser parser = {"rm", table, 0, usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP) {
-        fputs(usage_text, stdout);
+    if (rc == CLI_HELP)
         return 0;
-    }
     if (rc == CLI_ERROR) {
         log_error("rm: %s", err);
         return 2;

@@ -19,7 +19,6 @@ int cmd_run(int argc, char **argv)
     char err[1024];
     int rc = run_options_parse(argc, argv, &cfg, err, sizeof err);
     if (rc == RUN_OPTIONS_HELP) {
-        fputs(run_options_usage(), stdout);
         run_options_free(&cfg);
         return 0;
     }

@@ -21,7 +21,7 @@
 #include "store/sweeps.h"
 
 static const char usage_text[] =
-    "usage: mlbench show REF [--json] [--store DIR]\n"
+    "Usage: mlbench show REF [--json] [--store DIR]\n"
     "\n"
     "Prints a stored result (a load result: its scenario runs, as mlbench load ends). REF is\n"
     "an id, a unique id prefix, a label (its newest result), latest, or a result file; or a\n"
@@ -55,14 +55,12 @@ int cmd_show(int argc, char **argv)
         CLI_OPT_STORE(&store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"show", table, 0};
+    const struct cli_parser parser = {"show", table, 0, usage_text};
     struct cli_args args;
     char err[1024], *path;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP) {
-        fputs(usage_text, stdout);
+    if (rc == CLI_HELP)
         return 0;
-    }
     if (rc == CLI_ERROR) {
         log_error("show: %s", err);
         return 2;

@@ -16,8 +16,8 @@
 #include "store/store.h"
 
 static const char usage_text[] =
-    "usage: mlbench store push TARGET [REF...] [--from DIR]\n"
-    "       mlbench store pull SOURCE [--label NAME] [--to DIR]\n"
+    "Usage: mlbench store push TARGET [REF...] [--from DIR]\n"
+    "  or:  mlbench store pull SOURCE [--label NAME] [--to DIR]\n"
     "\n"
     "push copies results to the store TARGET (a shared one: postgresql://host/db): the REFs\n"
     "(result files, ids, labels, latest) or, without any, every result of the local store.\n"
@@ -79,14 +79,12 @@ int cmd_store(int argc, char **argv)
         CLI_OPT_STRING("label", 'l', &label, 0, NULL),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"store", table, 0};
+    const struct cli_parser parser = {"store", table, 0, usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP) {
-        fputs(usage_text, stdout);
+    if (rc == CLI_HELP)
         return 0;
-    }
     if (rc == CLI_ERROR) {
         log_error("store: %s", err);
         return 2;

@@ -209,7 +209,7 @@ static void send_metadata(const struct workflow *wf)
 }
 
 static const char usage_text[] =
-    "usage: mlbench workflow-exec FILE [--param NAME=VALUE]...\n"
+    "Usage: mlbench workflow-exec FILE [--param NAME=VALUE]...\n"
     "Runs one repetition of workflow FILE, each stage a marker stage (docs/workflow.md).\n"
     "Measure it with: mlbench run [options] FILE\n";
 
@@ -220,13 +220,11 @@ int cmd_workflow_exec(int argc, char **argv)
         CLI_OPT_STRINGS("param", 0, &params, 0, NULL, NULL),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"workflow-exec", table, 0};
+    const struct cli_parser parser = {"workflow-exec", table, 0, usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        fputs(usage_text, stdout);
-    else if (rc == CLI_ERROR)
+    if (rc == CLI_ERROR)
         log_error("workflow-exec: %s\n%s", err, usage_text);
     else if (args.n > 1)
         log_error("workflow-exec: one workflow file at a time ('%s' and '%s')", args.v[0],

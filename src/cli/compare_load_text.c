@@ -111,7 +111,10 @@ static void print_table(FILE *out, const json_t *matches, double ci_level)
     for (i = 0; i < n; i++) {
         fputs("  ", out);
         for (int c = 0; c < N_C; c++) {
-            put(out, l[i].c[c], w[c], right[c] && i > 0);
+            if (c == C_VERDICT && i > 0)
+                term_put_verdict(out, l[i].c[c], c + 1 < N_C ? w[c] : 0);
+            else
+                put(out, l[i].c[c], w[c], right[c] && i > 0);
             if (c + 1 < N_C)
                 fputs(c == C_BASE || c == C_ARROW ? " " : "  ", out);
         }

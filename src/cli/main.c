@@ -5,11 +5,7 @@
 #include "cli/commands.h"
 #include "util/log.h"
 
-static const struct {
-    const char *verb;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} commands[] = {
+const struct cli_command cli_commands[] = {
     {"run", cmd_run, "run a command repeatedly and measure it stage by stage"},
     {"sweep", cmd_sweep, "measure a parameter matrix or several commands, interleaved"},
     {"compare", cmd_compare, "compare results stage by stage, with significance"},
@@ -23,16 +19,21 @@ static const struct {
     {"demo", cmd_demo, "the worked example: baseline, optimised, compared (make run)"},
     {"monitor", cmd_monitor, "sample continuously and serve Prometheus /metrics"},
     {"load", cmd_load, "drive an inference server with LoadGen's scenarios: latency percentiles"},
+    {"completion", cmd_completion, "print a shell completion script (bash, zsh, fish)"},
+    {"record", cmd_record, "store timings measured in-process (Python Timer, pytest plugin)"},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *out)
 {
-    fputs("usage: mlbench COMMAND [options]\n\ncommands:\n", out);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].verb, commands[i].summary);
-    fputs("  version    print the version\n\n"
+    fputs("Usage: mlbench COMMAND [options]\n\nCommands:\n", out);
+    for (size_t i = 0; cli_commands[i].verb; i++)
+        fprintf(out, "  %-11s %s\n", cli_commands[i].verb, cli_commands[i].summary);
+    fputs("  help        describe a command: mlbench help COMMAND\n"
+          "  version     print the version\n\n"
           "mlbench COMMAND --help (or mlbench help COMMAND) describes a command; docs/cli.md\n"
-          "describes them all.\n", out);
+          "describes them all. Every command takes --color WHEN (auto, always, never): colour\n"
+          "on a terminal by default, none when NO_COLOR is set.\n", out);
 }
 
 int main(int argc, char **argv)
@@ -43,10 +44,10 @@ int main(int argc, char **argv)
     }
     const char *verb = argv[1];
     if (!strcmp(verb, "help") && argc > 2) { /* mlbench help COMMAND: COMMAND --help */
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (!strcmp(argv[2], commands[i].verb)) {
+        for (size_t i = 0; cli_commands[i].verb; i++)
+            if (!strcmp(argv[2], cli_commands[i].verb)) {
                 char *help_argv[] = {argv[2], "--help", NULL};
-                return commands[i].run(2, help_argv);
+                return cli_commands[i].run(2, help_argv);
             }
         log_error("help: no command '%s' (see mlbench --help)", argv[2]);
         return 2;
@@ -61,9 +62,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(verb, "workflow-exec")) /* hidden: what `mlbench run workflow.yaml` measures */
         return cmd_workflow_exec(argc - 1, argv + 1);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(verb, commands[i].verb))
-            return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; cli_commands[i].verb; i++)
+        if (!strcmp(verb, cli_commands[i].verb))
+            return cli_commands[i].run(argc - 1, argv + 1);
     log_error("unknown command '%s' (see mlbench --help)", verb);
     return 2;
 }

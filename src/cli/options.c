@@ -9,11 +9,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 #include "live/http_server.h"
 
 #define VAL_FIRST 256 /* getopt_long's value for row i is VAL_FIRST + i: above every char */
+
+static void (*collector)(const struct cli_parser *p, void *arg);
+static void *collector_arg;
+
+static int store_color(void *dest, const char *value, char *err, size_t errlen)
+{
+    (void)dest;
+    enum term_color when;
+    if (term_color_parse(value, &when) < 0) {
+        snprintf(err, errlen, "--color '%s' is not auto, always or never", value);
+        return -1;
+    }
+    term_color_set(when);
+    return 0;
+}
+
+const struct cli_option cli_color_option = {"color", 0, CLI_CALL, NULL, .call = store_color,
+                                            .expected = "is not auto, always or never"};
+
+void cli_options_collect(void (*fn)(const struct cli_parser *p, void *arg), void *arg)
+{
+    collector = fn;
+    collector_arg = arg;
+}
+
+int cli_help(const struct cli_parser *p)
+{
+    if (collector)
+        collector(p, collector_arg);
+    else if (p->usage)
+        fputs(p->usage, stdout);
+    return 0;
+}
 
 /* "--name 'VALUE' <expected>", or the default text when the row has none. */
 static void bad_value(const struct cli_option *o, const char *value, const char *dflt,
@@ -177,8 +211,8 @@ int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct 
     size_t n = 0;
     while (t[n].name)
         n++;
-    /* getopt's tables: a long option per row and --help; short options "+:ab:h" */
-    struct option *longs = xcalloc(n + 2, sizeof *longs);
+    /* getopt's tables: a long option per row, --color and --help; short options "+:ab:h" */
+    struct option *longs = xcalloc(n + 3, sizeof *longs);
     char *shorts = xmalloc(3 * n + 4), *s = shorts;
     if (p->flags & CLI_STOP_AT_ARG)
         *s++ = '+';
@@ -194,7 +228,8 @@ int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct 
                 *s++ = ':';
         }
     }
-    longs[n] = (struct option){"help", no_argument, NULL, VAL_FIRST + (int)n};
+    longs[n] = (struct option){"color", required_argument, NULL, VAL_FIRST + (int)n};
+    longs[n + 1] = (struct option){"help", no_argument, NULL, VAL_FIRST + (int)n + 1};
     *s++ = 'h';
     *s = '\0';
 
@@ -203,8 +238,12 @@ int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct 
     int c, rc = CLI_OK;
     while (rc == CLI_OK && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         int row = c >= VAL_FIRST ? c - VAL_FIRST : row_of_short(t, n, c);
-        if (c == 'h' || row == (int)n) {
+        if (c == 'h' || row == (int)n + 1) {
+            cli_help(p);
             rc = CLI_HELP;
+        } else if (row == (int)n) {
+            if (store(&cli_color_option, optarg, argc, err, errlen) < 0)
+                rc = CLI_ERROR;
         } else if (c == ':') {
             snprintf(err, errlen, "option '%s' needs a value (see mlbench %s --help)",
                      argv[optind - 1], p->verb);

@@ -130,6 +130,9 @@ struct cli_option {
     CLI_OPT_CALL(name, 0, CLI_DEST_(const char *, dest), cli_store_listen, NULL)
 int cli_store_listen(void *dest, const char *value, char *err, size_t errlen);
 
+/* The row of --color, which cli_options_parse adds to every table. */
+extern const struct cli_option cli_color_option;
+
 /* Parser flags. */
 #define CLI_STOP_AT_ARG (1u << 0) /* options end at the first argument that is not one (what
                                    * follows is a command's own); otherwise they may come
@@ -140,6 +143,10 @@ struct cli_parser {
     const char *verb;                 /* "history": named in "(see mlbench history --help)" */
     const struct cli_option *options; /* ended by CLI_OPT_END */
     unsigned flags;                   /* CLI_STOP_AT_ARG, CLI_NO_ARGS */
+    /* The command's help: what --help prints, and the one source of its man page (help2man,
+     * packaging/) and, with the options above, of the shell completions (cli/completion.c).
+     * Every option of the table is described in it (tests/integration/test_install.py). */
+    const char *usage;
 };
 
 /* The arguments that are not options, in order: v[0..n) point into argv. */
@@ -149,15 +156,26 @@ struct cli_args {
 };
 
 #define CLI_OK 0
-#define CLI_HELP 1   /* -h or --help: the caller prints its usage text and exits 0 */
+#define CLI_HELP 1   /* -h or --help: the usage was printed (cli_help); the caller exits 0 */
 #define CLI_ERROR -1 /* err names the bad option or value; the caller exits 2 */
 
 /* Parses argv[1..argc) (argv[0] is the verb) against p's table and stores each option given
  * into its dest (the others are left as they are: set the defaults before). "--" ends the
- * options. Returns CLI_OK with the other arguments in *args, CLI_HELP, or CLI_ERROR with a
- * message in err (no "verb: " prefix: the caller adds its own), after which some dests may
- * already be written. May reorder argv (GNU getopt). Not thread-safe. */
+ * options. --color WHEN (auto, always, never) is known to every command and sets the
+ * terminal's colour (util/term.h). Returns CLI_OK with the other arguments in *args,
+ * CLI_HELP (after cli_help(p)), or CLI_ERROR with a message in err (no "verb: " prefix: the
+ * caller adds its own), after which some dests may already be written. May reorder argv (GNU
+ * getopt). Not thread-safe. */
 int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                       char *err, size_t errlen);
+
+/* --help: prints p->usage on stdout; while a collector is set (cli_options_collect), hands p to
+ * it instead and prints nothing. Returns 0 (the exit status of --help). */
+int cli_help(const struct cli_parser *p);
+
+/* Makes cli_help (and so cli_options_parse, on --help) give each parser to fn instead of
+ * printing it: how `mlbench completion` reads every command's options by running it with
+ * --help. fn NULL ends it. Not thread-safe. */
+void cli_options_collect(void (*fn)(const struct cli_parser *p, void *arg), void *arg);
 
 #endif

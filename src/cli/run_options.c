@@ -17,8 +17,8 @@
 
 const char *run_options_usage(void)
 {
-    return "usage: mlbench run [options] -- COMMAND [ARGS...]\n"
-           "       mlbench run [options] WORKFLOW.yaml   (a pipeline of commands: docs/workflow.md)\n"
+    return "Usage: mlbench run [options] -- COMMAND [ARGS...]\n"
+           "  or:  mlbench run [options] WORKFLOW.yaml   (a pipeline of commands: docs/workflow.md)\n"
            "\n"
            "Runs COMMAND repeatedly and measures it, stage by stage when it sends markers.\n"
            "With no COMMAND, runs the default workflow once: mlbench-workload imgclf --epochs 1\n"
@@ -286,6 +286,22 @@ int run_options_arity(const char *arg)
     return match->kind == CLI_FLAG || eq ? 0 : 1;
 }
 
+int run_options_help(const char *verb, const char *usage, const struct cli_option *extra)
+{
+    struct run_config cfg;
+    struct cli_strings params = {0};
+    struct cli_option table[2 * RUN_TABLE_ROWS];
+    memset(&cfg, 0, sizeof cfg);
+    run_table(&cfg, &params, table);
+    size_t n = 0;
+    while (table[n].name)
+        n++;
+    for (size_t k = 0; extra && extra[k].name && n + 1 < sizeof table / sizeof table[0]; k++)
+        table[n++] = extra[k];
+    table[n] = (struct cli_option)CLI_OPT_END;
+    return cli_help(&(const struct cli_parser){verb, table, CLI_STOP_AT_ARG, usage});
+}
+
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
 {
     return run_options_parse_as("run", argc, argv, cfg, err, errlen);
@@ -304,7 +320,7 @@ int run_options_parse_as(const char *verb, int argc, char **argv, struct run_con
     struct cli_strings params = {0};
     struct cli_option table[RUN_TABLE_ROWS];
     run_table(cfg, &params, table);
-    const struct cli_parser parser = {verb, table, CLI_STOP_AT_ARG};
+    const struct cli_parser parser = {verb, table, CLI_STOP_AT_ARG, run_options_usage()};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     cfg->params = params.v;

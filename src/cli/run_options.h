@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "cli/options.h"
 #include "measure/run_config.h"
 
 #define RUN_OPTIONS_HELP 1 /* --help was given: print run_options_usage() */
@@ -28,5 +29,9 @@ void run_options_free(struct run_config *cfg);
 
 /* The usage text of `mlbench run`. */
 const char *run_options_usage(void);
+
+/* --help of a verb that takes run's options (sweep), whose usage text describes them and the
+ * rows of extra (ended by CLI_OPT_END; may be NULL): cli_help with run's table and extra's. */
+int run_options_help(const char *verb, const char *usage, const struct cli_option *extra);
 
 #endif

@@ -19,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A text field. One that a spreadsheet would take for a formula (it starts with = + - @, a tab
- * or a carriage return: OWASP's CSV-injection rule) gets a leading ' and quotes, so a stage
- * named =HYPERLINK(...) stays text. Numbers are written by csv_num, never through here. */
-static void csv_field(FILE *out, const char *text)
+/* A text field (export.h). One that a spreadsheet would take for a formula (it starts with = +
+ * - @, a tab or a carriage return: OWASP's CSV-injection rule) gets a leading ' and quotes, so a
+ * stage named =HYPERLINK(...) stays text. Numbers are written by export_csv_num, never through
+ * here. */
+void export_csv_field(FILE *out, const char *text)
 {
     if (!text)
         return;
@@ -45,8 +46,8 @@ static void csv_field(FILE *out, const char *text)
     free(s);
 }
 
-/* A number field: exact digits, empty when not measured. */
-static void csv_num(FILE *out, double v)
+/* A number field (export.h): exact digits, empty when not measured. */
+void export_csv_num(FILE *out, double v)
 {
     if (isfinite(v)) {
         char buf[40];
@@ -63,7 +64,7 @@ static void strings_field(FILE *out, const json_t *arr)
         const char *w = json_string_value(json_array_get(arr, k));
         strbuf_printf(&b, "%s%s", k ? "; " : "", w ? w : "?");
     }
-    csv_field(out, b.s ? b.s : "");
+    export_csv_field(out, b.s ? b.s : "");
     free(b.s);
 }
 
@@ -73,7 +74,7 @@ static void csv_header(FILE *out, const char *const *names)
     for (size_t i = 0; names[i]; i++) {
         if (i)
             fputc(',', out);
-        csv_field(out, names[i]);
+        export_csv_field(out, names[i]);
     }
     fputs("\r\n", out);
 }
@@ -84,7 +85,7 @@ static void stats_fields(FILE *out, const json_t *st)
                                        "stddev", "mad", "min", "max", "cv"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         fputc(',', out);
-        csv_num(out, jsonx_num(st, keys[k]));
+        export_csv_num(out, jsonx_num(st, keys[k]));
     }
 }
 
@@ -101,18 +102,18 @@ static void table_stages(FILE *out, const struct export_request *req)
         const json_t *stages = json_object_get(s, "stages");
         for (size_t k = 0; k < json_array_size(stages); k++) {
             const json_t *st = json_array_get(stages, k);
-            csv_field(out, jsonx_str(r, "id"));
+            export_csv_field(out, jsonx_str(r, "id"));
             fputc(',', out);
-            csv_field(out, jsonx_str(r, "label"));
+            export_csv_field(out, jsonx_str(r, "label"));
             fputs(",stage,", out);
-            csv_field(out, jsonx_str(st, "name"));
+            export_csv_field(out, jsonx_str(st, "name"));
             fprintf(out, ",%lld,%lld", jsonx_int(st, "depth", 0), jsonx_int(st, "n", 0));
             stats_fields(out, json_object_get(st, "active_ns"));
             static const char *const more[] = {"share", "busy_ns_median", "span_ns_median",
                                                "count_median"};
             for (size_t m = 0; m < sizeof more / sizeof more[0]; m++) {
                 fputc(',', out);
-                csv_num(out, jsonx_num(st, more[m]));
+                export_csv_num(out, jsonx_num(st, more[m]));
             }
             fputs("\r\n", out);
         }
@@ -120,9 +121,9 @@ static void table_stages(FILE *out, const struct export_request *req)
         if (!wall)
             continue;
         /* the whole run: scope "run", named total as in the analysis */
-        csv_field(out, jsonx_str(r, "id"));
+        export_csv_field(out, jsonx_str(r, "id"));
         fputc(',', out);
-        csv_field(out, jsonx_str(r, "label"));
+        export_csv_field(out, jsonx_str(r, "label"));
         fprintf(out, ",run,total,0,%lld", jsonx_int(wall, "n", 0));
         stats_fields(out, wall);
         fputs(",1,,,\r\n", out);
@@ -142,17 +143,17 @@ static void table_runs(FILE *out, const struct export_request *req)
         const json_t *runs = json_object_get(r, "runs");
         for (size_t k = 0; k < json_array_size(runs); k++) {
             const json_t *run = json_array_get(runs, k);
-            csv_field(out, jsonx_str(r, "id"));
+            export_csv_field(out, jsonx_str(r, "id"));
             fprintf(out, ",%zu,%s,", k, json_is_true(json_object_get(run, "warmup")) ? "true"
                                                                                      : "false");
-            csv_field(out, jsonx_str(run, "status"));
+            export_csv_field(out, jsonx_str(run, "status"));
             fputc(',', out);
-            csv_num(out, jsonx_num(run, "exit_code"));
+            export_csv_num(out, jsonx_num(run, "exit_code"));
             fputc(',', out);
-            csv_field(out, jsonx_str(run, "signal"));
+            export_csv_field(out, jsonx_str(run, "signal"));
             for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
                 fputc(',', out);
-                csv_num(out, jsonx_num(run, nums[m]));
+                export_csv_num(out, jsonx_num(run, nums[m]));
             }
             fputs("\r\n", out);
         }
@@ -177,15 +178,15 @@ static void table_samples(FILE *out, const struct export_request *req)
                 const json_t *x = json_array_get(series, s);
                 const json_t *values = json_object_get(x, "values");
                 for (size_t j = 0; j < json_array_size(t); j++) {
-                    csv_field(out, jsonx_str(r, "id"));
+                    export_csv_field(out, jsonx_str(r, "id"));
                     fprintf(out, ",%zu,", k);
-                    csv_num(out, jsonx_number(json_array_get(t, j)));
+                    export_csv_num(out, jsonx_number(json_array_get(t, j)));
                     fputc(',', out);
-                    csv_field(out, jsonx_str(x, "metric"));
+                    export_csv_field(out, jsonx_str(x, "metric"));
                     fputc(',', out);
-                    csv_field(out, jsonx_str(x, "labels"));
+                    export_csv_field(out, jsonx_str(x, "labels"));
                     fputc(',', out);
-                    csv_num(out, jsonx_number(json_array_get(values, j)));
+                    export_csv_num(out, jsonx_number(json_array_get(values, j)));
                     fputs("\r\n", out);
                 }
             }
@@ -200,10 +201,10 @@ static void csv_latency(FILE *out, const json_t *q)
     static const char *const nums[] = {"baseline_ns", "candidate_ns", "change_pct"};
     for (size_t m = 0; m < 3; m++) {
         fputc(',', out);
-        csv_num(out, jsonx_num(q, nums[m]));
+        export_csv_num(out, jsonx_num(q, nums[m]));
     }
     fputc(',', out);
-    csv_field(out, jsonx_str(q, "verdict"));
+    export_csv_field(out, jsonx_str(q, "verdict"));
 }
 
 static int table_comparison(FILE *out, const struct export_request *req, char *err,
@@ -231,20 +232,20 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
         const json_t *stages = json_object_get(cand, "stages");
         for (size_t k = 0; k < json_array_size(stages); k++) {
             const json_t *s = json_array_get(stages, k);
-            csv_field(out, base);
+            export_csv_field(out, base);
             fputc(',', out);
-            csv_field(out, jsonx_str(cand, "id"));
+            export_csv_field(out, jsonx_str(cand, "id"));
             fputc(',', out);
-            csv_field(out, jsonx_str(s, "name"));
+            export_csv_field(out, jsonx_str(s, "name"));
             for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
                 fputc(',', out);
-                csv_num(out, jsonx_num(s, nums[m]));
+                export_csv_num(out, jsonx_num(s, nums[m]));
             }
             static const char *const texts[] = {"verdict", "statistical_verdict",
                                                 "unreliable_reason"};
             for (size_t m = 0; m < 3; m++) {
                 fputc(',', out);
-                csv_field(out, jsonx_str(s, texts[m]));
+                export_csv_field(out, jsonx_str(s, texts[m]));
             }
             csv_latency(out, json_object_get(json_object_get(s, "latency"), "p50"));
             csv_latency(out, json_object_get(json_object_get(s, "latency"), "p99"));
@@ -259,7 +260,7 @@ static void csv_nums(FILE *out, const double *v, size_t n)
 {
     for (size_t m = 0; m < n; m++) {
         fputc(',', out);
-        csv_num(out, v[m]);
+        export_csv_num(out, v[m]);
     }
 }
 
@@ -290,17 +291,17 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
                     clash = !strcmp(fixed[j], c.param[k]);
                 fputc(',', out);
                 char *h = clash ? xasprintf("parameter_%s", c.param[k]) : NULL;
-                csv_field(out, h ? h : c.param[k]);
+                export_csv_field(out, h ? h : c.param[k]);
                 free(h);
             }
         if (i)
             fputc(',', out);
-        csv_field(out, fixed[i]);
+        export_csv_field(out, fixed[i]);
     }
     for (size_t k = 0; k < c.ncounters; k++) {
         char *h = xasprintf("%s%s", c.counter[k], c.counter_count[k] ? "_per_s" : "_last");
         fputc(',', out);
-        csv_field(out, h);
+        export_csv_field(out, h);
         free(h);
     }
     fputs("\r\n", out);
@@ -310,26 +311,26 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
         const json_t *f = json_object_get(p, "figures");
         const json_t *total = json_object_get(f, "total");
         const json_t *bn = json_object_get(f, "bottleneck");
-        csv_field(out, jsonx_str(sw, "id"));
+        export_csv_field(out, jsonx_str(sw, "id"));
         fputc(',', out);
-        csv_num(out, (double)jsonx_int(p, "index", (long long)i));
+        export_csv_num(out, (double)jsonx_int(p, "index", (long long)i));
         fputc(',', out);
         char *name = export_sweep_point_name(p, i);
-        csv_field(out, name);
+        export_csv_field(out, name);
         free(name);
         const json_t *pv = json_object_get(p, "parameters");
         for (size_t k = 0; k < c.nparams; k++) {
             const json_t *v = json_object_get(pv, c.param[k]);
             fputc(',', out);
             if (json_is_string(v))
-                csv_field(out, json_string_value(v));
+                export_csv_field(out, json_string_value(v));
             else
-                csv_num(out, jsonx_number(v));
+                export_csv_num(out, jsonx_number(v));
         }
         static const char *const texts[] = {"status", "status_detail", "result_id"};
         for (size_t m = 0; m < 3; m++) {
             fputc(',', out);
-            csv_field(out, jsonx_str(p, texts[m]));
+            export_csv_field(out, jsonx_str(p, texts[m]));
         }
         const double nums[] = {
             jsonx_num(p, "runs_measured"), jsonx_num(p, "runs_ok"),
@@ -337,9 +338,9 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
             jsonx_num(total, "ci_high_ns"), jsonx_num(total, "n")};
         csv_nums(out, nums, sizeof nums / sizeof nums[0]);
         fputc(',', out);
-        csv_field(out, jsonx_str(bn, "stage"));
+        export_csv_field(out, jsonx_str(bn, "stage"));
         fputc(',', out);
-        csv_field(out, jsonx_str(bn, "verdict"));
+        export_csv_field(out, jsonx_str(bn, "verdict"));
         const double more[] = {
             jsonx_num(bn, "share"), jsonx_num(bn, "median_ns"),
             jsonx_num(f, "peak_memory_bytes"), jsonx_num(f, "gpu_memory_peak_bytes"),
@@ -347,9 +348,9 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
         csv_nums(out, more, sizeof more / sizeof more[0]);
         fputc(',', out);
         if (isfinite(jsonx_num(f, "cost_per_run")))
-            csv_field(out, c.currency);
+            export_csv_field(out, c.currency);
         fputc(',', out);
-        csv_num(out, jsonx_num(p, "objective_value"));
+        export_csv_num(out, jsonx_num(p, "objective_value"));
         const json_t *met = json_object_get(p, "constraints_met");
         fputs(json_is_true(met) ? ",true," : json_is_false(met) ? ",false," : ",,", out);
         strings_field(out, json_object_get(p, "constraint_failures"));
@@ -360,12 +361,12 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
             const char *code = jsonx_str(json_array_get(w, k), "code");
             strbuf_printf(&b, "%s%s", k ? " " : "", code ? code : "?");
         }
-        csv_field(out, b.s);
+        export_csv_field(out, b.s);
         strbuf_free(&b);
         for (size_t k = 0; k < c.ncounters; k++) {
             const json_t *kc = export_sweep_counter(p, c.counter[k]);
             fputc(',', out);
-            csv_num(out, jsonx_num(kc, c.counter_count[k] ? "rate_per_s" : "last_median"));
+            export_csv_num(out, jsonx_num(kc, c.counter_count[k] ? "rate_per_s" : "last_median"));
         }
         fputs("\r\n", out);
     }
@@ -377,16 +378,16 @@ static void num_fields(FILE *out, const json_t *obj, const char *const *keys, si
 {
     for (size_t i = 0; i < n; i++) {
         fputc(',', out);
-        csv_num(out, jsonx_num(obj, keys[i]));
+        export_csv_num(out, jsonx_num(obj, keys[i]));
     }
 }
 
 /* The fields every load row starts with: result, run, role. */
 static void load_row_start(FILE *out, const json_t *result, size_t k, const json_t *x)
 {
-    csv_field(out, jsonx_str(result, "id"));
+    export_csv_field(out, jsonx_str(result, "id"));
     fprintf(out, ",%zu,", k);
-    csv_field(out, jsonx_str(x, "role"));
+    export_csv_field(out, jsonx_str(x, "role"));
 }
 
 static void load_run_row(FILE *out, const json_t *result, size_t k, const json_t *x,
@@ -398,7 +399,7 @@ static void load_run_row(FILE *out, const json_t *result, size_t k, const json_t
     static const char *const es[] = {"estimate_s"};
     load_row_start(out, result, k, x);
     fprintf(out, ",%s,", counts ? "true" : "false");
-    csv_field(out, jsonx_str(x, "scenario"));
+    export_csv_field(out, jsonx_str(x, "scenario"));
     num_fields(out, x, (const char *const[]){"target_qps"}, 1);
     num_fields(out, x, nums, sizeof nums / sizeof nums[0]);
     num_fields(out, json_object_get(x, "latency_s"), lat, sizeof lat / sizeof lat[0]);
@@ -416,7 +417,7 @@ static void load_second_rows(FILE *out, const json_t *result, size_t k, const js
     for (size_t j = 0; j < json_array_size(secs); j++) {
         load_row_start(out, result, k, x);
         fputc(',', out);
-        csv_field(out, jsonx_str(x, "scenario"));
+        export_csv_field(out, jsonx_str(x, "scenario"));
         num_fields(out, x, (const char *const[]){"target_qps"}, 1);
         num_fields(out, json_array_get(secs, j), sec, sizeof sec / sizeof sec[0]);
         fputs("\r\n", out);

@@ -104,6 +104,15 @@ char *export_shell_join(const json_t *argv);
  * and CSV write names, labels and metadata through it, since those files are read with cat
  * too; HTML escapes by its own rules and JSON by jansson's. */
 char *export_clean(const char *s);
+/* Markdown inline text (markdown.c): text cleaned (export_clean) and escaped so that it renders
+ * as written; in_table: in a table cell or heading ('|' escaped, line breaks as spaces). */
+void export_md_text(FILE *out, const char *text, int in_table);
+/* A CSV field (csv.c), RFC 4180: quoted when it holds a comma, a quote or a line break,
+ * cleaned (export_clean), and text a spreadsheet would take for a formula (starting with
+ * = + - @, a tab or a carriage return) kept text by a leading ' inside quotes. NULL: empty. */
+void export_csv_field(FILE *out, const char *text);
+/* A CSV number field: digits that read back the same double; empty when v is not finite. */
+void export_csv_num(FILE *out, double v);
 /* The nesting depth of a stage object, clamped to [0, EXPORT_MAX_DEPTH] (from a file, it
  * bounds indentation loops). */
 int export_stage_depth(const json_t *stage);

@@ -417,7 +417,7 @@ static void h_group_end(void *ctx, enum export_group g)
 
 /* ---- the page ------------------------------------------------------------------------- */
 
-static const char style[] =
+const char html_style[] =
     "body{margin:0;background:#fafafa;color:#1f2937;font:15px/1.5 system-ui,-apple-system,"
     "'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}\n"
     "main{max-width:940px;margin:0 auto;padding:24px 28px 48px;background:#fff;"
@@ -485,7 +485,7 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
         }
         html_text(out, export_result_name(req->results[0]));
     }
-    fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", style);
+    fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", html_style);
     struct page pg = {out, 0, 0, 0};
     export_outline(req, &ops, &pg);
     fputs("<footer>Written by mlbench " MLBENCH_VERSION " (mlbench report --format html); "

@@ -11,6 +11,10 @@
 #define PLOT_X0 78.0   /* left edge of a plot (room for the y labels) */
 #define PLOT_X1 840.0  /* right edge */
 
+/* The style sheet of the pages (html.c): the report's, and the history dashboard's under its
+ * own rules (history_html.c). */
+extern const char html_style[];
+
 /* raw escaped for HTML text and attributes, cleaned of terminal controls (export_clean). */
 void html_text(FILE *out, const char *raw);
 /* s cut to at most max characters (UTF-8 aware, max >= 1), with an ellipsis when cut, escaped

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Writes text escaped for Markdown inline text, cleaned of terminal controls (export_clean).
- * In table cells '|' is escaped and line breaks become spaces; at the start of a paragraph,
- * characters that would open a block are. */
-static void md_text(FILE *out, const char *text, int in_table)
+/* Writes text escaped for Markdown inline text (export.h), cleaned of terminal controls
+ * (export_clean). In table cells '|' is escaped and line breaks become spaces; at the start of
+ * a paragraph, characters that would open a block are. */
+void export_md_text(FILE *out, const char *text, int in_table)
 {
     char *s = export_clean(text);
     for (const char *p = s; *p; p++) {
@@ -42,14 +42,14 @@ static void md_heading(void *ctx, int level, const char *text)
 {
     FILE *out = ctx;
     fprintf(out, "%.*s ", level, "######");
-    md_text(out, text, 1);
+    export_md_text(out, text, 1);
     fputs("\n\n", out);
 }
 
 static void md_paragraph(void *ctx, const char *text)
 {
     FILE *out = ctx;
-    md_text(out, text, 0);
+    export_md_text(out, text, 0);
     fputs("\n\n", out);
 }
 
@@ -58,7 +58,7 @@ static void md_list(void *ctx, const char *const *items, size_t n)
     FILE *out = ctx;
     for (size_t i = 0; i < n; i++) {
         fputs("- ", out);
-        md_text(out, items[i], 1);
+        export_md_text(out, items[i], 1);
         fputc('\n', out);
     }
     fputc('\n', out);
@@ -70,7 +70,7 @@ static void md_table(void *ctx, const struct export_table *t)
     fputc('|', out);
     for (size_t c = 0; c < t->ncols; c++) {
         fputc(' ', out);
-        md_text(out, t->header[c], 1);
+        export_md_text(out, t->header[c], 1);
         fputs(" |", out);
     }
     fputs("\n|", out);
@@ -84,7 +84,7 @@ static void md_table(void *ctx, const struct export_table *t)
             if (c == 0)
                 for (int d = 0; d < t->indent[r]; d++)
                     fputs("&nbsp;&nbsp;&nbsp;", out);
-            md_text(out, export_table_cell(t, r, c), 1);
+            export_md_text(out, export_table_cell(t, r, c), 1);
             fputs(" |", out);
         }
         fputc('\n', out);

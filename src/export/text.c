@@ -569,10 +569,15 @@ static void notes_text(FILE *out, const json_t *r)
         putc('\n', out);
     }
     const json_t *warnings = json_object_get(r, "warnings");
-    if (json_array_size(warnings))
-        fputs("\nwarnings:\n", out);
+    if (json_array_size(warnings)) {
+        fputc('\n', out);
+        term_paint(out, TERM_TONE_WARN, "warnings:");
+        fputc('\n', out);
+    }
     for (size_t i = 0; i < json_array_size(warnings); i++) {
-        fputs("  ! ", out);
+        fputs("  ", out);
+        term_paint(out, TERM_TONE_WARN, "!");
+        fputc(' ', out);
         lines(out, str(json_array_get(warnings, i), "message", "?"), "    ");
         putc('\n', out);
     }
@@ -604,14 +609,11 @@ static void summary_text(FILE *out, const json_t *r, const char *result_path)
 int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
                         const json_t *doc, const char *path)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
+    struct term_canvas canvas;
+    if (term_canvas_open(&canvas, out) < 0)
         return -1;
-    compose(mem, doc, path);
-    int rc = fclose(mem) == 0 ? term_clean(out, buf, len) : -1;
-    free(buf);
+    compose(canvas.f, doc, path);
+    int rc = term_canvas_close(&canvas);
     return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }
 

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "util/term.h"
+
 static int quiet;
 
 void log_set_quiet(int q)
@@ -11,19 +13,25 @@ void log_set_quiet(int q)
     quiet = q;
 }
 
-__attribute__((format(printf, 2, 0)))
-static void vlog(const char *prefix, const char *fmt, va_list ap)
+/* "mlbench: error: ...": the word coloured on a terminal (red errors, yellow warnings); tone
+ * -1: no word (info). */
+__attribute__((format(printf, 3, 0)))
+static void vlog(const char *prefix, int tone, const char *fmt, va_list ap)
 {
     char line[4096];
     vsnprintf(line, sizeof line, fmt, ap);
-    fprintf(stderr, "mlbench: %s%s\n", prefix, line);
+    if (tone >= 0)
+        fprintf(stderr, "mlbench: %s%s:%s %s\n", term_tone_start(stderr, (enum term_tone)tone),
+                prefix, term_tone_end(stderr), line);
+    else
+        fprintf(stderr, "mlbench: %s\n", line);
 }
 
 void log_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog("error: ", fmt, ap);
+    vlog("error", TERM_TONE_BAD, fmt, ap);
     va_end(ap);
 }
 
@@ -31,7 +39,7 @@ void log_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog("warning: ", fmt, ap);
+    vlog("warning", TERM_TONE_WARN, fmt, ap);
     va_end(ap);
 }
 
@@ -41,6 +49,6 @@ void log_info(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vlog("", fmt, ap);
+    vlog("", -1, fmt, ap);
     va_end(ap);
 }

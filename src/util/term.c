@@ -4,8 +4,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/units.h"
+#include "util/xalloc.h"
 
 /* The code point of the UTF-8 sequence at s and its length in bytes; an invalid byte is one
  * byte long and decodes as U+FFFD. */
@@ -102,4 +104,125 @@ int term_clean(FILE *out, const char *text, size_t len)
     }
     free(valid);
     return rc;
+}
+
+static enum term_color color_when = TERM_COLOR_AUTO;
+
+int term_color_parse(const char *s, enum term_color *out)
+{
+    static const char *const names[] = {"auto", "always", "never"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (enum term_color)i;
+            return 0;
+        }
+    return -1;
+}
+
+void term_color_set(enum term_color when)
+{
+    color_when = when;
+}
+
+bool term_color_on(FILE *out)
+{
+    if (color_when != TERM_COLOR_AUTO)
+        return color_when == TERM_COLOR_ALWAYS;
+    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+    if ((no_color && *no_color) || (term && !strcmp(term, "dumb")))
+        return false;
+    int fd = fileno(out);
+    return fd >= 0 && isatty(fd);
+}
+
+static struct term_canvas *canvas; /* the one open, or NULL */
+
+/* bold green, bold red, yellow: readable on dark and light backgrounds */
+static const char *const sgr[] = {"\033[1;32m", "\033[1;31m", "\033[33m"};
+static const char sgr_end[] = "\033[0m";
+
+const char *term_tone_start(FILE *out, enum term_tone tone)
+{
+    return (!canvas || out != canvas->f) && term_color_on(out) ? sgr[tone] : "";
+}
+
+const char *term_tone_end(FILE *out)
+{
+    return (!canvas || out != canvas->f) && term_color_on(out) ? sgr_end : "";
+}
+
+int term_paint(FILE *out, enum term_tone tone, const char *text)
+{
+    if (canvas && out == canvas->f) {
+        struct term_span span = {ftell(out), 0, tone};
+        if (fputs(text, out) < 0)
+            return -1;
+        span.end = ftell(out);
+        if (span.start < 0 || span.end <= span.start)
+            return 0;
+        if (canvas->n_spans == canvas->cap_spans) {
+            canvas->cap_spans = canvas->cap_spans ? 2 * canvas->cap_spans : 16;
+            canvas->spans = xreallocarray(canvas->spans, canvas->cap_spans, sizeof *canvas->spans);
+        }
+        canvas->spans[canvas->n_spans++] = span;
+        return 0;
+    }
+    return fprintf(out, "%s%s%s", term_tone_start(out, tone), text, term_tone_end(out)) < 0
+               ? -1
+               : 0;
+}
+
+int term_canvas_open(struct term_canvas *c, FILE *dest)
+{
+    memset(c, 0, sizeof *c);
+    c->dest = dest;
+    c->f = open_memstream(&c->buf, &c->len);
+    if (!c->f)
+        return -1;
+    canvas = c;
+    return 0;
+}
+
+int term_canvas_close(struct term_canvas *c)
+{
+    if (canvas == c)
+        canvas = NULL;
+    int rc = fclose(c->f) == 0 ? 0 : -1;
+    bool color = rc == 0 && term_color_on(c->dest);
+    size_t at = 0;
+    for (size_t i = 0; rc == 0 && i < c->n_spans; i++) {
+        size_t start = (size_t)c->spans[i].start, end = (size_t)c->spans[i].end;
+        if (start < at || end > c->len)
+            continue; /* not in order: left plain */
+        if (term_clean(c->dest, c->buf + at, start - at) < 0 ||
+            (color && fputs(sgr[c->spans[i].tone], c->dest) < 0) ||
+            term_clean(c->dest, c->buf + start, end - start) < 0 ||
+            (color && fputs(sgr_end, c->dest) < 0))
+            rc = -1;
+        at = end;
+    }
+    if (rc == 0 && term_clean(c->dest, c->buf + at, c->len - at) < 0)
+        rc = -1;
+    free(c->buf);
+    free(c->spans);
+    memset(c, 0, sizeof *c);
+    return rc;
+}
+
+int term_put_verdict(FILE *out, const char *verdict, int width)
+{
+    static const struct {
+        const char *word;
+        enum term_tone tone;
+    } tones[] = {{"faster", TERM_TONE_GOOD}, {"slower", TERM_TONE_BAD},
+                 {"unreliable", TERM_TONE_WARN}};
+    const char *v = verdict ? verdict : "?";
+    int rc = -2;
+    for (size_t i = 0; i < sizeof tones / sizeof tones[0]; i++)
+        if (!strcmp(v, tones[i].word))
+            rc = term_paint(out, tones[i].tone, v);
+    if (rc == -2)
+        rc = fputs(v, out) < 0 ? -1 : 0;
+    int pad = width - term_cols(v);
+    return rc < 0 || fprintf(out, "%*s", pad > 0 ? pad : 0, "") < 0 ? -1 : 0;
 }

@@ -286,7 +286,7 @@ class CompareTest(unittest.TestCase):
     def test_help(self):
         rc, out, _ = self.compare("--help")
         self.assertEqual(rc, 0)
-        self.assertIn("usage: mlbench compare", out)
+        self.assertIn("Usage: mlbench compare", out)
 
 
 class ContentionTest(unittest.TestCase):

@@ -127,7 +127,7 @@ class EnvTest(unittest.TestCase):
         self.assertIn("extra", err)
         rc, out, err = self.env("--help")
         self.assertEqual(rc, 0)
-        self.assertIn("usage: mlbench env", out)
+        self.assertIn("Usage: mlbench env", out)
 
     def make_repo(self):
         """A git work tree with one commit; returns (path, commit) or skips without git."""

@@ -269,7 +269,7 @@ class RunTest(unittest.TestCase):
         self.store = store
         p = subprocess.run([MLBENCH, "help", "run"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertTrue(p.stdout.startswith("usage: mlbench run "), p.stdout)
+        self.assertTrue(p.stdout.startswith("Usage: mlbench run "), p.stdout)
         p = subprocess.run([MLBENCH, "help", "nosuch"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("no command 'nosuch'", p.stderr)

@@ -265,7 +265,7 @@ stages:
         self.assertIn("cannot read workflow", err)
         p = subprocess.run([MLBENCH, "workflow-exec"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("usage: mlbench workflow-exec FILE", p.stderr)
+        self.assertIn("Usage: mlbench workflow-exec FILE", p.stderr)
         # measured the long way, a bad file is a failed run with status 2 and the message
         rc, _, err = self.measure(os.path.join(self.dir, "key.yaml"), "-r", "1")
         self.assertEqual(rc, 1, err)

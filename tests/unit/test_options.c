@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/options.h"
+#include "util/term.h"
 
 static char err[1024];
 static char *argv_store[64]; /* static: the values point into it after a parse */
@@ -26,7 +27,7 @@ static int parse(const struct cli_option *table, unsigned flags, struct cli_args
     while (list[argc - 1])
         argv_store[argc] = list[argc - 1], argc++;
     err[0] = '\0';
-    const struct cli_parser p = {"test", table, flags};
+    const struct cli_parser p = {"test", table, flags, "Usage: mlbench test\n"};
     struct cli_args unused;
     return cli_options_parse(&p, argc, argv_store, args ? args : &unused, err, sizeof err);
 }
@@ -184,6 +185,55 @@ static void test_usage_errors(void **state)
     assert_int_equal(PARSE(t, 0, NULL, "--int", "9", "--help"), CLI_ERROR);
 }
 
+/* --color is every command's: it sets the terminal's colour, and a bad value is refused. */
+static void test_color(void **state)
+{
+    (void)state;
+    struct all a = {0};
+    struct cli_option t[N_ROWS];
+    table_of(&a, t);
+    setenv("NO_COLOR", "1", 1);
+    assert_int_equal(PARSE(t, 0, NULL, "--color", "always", "--flag"), CLI_OK);
+    assert_true(a.flag);
+    assert_true(term_color_on(stdout)); /* asked for: NO_COLOR does not override it */
+    assert_int_equal(PARSE(t, 0, NULL, "--color=never"), CLI_OK);
+    assert_false(term_color_on(stdout));
+    assert_string_equal(term_tone_start(stdout, TERM_TONE_BAD), "");
+    assert_int_equal(PARSE(t, 0, NULL, "--color", "auto"), CLI_OK);
+    assert_false(term_color_on(stdout)); /* NO_COLOR set */
+    unsetenv("NO_COLOR");
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_false(term_color_on(f)); /* auto: not a terminal */
+    fclose(f);
+    ERROR("--color 'sometimes' is not auto, always or never", t, "--color", "sometimes");
+    term_color_set(TERM_COLOR_AUTO);
+}
+
+static struct cli_parser collected; /* a copy: the parser itself is gone after the parse */
+static void collect(const struct cli_parser *p, void *arg)
+{
+    collected = *p;
+    ++*(int *)arg;
+}
+
+/* --help hands the parser to a collector instead of printing (mlbench completion). */
+static void test_collect(void **state)
+{
+    (void)state;
+    struct all a = {0};
+    struct cli_option t[N_ROWS];
+    table_of(&a, t);
+    int calls = 0;
+    cli_options_collect(collect, &calls);
+    assert_int_equal(PARSE(t, 0, NULL, "--flag", "--help"), CLI_HELP);
+    cli_options_collect(NULL, NULL);
+    assert_int_equal(calls, 1);
+    assert_string_equal(collected.verb, "test");
+    assert_string_equal(collected.usage, "Usage: mlbench test\n");
+    assert_ptr_equal(collected.options, t);
+}
+
 static void test_arguments(void **state)
 {
     (void)state;
@@ -295,6 +345,8 @@ int main(void)
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_color),
+        cmocka_unit_test(test_collect),
         cmocka_unit_test(test_run_shaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,11 +20,19 @@ const struct cuda_backend *cuda_backend_load(char *err, size_t errlen)
             snprintf(err, errlen, "cannot find this executable's directory (/proc/self/exe)");
             return NULL;
         }
-        snprintf(path, sizeof path, "%s/libmlbench_wl_cuda.so", dirname(self));
+        /* beside the binary in the build tree, else installed in lib/mlbench/ */
+        const char *dir = dirname(self);
+        char installed[4096];
+        snprintf(path, sizeof path, "%s/libmlbench_wl_cuda.so", dir);
+        snprintf(installed, sizeof installed, "%s/%s/libmlbench_wl_cuda.so", dir,
+                 MLBENCH_PKGLIBDIR_FROM_BINDIR);
         free(self);
-        if (access(path, F_OK) != 0) {
+        if (access(path, F_OK) != 0 && access(installed, F_OK) == 0)
+            snprintf(path, sizeof path, "%s", installed);
+        else if (access(path, F_OK) != 0) {
             snprintf(err, errlen, "this build has no CUDA backend (%s is missing): build on a "
-                     "machine with the CUDA toolkit (nvcc), or use --device cpu", path);
+                     "machine with the CUDA toolkit (nvcc), or install the mlbench-cuda package, "
+                     "or use --device cpu", installed);
             return NULL;
         }
     }
