@@ -21,6 +21,11 @@ imported (never imported here), their versions and settings: PyTorch's thread co
 availability, NumPy's version. ``dataloader(loader)`` adds a DataLoader's settings. mlbench's
 advice reads them, so that it never recommends what is already set.
 
+Timing in-process (mlbench_marker.timer): ``Timer(fn, *args)`` with timeit, autorange and
+blocked_autorange, returning a ``Measurement`` (median per call with a 95 % interval...);
+``bench(fn, *args)``; ``Measurement.record()`` stores one in mlbench's result store. The pytest
+plugin (mlbench_marker.pytest_plugin) gives tests the ``mlbench`` fixture. docs/python.md.
+
 Thread-safe, and usable from forked or spawned child processes (PyTorch DataLoader workers):
 each process connects its own socket on its first event. Errors while sending (mlbench gone)
 are swallowed: a marker never stops the workload. Bad arguments raise ValueError or TypeError
@@ -42,7 +47,11 @@ except ImportError:  # not a POSIX system: no rings
     fcntl = None
 
 __all__ = ["stage", "begin", "end", "counter", "meta", "instant", "enabled", "dataloader",
-           "MAX_EVENT"]
+           "MAX_EVENT", "Timer", "Measurement", "bench", "MlbenchError", "MlbenchNotFoundError"]
+
+# The version of mlbench this client belongs to: project(mlbench VERSION) in CMakeLists.txt and
+# python/pyproject.toml say the same (tests/python/test_package.py checks it).
+__version__ = "0.1.0"
 
 MAX_EVENT = 4096  # largest datagram of the protocol, in bytes
 _ENV = "MLBENCH_MARKER_SOCKET"
@@ -620,3 +629,8 @@ def dataloader(loader):
     if _state is not False:
         _send(facts)  # connects on the first event, sending the framework facts first
     return loader
+
+
+# The in-process timer: imported last, it uses the marker functions above.
+from ._cli import MlbenchError, MlbenchNotFoundError  # noqa: E402
+from .timer import Measurement, Timer, bench  # noqa: E402
