@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/compare_load_text.h"
@@ -88,6 +89,8 @@ static int set_format(void *dest, const char *value, char *err, size_t errlen)
 
 #define PCT_EXPECTED "is not a percentage >= 0 (e.g. 5 or 5%)"
 
+/* A reference written as a file's path (one that names no file may still be a label, such as
+ * a pytest test id: store_load decides). */
 static int is_file_ref(const char *ref)
 {
     size_t len = strlen(ref);
@@ -711,7 +714,7 @@ int cmd_compare(int argc, char **argv)
         const char *ref = paths[i] ? paths[i] : cli.refs[i];
         if (paths[i]) {
             /* a sweep's point */
-        } else if (is_file_ref(ref)) {
+        } else if (is_file_ref(ref) && access(ref, F_OK) == 0) {
             paths[i] = xstrdup(ref);
         } else {
             if (!(results[i] = store_load(cli.store, ref, &paths[i], err, sizeof err))) {

@@ -207,6 +207,21 @@ char *export_reproduce_command(const json_t *result)
     const json_t *cfg = json_object_get(result, "config");
     const json_t *cmd = json_object_get(result, "command");
     char v[48];
+    if (json_is_object(json_object_get(cfg, "timings"))) {
+        /* timed in-process (mlbench record): the command that ran the timer, run again */
+        const json_t *argv = json_object_get(cmd, "argv");
+        for (size_t i = 0; i < json_array_size(argv); i++) {
+            const char *word = json_string_value(json_array_get(argv, i));
+            char *q = export_shell_quote(word ? word : "?");
+            if (b.len)
+                strbuf_puts(&b, " ");
+            strbuf_puts(&b, q);
+            free(q);
+        }
+        if (!b.len)
+            strbuf_puts(&b, "?");
+        return b.s;
+    }
     strbuf_puts(&b, "mlbench run");
     long long runs = jsonx_int(cfg, "runs", -1);
     if (runs > 0) {

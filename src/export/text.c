@@ -97,7 +97,14 @@ static void header(FILE *out, const json_t *r)
 {
     const json_t *cmd = json_object_get(r, "command");
     const json_t *argv = json_object_get(cmd, "argv");
-    fputs("\nmlbench run:", out);
+    const json_t *timings = json_object_get(json_object_get(r, "config"), "timings");
+    if (json_is_object(timings)) { /* mlbench record: what was timed, in what */
+        fputs("\nmlbench record: ", out);
+        one_line(out, str(timings, "name", "?"));
+        fputs(" per call, timed in:", out);
+    } else {
+        fputs("\nmlbench run:", out);
+    }
     for (size_t i = 0; i < json_array_size(argv); i++) {
         const char *word = json_string_value(json_array_get(argv, i));
         putc(' ', out);

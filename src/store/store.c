@@ -376,10 +376,18 @@ static int match(struct store *s, const struct store_query *q, char **id, char *
     return n > INT_MAX ? INT_MAX : (int)n;
 }
 
+/* A reference written as a path (with '/' or ending in .json) names a file. When there is no
+ * such file it may still be a label: a pytest test id is "tests/test_x.py::test_sort" (the
+ * plugin of python/ labels results so); tried as one, else the file's own error follows. */
 static bool is_path(const char *ref)
 {
     size_t len = strlen(ref);
     return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
+}
+
+static bool is_file(const char *ref)
+{
+    return is_path(ref) && access(ref, F_OK) == 0;
 }
 
 /* Resolves ref as store_load does, with an open store. On success *path_out (owned by the
@@ -394,7 +402,7 @@ static int store_find(struct store *s, const char *ref, char **path_out, char **
     *path_out = NULL;
     if (id_out)
         *id_out = NULL;
-    if (is_path(ref)) {
+    if (is_file(ref)) {
         *path_out = xstrdup(ref);
         return 0;
     }
@@ -457,6 +465,10 @@ static int store_find(struct store *s, const char *ref, char **path_out, char **
         return -1;
     if (rc == 1)
         goto found;
+    if (is_path(ref)) { /* not a label either: the missing file */
+        *path_out = xstrdup(ref);
+        return 0;
+    }
     struct store_query by_prefix = {.id_prefix = ref};
     if ((rc = match(s, &by_prefix, &id, &path, two, &n, err, errlen)) < 0)
         return -1;
@@ -622,13 +634,13 @@ json_t *store_load(const char *store_dir, const char *ref, char **name_out, char
 {
     *name_out = NULL;
     last_status = 2;
-    if (is_path(ref)) {
+    struct store *s = is_file(ref) ? NULL : store_open(store_dir, err, errlen);
+    if (!s && is_path(ref)) { /* a file (or no store to find a label in: the file's error) */
         json_t *doc = result_load_file(ref, err, errlen);
         if (doc)
             *name_out = xstrdup(ref);
         return doc;
     }
-    struct store *s = store_open(store_dir, err, errlen);
     if (!s)
         return NULL;
     char *path = NULL, *id = NULL;

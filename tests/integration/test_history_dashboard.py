@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import unittest
 
-from test_report import Page, chromium  # the page parser and the browser of the report's tests
+from test_report import Page, render  # the page parser and the browser of the report's tests
 
 MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
 STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
@@ -397,40 +397,15 @@ class HistoryDashboardTest(unittest.TestCase):
     # ---- in a browser
 
     def browser(self, page, name, height=1000):
-        """Renders page in headless Chromium: a screenshot and the DOM after layout. Checks
-        that nothing reached the console."""
-        browser = chromium()
-        if not browser:
-            self.skipTest("chromium is not installed (apt-get install chromium)")
+        """Renders page in headless Chromium (test_report.render); returns the DOM. The
+        screenshot is also copied to $HISTORY_SHOTS when set, to look at."""
         shot = self.path(name + ".png")
-        profile = tempfile.mkdtemp(dir=self.tmp.name)
-        flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-                 f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                 f"--window-size=1280,{height}"]
-        url = "file://" + os.path.abspath(page)
-        p = subprocess.run([*flags, f"--screenshot={shot}", url],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        with open(shot, "rb") as f:
-            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
-        self.assertGreater(os.path.getsize(shot), 10000)
+        dom = render(self, page, shot, self.tmp.name, height)
         keep = os.environ.get("HISTORY_SHOTS")
         if keep:
             os.makedirs(keep, exist_ok=True)
             shutil.copy(shot, keep)
-        # no script, nothing loaded: any console line is a fault (an error, a refused load)
-        for line in p.stderr.splitlines():
-            self.assertNotIn(":CONSOLE", line)
-            self.assertNotIn("Uncaught", line)
-            self.assertNotIn("Content Security Policy", line)
-        d = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
-                           timeout=120)
-        self.assertEqual(d.returncode, 0, d.stderr)
-        for line in d.stderr.splitlines():
-            self.assertNotIn(":CONSOLE", line)
-        return d.stdout
+        return dom
 
     def test_in_chromium(self):
         out, text, _ = self.html("--commit-url", URL, "--min-effect", "20", name="dash.html")

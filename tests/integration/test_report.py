@@ -35,6 +35,38 @@ def chromium():
     return None
 
 
+def render(test, page, shot, tmpdir, height=1000):
+    """Renders page in headless Chromium 1280 pixels wide: a screenshot into shot and the DOM
+    after layout (returned). Fails test when anything reached the console; skips it, saying
+    why, when there is no Chromium."""
+    browser = chromium()
+    if not browser:
+        test.skipTest("chromium is not installed (apt-get install chromium)")
+    profile = tempfile.mkdtemp(dir=tmpdir)
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+             f"--window-size=1280,{height}"]
+    url = "file://" + os.path.abspath(page)
+    p = subprocess.run([*flags, f"--screenshot={shot}", url],
+                       capture_output=True, text=True, timeout=120)
+    test.assertEqual(p.returncode, 0, p.stderr)
+    with open(shot, "rb") as f:
+        test.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+    test.assertGreater(os.path.getsize(shot), 10000)
+    d = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
+                       timeout=120)
+    test.assertEqual(d.returncode, 0, d.stderr)
+    # a page without script has nothing to say on the console: any line is a fault (an
+    # error, or a load that the Content-Security-Policy refused)
+    for line in p.stderr.splitlines() + d.stderr.splitlines():
+        test.assertNotIn(":CONSOLE", line)
+        test.assertNotIn("Uncaught", line)
+        test.assertNotIn("Content Security Policy", line)
+    return d.stdout
+
+
 class Page(html.parser.HTMLParser):
     """Collects what the checks need: tags, attributes, text, and nesting errors."""
 
@@ -273,35 +305,9 @@ class ReportTest(unittest.TestCase):
         self.assertIn(label, "".join(page.text))
 
     def browser(self, page, name):
-        """Renders page in headless Chromium at 1280x1000, the first screen of a laptop: a
-        screenshot (kept in the test's temporary directory, to look at) and the DOM after
-        layout. Checks that nothing reached the console."""
-        browser = chromium()
-        if not browser:
-            self.skipTest("chromium is not installed (apt-get install chromium)")
-        shot = self.path(name + ".png")
-        profile = tempfile.mkdtemp(dir=self.tmp.name)
-        flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-                 f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                 "--window-size=1280,1000"]
-        url = "file://" + os.path.abspath(page)
-        p = subprocess.run([*flags, f"--screenshot={shot}", url],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        with open(shot, "rb") as f:
-            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
-        self.assertGreater(os.path.getsize(shot), 10000)
-        # a page without script has nothing to say on the console: any line is a fault
-        # (an error, or a load that the Content-Security-Policy refused)
-        for line in p.stderr.splitlines():
-            self.assertNotIn(":CONSOLE", line)
-            self.assertNotIn("Uncaught", line)
-        d = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
-                           timeout=120)
-        self.assertEqual(d.returncode, 0, d.stderr)
-        return d.stdout
+        """Renders page in headless Chromium at 1280x1000, the first screen of a laptop (the
+        screenshot kept in the test's temporary directory, to look at); returns the DOM."""
+        return render(self, page, self.path(name + ".png"), self.tmp.name)
 
     def assert_answer_first(self, dom, chart_in_answer):
         """issue 13: the verdict and the stage chart open the page, before anything tall."""
