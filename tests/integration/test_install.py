@@ -16,6 +16,8 @@ import unittest
 BUILD = os.environ.get("MLBENCH_BUILD", "")
 SOURCE = os.environ.get("MLBENCH_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 CC = os.environ.get("CC", "cc")
+# the build's sanitizers, which a program linking its (sanitized) marker library needs too
+TEST_CFLAGS = os.environ.get("TEST_CFLAGS", "").split()
 VERSION = re.search(r"project\(mlbench VERSION ([0-9.]+)",
                     open(os.path.join(SOURCE, "CMakeLists.txt")).read()).group(1)
 
@@ -174,7 +176,8 @@ class InstallTest(unittest.TestCase):
                                        "-Wl,-Bdynamic", "-pthread"])):
             prog = self.path("marked-" + kind)
             cflags = [f for f in flags if not (kind == "static" and f == "-lmlbench_marker")]
-            p = run([CC, "-Wall", "-Werror", "-o", prog, src, *cflags, *link], env=self.env)
+            p = run([CC, "-Wall", "-Werror", *TEST_CFLAGS, "-o", prog, src, *cflags, *link],
+                    env=self.env)
             self.assertEqual(p.returncode, 0, p.stderr)
             out = self.path(kind + ".json")
             p = run([os.path.join(t.bin, "mlbench"), "run", "-q", "-r", "1", "-o", out, "--",
