@@ -135,7 +135,7 @@ bool term_color_on(FILE *out)
     return fd >= 0 && isatty(fd);
 }
 
-static struct term_canvas *canvas; /* the one open, or NULL */
+static _Thread_local struct term_canvas *canvas; /* the one open on this thread, or NULL */
 
 /* bold green, bold red, yellow: readable on dark and light backgrounds */
 static const char *const sgr[] = {"\033[1;32m", "\033[1;31m", "\033[33m"};

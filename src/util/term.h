@@ -51,8 +51,8 @@ const char *term_tone_end(FILE *out);
 /* Text composed in memory, then shown through term_clean, with colour: the words painted on
  * its stream f (term_paint, term_put_verdict) are remembered by position, so that cleaning,
  * which turns every control character (ESC included) into '?', never meets mlbench's own
- * colour codes, and a workload's text never gets to send any. One canvas open at a time (the
- * command line's output); not thread-safe. */
+ * colour codes, and a workload's text never gets to send any. One canvas open at a time per
+ * thread (the command line's output, on the main thread). */
 struct term_canvas {
     FILE *f;    /* write the text here */
     FILE *dest; /* where term_canvas_close writes it */
