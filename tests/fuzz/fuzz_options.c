@@ -83,7 +83,8 @@ static void table_parser(int argc, char **argv)
         CLI_OPT_CALL("call", 'c', &call, store_call, "is refused"),
         CLI_OPT_END,
     };
-    const struct cli_parser p = {"fuzz", table, (unsigned)argc & CLI_STOP_AT_ARG};
+    /* no usage text: --help prints nothing */
+    const struct cli_parser p = {"fuzz", table, (unsigned)argc & CLI_STOP_AT_ARG, NULL};
     struct cli_args args;
     char err[1024];
     if (cli_options_parse(&p, argc, argv, &args, err, sizeof err) == CLI_ERROR && !err[0])
