@@ -7,8 +7,20 @@
  * Per GPU i, series labelled gpu="i" (docs/metrics.md): utilisation, memory, power, clocks,
  * temperature, PCIe throughput, throttle reasons and the GPU memory of the workload's processes.
  *
- * Static facts (driver version; name, uuid, compute capability and memory size of each GPU) are
- * read once when the source opens and given by its describe op.
+ * GPM (GPU Performance Monitoring, Hopper and newer): on a GPU that has it, each tick takes a
+ * sample of its counters, and nvmlGpmMetricsGet computes from it and the previous sample the SM,
+ * tensor, FP pipe and DRAM activity and the PCIe and NVLink rates. The value at tick k covers
+ * exactly the interval since the previous GPM sample: [t(k-1), t(k)] at intervals of
+ * GPM_MIN_INTERVAL_NS and more. The first tick of each run (run_start forgets the previous
+ * sample) has none; so has a tick less than GPM_MIN_INTERVAL_NS after the previous sample (NVML
+ * wants 100 ms between samples), which takes no sample: the next tick's value covers the whole
+ * span. A failed sample leaves the previous one for the next tick likewise. These series are
+ * registered only when some GPU has GPM; on the others they stay NAN. Where GPM gives the PCIe
+ * rates, they fill the PCIe series and nvmlDeviceGetPcieThroughput (which blocks for 20 ms) is
+ * not called on that GPU. Each GPM metric follows the failure rules below on its own.
+ *
+ * Static facts (driver version; name, uuid, compute capability, memory size, maximum SM clock
+ * and GPM of each GPU) are read once when the source opens and given by its describe op.
  *
  * Failures: a function the library lacks, or one NVML says the GPU does not support, leaves its
  * series NAN without counting an error (it is a capability, not a failure, and is not asked
@@ -43,13 +55,21 @@
 /* Initial capacity of the process list (entries); it grows when NVML says it is too small. */
 #define PROCS_INITIAL_CAP 64
 
+/* nvmlGpmSampleGet: "the interval between two calls should be greater than 100 ms due to the
+ * internal sample refresh rate" (nvml.h); DCGM's profiling metrics have the same minimum. Less
+ * 10 ms of slack: on the sampler's fixed-rate schedule, a tick that wakes a few ms late is
+ * followed by one on time, a little under 100 ms after it, which must not lose its sample. */
+#define GPM_MIN_INTERVAL_NS 90000000LL
+
 /* What a GPU is, read when the source opens. */
 struct nvml_device_facts {
     char name[96];             /* "NVIDIA H200"; "" when unknown */
     char uuid[96];             /* "GPU-5f1c..."; "" when unknown */
     int cc_major, cc_minor;    /* CUDA compute capability; -1 when unknown */
     double memory_total_bytes; /* NAN when unknown */
+    double sm_clock_max_hertz; /* nvmlDeviceGetMaxClockInfo(SM); NAN when unknown */
     bool usable;               /* false: NVML lists it but gave no handle (lost, no permission) */
+    bool gpm;                  /* GPM supported and its samples allocated: GPM is sampled */
 };
 
 /* The series of one GPU, registered in this order. */
@@ -66,8 +86,20 @@ enum gpu_series {
     S_PCIE_TX,
     S_THROTTLE,
     S_PROC_MEM,
+    /* GPM (registered only when some GPU has it) */
+    S_GRAPHICS_ACTIVE,
+    S_SM_ACTIVE,
+    S_SM_OCCUPANCY,
+    S_TENSOR_ACTIVE,
+    S_DRAM_ACTIVE,
+    S_FP64_ACTIVE,
+    S_FP32_ACTIVE,
+    S_FP16_ACTIVE,
+    S_NVLINK_RX,
+    S_NVLINK_TX,
     N_SERIES
 };
+#define N_BASE_SERIES S_GRAPHICS_ACTIVE
 
 static const char *const series_names[N_SERIES] = {
     [S_UTIL] = "gpu_utilization_ratio",
@@ -82,7 +114,56 @@ static const char *const series_names[N_SERIES] = {
     [S_PCIE_TX] = "gpu_pcie_tx_bytes_per_second",
     [S_THROTTLE] = "gpu_throttle_reasons",
     [S_PROC_MEM] = "gpu_process_memory_bytes",
+    [S_GRAPHICS_ACTIVE] = "gpu_graphics_active_ratio",
+    [S_SM_ACTIVE] = "gpu_sm_active_ratio",
+    [S_SM_OCCUPANCY] = "gpu_sm_occupancy_ratio",
+    [S_TENSOR_ACTIVE] = "gpu_tensor_active_ratio",
+    [S_DRAM_ACTIVE] = "gpu_dram_active_ratio",
+    [S_FP64_ACTIVE] = "gpu_fp64_active_ratio",
+    [S_FP32_ACTIVE] = "gpu_fp32_active_ratio",
+    [S_FP16_ACTIVE] = "gpu_fp16_active_ratio",
+    [S_NVLINK_RX] = "gpu_nvlink_rx_bytes_per_second",
+    [S_NVLINK_TX] = "gpu_nvlink_tx_bytes_per_second",
 };
+
+/* The GPM metrics asked for, all in one nvmlGpmMetricsGet; the index is a bit of
+ * gpu.gpm_unsupported. */
+enum gpm_metric {
+    G_GRAPHICS,
+    G_SM,
+    G_OCCUPANCY,
+    G_TENSOR,
+    G_DRAM,
+    G_FP64,
+    G_FP32,
+    G_FP16,
+    G_PCIE_RX,
+    G_PCIE_TX,
+    G_NVLINK_RX,
+    G_NVLINK_TX,
+    N_GPM
+};
+#define GPM_PCIE_BITS ((1u << G_PCIE_RX) | (1u << G_PCIE_TX))
+
+static const struct {
+    unsigned int id;       /* NVML_GPM_METRIC_ */
+    enum gpu_series s;
+    bool ratio;            /* percent, stored / 100; else MiB/s, stored in bytes/s */
+} gpm_metrics[N_GPM] = {
+    [G_GRAPHICS] = {NVML_GPM_METRIC_GRAPHICS_UTIL, S_GRAPHICS_ACTIVE, true},
+    [G_SM] = {NVML_GPM_METRIC_SM_UTIL, S_SM_ACTIVE, true},
+    [G_OCCUPANCY] = {NVML_GPM_METRIC_SM_OCCUPANCY, S_SM_OCCUPANCY, true},
+    [G_TENSOR] = {NVML_GPM_METRIC_ANY_TENSOR_UTIL, S_TENSOR_ACTIVE, true},
+    [G_DRAM] = {NVML_GPM_METRIC_DRAM_BW_UTIL, S_DRAM_ACTIVE, true},
+    [G_FP64] = {NVML_GPM_METRIC_FP64_UTIL, S_FP64_ACTIVE, true},
+    [G_FP32] = {NVML_GPM_METRIC_FP32_UTIL, S_FP32_ACTIVE, true},
+    [G_FP16] = {NVML_GPM_METRIC_FP16_UTIL, S_FP16_ACTIVE, true},
+    [G_PCIE_RX] = {NVML_GPM_METRIC_PCIE_RX_PER_SEC, S_PCIE_RX, false},
+    [G_PCIE_TX] = {NVML_GPM_METRIC_PCIE_TX_PER_SEC, S_PCIE_TX, false},
+    [G_NVLINK_RX] = {NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, S_NVLINK_RX, false},
+    [G_NVLINK_TX] = {NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, S_NVLINK_TX, false},
+};
+_Static_assert(N_GPM <= NVML_GPM_METRICS_CAP, "nvmlGpmMetricsGet_t.metrics too small");
 
 /* The NVML queries of one tick; one a GPU does not support is remembered as a bit. */
 enum query {
@@ -94,7 +175,8 @@ enum query {
     Q_TEMP,
     Q_PCIE,
     Q_THROTTLE,
-    Q_PROCS
+    Q_PROCS,
+    Q_GPM /* nvmlGpmSampleGet and nvmlGpmMetricsGet: GPM as a whole */
 };
 
 /* The functions found in the library; NULL: not exported (the first four are required). */
@@ -117,6 +199,12 @@ struct nvml_api {
     nvml_reasons_fn *reasons;
     nvml_procs_v2_fn *procs_v2; /* _v3 or _v2: the same layout */
     nvml_procs_v1_fn *procs_v1; /* the legacy symbol, only when neither is exported */
+    nvml_query_fn *max_clock;
+    nvml_gpm_support_fn *gpm_support; /* GPM: used only when all five are exported */
+    nvml_gpm_alloc_fn *gpm_alloc;
+    nvml_gpm_free_fn *gpm_free;
+    nvml_gpm_sample_fn *gpm_sample;
+    nvml_gpm_metrics_fn *gpm_metrics;
 };
 
 struct gpu {
@@ -125,6 +213,12 @@ struct gpu {
     bool lost;            /* lost, or never reachable: not asked again */
     unsigned unsupported; /* bit q set: NVML said query q is not supported on this GPU */
     struct nvml_device_facts facts;
+    /* GPM (facts.gpm): two sample buffers, taken in turn; gpm_sample[gpm_next] is the next */
+    nvmlGpmSample_t gpm_sample[2];
+    int gpm_next;
+    bool gpm_have_prev;       /* the other buffer holds a sample of this run, taken at: */
+    int64_t gpm_prev_ns;      /* the timestamp of its tick */
+    unsigned gpm_unsupported; /* bit m set: NVML said GPM metric m is not supported here */
 };
 
 struct nvml_state {
@@ -188,6 +282,13 @@ static void load_api(void *lib, struct nvml_api *api)
     api->reasons = (nvml_reasons_fn *)lookup(
         lib, SYMBOLS("nvmlDeviceGetCurrentClocksEventReasons",
                      "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    api->max_clock = (nvml_query_fn *)lookup(lib, SYMBOLS("nvmlDeviceGetMaxClockInfo"));
+    api->gpm_support =
+        (nvml_gpm_support_fn *)lookup(lib, SYMBOLS("nvmlGpmQueryDeviceSupport"));
+    api->gpm_alloc = (nvml_gpm_alloc_fn *)lookup(lib, SYMBOLS("nvmlGpmSampleAlloc"));
+    api->gpm_free = (nvml_gpm_free_fn *)lookup(lib, SYMBOLS("nvmlGpmSampleFree"));
+    api->gpm_sample = (nvml_gpm_sample_fn *)lookup(lib, SYMBOLS("nvmlGpmSampleGet"));
+    api->gpm_metrics = (nvml_gpm_metrics_fn *)lookup(lib, SYMBOLS("nvmlGpmMetricsGet"));
     api->procs_v2 = (nvml_procs_v2_fn *)lookup(
         lib, SYMBOLS("nvmlDeviceGetComputeRunningProcesses_v3",
                      "nvmlDeviceGetComputeRunningProcesses_v2"));
@@ -222,11 +323,38 @@ static void read_facts(const struct nvml_api *api, struct gpu *g)
     nvmlMemory_t m;
     if (api->memory && api->memory(g->dev, &m) == NVML_SUCCESS)
         f->memory_total_bytes = (double)m.total;
+    unsigned int mhz;
+    if (api->max_clock && api->max_clock(g->dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS && mhz > 0)
+        f->sm_clock_max_hertz = mhz * 1e6;
 }
 
-/* Unloads the library after a failed open (NVML initialised or not). */
+/* Sets up GPM on g when it has it: two sample buffers, freed by unload. No GPM otherwise. */
+static void open_gpm(const struct nvml_api *api, struct gpu *g)
+{
+    if (!api->gpm_support || !api->gpm_alloc || !api->gpm_free || !api->gpm_sample ||
+        !api->gpm_metrics)
+        return;
+    nvmlGpmSupport_t support = {.version = NVML_GPM_SUPPORT_VERSION};
+    if (api->gpm_support(g->dev, &support) != NVML_SUCCESS || !support.isSupportedDevice)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (api->gpm_alloc(&g->gpm_sample[i]) != NVML_SUCCESS) {
+            if (i == 1)
+                api->gpm_free(g->gpm_sample[0]);
+            g->gpm_sample[0] = g->gpm_sample[1] = NULL;
+            return;
+        }
+    }
+    g->facts.gpm = true;
+}
+
+/* Unloads the library, after a failed open (NVML initialised or not) or at close. */
 static void unload(struct nvml_state *st, bool initialised)
 {
+    for (size_t i = 0; initialised && i < st->n_gpus; i++)
+        if (st->gpus[i].facts.gpm)
+            for (int b = 0; b < 2; b++)
+                st->api.gpm_free(st->gpus[i].gpm_sample[b]);
     if (initialised)
         st->api.shutdown();
     dlclose(st->lib);
@@ -291,15 +419,19 @@ static int nvml_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     st->n_gpus = n;
     st->gpus = xcalloc(n, sizeof *st->gpus);
     size_t usable = 0;
+    bool gpm = false; /* some GPU has GPM */
     nvmlReturn_t first_rc = NVML_SUCCESS;
     for (unsigned int i = 0; i < n; i++) {
         struct gpu *g = &st->gpus[i];
         g->facts = (struct nvml_device_facts){.cc_major = -1, .cc_minor = -1,
-                                              .memory_total_bytes = NAN};
+                                              .memory_total_bytes = NAN,
+                                              .sm_clock_max_hertz = NAN};
         rc = api->handle(i, &g->dev);
         if (rc == NVML_SUCCESS) {
             g->facts.usable = true;
             read_facts(api, g);
+            open_gpm(api, g);
+            gpm |= g->facts.gpm;
             usable++;
         } else {
             g->lost = true;
@@ -314,11 +446,12 @@ static int nvml_open(struct series_registry *reg, const struct sample_ctx *ctx, 
         return -1;
     }
 
-    /* Every GPU gets its series, reachable or not, so that labels are NVML's indices. */
+    /* Every GPU gets its series, reachable or not, so that labels are NVML's indices; the GPM
+     * ones only when some GPU has GPM (absent, rather than null on every GPU). */
     for (size_t i = 0; i < st->n_gpus; i++) {
         char labels[32];
         snprintf(labels, sizeof labels, "gpu=\"%zu\"", i);
-        for (int s = 0; s < N_SERIES; s++)
+        for (int s = 0; s < (gpm ? N_SERIES : N_BASE_SERIES); s++)
             st->gpus[i].col[s] =
                 series_register(reg, "nvml", series_names[s], labels, SERIES_GAUGE);
     }
@@ -333,26 +466,25 @@ static int nvml_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     return 0;
 }
 
+/* Whether rc says that what was asked is not there (a capability, not a failure). */
+static bool unsupported(nvmlReturn_t rc)
+{
+    return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND ||
+           rc == NVML_ERROR_DEPRECATED;
+}
+
 /* Sorts out the answer to query q on GPU g. True when a value came back. */
 static bool answered(struct gpu *g, enum query q, nvmlReturn_t rc, uint64_t *errors)
 {
-    switch (rc) {
-    case NVML_SUCCESS:
+    if (rc == NVML_SUCCESS)
         return true;
-    case NVML_ERROR_GPU_IS_LOST:
-    case NVML_ERROR_RESET_REQUIRED:
+    if (rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_RESET_REQUIRED)
         g->lost = true; /* counted once: the GPU is not asked again */
-        (*errors)++;
-        return false;
-    case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-    case NVML_ERROR_DEPRECATED:
+    if (unsupported(rc))
         g->unsupported |= 1u << q;
-        return false;
-    default:
+    else
         (*errors)++;
-        return false;
-    }
+    return false;
 }
 
 /* Whether query q is to be asked of g (fn: whether the library has it). */
@@ -394,6 +526,73 @@ static void read_pcie(const struct nvml_api *api, struct tick *t, struct gpu *g)
     read_scaled(t, g, Q_PCIE, api->pcie, NVML_PCIE_UTIL_RX_BYTES, S_PCIE_RX, 1024.0);
     read_scaled(t, g, Q_PCIE, api->pcie, NVML_PCIE_UTIL_TX_BYTES, S_PCIE_TX, 1024.0);
     t->pcie_cost_ns += mono_ns() - start;
+}
+
+/* Whether GPM gives g's PCIe rates, so that the blocking nvmlDeviceGetPcieThroughput is not
+ * needed: until NVML says either GPM PCIe metric is not supported there. */
+static bool gpm_pcie(const struct gpu *g)
+{
+    return g->facts.gpm && ask(g, Q_GPM, true) && !(g->gpm_unsupported & GPM_PCIE_BITS);
+}
+
+/* One GPM metric in base units; NAN for what no percentage or rate can be (NaN, negative). */
+static double gpm_value(enum gpm_metric m, double v)
+{
+    if (!(v >= 0))
+        return NAN;
+    if (!gpm_metrics[m].ratio)
+        return v * 1048576.0; /* MiB/s */
+    /* Counter deltas over elapsed cycles, read at slightly different instants, can come out
+     * above 100 % (DCGM, which reads the same counters, has shown SM activity of 1.29 on MIG
+     * instances, NVIDIA/DCGM#152): read as "all of it", which is what the analysis compares. */
+    return v >= 100.0 ? 1.0 : v / 100.0;
+}
+
+/* Computes the GPM metrics of [prev, cur] on g and stores those that NVML gives. */
+static void store_gpm(const struct nvml_api *api, struct tick *t, struct gpu *g,
+                      nvmlGpmSample_t prev, nvmlGpmSample_t cur)
+{
+    nvmlGpmMetricsGet_t get = {.version = NVML_GPM_METRICS_GET_VERSION, .sample1 = prev,
+                               .sample2 = cur};
+    enum gpm_metric asked[N_GPM];
+    for (int m = 0; m < N_GPM; m++)
+        if (!(g->gpm_unsupported & (1u << m))) {
+            get.metrics[get.numMetrics].metricId = gpm_metrics[m].id;
+            asked[get.numMetrics++] = (enum gpm_metric)m;
+        }
+    if (get.numMetrics == 0 || !answered(g, Q_GPM, api->gpm_metrics(&get), t->errors))
+        return;
+    bool pcie = gpm_pcie(g);
+    for (unsigned int i = 0; i < get.numMetrics; i++) {
+        const nvmlGpmMetric_t *r = &get.metrics[i];
+        enum gpm_metric m = asked[i];
+        if (r->nvmlReturn == NVML_SUCCESS) {
+            if (pcie || (m != G_PCIE_RX && m != G_PCIE_TX))
+                store(t, g, gpm_metrics[m].s, gpm_value(m, r->value));
+        } else if (unsupported(r->nvmlReturn)) {
+            g->gpm_unsupported |= 1u << m; /* e.g. NVLink on a PCIe card */
+        } else {
+            (*t->errors)++;
+        }
+    }
+}
+
+/* Takes a GPM sample of g and, with the previous one of this run, computes the metrics of the
+ * interval between them. A failed sample leaves the previous one in place. */
+static void read_gpm(const struct nvml_api *api, struct tick *t, struct gpu *g)
+{
+    int64_t now = t->tab->t_ns[t->row];
+    if (!g->facts.gpm || !ask(g, Q_GPM, true) ||
+        (g->gpm_have_prev && now - g->gpm_prev_ns < GPM_MIN_INTERVAL_NS))
+        return;
+    nvmlGpmSample_t cur = g->gpm_sample[g->gpm_next];
+    if (!answered(g, Q_GPM, api->gpm_sample(g->dev, cur), t->errors))
+        return;
+    if (g->gpm_have_prev)
+        store_gpm(api, t, g, g->gpm_sample[!g->gpm_next], cur);
+    g->gpm_next = !g->gpm_next;
+    g->gpm_have_prev = true;
+    g->gpm_prev_ns = now;
 }
 
 static bool in_tree(const struct sample_ctx *ctx, unsigned int pid)
@@ -482,7 +681,8 @@ static void sample_gpu(struct nvml_state *st, struct tick *t, struct gpu *g,
     read_scaled(t, g, Q_SM_CLOCK, api->clock, NVML_CLOCK_SM, S_SM_CLOCK, 1e6);
     read_scaled(t, g, Q_MEM_CLOCK, api->clock, NVML_CLOCK_MEM, S_MEM_CLOCK, 1e6);
     read_temperature(api, t, g);
-    if (pcie)
+    read_gpm(api, t, g);
+    if (pcie && !gpm_pcie(g))
         read_pcie(api, t, g);
     unsigned long long reasons;
     if (ask(g, Q_THROTTLE, api->reasons != NULL) &&
@@ -508,6 +708,8 @@ static void nvml_run_start(void *state)
 {
     struct nvml_state *st = state;
     st->pcie_next_ns = 0; /* a lost GPU stays lost: only a reset brings it back */
+    for (size_t i = 0; i < st->n_gpus; i++)
+        st->gpus[i].gpm_have_prev = false; /* a run's first interval starts with it */
 }
 
 static void nvml_close(void *state)
@@ -541,6 +743,11 @@ static json_t *nvml_describe(void *state)
         if (f->cc_major >= 0 && f->cc_minor >= 0)
             json_object_set_new(g, "compute_capability",
                                 json_sprintf("%d.%d", f->cc_major, f->cc_minor));
+        if (isfinite(f->sm_clock_max_hertz))
+            json_object_set_new(g, "sm_clock_max_hertz",
+                                json_integer((json_int_t)f->sm_clock_max_hertz));
+        if (f->usable)
+            json_object_set_new(g, "gpm", json_boolean(f->gpm));
         json_array_append_new(gpus, g);
     }
     json_t *o = json_pack("{s:o}", "gpus", gpus);

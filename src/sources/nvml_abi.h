@@ -5,7 +5,10 @@
  *
  * Names, values and layouts are NVML's own (NVML API Reference, nvml.h of CUDA 12/13): the
  * enums nvmlReturn_t, nvmlClockType_t, nvmlTemperatureSensors_t and nvmlPcieUtilCounter_t are
- * int-sized in the C ABI, so they are plain ints here. Only stable, documented layouts are used. */
+ * int-sized in the C ABI, so they are plain ints here. Only stable, documented layouts are used.
+ * The GPM declarations (GPU Performance Monitoring, Hopper and newer) were checked against the
+ * nvml.h of NVIDIA/go-nvml (gen/nvml/nvml.h, 2022 to 2026: unchanged but for
+ * NVML_GPM_METRIC_MAX). */
 #ifndef MLBENCH_NVML_ABI_H
 #define MLBENCH_NVML_ABI_H
 
@@ -75,6 +78,55 @@ typedef struct {
 /* NVML_STRUCT_VERSION(Temperature, 1): the size in the low bits, the version in the top byte. */
 #define NVML_TEMPERATURE_V1 ((unsigned int)sizeof(nvmlTemperature_v1_t) | (1u << 24))
 
+/* ---- GPM: counters sampled twice, metrics computed from the pair (nvmlGpmMetricsGet) ---- */
+
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t; /* from nvmlGpmSampleAlloc; opaque */
+
+/* Metric ids (nvmlGpmMetricId_t): the ones mlbench asks for. */
+enum {
+    NVML_GPM_METRIC_GRAPHICS_UTIL = 1,   /* % of time a graphics/compute context was active */
+    NVML_GPM_METRIC_SM_UTIL = 2,         /* % of SMs busy */
+    NVML_GPM_METRIC_SM_OCCUPANCY = 3,    /* % of warps resident vs the theoretical maximum */
+    NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5, /* % of time the SMs did any tensor operation */
+    NVML_GPM_METRIC_DRAM_BW_UTIL = 10,   /* % of the theoretical DRAM bandwidth used */
+    NVML_GPM_METRIC_FP64_UTIL = 11,      /* % of time doing non-tensor FP64 math */
+    NVML_GPM_METRIC_FP32_UTIL = 12,
+    NVML_GPM_METRIC_FP16_UTIL = 13,
+    NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20,         /* MiB/s out of the GPU */
+    NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,         /* MiB/s into the GPU */
+    NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60, /* MiB/s, all links */
+    NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61,
+};
+
+typedef struct {
+    unsigned int metricId;   /* in: an NVML_GPM_METRIC_ id */
+    nvmlReturn_t nvmlReturn; /* out: this metric's answer; value is valid only on NVML_SUCCESS */
+    double value;            /* out: percent 0..100 or MiB/s, as the id says */
+    struct {
+        char *shortName, *longName, *unit; /* out, owned by NVML; may be NULL */
+    } metricInfo;
+} nvmlGpmMetric_t;
+
+/* nvml.h sizes metrics[] NVML_GPM_METRIC_MAX, which grew from 98 (nvml.h of CUDA 11.8 to 12.8)
+ * to 210 (12.9) and 333 (13.2) while the version stayed 1: so NVML reads and writes only the
+ * first numMetrics entries (a program built with 98 entries works with a newer library). The
+ * array is sized for what mlbench asks, with room to spare; numMetrics must not exceed it. */
+#define NVML_GPM_METRICS_CAP 16
+#define NVML_GPM_METRICS_GET_VERSION 1
+typedef struct {
+    unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+    unsigned int numMetrics; /* entries of metrics[] asked */
+    nvmlGpmSample_t sample1; /* the earlier sample */
+    nvmlGpmSample_t sample2; /* the later one */
+    nvmlGpmMetric_t metrics[NVML_GPM_METRICS_CAP];
+} nvmlGpmMetricsGet_t;
+
+#define NVML_GPM_SUPPORT_VERSION 1
+typedef struct {
+    unsigned int version;           /* NVML_GPM_SUPPORT_VERSION */
+    unsigned int isSupportedDevice; /* out: nonzero when the GPU has GPM */
+} nvmlGpmSupport_t;
+
 /* Function types, one per symbol mlbench looks up (several symbols share a type). */
 typedef nvmlReturn_t nvml_init_fn(void);     /* nvmlInit_v2, nvmlInit */
 typedef nvmlReturn_t nvml_shutdown_fn(void); /* nvmlShutdown */
@@ -87,8 +139,9 @@ typedef nvmlReturn_t nvml_cc_fn(nvmlDevice_t device, int *major, int *minor);
 typedef nvmlReturn_t nvml_memory_fn(nvmlDevice_t device, nvmlMemory_t *memory);
 typedef nvmlReturn_t nvml_utilization_fn(nvmlDevice_t device, nvmlUtilization_t *util);
 typedef nvmlReturn_t nvml_uint_fn(nvmlDevice_t device, unsigned int *value); /* power, mW */
-/* nvmlDeviceGetClockInfo (which: clock type, MHz), nvmlDeviceGetTemperature (sensor, Celsius),
- * nvmlDeviceGetPcieThroughput (counter, KB/s): one argument, one unsigned answer. */
+/* nvmlDeviceGetClockInfo and nvmlDeviceGetMaxClockInfo (which: clock type, MHz),
+ * nvmlDeviceGetTemperature (sensor, Celsius), nvmlDeviceGetPcieThroughput (counter, KB/s): one
+ * argument, one unsigned answer. */
 typedef nvmlReturn_t nvml_query_fn(nvmlDevice_t device, int which, unsigned int *value);
 typedef nvmlReturn_t nvml_temperature_v_fn(nvmlDevice_t device, nvmlTemperature_v1_t *temp);
 typedef nvmlReturn_t nvml_reasons_fn(nvmlDevice_t device, unsigned long long *reasons);
@@ -96,5 +149,10 @@ typedef nvmlReturn_t nvml_procs_v1_fn(nvmlDevice_t device, unsigned int *count,
                                       nvmlProcessInfo_v1_t *infos);
 typedef nvmlReturn_t nvml_procs_v2_fn(nvmlDevice_t device, unsigned int *count,
                                       nvmlProcessInfo_v2_t *infos);
+typedef nvmlReturn_t nvml_gpm_support_fn(nvmlDevice_t device, nvmlGpmSupport_t *support);
+typedef nvmlReturn_t nvml_gpm_alloc_fn(nvmlGpmSample_t *sample);
+typedef nvmlReturn_t nvml_gpm_free_fn(nvmlGpmSample_t sample);
+typedef nvmlReturn_t nvml_gpm_sample_fn(nvmlDevice_t device, nvmlGpmSample_t sample);
+typedef nvmlReturn_t nvml_gpm_metrics_fn(nvmlGpmMetricsGet_t *get);
 
 #endif

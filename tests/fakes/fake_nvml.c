@@ -5,8 +5,10 @@
  * (FAKE_NVML_MINIMAL) only what an old driver has: no PCIe, no nvmlDeviceGetTemperatureV, no
  * ClocksEventReasons, no _v2 symbols and only the legacy process list layout.
  *
- * nvmlInit reads the script named by $FAKE_NVML_SCRIPT (when no other init is in force), one
- * directive a line, '#' starts a comment, G is a GPU index:
+ * GPM (nvmlGpm*) is in the full library only; nvmlDeviceGetMaxClockInfo is in both.
+ *
+ * nvmlInit reads the script named by $FAKE_NVML_SCRIPT (when no other init is in force; parsed
+ * by fake_nvml_script.c), one directive a line, '#' starts a comment, G is a GPU index:
  *   init ERR_x                 nvmlInit answers this error
  *   count ERR_x                nvmlDeviceGetCount answers this error
  *   devices N                  N GPUs (default 1, at most 8)
@@ -17,6 +19,10 @@
  *   mem_total G BYTES          default 80 GiB
  *   handle G ERR_x             nvmlDeviceGetHandleByIndex(G) answers this error
  *   pcie_delay_us G US         each PCIe call sleeps this long (the real one takes ~20 ms)
+ *   sm_clock_max G MHZ|ERR_x   nvmlDeviceGetMaxClockInfo(SM); default NOT_SUPPORTED (other
+ *                              clock types always are)
+ *   gpm G 0|1|ERR_x            nvmlGpmQueryDeviceSupport: isSupportedDevice, or this error;
+ *                              default 0 (no GPM: nvmlGpmSampleGet answers NOT_SUPPORTED)
  *   QUERY G STEP...            the answers of QUERY on G, one per call, the last repeated
  * QUERY: util (STEP gpu%/mem%, e.g. 80/30), mem_used (bytes; free = total - used), power (mW),
  * sm_clock, mem_clock (MHz), temp (C), pcie_rx, pcie_tx (KB/s), throttle (mask), procs (STEP:
@@ -28,6 +34,15 @@
  * whoever makes it: the nvml source calls nvmlDeviceGetMemoryInfo once when it opens (for the
  * total), so the first mem_used step is taken then. A process list too small for the step is
  * answered NVML_ERROR_INSUFFICIENT_SIZE and the step stays for the next call.
+ * GPM queries: gpm_sample (nvmlGpmSampleGet, STEP OK; no script: always OK), and the metrics
+ * of nvmlGpmMetricsGet, in NVML's unit (STEP a number, may be fractional or negative or nan):
+ * gpm_graphics, gpm_sm, gpm_occupancy, gpm_tensor, gpm_dram, gpm_fp64, gpm_fp32, gpm_fp16
+ * (percent), gpm_pcie_rx, gpm_pcie_tx, gpm_nvlink_rx, gpm_nvlink_tx (MiB/s). Each
+ * nvmlGpmMetricsGet takes one step of every scripted metric of the GPU, asked or not; a metric
+ * with no script answers a per-metric NVML_ERROR_NOT_SUPPORTED, an ERR_x step that error in
+ * that metric's nvmlReturn. nvmlGpmMetricsGet wants two samples of the same GPU, sample1 taken
+ * before sample2 (else NVML_ERROR_INVALID_ARGUMENT: a swapped pair is a bug of the caller), and
+ * every sample handle must come from nvmlGpmSampleAlloc and not be freed yet.
  *
  * fake_nvml_calls(NAME) tells how often the NVML function NAME was called since the script was
  * last read. Not thread-safe: one test thread at a time. */
@@ -40,69 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sources/nvml_abi.h"
-
-#define FAKE_MAX_GPUS 8
-
-enum seq {
-    SEQ_UTIL,
-    SEQ_MEM,
-    SEQ_POWER,
-    SEQ_SM_CLOCK,
-    SEQ_MEM_CLOCK,
-    SEQ_TEMP,
-    SEQ_PCIE_RX,
-    SEQ_PCIE_TX,
-    SEQ_THROTTLE,
-    SEQ_PROCS,
-    N_SEQ
-};
-
-static const char *const seq_keys[N_SEQ] = {
-    "util", "mem_used", "power", "sm_clock", "mem_clock",
-    "temp", "pcie_rx", "pcie_tx", "throttle", "procs",
-};
-
-struct proc {
-    bool child;               /* CHILD: the caller's child, looked up at each call */
-    unsigned int pid;
-    unsigned long long bytes;
-};
-
-/* One scripted answer. */
-struct step {
-    nvmlReturn_t rc;
-    bool lose;                /* LOST: the GPU is gone from this call on */
-    unsigned long long a, b;  /* the value; util: a = gpu %, b = memory % */
-    struct proc *procs;       /* procs: the list */
-    unsigned int n_procs;
-};
-
-struct sequence {
-    struct step *steps;
-    size_t n, next;
-};
-
-/* The fake's device: nvmlDevice_t points to one. */
-struct nvmlDevice_st {
-    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    int cc_major, cc_minor;
-    unsigned long long mem_total;
-    nvmlReturn_t handle_rc;
-    unsigned int pcie_delay_us;
-    bool lost;
-    struct sequence seq[N_SEQ];
-};
-
-static struct {
-    int inits; /* nvmlInit minus nvmlShutdown: NVML counts references */
-    nvmlReturn_t init_rc, count_rc;
-    unsigned int n_gpus;
-    long long count_says;  /* >= 0: what nvmlDeviceGetCount answers instead of n_gpus */
-    char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
-    struct nvmlDevice_st gpu[FAKE_MAX_GPUS];
-} fake;
+#include "fake_nvml.h"
 
 /* Calls per function since the script was read. */
 static struct {
@@ -131,263 +84,9 @@ unsigned long fake_nvml_calls(const char *name)
     return 0;
 }
 
-static const struct {
-    const char *token, *text;
-    nvmlReturn_t rc;
-} errors[] = {
-    {"SUCCESS", "Success", NVML_SUCCESS},
-    {"UNINITIALIZED", "Uninitialized", NVML_ERROR_UNINITIALIZED},
-    {"INVALID_ARGUMENT", "Invalid Argument", NVML_ERROR_INVALID_ARGUMENT},
-    {"NOT_SUPPORTED", "Not Supported", NVML_ERROR_NOT_SUPPORTED},
-    {"NO_PERMISSION", "Insufficient Permissions", NVML_ERROR_NO_PERMISSION},
-    {"NOT_FOUND", "Not Found", NVML_ERROR_NOT_FOUND},
-    {"INSUFFICIENT_SIZE", "Insufficient Size", NVML_ERROR_INSUFFICIENT_SIZE},
-    {"DRIVER_NOT_LOADED", "Driver Not Loaded", NVML_ERROR_DRIVER_NOT_LOADED},
-    {"TIMEOUT", "Timeout", NVML_ERROR_TIMEOUT},
-    {"LIBRARY_NOT_FOUND", "NVML Shared Library Not Found", NVML_ERROR_LIBRARY_NOT_FOUND},
-    {"FUNCTION_NOT_FOUND", "Function Not Found", NVML_ERROR_FUNCTION_NOT_FOUND},
-    {"GPU_IS_LOST", "GPU is lost", NVML_ERROR_GPU_IS_LOST},
-    {"RESET_REQUIRED", "GPU requires reset", NVML_ERROR_RESET_REQUIRED},
-    {"MEMORY", "Insufficient Memory", NVML_ERROR_MEMORY},
-    {"NO_DATA", "No data", NVML_ERROR_NO_DATA},
-    {"ARGUMENT_VERSION_MISMATCH", "Argument version mismatch",
-     NVML_ERROR_ARGUMENT_VERSION_MISMATCH},
-    {"DEPRECATED", "Deprecated", NVML_ERROR_DEPRECATED},
-    {"UNKNOWN", "Unknown Error", NVML_ERROR_UNKNOWN},
-};
-
-/* ---- the script ---- */
-
-static void free_script(void)
+void fake_reset_calls(void)
 {
-    for (unsigned int g = 0; g < FAKE_MAX_GPUS; g++)
-        for (int s = 0; s < N_SEQ; s++) {
-            struct sequence *q = &fake.gpu[g].seq[s];
-            for (size_t i = 0; i < q->n; i++)
-                free(q->steps[i].procs);
-            free(q->steps);
-        }
-    memset(&fake, 0, sizeof fake);
-}
-
-static void default_script(void)
-{
-    free_script();
-    fake.n_gpus = 1;
-    fake.count_says = -1;
-    snprintf(fake.driver, sizeof fake.driver, "999.0.fake");
-    for (unsigned int g = 0; g < FAKE_MAX_GPUS; g++) {
-        struct nvmlDevice_st *d = &fake.gpu[g];
-        snprintf(d->name, sizeof d->name, "Fake GPU %u", g);
-        snprintf(d->uuid, sizeof d->uuid, "GPU-fake-%u", g);
-        d->cc_major = 9;
-        d->cc_minor = 0;
-        d->mem_total = 80ULL << 30;
-    }
     memset(calls, 0, sizeof calls);
-}
-
-/* ERR_<NAME> → its code; -1 when tok is not one. */
-static nvmlReturn_t parse_error(const char *tok)
-{
-    if (strncmp(tok, "ERR_", 4))
-        return -1;
-    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-        if (!strcmp(tok + 4, errors[i].token))
-            return errors[i].rc;
-    return -1;
-}
-
-static bool parse_ull(const char *tok, unsigned long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoull(tok, &end, 0);
-    return !errno && end != tok && !*end && *tok != '-';
-}
-
-/* "SELF:1048576,1234:NA" or "-". */
-static bool parse_procs(char *tok, struct step *st)
-{
-    if (!strcmp(tok, "-"))
-        return true;
-    size_t n = 1;
-    for (const char *c = tok; *c; c++)
-        n += *c == ',';
-    st->procs = calloc(n, sizeof *st->procs);
-    if (!st->procs)
-        return false;
-    char *save = NULL;
-    for (char *e = strtok_r(tok, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-        char *colon = strchr(e, ':');
-        if (!colon)
-            return false;
-        *colon = '\0';
-        struct proc *p = &st->procs[st->n_procs++];
-        unsigned long long pid;
-        if (!strcmp(e, "SELF"))
-            p->pid = (unsigned int)getpid();
-        else if (!strcmp(e, "CHILD"))
-            p->child = true;
-        else if (parse_ull(e, &pid))
-            p->pid = (unsigned int)pid;
-        else
-            return false;
-        if (!strcmp(colon + 1, "NA"))
-            p->bytes = NVML_VALUE_NOT_AVAILABLE;
-        else if (!parse_ull(colon + 1, &p->bytes))
-            return false;
-    }
-    return true;
-}
-
-static bool parse_step(enum seq s, char *tok, struct step *st)
-{
-    memset(st, 0, sizeof *st);
-    if (!strcmp(tok, "LOST")) {
-        st->rc = NVML_ERROR_GPU_IS_LOST;
-        st->lose = true;
-        return true;
-    }
-    if (!strncmp(tok, "ERR_", 4))
-        return (st->rc = parse_error(tok)) >= 0;
-    if (s == SEQ_PROCS)
-        return parse_procs(tok, st);
-    if (s == SEQ_UTIL) {
-        char *slash = strchr(tok, '/');
-        if (!slash)
-            return false;
-        *slash = '\0';
-        return parse_ull(tok, &st->a) && parse_ull(slash + 1, &st->b);
-    }
-    return parse_ull(tok, &st->a);
-}
-
-/* The next blank-separated word of *p (NUL-terminated in place), or NULL at the end. */
-static char *next_word(char **p)
-{
-    char *w = *p + strspn(*p, " \t\r\n");
-    if (!*w)
-        return NULL;
-    char *end = w + strcspn(w, " \t\r\n");
-    *p = *end ? end + 1 : end;
-    *end = '\0';
-    return w;
-}
-
-/* The answers of one query on one GPU, appended to its sequence. */
-static bool parse_sequence(struct sequence *q, enum seq s, char *p)
-{
-    char *tok = next_word(&p);
-    if (!tok)
-        return false;
-    for (; tok; tok = next_word(&p)) {
-        struct step *grown = realloc(q->steps, (q->n + 1) * sizeof *q->steps);
-        if (!grown)
-            return false;
-        q->steps = grown;
-        if (!parse_step(s, tok, &q->steps[q->n++]))
-            return false;
-    }
-    return true;
-}
-
-/* One line of the script; false when it is not understood. */
-static bool parse_line(char *line)
-{
-    line[strcspn(line, "#\r\n")] = '\0';
-    char *p = line;
-    char *key = next_word(&p);
-    if (!key)
-        return true;
-    char *arg = next_word(&p);
-    if (!arg)
-        return false;
-    if (!strcmp(key, "init"))
-        return (fake.init_rc = parse_error(arg)) >= 0;
-    if (!strcmp(key, "count"))
-        return (fake.count_rc = parse_error(arg)) >= 0;
-    if (!strcmp(key, "driver")) {
-        snprintf(fake.driver, sizeof fake.driver, "%s", arg);
-        return true;
-    }
-    unsigned long long g;
-    if (!parse_ull(arg, &g))
-        return false;
-    if (!strcmp(key, "devices")) {
-        fake.n_gpus = (unsigned int)g;
-        return g <= FAKE_MAX_GPUS;
-    }
-    if (!strcmp(key, "count_says")) {
-        fake.count_says = (long long)(unsigned int)g;
-        return g <= 0xffffffffull;
-    }
-    if (g >= FAKE_MAX_GPUS)
-        return false;
-    struct nvmlDevice_st *d = &fake.gpu[g];
-    p += strspn(p, " \t");
-    if (!strcmp(key, "name")) {
-        snprintf(d->name, sizeof d->name, "%s", p);
-        return true;
-    }
-    if (!strcmp(key, "uuid")) {
-        snprintf(d->uuid, sizeof d->uuid, "%s", p);
-        return true;
-    }
-    for (int s = 0; s < N_SEQ; s++)
-        if (!strcmp(key, seq_keys[s]))
-            return parse_sequence(&d->seq[s], (enum seq)s, p);
-    char *val = next_word(&p);
-    unsigned long long v, v2;
-    if (!val)
-        return false;
-    if (!strcmp(key, "handle"))
-        return (d->handle_rc = parse_error(val)) >= 0;
-    if (!strcmp(key, "mem_total"))
-        return parse_ull(val, &d->mem_total);
-    if (!strcmp(key, "pcie_delay_us")) {
-        if (!parse_ull(val, &v) || v > 10000000)
-            return false;
-        d->pcie_delay_us = (unsigned int)v;
-        return true;
-    }
-    if (!strcmp(key, "cc")) {
-        char *minor = next_word(&p);
-        if (!minor || !parse_ull(val, &v) || !parse_ull(minor, &v2) || v > 99 || v2 > 99)
-            return false;
-        d->cc_major = (int)v;
-        d->cc_minor = (int)v2;
-        return true;
-    }
-    return false;
-}
-
-/* Reads $FAKE_NVML_SCRIPT; NVML_SUCCESS or the scripted nvmlInit error. */
-static nvmlReturn_t load_script(void)
-{
-    default_script();
-    const char *path = getenv("FAKE_NVML_SCRIPT");
-    FILE *f = path ? fopen(path, "r") : NULL;
-    if (!f) {
-        fprintf(stderr, "fake_nvml: cannot read the script FAKE_NVML_SCRIPT=%s\n",
-                path ? path : "(unset)");
-        return NVML_ERROR_UNKNOWN;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0;
-    nvmlReturn_t rc = NVML_SUCCESS;
-    while (getline(&line, &cap, f) >= 0) {
-        lineno++;
-        if (!parse_line(line)) {
-            fprintf(stderr, "fake_nvml: %s:%d: not understood\n", path, lineno);
-            rc = NVML_ERROR_UNKNOWN;
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
-    return rc != NVML_SUCCESS ? rc : fake.init_rc;
 }
 
 /* ---- the NVML functions ---- */
@@ -442,7 +141,7 @@ static nvmlReturn_t init(void)
         fake.inits++;
         return NVML_SUCCESS;
     }
-    nvmlReturn_t rc = load_script();
+    nvmlReturn_t rc = fake_load_script();
     if (rc == NVML_SUCCESS)
         fake.inits = 1;
     return rc;
@@ -473,17 +172,14 @@ nvmlReturn_t nvmlShutdown(void)
     if (fake.inits <= 0)
         return NVML_ERROR_UNINITIALIZED;
     if (--fake.inits == 0)
-        free_script();
+        fake_free_script();
     return NVML_SUCCESS;
 }
 
 nvml_error_string_fn nvmlErrorString;
 const char *nvmlErrorString(nvmlReturn_t result)
 {
-    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-        if (errors[i].rc == result)
-            return errors[i].text;
-    return "Unknown Error";
+    return fake_error_text(result);
 }
 
 static nvmlReturn_t device_count(unsigned int *count)
@@ -637,6 +333,19 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int 
     return take_uint(device, type == NVML_CLOCK_SM ? SEQ_SM_CLOCK : SEQ_MEM_CLOCK, clock);
 }
 
+nvml_query_fn nvmlDeviceGetMaxClockInfo;
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, int type, unsigned int *clock)
+{
+    count_call(__func__);
+    nvmlReturn_t rc = check(device);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (type != NVML_CLOCK_SM || device->sm_clock_max_rc != NVML_SUCCESS)
+        return type != NVML_CLOCK_SM ? NVML_ERROR_NOT_SUPPORTED : device->sm_clock_max_rc;
+    *clock = device->sm_clock_max_mhz;
+    return NVML_SUCCESS;
+}
+
 nvml_query_fn nvmlDeviceGetTemperature;
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int *temp)
 {
@@ -672,7 +381,7 @@ static unsigned int first_child(void)
     while (d && !found && (e = readdir(d))) {
         char path[300], buf[512];
         unsigned long long pid;
-        if (!parse_ull(e->d_name, &pid))
+        if (!fake_parse_ull(e->d_name, &pid))
             continue;
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
         FILE *f = fopen(path, "r");
@@ -759,7 +468,7 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_v1_t
         return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     if (temp->sensorType != NVML_TEMPERATURE_GPU)
         return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned int celsius;
+    unsigned int celsius = 0; /* gcc cannot tell that take_uint sets it on success */
     nvmlReturn_t rc = take_uint(device, SEQ_TEMP, &celsius);
     if (rc == NVML_SUCCESS)
         temp->temperature = (int)celsius;
@@ -781,5 +490,144 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsig
     }
     return take_uint(device, counter == NVML_PCIE_UTIL_TX_BYTES ? SEQ_PCIE_TX : SEQ_PCIE_RX,
                      value);
+}
+
+/* ---- GPM ---- */
+
+struct nvmlGpmSample_st {
+    nvmlDevice_t dev;     /* the GPU of the last nvmlGpmSampleGet; NULL before */
+    unsigned long taken;  /* when: fake.gpm_samples then */
+};
+
+/* The samples allocated and not freed yet; not part of the script (a script reload keeps them). */
+static nvmlGpmSample_t live_samples[64];
+
+static nvmlGpmSample_t *live_slot(nvmlGpmSample_t sample)
+{
+    for (size_t i = 0; i < sizeof live_samples / sizeof live_samples[0]; i++)
+        if (live_samples[i] == sample)
+            return &live_samples[i];
+    return NULL;
+}
+
+nvml_gpm_support_fn nvmlGpmQueryDeviceSupport;
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *support)
+{
+    count_call(__func__);
+    nvmlReturn_t rc = check(device);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (support->version != NVML_GPM_SUPPORT_VERSION)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (device->gpm_rc != NVML_SUCCESS)
+        return device->gpm_rc;
+    support->isSupportedDevice = device->gpm;
+    return NVML_SUCCESS;
+}
+
+nvml_gpm_alloc_fn nvmlGpmSampleAlloc;
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *sample)
+{
+    count_call(__func__);
+    if (fake.inits <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    nvmlGpmSample_t *slot = live_slot(NULL);
+    if (!slot || !(*slot = calloc(1, sizeof **slot)))
+        return NVML_ERROR_MEMORY;
+    *sample = *slot;
+    return NVML_SUCCESS;
+}
+
+nvml_gpm_free_fn nvmlGpmSampleFree;
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t sample)
+{
+    count_call(__func__);
+    if (fake.inits <= 0) /* strict: a sample freed after nvmlShutdown leaks (ASan tells) */
+        return NVML_ERROR_UNINITIALIZED;
+    nvmlGpmSample_t *slot = sample ? live_slot(sample) : NULL;
+    if (!slot)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    free(sample);
+    *slot = NULL;
+    return NVML_SUCCESS;
+}
+
+nvml_gpm_sample_fn nvmlGpmSampleGet;
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t sample)
+{
+    count_call(__func__);
+    nvmlReturn_t rc = check(device);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (!sample || !live_slot(sample))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!device->gpm)
+        return NVML_ERROR_NOT_SUPPORTED;
+    if (device->seq[SEQ_GPM_SAMPLE].n > 0 && !take(device, SEQ_GPM_SAMPLE, &rc))
+        return rc;
+    sample->dev = device;
+    sample->taken = ++fake.gpm_samples;
+    return NVML_SUCCESS;
+}
+
+/* The sequence of each GPM metric id; N_SEQ: not one the fake knows. */
+static enum seq gpm_sequence(unsigned int id)
+{
+    static const struct {
+        unsigned int id;
+        enum seq s;
+    } map[] = {
+        {NVML_GPM_METRIC_GRAPHICS_UTIL, SEQ_GPM_GRAPHICS},
+        {NVML_GPM_METRIC_SM_UTIL, SEQ_GPM_SM},
+        {NVML_GPM_METRIC_SM_OCCUPANCY, SEQ_GPM_OCCUPANCY},
+        {NVML_GPM_METRIC_ANY_TENSOR_UTIL, SEQ_GPM_TENSOR},
+        {NVML_GPM_METRIC_DRAM_BW_UTIL, SEQ_GPM_DRAM},
+        {NVML_GPM_METRIC_FP64_UTIL, SEQ_GPM_FP64},
+        {NVML_GPM_METRIC_FP32_UTIL, SEQ_GPM_FP32},
+        {NVML_GPM_METRIC_FP16_UTIL, SEQ_GPM_FP16},
+        {NVML_GPM_METRIC_PCIE_RX_PER_SEC, SEQ_GPM_PCIE_RX},
+        {NVML_GPM_METRIC_PCIE_TX_PER_SEC, SEQ_GPM_PCIE_TX},
+        {NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, SEQ_GPM_NVLINK_RX},
+        {NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, SEQ_GPM_NVLINK_TX},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (map[i].id == id)
+            return map[i].s;
+    return N_SEQ;
+}
+
+nvml_gpm_metrics_fn nvmlGpmMetricsGet;
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *get)
+{
+    count_call(__func__);
+    if (fake.inits <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (get->version != NVML_GPM_METRICS_GET_VERSION)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    const struct nvmlGpmSample_st *s1 = get->sample1, *s2 = get->sample2;
+    if (get->numMetrics == 0 || get->numMetrics > NVML_GPM_METRICS_CAP || !s1 || !s2 ||
+        !live_slot(get->sample1) || !live_slot(get->sample2) || !s1->dev ||
+        s1->dev != s2->dev || s1->taken >= s2->taken)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlDevice_t dev = s1->dev;
+    nvmlReturn_t rc = check(dev);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    for (unsigned int i = 0; i < get->numMetrics; i++) {
+        nvmlGpmMetric_t *m = &get->metrics[i];
+        enum seq s = gpm_sequence(m->metricId);
+        memset(&m->metricInfo, 0, sizeof m->metricInfo);
+        m->value = 0;
+        if (s == N_SEQ) {
+            m->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+            continue;
+        }
+        const struct step *st = peek(dev, s, &m->nvmlReturn);
+        if (st)
+            m->value = st->x;
+    }
+    for (int s = SEQ_GPM_FIRST_METRIC; s < N_SEQ; s++)
+        advance(dev, (enum seq)s);
+    return NVML_SUCCESS;
 }
 #endif

@@ -1,10 +1,7 @@
 /* Unit tests of the nvml metric source (src/sources/nvml.c) against the fake NVML library
  * (tests/fakes/fake_nvml.c), which replays the answers a script gives it: values, errors, a GPU
- * that is lost, process lists. The fakes are found through the compile definitions
- * FAKE_NVML_PATH and FAKE_NVML_MINIMAL_PATH (set by tests/fakes/CMakeLists.txt), or the
- * environment variables of the same names, which win; without them the tests that need a fake
- * are skipped.
- *
+ * that is lost, process lists. The fixture (the source on the fake, ticks, checks) is
+ * tests/fakes/fake_nvml_fixture.h; the GPM metrics are tested in test_source_nvml_gpm.c. *
  * Expected values are the scripted NVML answers converted by hand to base units: percent / 100,
  * mW / 1000, MHz * 1e6, KB/s * 1024. */
 #include <setjmp.h>
@@ -22,151 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_nvml_fixture.h"
 #include "measure/sampler.h"
 #include "sources/sources.h"
 
 #define N_GPU_SERIES 12
-
-/* One nvml source opened on a scripted fake, with a table to sample into. */
-struct fixture {
-    char script[64];
-    void *fake; /* the test's own reference to the fake, to read its call counts */
-    unsigned long (*calls)(const char *name);
-    struct series_registry reg;
-    struct sample_table tab;
-    struct sample_ctx ctx;
-    pid_t tree[4];
-    void *state;
-    bool open;
-    uint64_t errors;
-    char err[512];
-};
-
-static const char *fake_path(bool minimal)
-{
-    const char *env = getenv(minimal ? "FAKE_NVML_MINIMAL_PATH" : "FAKE_NVML_PATH");
-    if (env && *env)
-        return env;
-#if defined(FAKE_NVML_PATH) && defined(FAKE_NVML_MINIMAL_PATH)
-    return minimal ? FAKE_NVML_MINIMAL_PATH : FAKE_NVML_PATH;
-#else
-    return NULL;
-#endif
-}
-
-static int setup(void **state)
-{
-    struct fixture *fx = calloc(1, sizeof *fx);
-    assert_non_null(fx);
-    snprintf(fx->script, sizeof fx->script, "/tmp/test_source_nvml.XXXXXX");
-    int fd = mkstemp(fx->script);
-    assert_true(fd >= 0);
-    close(fd);
-    fx->ctx.tree = fx->tree;
-    fx->ctx.cap_tree = sizeof fx->tree / sizeof fx->tree[0];
-    assert_int_equal(setenv("FAKE_NVML_SCRIPT", fx->script, 1), 0);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *fx = *state;
-    if (fx->open) {
-        table_free(&fx->tab);
-        nvml_source.close(fx->state);
-    }
-    series_registry_free(&fx->reg);
-    if (fx->fake)
-        dlclose(fx->fake);
-    unlink(fx->script);
-    unsetenv("MLBENCH_NVML_LIBRARY");
-    unsetenv("FAKE_NVML_SCRIPT");
-    free(fx);
-    return 0;
-}
-
-/* Loads the fake (minimal: the variant without the newer functions) under the test's script
- * and points the source at it. Skips the test when the fake's path is not known. */
-static void use_fake(struct fixture *fx, bool minimal, const char *script)
-{
-    const char *path = fake_path(minimal);
-    if (!path)
-        skip();
-    FILE *f = fopen(fx->script, "w");
-    assert_non_null(f);
-    fputs(script, f);
-    fclose(f);
-    /* The same path gives the same loaded library: the one the source will dlopen. */
-    fx->fake = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!fx->fake)
-        fail_msg("cannot load the fake NVML %s: %s", path, dlerror());
-    fx->calls = (unsigned long (*)(const char *))dlsym(fx->fake, "fake_nvml_calls");
-    assert_non_null(fx->calls);
-    assert_int_equal(setenv("MLBENCH_NVML_LIBRARY", path, 1), 0);
-}
-
-/* Opens the source; on success the table is ready for ticks. Returns what open returned. */
-static int open_source(struct fixture *fx)
-{
-    fx->err[0] = '\0';
-    int rc = nvml_source.open(&fx->reg, &fx->ctx, &fx->state, fx->err, sizeof fx->err);
-    if (rc == 0) {
-        fx->open = true;
-        table_init(&fx->tab, &fx->reg);
-        if (nvml_source.run_start)
-            nvml_source.run_start(fx->state);
-    }
-    return rc;
-}
-
-static void close_source(struct fixture *fx)
-{
-    assert_true(fx->open);
-    table_free(&fx->tab);
-    nvml_source.close(fx->state);
-    fx->open = false;
-}
-
-static size_t tick(struct fixture *fx)
-{
-    size_t row = table_add_row(&fx->tab, (int64_t)fx->tab.n);
-    nvml_source.sample(fx->state, &fx->ctx, &fx->tab, row, &fx->errors);
-    return row;
-}
-
-/* Series name{gpu="gpu"} at row; fails the test when there is no such series. */
-static double value(const struct fixture *fx, const char *name, int gpu, size_t row)
-{
-    char labels[32];
-    snprintf(labels, sizeof labels, "gpu=\"%d\"", gpu);
-    long col = table_find(&fx->tab, name, labels);
-    if (col < 0)
-        fail_msg("no series %s{%s}", name, labels);
-    return fx->tab.v[col][row];
-}
-
-#define assert_value(fx, name, gpu, row, expected)                                             \
-    do {                                                                                       \
-        double got_ = value(fx, name, gpu, row), want_ = (expected);                           \
-        if (!(got_ == want_))                                                                  \
-            fail_msg("%s{gpu=\"%d\"} at row %zu = %.17g, expected %.17g", name, gpu,           \
-                     (size_t)(row), got_, want_);                                              \
-    } while (0)
-
-#define assert_nan(fx, name, gpu, row)                                                         \
-    do {                                                                                       \
-        double got_ = value(fx, name, gpu, row);                                               \
-        if (!isnan(got_))                                                                      \
-            fail_msg("%s{gpu=\"%d\"} at row %zu = %.17g, expected NAN", name, gpu,             \
-                     (size_t)(row), got_);                                                     \
-    } while (0)
-
-#define assert_contains(haystack, needle)                                                      \
-    do {                                                                                       \
-        if (!strstr((haystack), (needle)))                                                     \
-            fail_msg("\"%s\" does not contain \"%s\"", (haystack), (needle));                  \
-    } while (0)
 
 static const char *const all_series[N_GPU_SERIES] = {
     "gpu_utilization_ratio", "gpu_memory_utilization_ratio", "gpu_memory_used_bytes",
@@ -366,17 +223,6 @@ static void test_two_gpus(void **state)
 
     close_source(fx);
     assert_int_equal(fx->calls("nvmlShutdown"), 1);
-}
-
-/* GPU i of a description (describe op), or NULL. */
-static const json_t *described_gpu(const json_t *d, size_t i)
-{
-    return json_array_get(json_object_get(d, "gpus"), i);
-}
-
-static const char *field_text(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
 }
 
 /* Facts for the report, read when the source opens and given by its describe op; a GPU
