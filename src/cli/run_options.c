@@ -43,6 +43,10 @@ const char *run_options_usage(void)
            "      --interval SEC  resource sampling interval, 10ms..10s (default: from\n"
            "                      10ms, growing to 100ms after 2s of a run)\n"
            "      --all-gpus      show every GPU, not only those the command used\n"
+           "      --discard-throttled  leave runs in which a busy GPU slowed its clocks (power,\n"
+           "                      thermal) out of the statistics, and say how many\n"
+           "      --throttle-threshold PCT  a busy GPU's SM clock below PCT % of its maximum\n"
+           "                      marks a sample throttled, 1..100 (default 75, nvbench's)\n"
            "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
            "      --ranks         COMMAND is a multi-rank job (mpirun, mpiexec, srun,\n"
            "                      torchrun): stages per rank, stragglers (docs/ranks.md)\n"
@@ -229,6 +233,9 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
                             SAMPLER_MAX_INTERVAL_NS,
                             "is not a duration from 10ms to 10s (e.g. 100ms, 0.5, 2s)"),
         CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus),
+        CLI_OPT_FLAG("discard-throttled", 0, &cfg->discard_throttled),
+        CLI_OPT_NUMBER("throttle-threshold", 0, &cfg->throttle_threshold_pct, 1, 100,
+                       CLI_PERCENT, "is not a percentage from 1 to 100 (e.g. 75)"),
         CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
         CLI_OPT_FLAG("ranks", 0, &cfg->ranks),
         CLI_OPT_LISTEN("ranks-listen", &cfg->ranks_listen),

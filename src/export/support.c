@@ -265,10 +265,16 @@ char *export_reproduce_command(const json_t *result)
     static const struct {
         const char *key, *option;
     } flags[] = {{"fail_fast", "--fail-fast"}, {"show_output", "--show-output"},
-                 {"all_gpus", "--all-gpus"}};
+                 {"all_gpus", "--all-gpus"}, {"discard_throttled", "--discard-throttled"}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (json_is_true(json_object_get(cfg, flags[i].key)))
             sb_word(&b, flags[i].option);
+    double threshold = jsonx_num(cfg, "throttle_threshold"); /* a share; 0.75 by default */
+    if (isfinite(threshold) && fabs(threshold - 0.75) > 1e-9) {
+        snprintf(v, sizeof v, "%.6g", 100 * threshold);
+        sb_word(&b, "--throttle-threshold");
+        sb_word(&b, v);
+    }
     if (json_is_true(json_object_get(cmd, "shell")))
         sb_word(&b, "--shell");
     const char *label = jsonx_str(result, "label");

@@ -36,6 +36,10 @@ struct run_config {
     int64_t interval_ns;  /* resource sampling interval (adaptive: the longest) */
     bool interval_adaptive; /* no --interval given: short runs are sampled more often */
     bool all_gpus;        /* report every GPU, not only those the workload used */
+    bool discard_throttled; /* leave runs whose GPU slowed its clocks out of the statistics */
+    double throttle_threshold_pct; /* --throttle-threshold: a busy GPU sample below this % of
+                                    * its maximum SM clock is throttled; 0 = the default, 75
+                                    * (result/gpu_clock.h) */
     bool nvtx;            /* load the NVTX injection library into the workload */
     bool ranks;           /* --ranks: a multi-rank job under a launcher (docs/ranks.md) */
     const char *ranks_listen; /* --ranks-listen HOST:PORT: collect ranks of other hosts, or

@@ -17,9 +17,6 @@
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
 #define CPU_STEAL_MIN 0.05        /* steal time: share of all CPUs' time a hypervisor took */
 #define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: extras.c's PSI_CPU_MIN, the same limit */
-/* NVML clock event reasons that mean the GPU slowed itself down (not idle or app clocks):
- * SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. */
-#define THROTTLE_MASK 0xecull
 
 /* The GPU index in labels gpu="N", or -1. */
 static int gpu_index(const char *labels)
@@ -225,36 +222,6 @@ static void check_governor(struct summary *s)
                      first_other, others, cpus);
 }
 
-static void check_throttling(struct bench_result *r)
-{
-    uint64_t reasons = 0;
-    size_t hits = 0, n = 0;
-    for (size_t k = 0; k < r->n_reps; k++) {
-        const struct sample_table *t = &r->reps[k].samples;
-        for (size_t i = 0; i < t->n_series; i++) {
-            int g = gpu_index(t->defs[i].labels);
-            if (g < 0 || !(r->gpus_shown & (1ull << g)) ||
-                strcmp(t->defs[i].name, "gpu_throttle_reasons") != 0)
-                continue;
-            for (size_t row = 0; row < t->n; row++) {
-                if (!isfinite(t->v[i][row]))
-                    continue;
-                n++;
-                uint64_t bits = (uint64_t)t->v[i][row] & THROTTLE_MASK;
-                if (bits)
-                    hits++, reasons |= bits;
-            }
-        }
-    }
-    if (hits)
-        summary_warn(&r->summary, "gpu_throttling",
-                     "the GPU slowed its clocks in %zu of %zu samples (%s%s%s): results depend "
-                     "on temperature and power limits; check cooling and power caps",
-                     hits, n, reasons & 0x60 ? "thermal" : "",
-                     (reasons & 0x60) && (reasons & 0x8c) ? ", " : "",
-                     reasons & 0x8c ? "power" : "");
-}
-
 /* The name and tensor cores of the first GPU shown that NVML gave a handle for, from the GPUs
  * of the captured environment (result_capture_environment); untouched when there is none. The
  * name is borrowed from r->environment. */
@@ -448,7 +415,6 @@ void resources_analyze(struct bench_result *r)
                      "and timings include disk waits; reduce memory use or batch size",
                      units_bytes(swap_in, a, sizeof a), units_bytes(swap_out, b, sizeof b));
     }
-    check_throttling(r);
     if (meant_for_gpu(r)) {
         if (!ctx.gpu_measured)
             summary_warn(s, "gpu_unverified",

@@ -326,6 +326,31 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
     return out;
 }
 
+/* The reasons of a gpu_clock record (GPU_CLOCK_POWER, GPU_CLOCK_THERMAL) as ["power", ...]. */
+static json_t *clock_reasons_json(unsigned reasons)
+{
+    json_t *a = json_array();
+    if (reasons & GPU_CLOCK_POWER)
+        json_array_append_new(a, json_string("power"));
+    if (reasons & GPU_CLOCK_THERMAL)
+        json_array_append_new(a, json_string("thermal"));
+    return a;
+}
+
+/* runs[].gpu_clock: only for a run whose GPU clock was measured (gpu_clock.h). */
+static void rep_gpu_clock_json(const struct gpu_clock_run *gc, json_t *out)
+{
+    if (!gc->measured)
+        return;
+    json_object_set_new(out, "gpu_clock", json_pack(
+        "{s:b, s:I, s:I, s:I, s:o, s:o, s:b}", "measured", gc->measured,
+        "busy_samples", (json_int_t)gc->busy_samples,
+        "throttled_samples", (json_int_t)gc->throttled_samples,
+        "slow_clock_samples", (json_int_t)gc->slow_samples,
+        "reasons", clock_reasons_json(gc->reasons), "scaling", jnum(gc->scaling),
+        "throttled", gc->throttled));
+}
+
 static json_t *rep_json(const struct repetition *rep)
 {
     const struct run_outcome *o = &rep->outcome;
@@ -344,6 +369,7 @@ static json_t *rep_json(const struct repetition *rep)
         "involuntary_context_switches", jint(o->invol_ctx_switches),
         "stderr_tail", jstr_or_null(o->stderr_tail),
         "prepare_error", jstr_or_null(rep->prepare_error));
+    rep_gpu_clock_json(&rep->gpu_clock, j);
     return rep_stages_json(rep, j);
 }
 
@@ -363,11 +389,25 @@ static json_t *span_stats_json(const struct span_stats *st)
                      "counts", counts);
 }
 
+/* summary.gpu_clock: present when some measured run's GPU clock was measured. */
+static void summary_gpu_clock_json(const struct gpu_clock_summary *gc, json_t *out)
+{
+    if (!gc->runs)
+        return;
+    json_object_set_new(out, "gpu_clock", json_pack(
+        "{s:o, s:I, s:I, s:I, s:o, s:o, s:o}", "threshold", jnum(gc->threshold),
+        "runs", (json_int_t)gc->runs, "throttled_runs", (json_int_t)gc->throttled_runs,
+        "discarded_runs", (json_int_t)gc->discarded_runs,
+        "reasons", clock_reasons_json(gc->reasons), "scaling_median", jnum(gc->scaling_median),
+        "scaling_min", jnum(gc->scaling_min)));
+}
+
 static json_t *summary_json(const struct summary *s)
 {
     json_t *j = json_pack("{s:I, s:I, s:I, s:b}", "runs_measured", (json_int_t)s->n_measured,
                           "runs_ok", (json_int_t)s->n_ok, "runs_used", (json_int_t)s->n_used,
                           "used_failed_runs", s->used_failed);
+    summary_gpu_clock_json(&s->gpu_clock, j);
     if (!s->valid)
         return j;
     json_object_set_new(j, "wall_ns", stats_json(&s->wall));
@@ -487,6 +527,8 @@ json_t *result_to_json(const struct bench_result *r)
     json_object_set_new(config, "interval_ns", jint(c->interval_ns));
     json_object_set_new(config, "interval_adaptive", json_boolean(c->interval_adaptive));
     json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
+    json_object_set_new(config, "discard_throttled", json_boolean(c->discard_throttled));
+    json_object_set_new(config, "throttle_threshold", jnum(gpu_clock_threshold(c)));
     json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
     json_object_set_new(config, "ranks", json_boolean(c->ranks));
 

@@ -33,6 +33,7 @@ struct repetition {
     struct sample_table samples;  /* resource samples (n == 0 without sampling) */
     struct metric_stat **metrics; /* attributed samples: stages.n_stages rows, then the run;
                                    * NULL without samples */
+    struct gpu_clock_run gpu_clock; /* whether its GPU kept its clocks; set by summary_compute */
 };
 
 /* How resources were sampled during the invocation. */
@@ -80,8 +81,9 @@ void result_free(struct bench_result *r);
 /* Captures what the runs ran on into r->environment (envinfo_capture), replacing any earlier
  * capture: the machine, the git state of the current directory (runs git, 2 s at most) and
  * the static facts of the sampler's open sources (its GPUs). sampler may be NULL (no GPUs).
- * Call once after the runs, while the sampler is still open (before sampler_close) and before
- * resources_analyze, which reads the GPUs from it. */
+ * Call once after the runs, while the sampler is still open (before sampler_close), and before
+ * summary_compute (the GPUs' maximum clocks mark throttled runs) and resources_analyze, which
+ * read the GPUs from it. Reads nothing of the summary. */
 void result_capture_environment(struct bench_result *r, const struct sampler *sampler);
 
 /* Decides the price of the result from config->price and r->environment (price_match): call

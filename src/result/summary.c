@@ -628,6 +628,7 @@ void summary_compute(struct bench_result *r)
             u.rep[u.n++] = &r->reps[i];
     }
     s->n_ok = u.n;
+    u.n = gpu_clock_mark(r, u.rep, u.n); /* each run's GPU clock; --discard-throttled */
     if (u.n == 0) { /* describe what there is rather than nothing */
         s->used_failed = s->n_measured > 0;
         for (size_t i = 0; i < r->n_reps; i++)
@@ -688,5 +689,6 @@ void summary_compute(struct bench_result *r)
     }
     quality_warnings(s, r, &u);
     rank_warnings(s, r);
+    gpu_clock_summarize(s, u.rep, u.n);
     free(u.rep);
 }

@@ -9,6 +9,7 @@
 #include "measure/attrib.h"
 #include "measure/sampler.h"
 #include "analysis/stats.h"
+#include "result/gpu_clock.h"
 #include "result/rank_summary.h"
 #include "result/span_stats.h"
 
@@ -65,7 +66,8 @@ struct warning {
 struct summary {
     size_t n_measured;         /* repetitions that are not warm-up */
     size_t n_ok;               /* of them, with status ok */
-    size_t n_used;             /* repetitions the statistics are over */
+    size_t n_used;             /* repetitions the statistics are over (without the throttled
+                                * ones with --discard-throttled: gpu_clock.discarded_runs) */
     bool used_failed;          /* no run was ok: statistics are over all measured runs */
     bool valid;                /* n_used > 0 */
     struct stats_summary wall, user, sys, max_rss;
@@ -88,9 +90,13 @@ struct summary {
                                       * in the first used run's table) */
     size_t n_series;
     struct rank_summary ranks; /* the stages across the ranks of a multi-rank job, or empty */
+    struct gpu_clock_summary gpu_clock; /* throttled runs, clock scaling (gpu_clock.h) */
 };
 
-/* Computes r->summary from r's repetitions (replacing any previous one). */
+/* Computes r->summary from r's repetitions (replacing any previous one), and marks each
+ * repetition's GPU clock (rep->gpu_clock). The GPUs' maximum clocks come from r->environment:
+ * call after result_capture_environment (without an environment, only throttle reasons mark
+ * runs). */
 void summary_compute(struct bench_result *r);
 /* Adds a warning to s (copies the strings). */
 void summary_warn(struct summary *s, const char *code, const char *fmt, ...)
