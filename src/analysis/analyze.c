@@ -28,6 +28,11 @@
 #define GPU_TARGET_UTIL 0.90    /* what a well-fed GPU reaches: the goal of the saving estimates */
 #define GPU_MEM_BUSY 0.50       /* memory controller busy at least: bandwidth-heavy kernels */
 #define LAUNCH_BATCH_MAX 64     /* batch at most this (or unknown): launch overhead plausible */
+/* GPM SM active (the share of SMs with a warp resident, over time). NVIDIA's DCGM guide: 0.8 or
+ * more is needed, though not enough, for effective use; under 0.5 likely means ineffective use.
+ * A kernel on one SM of 132 reads 100 % utilisation and 0.8 % SM active. */
+#define SM_ACTIVE_LOW 0.50      /* below, in a stage a kernel runs 90 % of: under-occupied */
+#define SM_ACTIVE_TARGET 0.80   /* what kernels that fill the GPU reach: the saving's goal */
 
 /* CPU, in cores busy (1.0 = one core all the time) */
 #define CPU_CORE_BUSY 0.8       /* one thread saturated: lower end */
@@ -88,6 +93,8 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
     f->util = ctx->gpu_measured && known(s->gpu_util) ? s->gpu_util : NAN;
     f->gpu_used = known(f->util) && ((s->gpus > 0 && !is_cpu_device(ctx->device)) || f->util > 0);
     f->gpu_active = f->gpu_used && f->util >= GPU_ACTIVE_UTIL;
+    f->sm_active = f->gpu_used && known(s->gpu_sm_active) ? s->gpu_sm_active : NAN;
+    f->tensor_active = f->gpu_used && known(s->gpu_tensor_active) ? s->gpu_tensor_active : NAN;
 
     /* PSI io "some" is the share of time at least one task waited for I/O. Without it, iowait
      * (a share of all CPU time) times the CPUs is the mean number of CPUs idle with I/O
@@ -263,11 +270,20 @@ static void verdict_gpu_bound(const struct stage_resources *s, const struct figu
     o->rule = "gpu-bound";
     o->finding = true;
     cat(o->evidence, TEXT_MAX, "GPU %.0f %% busy", pct(f->util));
-    if (known(s->gpu_mem_util))
+    if (known(f->sm_active))
+        cat(o->evidence, TEXT_MAX, ", %.0f %% of its SMs active", pct(f->sm_active));
+    if (known(f->tensor_active))
+        cat(o->evidence, TEXT_MAX, ", tensor pipes %.0f %%", pct(f->tensor_active));
+    if (known(s->gpu_dram_active))
+        cat(o->evidence, TEXT_MAX, ", DRAM bandwidth %.0f %%", pct(s->gpu_dram_active));
+    else if (known(s->gpu_mem_util))
         cat(o->evidence, TEXT_MAX, ", its memory %.0f %% busy", pct(s->gpu_mem_util));
     if (known(s->gpu_power_watts))
         cat(o->evidence, TEXT_MAX, ", %.0f W", s->gpu_power_watts);
-    if (known(s->gpu_mem_util) && s->gpu_mem_util >= GPU_MEM_BUSY)
+    /* GPM's DRAM activity is the bandwidth used; NVML's memory utilisation only the share of
+     * time any access happened: the first where there is one */
+    double memory = known(s->gpu_dram_active) ? s->gpu_dram_active : s->gpu_mem_util;
+    if (known(memory) && memory >= GPU_MEM_BUSY)
         cat(o->recommendation, TEXT_MAX,
             "the GPU is the limit and its memory traffic is heavy: fuse element-wise kernels "
             "(torch.compile), halve the bytes moved with bf16/fp16, use channels-last for "
@@ -278,6 +294,29 @@ static void verdict_gpu_bound(const struct stage_resources *s, const struct figu
             "matrix products), fuse kernels (torch.compile), or do less work per step; beyond "
             "that, a faster GPU or more GPUs");
     o->saving_ns = 0; /* the mixed-precision finding estimates what precision could save */
+}
+
+/* A kernel runs nearly all the time, but the kernels fill few of the SMs: small kernels (a
+ * small batch, unfused element-wise work) keep the GPU "busy" while most of it idles. */
+static void verdict_under_occupied(const struct stage_resources *s, const struct figures *f,
+                                   struct outcome *o)
+{
+    o->rule = "gpu-under-occupied";
+    o->finding = true;
+    cat(o->evidence, TEXT_MAX, "a kernel ran %.0f %% of the time, but only %.0f %% of the SMs "
+        "were active on average", pct(f->util), pct(f->sm_active));
+    if (known(s->gpu_sm_occupancy))
+        cat(o->evidence, TEXT_MAX, " (occupancy %.0f %%)", pct(s->gpu_sm_occupancy));
+    if (known(f->tensor_active))
+        cat(o->evidence, TEXT_MAX, ", tensor pipes %.0f %% active", pct(f->tensor_active));
+    cat(o->recommendation, TEXT_MAX,
+        "the kernels are too small to fill the GPU, so \"GPU busy\" overstates its use: give each "
+        "kernel more work (a larger batch: mlbench sweep --find-max batch=LO..HI), fuse small "
+        "kernels (torch.compile), or run independent work side by side (CUDA streams, several "
+        "processes with MPS); a smaller GPU (or a MIG slice) would do this work as fast");
+    /* The same work with kernels that fill SM_ACTIVE_TARGET of the SMs: understated, as a
+     * larger batch also cuts the per-kernel overheads. */
+    o->saving_ns = f->time_ns * fmax(0, 1 - f->sm_active / SM_ACTIVE_TARGET);
 }
 
 static void verdict_memory(const struct stage_resources *s, const struct figures *f,
@@ -602,6 +641,9 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
 
     if (s->samples == 0 || !anything)
         verdict_unmeasured(ctx, s, f, o);
+    else if (known(f->util) && f->util >= GPU_BOUND_UTIL && known(f->sm_active) &&
+             f->sm_active < SM_ACTIVE_LOW)
+        verdict_under_occupied(s, f, o);
     else if (known(f->util) && f->util >= GPU_BOUND_UTIL)
         verdict_gpu_bound(s, f, o);
     else if (f->mem_pressure)

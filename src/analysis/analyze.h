@@ -50,6 +50,13 @@ struct stage_resources {
     double gpu_mem_peak_bytes;    /* largest memory used on one GPU */
     double gpu_mem_total_bytes;   /* that GPU's memory */
     double gpu_power_watts;
+    /* NVML GPM activities (Hopper and newer; NAN without GPM): the share of the SMs that had a
+     * warp resident, averaged over time (DCGM's SM active), the warps resident of the most an
+     * SM holds (occupancy), the share of time the tensor pipes and the DRAM interface worked */
+    double gpu_sm_active;
+    double gpu_sm_occupancy;
+    double gpu_tensor_active;
+    double gpu_dram_active;
 };
 
 /* One stage across the ranks of a multi-rank job (medians over the runs, ns; rank_summary.h). */

@@ -23,6 +23,8 @@ struct figures {
     bool gpu_measured; /* a GPU source worked */
     double cpu;        /* cores busy, NAN */
     double util;       /* GPU utilisation, NAN when not measured or no GPU in the figures */
+    double sm_active;  /* GPM SM active (analyze.h), NAN without GPM or without a GPU used */
+    double tensor_active; /* GPM tensor pipes active, NAN likewise */
     bool gpu_used;     /* the workload used a GPU in this run */
     bool gpu_active;   /* ...and it worked in this stage */
     double io;         /* share of time stalled on I/O, NAN */

@@ -20,6 +20,9 @@
 #define CPU_BF16_SPEEDUP 1.3    /* assumed fp32 -> bf16 gain of CPU-bound training on a CPU with
                                  * bf16 matrix instructions (1.45-1.6x measured: analysis.md) */
 #define PSI_CPU_MIN 0.20        /* tasks waiting for a CPU at least this share: contention */
+#define TENSOR_CHECK_SM_ACTIVE 0.20 /* GPM SM active at least: the GPU does enough work that its
+                                     * matrix products should show on the tensor pipes */
+#define TENSOR_IDLE 0.01        /* tensor pipes active less: "near 0", not on tensor cores */
 
 /* fp32 or not declared: the precision that leaves tensor cores (or a CPU's bf16 matrix
  * instructions) unused. */
@@ -27,6 +30,46 @@ static bool full_precision(const char *precision)
 {
     return !precision || !*precision || !strcasecmp(precision, "fp32") ||
            !strcasecmp(precision, "float32") || !strcasecmp(precision, "float");
+}
+
+/* The precision declared asks for tensor cores: "bf16", "fp16", "tf32", "amp"... (NULL when
+ * not: fp32, fp64, int8 (other pipes), or nothing declared). */
+static const char *tensor_precision(const char *precision)
+{
+    static const char *const names[] = {"bf16", "bfloat16", "fp16", "float16", "half", "tf32",
+                                        "amp", "mixed"};
+    for (size_t i = 0; precision && i < sizeof names / sizeof names[0]; i++)
+        if (strcasestr(precision, names[i]))
+            return names[i];
+    return NULL;
+}
+
+/* A reduced-precision run whose SMs work while its tensor pipes do not: its matrix products
+ * run on the CUDA cores (autocast not covering them, fp32 tensors, TF32 not enabled, shapes
+ * cuBLAS will not put on tensor cores). GPM only. */
+static void tensor_cores_idle(const struct analysis_context *ctx, const struct stage_resources *s,
+                              const struct figures *f, struct findings_builder *b)
+{
+    const char *kind = tensor_precision(ctx->precision);
+    if (!kind || !f->gpu_active || !known(f->tensor_active) || !known(f->sm_active) ||
+        f->sm_active < TENSOR_CHECK_SM_ACTIVE || f->tensor_active >= TENSOR_IDLE)
+        return;
+    char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
+    cat(ev, sizeof ev, "precision %s, %.0f %% of the SMs active, but the tensor pipes only "
+        "%.1f %% of the time", ctx->precision, pct(f->sm_active), pct(f->tensor_active));
+    if (ctx->gpu_name)
+        cat(ev, sizeof ev, " (%s)", ctx->gpu_name);
+    if (!strcmp(kind, "tf32"))
+        cat(rec, sizeof rec, "the matrix products do not run on tensor cores: TF32 is off by "
+            "default in PyTorch for matmuls: torch.backends.cuda.matmul.allow_tf32 = True (or "
+            "torch.set_float32_matmul_precision(\"high\")) and torch.backends.cudnn.allow_tf32");
+    else
+        cat(rec, sizeof rec, "the matrix products do not run on tensor cores: check that "
+            "autocast covers the forward pass (torch.autocast(\"cuda\", dtype=torch.bfloat16)), "
+            "that the operands really are bf16/fp16 rather than fp32, and that the matrix "
+            "dimensions are multiples of 8; then measure again: tensor cores do these products "
+            "many times faster");
+    findings_add(b, "tensor-cores-idle", s, ev, rec, 0);
 }
 
 static bool is_training(const struct stage_resources *s)
@@ -85,6 +128,8 @@ void analyze_stage_extras(const struct analysis_context *ctx, const struct stage
         findings_add(b, "mixed-precision", s, ev, rec,
                     gpu_bound && fp32 ? f->time_ns * (1 - 1 / MIXED_PRECISION_SPEEDUP) : 0);
     }
+
+    tensor_cores_idle(ctx, s, f, b);
 
     /* The same id on the CPU: the GPU rule above stays the one for a run that used a GPU, and
      * a run that says it ran on another device (a GPU NVML did not see) is not told about its

@@ -152,6 +152,7 @@ struct export_stage_figures {
     double read_bps, write_bps; /* storage bytes per second of the process tree */
     double iowait;              /* ratio, the machine's */
     double gpu_util;            /* ratio */
+    double gpu_sm_active;       /* ratio (NVML GPM), NAN without GPM */
     double gpu_mem_peak_bytes;
     double gpu_power_watts;
     size_t samples;             /* the most samples of any series (0: none fell in the stage) */

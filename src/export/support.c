@@ -514,8 +514,8 @@ const json_t *export_resource_find(const json_t *resources, const char *metric,
 static void gpu_figures(const json_t *resources, const json_t *gpus,
                         struct export_stage_figures *f)
 {
-    double u = 0, p = 0;
-    int nu = 0, np = 0;
+    double u = 0, p = 0, sm = 0;
+    int nu = 0, np = 0, nsm = 0;
     for (size_t g = 0; g < json_array_size(gpus); g++) {
         char labels[32];
         snprintf(labels, sizeof labels, "gpu=\"%lld\"",
@@ -524,6 +524,9 @@ static void gpu_figures(const json_t *resources, const json_t *gpus,
             export_resource_find(resources, "gpu_utilization_ratio", labels), "mean");
         if (isfinite(v))
             u += v, nu++;
+        v = jsonx_num(export_resource_find(resources, "gpu_sm_active_ratio", labels), "mean");
+        if (isfinite(v))
+            sm += v, nsm++;
         v = jsonx_num(export_resource_find(resources, "gpu_power_watts", labels), "mean");
         if (isfinite(v))
             p += v, np++;
@@ -533,6 +536,7 @@ static void gpu_figures(const json_t *resources, const json_t *gpus,
             f->gpu_mem_peak_bytes = v;
     }
     f->gpu_util = nu ? u / nu : NAN;
+    f->gpu_sm_active = nsm ? sm / nsm : NAN;
     f->gpu_power_watts = np ? p : NAN;
 }
 

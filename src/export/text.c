@@ -427,11 +427,12 @@ static bool stages_text(FILE *out, const json_t *s, int cols)
     return true;
 }
 
+/* sm: the SM-active column is shown (GPM measured it in the run) */
 static void resource_row(FILE *out, int cols, const char *name, int depth,
-                         const json_t *resources, const json_t *gpus, bool stage)
+                         const json_t *resources, const json_t *gpus, bool sm, bool stage)
 {
     struct export_stage_figures f;
-    char lab[256], c[8][32];
+    char lab[256], c[9][32];
     export_stage_figures(resources, gpus, &f);
     pad(out, label(lab, sizeof lab, depth, name), cols);
     fprintf(out, " %8s %10s %9s %9s %7s", export_fmt_num(f.cpu_cores, "%.2f", 1, c[0], 32),
@@ -439,6 +440,8 @@ static void resource_row(FILE *out, int cols, const char *name, int depth,
             export_fmt_num(f.read_bps, "%.1f", 1e-6, c[2], 32),
             export_fmt_num(f.write_bps, "%.1f", 1e-6, c[3], 32),
             export_fmt_num(f.iowait, "%.0f%%", 100, c[4], 32));
+    if (json_array_size(gpus) && sm)
+        fprintf(out, " %6s", export_fmt_num(f.gpu_sm_active, "%.0f%%", 100, c[8], 32));
     if (json_array_size(gpus))
         fprintf(out, " %8s %10s %7s", export_fmt_num(f.gpu_util, "%.0f%%", 100, c[5], 32),
                 export_fmt_bytes(f.gpu_mem_peak_bytes, c[6], 32),
@@ -500,15 +503,21 @@ static void resources_text(FILE *out, const json_t *r, int cols)
     putc('\n', out);
     pad(out, "resources (mean)", cols);
     fprintf(out, " %8s %10s %9s %9s %7s", cores, "peak mem", "read MB/s", "write MB/s", "iowait");
+    /* GPM's SM active beside utilisation: how much of the GPU the kernels used */
+    struct export_stage_figures total;
+    export_stage_figures(json_object_get(s, "resources"), gpus, &total);
+    bool sm = isfinite(total.gpu_sm_active);
+    if (json_array_size(gpus) && sm)
+        fprintf(out, " %6s", "SM act");
     if (json_array_size(gpus))
         fprintf(out, " %8s %10s %7s", "GPU util", "GPU mem", "GPU W");
     putc('\n', out);
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
         resource_row(out, cols, str(st, "name", "?"), export_stage_depth(st),
-                     json_object_get(st, "resources"), gpus, true);
+                     json_object_get(st, "resources"), gpus, sm, true);
     }
-    resource_row(out, cols, "total", 0, json_object_get(s, "resources"), gpus, false);
+    resource_row(out, cols, "total", 0, json_object_get(s, "resources"), gpus, sm, false);
     gpu_clock_text(out, s);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "result/gpu_sync.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -71,25 +72,39 @@ static uint64_t choose_gpus(const struct bench_result *r)
     return used | (busy & ~known);
 }
 
-/* GPU figures of one stage over the GPUs in mask. */
+/* GPU figures of one stage over the GPUs in mask: means averaged over those GPUs that have the
+ * series (the GPM activities only exist on GPUs that support GPM), peaks the largest. */
 static void gpu_figures(const struct summary *s, const struct metric_stat *m, uint64_t mask,
                         struct stage_resources *sr)
 {
-    double util = 0, mem_util = 0, power = 0;
-    int n_util = 0, n_mem_util = 0;
-    sr->gpu_util = sr->gpu_util_peak = sr->gpu_mem_util = sr->gpu_power_watts = NAN;
+    struct {
+        const char *name;
+        double *out;
+        double sum;
+        int n;
+    } means[] = {
+        {"gpu_utilization_ratio", &sr->gpu_util, 0, 0},
+        {"gpu_memory_utilization_ratio", &sr->gpu_mem_util, 0, 0},
+        {"gpu_sm_active_ratio", &sr->gpu_sm_active, 0, 0},
+        {"gpu_sm_occupancy_ratio", &sr->gpu_sm_occupancy, 0, 0},
+        {"gpu_tensor_active_ratio", &sr->gpu_tensor_active, 0, 0},
+        {"gpu_dram_active_ratio", &sr->gpu_dram_active, 0, 0},
+    };
+    const size_t n_means = sizeof means / sizeof means[0];
+    double power = 0;
+    sr->gpu_util_peak = sr->gpu_power_watts = NAN;
     sr->gpu_mem_peak_bytes = sr->gpu_mem_total_bytes = NAN;
     for (size_t i = 0; i < s->n_series; i++) {
         int g = gpu_index(s->series[i].labels);
         if (g < 0 || !(mask & (1ull << g)) || m[i].n == 0)
             continue;
         const char *name = s->series[i].name;
+        for (size_t k = 0; k < n_means; k++)
+            if (!strcmp(name, means[k].name))
+                means[k].sum += m[i].mean, means[k].n++;
         if (!strcmp(name, "gpu_utilization_ratio")) {
-            util += m[i].mean, n_util++;
             if (!(sr->gpu_util_peak >= m[i].peak))
                 sr->gpu_util_peak = m[i].peak;
-        } else if (!strcmp(name, "gpu_memory_utilization_ratio")) {
-            mem_util += m[i].mean, n_mem_util++;
         } else if (!strcmp(name, "gpu_power_watts")) {
             power = (isnan(sr->gpu_power_watts) ? 0 : power) + m[i].mean;
             sr->gpu_power_watts = power;
@@ -104,10 +119,8 @@ static void gpu_figures(const struct summary *s, const struct metric_stat *m, ui
         }
     }
     sr->gpus = __builtin_popcountll(mask);
-    if (n_util)
-        sr->gpu_util = util / n_util;
-    if (n_mem_util)
-        sr->gpu_mem_util = mem_util / n_mem_util;
+    for (size_t k = 0; k < n_means; k++)
+        *means[k].out = means[k].n ? means[k].sum / means[k].n : NAN;
 }
 
 static void figures(const struct summary *s, const struct metric_stat *m, int ncpu,
@@ -350,6 +363,10 @@ void resources_analyze(struct bench_result *r)
                             ? s->stages[i].overlap_median_ns / s->stages[i].active.median : 0;
         if (s->stages[i].resources)
             figures(s, s->stages[i].resources, ncpu, r->gpus_shown, &sr[i]);
+        else /* not sampled: the GPM activities are not 0 (the rules only read the others with
+              * samples in the stage) */
+            sr[i].gpu_sm_active = sr[i].gpu_sm_occupancy = sr[i].gpu_tensor_active =
+                sr[i].gpu_dram_active = NAN;
     }
     struct stage_resources *total = &sr[s->n_stages];
     *total = (struct stage_resources){.name = "total", .time_ns = s->wall.median, .share = 1};
@@ -415,6 +432,8 @@ void resources_analyze(struct bench_result *r)
                      "and timings include disk waits; reduce memory use or batch size",
                      units_bytes(swap_in, a, sizeof a), units_bytes(swap_out, b, sizeof b));
     }
+    if (ctx.gpu_measured)
+        gpu_sync_check(r);
     if (meant_for_gpu(r)) {
         if (!ctx.gpu_measured)
             summary_warn(s, "gpu_unverified",

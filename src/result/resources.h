@@ -1,7 +1,8 @@
 /* resources: from attributed samples to conclusions. Builds the per-stage resource figures the
  * analysis rules read (choosing the GPUs the workload used), runs the analysis, and adds the
  * measurement-quality warnings that need resource data: CPU frequency governor, other load on
- * the machine, swapping, GPU clock throttling, and a run meant for a GPU that used none. */
+ * the machine, swapping, stages timed without synchronising the GPU (gpu_sync.h), and a run
+ * meant for a GPU that used none (GPU clock throttling is the summary's: gpu_clock.h). */
 #ifndef MLBENCH_RESOURCES_H
 #define MLBENCH_RESOURCES_H
 

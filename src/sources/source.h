@@ -77,7 +77,7 @@ struct metric_source {
     /* Optional (NULL: the source has no static facts): what the source found when it opened
      * and that does not change while it is open, like nvtop's populate_static_info. nvml:
      * {"driver_version", "gpus": [{index, usable, name, uuid, memory_bytes,
-     * compute_capability}]}. Returns a new object owned by the caller; a fact not known is left
+     * compute_capability, sm_clock_max_hertz, gpm}]}. Returns a new object owned by the caller; a fact not known is left
      * out, never 0 or "". Makes no device call and reads only what open wrote, so it is safe on
      * any thread while the source is open, sampling or not.
      * JSON rather than a struct: each source knows different facts (a struct here would be one

@@ -26,7 +26,8 @@ static inline struct stage_resources stage(const char *name, double cpu)
         .disk_read_bps = NAN, .disk_write_bps = NAN, .swap_in_bps = NAN, .swap_out_bps = NAN,
         .mem_available_min_bytes = NAN, .gpus = 0, .gpu_util = NAN, .gpu_util_peak = NAN,
         .gpu_mem_util = NAN, .gpu_mem_peak_bytes = NAN, .gpu_mem_total_bytes = NAN,
-        .gpu_power_watts = NAN};
+        .gpu_power_watts = NAN, .gpu_sm_active = NAN, .gpu_sm_occupancy = NAN,
+        .gpu_tensor_active = NAN, .gpu_dram_active = NAN};
 }
 
 /* The same stage on one GPU busy util of the time. */

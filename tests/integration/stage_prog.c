@@ -290,6 +290,11 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "seq";
     if (!strcmp(mode, "seq"))
         return seq();
+    if (!strcmp(mode, "stages")) { /* stages NAME MS [NAME MS...]: one after the other */
+        for (int i = 2; i + 1 < argc; i += 2)
+            stage(argv[i], atol(argv[i + 1]));
+        return 0;
+    }
     if (!strcmp(mode, "threads"))
         return threads();
     if (!strcmp(mode, "children"))

@@ -1,0 +1,113 @@
+"""End-to-end tests of what mlbench concludes from NVML GPM (docs/analysis.md): the activities
+sampled (or absent without GPM), a GPU "busy" with kernels that fill few SMs called
+under-occupied, and a stage that ends before its GPU work warned about. The GPU is the fake NVML
+library (tests/fakes/fake_nvml.c), whose scripted answers advance one per call: the timelines
+below are written per sampling tick, with margins for a loaded machine.
+
+Environment (set by ctest): MLBENCH, STAGE_PROG, FAKE_NVML."""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
+STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
+FAKE_NVML = os.environ.get("FAKE_NVML", "build/tests/fakes/libfake_nvml.so")
+
+# One GPU with GPM, the workload's process on it.
+GPM_GPU = """name 0 NVIDIA H200
+cc 0 9 0
+gpm 0 1
+mem_total 0 150000000000
+mem_used 0 20000000000
+procs 0 CHILD:20000000000
+power 0 500000
+"""
+
+
+class GpuAnalysisTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-test-")
+        self.store = os.path.join(self.tmp.name, "store")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_fake(self, script, *args):
+        """mlbench run with the fake NVML replaying script; the result and the printed summary."""
+        path = os.path.join(self.tmp.name, "nvml.script")
+        with open(path, "w") as f:
+            f.write(script)
+        env = dict(os.environ, MLBENCH_NVML_LIBRARY=FAKE_NVML, FAKE_NVML_SCRIPT=path)
+        p = subprocess.run([MLBENCH, "run", "--store", self.store, "-w", "0", "-r", "1", *args],
+                           capture_output=True, text=True, env=env, timeout=90)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = glob.glob(os.path.join(self.store, "runs", "*.json"))
+        self.assertEqual(len(files), 1, files)
+        with open(files[0]) as f:
+            return json.load(f), p.stdout
+
+    @staticmethod
+    def series(result):
+        return {(s["metric"], s.get("labels", "")): s for s in result["runs"][0]["samples"]["series"]}
+
+    @staticmethod
+    def verdict(result, stage):
+        return next(v for v in result["analysis"]["verdicts"] if v["stage"] == stage)
+
+    def test_under_occupied(self):
+        """A kernel always running but a fifth of the SMs active: under-occupied, and the
+        activities are in the result as ratios."""
+        script = GPM_GPU + "util 0 97/10\ngpm_sm 0 20\ngpm_occupancy 0 8\ngpm_tensor 0 3\n"
+        r, out = self.run_fake(script, "--interval", "50ms", "--", STAGE_PROG, "sleeper")
+        names = {name for name, _ in self.series(r)}
+        for name in ("gpu_sm_active_ratio", "gpu_sm_occupancy_ratio", "gpu_tensor_active_ratio"):
+            self.assertIn(name, names)
+        v = self.verdict(r, "wait")
+        self.assertEqual(v["rule"], "gpu-under-occupied", v)
+        self.assertIn("20 % of the SMs", v["evidence"])
+        stage = next(s for s in r["summary"]["stages"] if s["name"] == "wait")
+        sm = next(x for x in stage["resources"] if x["metric"] == "gpu_sm_active_ratio")
+        self.assertAlmostEqual(sm["mean"], 0.20)
+        self.assertIn("gpu-under-occupied", out)
+
+    def test_no_gpm(self):
+        """Without GPM the activities are absent, not 0, and utilisation alone decides."""
+        script = GPM_GPU.replace("gpm 0 1", "gpm 0 0") + "util 0 97/10\ngpm_sm 0 20\n"
+        r, _ = self.run_fake(script, "--interval", "50ms", "--", STAGE_PROG, "sleeper")
+        names = {name for name, _ in self.series(r)}
+        self.assertNotIn("gpu_sm_active_ratio", names)
+        self.assertEqual(self.verdict(r, "wait")["rule"], "gpu-bound")
+
+    # train 1.5 s then eval 1.5 s, sampled every 100 ms: the GPU's value at tick k covers
+    # [k-1, k] x 100 ms (GPM), so step j of gpm_sm is the window ending at (j + 1) x 100 ms.
+    STAGES = ("--interval", "100ms", "--", STAGE_PROG, "stages", "train", "1500", "eval", "1500")
+
+    def test_unsynchronized(self):
+        """The GPU busy 500 ms past train's end, then idle: train's time leaves GPU work out."""
+        busy = " ".join(["90"] * 20)  # up to 2.0 s: 500 ms into eval
+        r, out = self.run_fake(GPM_GPU + f"util 0 90/10\ngpm_sm 0 {busy} 0\n", *self.STAGES)
+        warnings = [w for w in r["warnings"] if w["code"] == "gpu_unsynchronized"]
+        self.assertEqual(len(warnings), 1, r["warnings"])
+        text = warnings[0]["message"]
+        self.assertIn("stage 'train' seems to end before its GPU work", text)
+        self.assertIn("into 'eval'", text)
+        self.assertIn("torch.cuda.synchronize()", text)
+        self.assertIn("seems to end before its GPU work", out)
+
+    def test_synchronized(self):
+        """The GPU falls idle before train ends (synchronised): no warning; nor when eval keeps
+        the GPU busy to its end (its own work)."""
+        busy = " ".join(["90"] * 12)  # up to 1.2 s
+        r, _ = self.run_fake(GPM_GPU + f"util 0 90/10\ngpm_sm 0 {busy} 0\n", *self.STAGES)
+        self.assertNotIn("gpu_unsynchronized", [w["code"] for w in r["warnings"]])
+        for f in glob.glob(os.path.join(self.store, "runs", "*.json")):
+            os.unlink(f)
+        r, _ = self.run_fake(GPM_GPU + "util 0 90/10\ngpm_sm 0 90\n", *self.STAGES)
+        self.assertNotIn("gpu_unsynchronized", [w["code"] for w in r["warnings"]])
+
+
+if __name__ == "__main__":
+    unittest.main()
