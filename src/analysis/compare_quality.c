@@ -17,7 +17,8 @@
 static const char *const quality_codes[] = {
     "few_runs", "low_ci_coverage", "single_run", "high_cv", "outliers", "slow_warmup",
     "slow_first_run", "failed_runs", "no_successful_run", "cpu_governor", "other_load",
-    "cpu_steal", "cpu_contention", "swapping", "gpu_throttling", NULL,
+    "cpu_steal", "cpu_contention", "swapping", "gpu_throttling", "throttled_kept",
+    "gpu_unsynchronized", NULL,
 };
 
 static bool is_quality_code(const char *code)
@@ -135,9 +136,13 @@ static double swap_bps(const struct side *s)
     return (isfinite(in) ? in : 0) + (isfinite(out) ? out : 0);
 }
 
-/* GPU throttling is known per result only (its warning), as 1 or 0. */
+/* GPU throttling is known per result only, as 1 or 0: from summary.gpu_clock, where runs left
+ * out by --discard-throttled do not count; in results without it, from its warning. */
 static double gpu_throttled(const struct side *s)
 {
+    const json_t *gc = json_object_get(json_object_get(s->result, "summary"), "gpu_clock");
+    if (json_is_object(gc))
+        return jsonx_int(gc, "throttled_runs", 0) > jsonx_int(gc, "discarded_runs", 0);
     size_t i;
     const json_t *w;
     json_array_foreach(json_object_get(s->result, "warnings"), i, w)

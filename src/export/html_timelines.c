@@ -347,6 +347,44 @@ static bool has_values(const json_t *series)
     return false;
 }
 
+/* One chart of a GPU ratio (metric), one line per GPU the analysis shows, or per GPU with
+ * values; nothing when no GPU has a value (no GPU, or no GPM for its activities). */
+static void gpu_timeline(FILE *out, const struct export_request *req, const json_t *r,
+                         const json_t *run, const char *metric, const char *title)
+{
+    const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
+    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
+    struct line *g = xcalloc(json_array_size(series) + 1, sizeof *g);
+    char (*names)[48] = xcalloc(json_array_size(series) + 1, sizeof *names);
+    size_t ng = 0;
+    for (size_t i = 0; i < json_array_size(series); i++) {
+        const json_t *s = json_array_get(series, i);
+        const char *m = jsonx_str(s, "metric"), *labels = jsonx_str(s, "labels");
+        if (!m || strcmp(m, metric) || !has_values(s))
+            continue;
+        bool shown = json_array_size(gpus) == 0;
+        for (size_t j = 0; j < json_array_size(gpus) && !shown; j++) {
+            char want[32];
+            snprintf(want, sizeof want, "gpu=\"%lld\"",
+                     (long long)json_integer_value(json_array_get(gpus, j)));
+            shown = labels && !strcmp(labels, want);
+        }
+        if (!shown)
+            continue;
+        int gpu;
+        if (labels && sscanf(labels, "gpu=\"%d\"", &gpu) == 1)
+            snprintf(names[ng], sizeof names[ng], "GPU %d", gpu);
+        else
+            snprintf(names[ng], sizeof names[ng], "%s", labels && *labels ? labels : "GPU");
+        g[ng] = (struct line){s, names[ng], line_colours[ng % N_LINE_COLOURS], false, 1};
+        ng++;
+    }
+    if (ng)
+        timeline(out, req, run, title, g, ng, Y_PERCENT, 1.0, NULL);
+    free(g);
+    free(names);
+}
+
 void html_figure_timelines(FILE *out, const struct export_request *req, size_t index)
 {
     const json_t *r = req->results[index];
@@ -385,39 +423,12 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
         timeline(out, req, run, "Storage I/O of the process tree, bytes/s", io, 2, Y_BYTES, 0,
                  NULL);
 
-    /* one line per GPU the analysis shows, or per GPU with values */
-    const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
-    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
-    struct line *g = xcalloc(json_array_size(series) + 1, sizeof *g);
-    char (*names)[48] = xcalloc(json_array_size(series) + 1, sizeof *names);
-    size_t ng = 0;
-    for (size_t i = 0; i < json_array_size(series); i++) {
-        const json_t *s = json_array_get(series, i);
-        const char *m = jsonx_str(s, "metric"), *labels = jsonx_str(s, "labels");
-        if (!m || strcmp(m, "gpu_utilization_ratio") || !has_values(s))
-            continue;
-        bool shown = json_array_size(gpus) == 0;
-        for (size_t j = 0; j < json_array_size(gpus) && !shown; j++) {
-            char want[32];
-            snprintf(want, sizeof want, "gpu=\"%lld\"",
-                     (long long)json_integer_value(json_array_get(gpus, j)));
-            shown = labels && !strcmp(labels, want);
-        }
-        if (!shown)
-            continue;
-        int gpu;
-        if (labels && sscanf(labels, "gpu=\"%d\"", &gpu) == 1)
-            snprintf(names[ng], sizeof names[ng], "GPU %d", gpu);
-        else
-            snprintf(names[ng], sizeof names[ng], "%s", labels && *labels ? labels : "GPU");
-        g[ng] = (struct line){s, names[ng], line_colours[ng % N_LINE_COLOURS], false, 1};
-        ng++;
-    }
-    if (ng)
-        timeline(out, req, run, "GPU utilisation (time a kernel was running)", g, ng, Y_PERCENT,
-                 1.0, NULL);
-    free(g);
-    free(names);
+    gpu_timeline(out, req, r, run, "gpu_utilization_ratio",
+                 "GPU utilisation (time a kernel was running)");
+    gpu_timeline(out, req, r, run, "gpu_sm_active_ratio",
+                 "GPU SM active (share of the SMs with work, NVML GPM)");
+    gpu_timeline(out, req, r, run, "gpu_tensor_active_ratio",
+                 "GPU tensor pipes active (NVML GPM)");
 
     /* the stage colours used by the shading */
     const json_t *stages = json_object_get(run, "stages");

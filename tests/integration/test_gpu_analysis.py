@@ -96,6 +96,12 @@ class GpuAnalysisTest(unittest.TestCase):
         self.assertIn("into 'eval'", text)
         self.assertIn("torch.cuda.synchronize()", text)
         self.assertIn("seems to end before its GPU work", out)
+        # the report draws SM active beside utilisation: the tail is seen there
+        html = subprocess.run([MLBENCH, "report", "--store", self.store, "-f", "html", "latest"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(html.returncode, 0, html.stderr)
+        self.assertIn("GPU SM active", html.stdout)
+        self.assertIn("GPU utilisation", html.stdout)
 
     def test_synchronized(self):
         """The GPU falls idle before train ends (synchronised): no warning; nor when eval keeps

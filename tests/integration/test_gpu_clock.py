@@ -38,17 +38,6 @@ sm_clock 0 1900 1900 1900 1900 900 900 900 900 1900
 RUNS = 5
 
 
-def fake_has_max_clock():
-    """Whether the fake NVML library knows the directive sm_clock_max (nvmlDeviceGetMaxClockInfo)."""
-    for name in ("fake_nvml.c", "fake_nvml_script.c"):
-        path = os.path.join(SOURCE, "tests", "fakes", name)
-        if os.path.exists(path):
-            with open(path) as f:
-                if '"sm_clock_max"' in f.read():
-                    return True
-    return False
-
-
 class GpuClockTest(unittest.TestCase):
     def setUp(self):
         if not os.environ.get("FAKE_NVML"):
@@ -58,10 +47,6 @@ class GpuClockTest(unittest.TestCase):
 
     def tearDown(self):
         self.tmp.cleanup()
-
-    def need_max_clock(self):
-        if not fake_has_max_clock():
-            self.skipTest("the fake NVML library has no sm_clock_max directive yet")
 
     def mlbench(self, script, *args, timeout=120):
         """mlbench run with a private store and the fake NVML replaying script (None: no fake);
@@ -144,7 +129,6 @@ class GpuClockTest(unittest.TestCase):
     def test_low_clock_runs_marked(self):
         """Runs at 45 % of the maximum clock are throttled; the summary counts them, the
         warning says how many, and the terminal summary has its line."""
-        self.need_max_clock()
         r, out = self.run_low_clock()
         throttled = self.check_marks(r, 0.75)
         # two by two: runs 3 and 4; shifted by a sample, one to three of them
@@ -173,7 +157,6 @@ class GpuClockTest(unittest.TestCase):
     def test_discard_throttled(self):
         """--discard-throttled: the statistics are over the other runs, and the warning says
         how many were left out."""
-        self.need_max_clock()
         r, out = self.run_low_clock("--discard-throttled")
         throttled = self.check_marks(r, 0.75)
         self.assertTrue(1 <= len(throttled) <= RUNS - 2, throttled)
@@ -192,7 +175,6 @@ class GpuClockTest(unittest.TestCase):
 
     def test_threshold_option(self):
         """--throttle-threshold 40: a clock at 45 % of the maximum is no longer throttled."""
-        self.need_max_clock()
         r, out = self.run_low_clock("--throttle-threshold", "40")
         self.assertEqual(self.check_marks(r, 0.40), [])
         self.assertEqual(r["config"]["throttle_threshold"], 0.4)

@@ -762,7 +762,8 @@ static void test_disturbance_per_stage(void **state)
     json_decref(b);
 }
 
-/* GPU throttling is known per result (its warning); swapping from the swap rates. */
+/* GPU throttling is known per result (summary.gpu_clock, else its warning); swapping from the
+ * swap rates. */
 static void test_throttling_and_swapping(void **state)
 {
     (void)state;
@@ -776,6 +777,21 @@ static void test_throttling_and_swapping(void **state)
     assert_non_null(strstr(str_of(candidate(doc, 0), "clean_answer"), "GPU"));
     json_decref(doc);
     add_warning(a, "gpu_throttling"); /* both throttled: not clearly more on the faster side */
+    doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "unreliable");
+    json_decref(doc);
+    json_decref(a);
+    json_decref(b);
+    /* with summary.gpu_clock, the runs --discard-throttled left out do not count: the slower
+     * side's statistics are over unthrottled runs, and its warning stays only as a note */
+    slower_pair(&a, &b);
+    add_warning(b, "gpu_throttling");
+    json_t *gc = json_pack("{s:i, s:i}", "throttled_runs", 2, "discarded_runs", 2);
+    json_object_set_new(json_object_get(b, "summary"), "gpu_clock", gc);
+    doc = compare2(a, b, NULL);
+    assert_string_equal(verdict(doc, 0, "train"), "slower");
+    json_decref(doc);
+    json_object_set_new(gc, "discarded_runs", json_integer(1)); /* one throttled run is kept */
     doc = compare2(a, b, NULL);
     assert_string_equal(verdict(doc, 0, "train"), "unreliable");
     json_decref(doc);
