@@ -4,17 +4,13 @@ under-occupied, and a stage that ends before its GPU work warned about. The GPU 
 library (tests/fakes/fake_nvml.c), whose scripted answers advance one per call: the timelines
 below are written per sampling tick, with margins for a loaded machine.
 
-Environment (set by ctest): MLBENCH, STAGE_PROG, FAKE_NVML."""
+Environment (set by ctest): MLBENCH, STAGE_PROG, FAKE_NVML (fake_gpu.py)."""
 import glob
-import json
 import os
 import subprocess
-import tempfile
 import unittest
 
-MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
-STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
-FAKE_NVML = os.environ.get("FAKE_NVML", "build/tests/fakes/libfake_nvml.so")
+from fake_gpu import FakeGpuCase, MLBENCH, STAGE_PROG
 
 # One GPU with GPM, the workload's process on it.
 GPM_GPU = """name 0 NVIDIA H200
@@ -27,27 +23,13 @@ power 0 500000
 """
 
 
-class GpuAnalysisTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-test-")
-        self.store = os.path.join(self.tmp.name, "store")
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class GpuAnalysisTest(FakeGpuCase):
     def run_fake(self, script, *args):
-        """mlbench run with the fake NVML replaying script; the result and the printed summary."""
-        path = os.path.join(self.tmp.name, "nvml.script")
-        with open(path, "w") as f:
-            f.write(script)
-        env = dict(os.environ, MLBENCH_NVML_LIBRARY=FAKE_NVML, FAKE_NVML_SCRIPT=path)
-        p = subprocess.run([MLBENCH, "run", "--store", self.store, "-w", "0", "-r", "1", *args],
-                           capture_output=True, text=True, env=env, timeout=90)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        files = glob.glob(os.path.join(self.store, "runs", "*.json"))
-        self.assertEqual(len(files), 1, files)
-        with open(files[0]) as f:
-            return json.load(f), p.stdout
+        """One measured run with the fake NVML replaying script: the result and the printed
+        summary."""
+        rc, out, err = self.mlbench(script, "-w", "0", "-r", "1", *args)
+        self.assertEqual(rc, 0, err)
+        return self.result(), out
 
     @staticmethod
     def series(result):

@@ -12,16 +12,12 @@ that hold whatever the shift.
 
 Environment (set by ctest): MLBENCH, STAGE_PROG, MLBENCH_SOURCE, FAKE_NVML."""
 import glob
-import json
 import os
-import subprocess
-import tempfile
 import unittest
 
+from fake_gpu import FakeGpuCase, STAGE_PROG
 from test_run import load_schema, walk
 
-MLBENCH = os.environ.get("MLBENCH", "build/mlbench")
-STAGE_PROG = os.environ.get("STAGE_PROG", "build/tests/integration/stage_prog")
 SOURCE = os.environ.get("MLBENCH_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 MAX_MHZ = 2000
@@ -38,35 +34,7 @@ sm_clock 0 1900 1900 1900 1900 900 900 900 900 1900
 RUNS = 5
 
 
-class GpuClockTest(unittest.TestCase):
-    def setUp(self):
-        if not os.environ.get("FAKE_NVML"):
-            self.skipTest("FAKE_NVML not set (run through ctest): no fake GPU")
-        self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-test-")
-        self.store = os.path.join(self.tmp.name, "store")
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def mlbench(self, script, *args, timeout=120):
-        """mlbench run with a private store and the fake NVML replaying script (None: no fake);
-        returns (exit status, stdout, stderr)."""
-        env = dict(os.environ)
-        if script is not None:
-            path = os.path.join(self.tmp.name, "nvml.script")
-            with open(path, "w") as f:
-                f.write(script)
-            env.update(MLBENCH_NVML_LIBRARY=os.environ["FAKE_NVML"], FAKE_NVML_SCRIPT=path)
-        p = subprocess.run([MLBENCH, "run", "--store", self.store, *args], capture_output=True,
-                           text=True, env=env, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-
-    def result(self):
-        files = glob.glob(os.path.join(self.store, "runs", "*.json"))
-        self.assertEqual(len(files), 1, files)
-        with open(files[0]) as f:
-            return json.load(f)
-
+class GpuClockTest(FakeGpuCase):
     def run_low_clock(self, *options):
         rc, out, err = self.mlbench(LOW_CLOCK, "-r", str(RUNS), "--interval", "10s", *options,
                                     "--", STAGE_PROG, "seq")
