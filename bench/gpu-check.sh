@@ -65,6 +65,27 @@ for name, dt, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, T
     print(f"  torch {name:5} {n:6}  {t * 1e3:10.3f} ms  {2 * n ** 3 / t / 1e12:9.2f} TFLOP/s")
 PY
 
+echo "== 5 NVML: the cost of each call the sampler makes (idle GPU, then busy), the GPM figures of step 2, the sampler's overhead at 10 s, 100 ms and 10 ms"
+"$B/nvml-cost" 200 | tee "$R/nvml-cost-idle.txt"
+"$B/mlbench-workload" gemm --device cuda --precision bf16 --sizes 8192 --reps 2000 > /dev/null &
+sleep 2; "$B/nvml-cost" 200 | tee "$R/nvml-cost-busy.txt"; wait
+python3 - "$R/gemm-run.json" <<'PY' | tee "$R/gpm.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("  gpus:", [{k: g.get(k) for k in ("name", "gpm", "sm_clock_max_hertz")} for g in r["environment"].get("gpus", [])])
+for st in r["summary"]["stages"] + [{"name": "total", "resources": r["summary"]["resources"]}]:
+    m = {x["metric"]: x["mean"] for x in st["resources"] if x["labels"] == 'gpu="0"'}
+    print(f'  {st["name"]:12}', {k: m.get(k) for k in ("gpu_utilization_ratio", "gpu_sm_active_ratio", "gpu_tensor_active_ratio", "gpu_dram_active_ratio")})
+print("  gpu_clock:", r["summary"].get("gpu_clock"))
+for v in r["analysis"]["verdicts"]:
+    print(f'  {v["stage"]:12} {v["rule"]}: {v["evidence"]}')
+PY
+for iv in 10s 100ms 10ms; do
+    "$B/mlbench" run -q -r 5 --interval $iv -l "sampler-$iv" --store "$R/store" -- \
+        "$B/mlbench-workload" gemm --device cuda --precision bf16 --sizes 8192 --reps 200
+done
+"$B/mlbench" compare --store "$R/store" sampler-10s sampler-100ms sampler-10ms | tee "$R/sampler-cost.txt"
+
 echo "== 4 the test suite's GPU cases"
 cd tests/integration && MLBENCH="$OLDPWD/$B/mlbench" WORKLOAD="$OLDPWD/$B/mlbench-workload" \
     python3 -m unittest -v test_workloads.DeviceWorkloadTest 2>&1 | tee "$R/tests.txt"

@@ -8,13 +8,14 @@
 set -eu
 BUILD=${1:-build}
 OUT=${2:-build-gpu}
-for f in mlbench mlbench-workload libmlbench_wl_cuda.so tests/workloads/test_cnn_cuda; do
+for f in mlbench mlbench-workload libmlbench_wl_cuda.so tests/workloads/test_cnn_cuda bench/nvml-cost; do
     [ -e "$BUILD/$f" ] || { echo "gpu-bundle.sh: $BUILD/$f is missing: build with the CUDA toolkit first" >&2; exit 2; }
 done
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
 cp "$BUILD/mlbench" "$BUILD/mlbench-workload" "$BUILD/libmlbench_wl_cuda.so" \
     "$BUILD/tests/workloads/test_cnn_cuda" "$OUT/"
+cp "$BUILD/bench/nvml-cost" "$OUT/" # NVML's cost per call (bench/gpu-check.sh, step 5)
 ldd "$BUILD/mlbench" "$BUILD/mlbench-workload" "$BUILD/libmlbench_wl_cuda.so" \
     "$BUILD/tests/workloads/test_cnn_cuda" |
     awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
