@@ -1,8 +1,8 @@
 /* cmd_history: `mlbench history`: the stored results as a table (newest last) with a trend line
  * per stage (and per scenario run of load results: history_load.c), step changes found by
- * detect.c (--detect), all of it as JSON, or a dashboard (--format md|csv|html) drawn by
- * export/history*.c from the series collected here, the one place that reads the store
- * (docs/store.md). -o writes any of them atomically. */
+ * detect.c (--detect), all of it as JSON (history_json.c), or a dashboard (--format
+ * md|csv|html) drawn by export/history*.c from the series collected here, the one place that
+ * reads the store (docs/store.md). -o writes any of them atomically. */
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
@@ -11,9 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "cli/commands.h"
+#include "cli/history_json.h"
 #include "cli/history_load.h"
 #include "cli/options.h"
 #include "analysis/detect.h"
@@ -26,7 +25,6 @@
 #include "store/store.h"
 #include "util/term.h"
 
-#define HISTORY_SCHEMA "mlbench.history/1"
 #define MAX_FIGURES 7         /* total and 6 stages in the table and the trends; for more,
                                * --stage NAME or --json */
 #define MAX_SPARK 60          /* points in a trend line: the newest */
@@ -60,18 +58,6 @@ static const char usage_text[] =
     "  -h, --help           this help\n"
     "\n"
     "docs/store.md describes the store and how changes are detected.\n";
-
-struct history_options {
-    const char *label, *host, *stage, *store;
-    const char *shown; /* the store as messages name it */
-    bool hosts;        /* a host column: results of several hosts, or a shared store */
-    size_t last;
-    bool json, detect;
-    struct detect_options det;
-    const struct history_format *dashboard; /* --format md, csv or html; NULL for text, json */
-    const char *output;     /* -o: NULL or "-" for stdout */
-    const char *commit_url; /* --commit-url template, with "{}" */
-};
 
 /* -o: "" is neither a file nor stdout. */
 static int check_output(const char *value, char *err, size_t errlen)
@@ -243,20 +229,6 @@ static void series_name(const struct store_entry *first, char *buf, size_t len)
 }
 
 /* ------------------------------------------------------------------ detection */
-
-struct change {
-    size_t series;          /* group */
-    const char *stage;
-    const struct store_entry *entry;  /* first result after the change */
-    const struct store_entry *before; /* the last result before it (detect never reports a
-                                       * change at the first point) */
-    struct detect_change d;
-};
-
-struct changes {
-    struct change *v;
-    size_t n, cap;
-};
 
 /* The series of the dashboards (export/history.h), one per group and stage that has a point,
  * and the first stage of every group even without one (the dashboard says that nothing
@@ -663,86 +635,6 @@ static int print_clean(FILE *out, const struct history_options *o, const struct 
     return term_canvas_close(&canvas) < 0 ? 3 : 0;
 }
 
-/* ------------------------------------------------------------------ JSON */
-
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *str(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
-static json_t *stats_json(const struct store_stats *t)
-{
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t)t->n, "median",
-                     num(t->median_ns), "ci_low", num(t->ci_low_ns), "ci_high",
-                     num(t->ci_high_ns), "ci_level", num(t->ci_level), "mad", num(t->mad_ns));
-}
-
-static json_t *entry_json(const struct store_entry *e)
-{
-    json_t *stages = json_array();
-    for (size_t k = 0; k < e->n_stages; k++) {
-        json_t *s = json_pack("{s:s, s:i}", "name", e->stages[k].name, "depth",
-                              e->stages[k].depth);
-        json_object_update_new(s, stats_json(&e->stages[k].t));
-        json_array_append_new(stages, s);
-    }
-    return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o}",
-                     "id", e->id, "path", str(e->path), "label", str(e->label), "command",
-                     e->command ? e->command : "", "host", str(e->host), "mlbench_commit",
-                     str(e->mlbench_commit), "workdir_commit", str(e->workdir_commit),
-                     "created", str(e->created), "status", str(e->status), "runs_measured",
-                     (json_int_t)e->runs_measured, "runs_ok", (json_int_t)e->runs_ok,
-                     "wall_ns", stats_json(&e->wall), "stages", stages);
-}
-
-static void print_json(FILE *out, const struct history_options *o, const struct store_entry *e,
-                       size_t n, const size_t *group, const struct changes *ch,
-                       const struct history_load *L)
-{
-    json_t *doc = json_object();
-    json_object_set_new(doc, "schema", json_string(HISTORY_SCHEMA));
-    json_object_set_new(doc, "store", json_string(o->shown));
-    json_t *results = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *x = entry_json(&e[i]);
-        json_object_set_new(x, "load", L[i].n ? history_load_json(&L[i]) : json_null());
-        json_array_append_new(results, x);
-    }
-    json_object_set_new(doc, "results", results);
-    if (o->detect) {
-        json_object_set_new(doc, "detect",
-                            json_pack("{s:f, s:f}", "min_effect_pct", o->det.min_effect_pct,
-                                      "z", o->det.z));
-        json_t *arr = json_array();
-        for (size_t i = 0; i < ch->n; i++) {
-            const struct change *c = &ch->v[i];
-            size_t first = 0;
-            while (group[first] != c->series)
-                first++;
-            json_array_append_new(
-                arr, json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, "
-                               "s:o}", "label",
-                               str(e[first].label), "command", e[first].command, "stage",
-                               c->stage, "id", c->entry->id, "created", str(c->entry->created),
-                               "commit", str(c->entry->workdir_commit), "previous_id",
-                               str(c->before ? c->before->id : NULL), "previous_commit",
-                               str(c->before ? c->before->workdir_commit : NULL),
-                               "before_ns", num(c->d.before), "after_ns", num(c->d.after),
-                               "change_pct", num(c->d.change_pct), "direction",
-                               c->d.change_pct > 0 ? "slower" : "faster", "z", num(c->d.z)));
-        }
-        json_object_set_new(doc, "changes", arr);
-    }
-    json_dumpf(doc, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-    fputc('\n', out);
-    json_decref(doc);
-}
-
 /* ------------------------------------------------------------------ dashboards */
 
 /* Renders the series in o->dashboard's format (export/history.h) to out. Returns 0, or 3 with
@@ -814,7 +706,7 @@ int cmd_history(int argc, char **argv)
     } else if (o.dashboard) {
         rc = print_dashboard(out, &o, e, n, &ss);
     } else if (o.json) {
-        print_json(out, &o, e, n, group, &ch, L);
+        history_json_print(out, &o, e, n, group, &ch, L);
     } else {
         rc = print_clean(out, &o, e, n, stages, n_stages, group, groups, &ch, L);
     }
