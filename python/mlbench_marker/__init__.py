@@ -487,6 +487,32 @@ def begin(name):
             _maybe_send_facts(t_ns)
 
 
+# CUDA work still queued when a stage ends (docs/markers.md, "GPU work queued at a stage's
+# end"): PyTorch launches kernels asynchronously, so a stage that ends without synchronising
+# ends before its GPU work does. The check costs a driver call (cudaStreamQuery, a few
+# microseconds), so each stage name is checked at most once every _QUEUED_EVERY_NS.
+GPU_QUEUED = "mlbench.gpu_queued"  # the instant sent just before the stage's end
+_QUEUED_EVERY_NS = 1_000_000_000
+_queued_next = {}  # stage name -> monotonic ns of its next check
+_modules = sys.modules
+
+
+def _gpu_queued(name):
+    """Whether PyTorch's current CUDA stream still has work queued, checked only where the
+    script initialised CUDA itself (never imports torch nor initialises CUDA) and when name is
+    due; False on any doubt."""
+    now = _monotonic_ns()
+    if now < _queued_next.get(name, 0):
+        return False
+    if len(_queued_next) < _VALID_NAMES_MAX:
+        _queued_next[name] = now + _QUEUED_EVERY_NS
+    try:
+        cuda = _modules["torch"].cuda
+        return bool(cuda.is_initialized()) and not cuda.current_stream().query()
+    except Exception:  # an odd torch, or none: nothing to say
+        return False
+
+
 def end(name):
     """End stage `name` on the calling thread (the innermost open stage of that name)."""
     try:  # _require_name(name), inlined in the hot calls
@@ -496,6 +522,8 @@ def end(name):
     if not known:
         _check_name(name)
     if _state is not False:
+        if "torch" in _modules and _gpu_queued(name):
+            _put(_I, GPU_QUEUED, 0.0)
         _put(_E, name, 0.0)
 
 
@@ -570,6 +598,8 @@ class _Stage:
 
     def __exit__(self, exc_type, exc, tb):
         if _state is not False:
+            if "torch" in _modules and _gpu_queued(self.name):
+                _put(_I, GPU_QUEUED, 0.0)
             _put(_E, self.name, 0.0)
         return False  # exceptions propagate
 

@@ -20,6 +20,7 @@
                                   * a stage computing on several cores is doing its own work */
 #define GPU_SYNC_GAP_MAX_NS 100000000LL /* the next stage begins at most this after the end */
 #define GPU_SYNC_MAX_PAIRS 64    /* distinct pairs of stages warned about, at most */
+#define GPU_SYNC_QUEUED_SCAN 64  /* spans ending after a queued instant looked at for its own */
 
 static bool top_level(const struct span *s)
 {
@@ -260,8 +261,118 @@ static void count_runs(const struct bench_result *r, struct pair *pairs, size_t 
     }
 }
 
+/* ---- what the marker client saw: work queued at a stage's end ---- */
+
+static const struct span *sort_by_end; /* qsort has no context argument */
+
+static int span_by_end(const void *a, const void *b)
+{
+    int64_t x = sort_by_end[*(const size_t *)a].end_ns;
+    int64_t y = sort_by_end[*(const size_t *)b].end_ns;
+    return (x > y) - (x < y);
+}
+
+/* The stage a GPU_SYNC_QUEUED instant was sent in: the span of its thread that ended first
+ * after it (the client sends it just before the stage's end), by[] the spans' indices sorted
+ * by end. NULL when none is found within GPU_SYNC_QUEUED_SCAN spans. */
+static const struct span *queued_stage(const struct stage_data *d, const size_t *by,
+                                       const struct instant *in)
+{
+    size_t lo = 0, hi = d->n_spans;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->spans[by[mid]].end_ns < in->t_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < d->n_spans && k < lo + GPU_SYNC_QUEUED_SCAN; k++) {
+        const struct span *sp = &d->spans[by[k]];
+        if (sp->pid == in->pid && sp->tid == in->tid && sp->start_ns <= in->t_ns && sp->closed)
+            return sp;
+    }
+    return NULL;
+}
+
+/* One stage the marker client saw end with GPU work queued. */
+struct queued {
+    const char *stage;  /* borrowed from a run's event log */
+    size_t runs, last_run;
+};
+
+/* Counts, per stage, the runs in which the marker client saw it end with GPU work queued. */
+static size_t queued_stages(const struct bench_result *r, struct queued *q, size_t max)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_reps; k++) {
+        const struct repetition *rep = &r->reps[k];
+        const struct stage_data *d = &rep->stages;
+        if (rep->warmup || rep->outcome.status != RUN_OK || d->n_instants == 0)
+            continue;
+        size_t *by = NULL;
+        for (size_t i = 0; i < d->n_instants; i++) {
+            if (strcmp(event_log_str(&rep->log, d->instants[i].name), GPU_SYNC_QUEUED) != 0)
+                continue;
+            if (!by) {
+                by = xmalloc((d->n_spans + 1) * sizeof *by);
+                for (size_t j = 0; j < d->n_spans; j++)
+                    by[j] = j;
+                sort_by_end = d->spans;
+                qsort(by, d->n_spans, sizeof *by, span_by_end);
+                sort_by_end = NULL;
+            }
+            const struct span *sp = queued_stage(d, by, &d->instants[i]);
+            if (!sp)
+                continue;
+            const char *name = event_log_str(&rep->log, sp->name);
+            size_t j = 0;
+            while (j < n && strcmp(q[j].stage, name) != 0)
+                j++;
+            if (j == n) {
+                if (n == max)
+                    continue;
+                q[n++] = (struct queued){.stage = name, .last_run = SIZE_MAX};
+            }
+            if (q[j].last_run != k)
+                q[j].runs++, q[j].last_run = k;
+        }
+        free(by);
+    }
+    return n;
+}
+
+/* Runs (measured, ok) in which a stage of this name appears. */
+static size_t runs_with(const struct bench_result *r, const char *stage)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_reps; k++) {
+        const struct repetition *rep = &r->reps[k];
+        if (rep->warmup || rep->outcome.status != RUN_OK)
+            continue;
+        for (size_t i = 0; i < rep->stages.n_stages; i++)
+            if (!strcmp(event_log_str(&rep->log, rep->stages.stages[i].name), stage)) {
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
 void gpu_sync_check(struct bench_result *r)
 {
+    /* What the marker client saw is certain: it needs no GPU measured, and the timelines'
+     * reading is not repeated for the stages it names. */
+    struct queued queued[GPU_SYNC_MAX_PAIRS];
+    size_t n_queued = queued_stages(r, queued, GPU_SYNC_MAX_PAIRS);
+    for (size_t i = 0; i < n_queued; i++)
+        summary_warn(&r->summary, "gpu_unsynchronized",
+                     "stage '%s' ended with GPU work still queued in %zu of %zu runs (the marker "
+                     "client found PyTorch's CUDA stream busy at its end): its time leaves that "
+                     "work out, and whatever waits for it next (the next stage, or a later "
+                     ".item()) is charged for it; synchronise before the stage ends "
+                     "(torch.cuda.synchronize(), or an event's synchronize()), or time the GPU "
+                     "work with CUDA events",
+                     queued[i].stage, queued[i].runs, runs_with(r, queued[i].stage));
     if (!r->gpus_shown)
         return;
     struct pair pairs[GPU_SYNC_MAX_PAIRS];
@@ -296,7 +407,10 @@ void gpu_sync_check(struct bench_result *r)
     count_runs(r, pairs, n_pairs);
     for (size_t i = 0; i < n_pairs; i++) {
         const struct pair *p = &pairs[i];
-        if (2 * p->tails < p->runs)
+        bool named = false;
+        for (size_t j = 0; j < n_queued && !named; j++)
+            named = !strcmp(queued[j].stage, p->stage);
+        if (named || 2 * p->tails < p->runs)
             continue;
         char tail[32], host[64] = "";
         if (p->cpu_n)

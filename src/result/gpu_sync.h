@@ -45,9 +45,15 @@ struct gpu_tail {
 size_t gpu_sync_tails(const struct span *spans, size_t n_spans, const struct gpu_window *windows,
                       size_t n_windows, struct gpu_tail *out, size_t max);
 
-/* Checks every measured successful run of r (its samples, on the GPUs r->gpus_shown) and adds
- * the warning "gpu_unsynchronized" to r->summary for each pair of stages that has a tail in at
- * least half of the runs in which both appear. Call after the GPUs are chosen. */
+/* The instant the Python marker client sends just before the end of a stage that leaves CUDA
+ * work queued (python/mlbench_marker: torch.cuda.current_stream().query() was false). */
+#define GPU_SYNC_QUEUED "mlbench.gpu_queued"
+
+/* Checks every measured successful run of r and adds the warning "gpu_unsynchronized" to
+ * r->summary: for each stage the marker client saw end with work queued (GPU_SYNC_QUEUED, in
+ * any run: it is certain), and, where a GPU was measured (r->gpus_shown), for each other pair
+ * of stages that has a tail in at least half of the runs in which both appear. Call after the
+ * GPUs are chosen. */
 void gpu_sync_check(struct bench_result *r);
 
 #endif

@@ -432,8 +432,7 @@ void resources_analyze(struct bench_result *r)
                      "and timings include disk waits; reduce memory use or batch size",
                      units_bytes(swap_in, a, sizeof a), units_bytes(swap_out, b, sizeof b));
     }
-    if (ctx.gpu_measured)
-        gpu_sync_check(r);
+    gpu_sync_check(r);
     if (meant_for_gpu(r)) {
         if (!ctx.gpu_measured)
             summary_warn(s, "gpu_unverified",

@@ -8,9 +8,12 @@ Environment (set by ctest): MLBENCH, STAGE_PROG, FAKE_NVML (fake_gpu.py)."""
 import glob
 import os
 import subprocess
+import sys
 import unittest
 
 from fake_gpu import FakeGpuCase, MLBENCH, STAGE_PROG
+
+SOURCE = os.environ.get("MLBENCH_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 # One GPU with GPM, the workload's process on it.
 GPM_GPU = """name 0 NVIDIA H200
@@ -95,6 +98,39 @@ class GpuAnalysisTest(FakeGpuCase):
             os.unlink(f)
         r, _ = self.run_fake(GPM_GPU + "util 0 90/10\ngpm_sm 0 90\n", *self.STAGES)
         self.assertNotIn("gpu_unsynchronized", [w["code"] for w in r["warnings"]])
+
+    def test_queued_seen_by_the_marker_client(self):
+        """The Python marker client checks PyTorch's stream at each stage end: a stage that
+        leaves work queued is named with certainty, without any GPU measured (here a torch
+        whose stream is busy at the end of 'train' only)."""
+        script = os.path.join(self.tmp.name, "train.py")
+        with open(script, "w") as f:
+            f.write(
+                "import sys, time, types\n"
+                "busy = []\n"
+                "class Stream:\n"
+                "    def query(self):\n"
+                "        return not busy\n"
+                "torch = types.ModuleType('torch')\n"
+                "torch.cuda = types.SimpleNamespace(is_initialized=lambda: True, "
+                "current_stream=Stream)\n"
+                "sys.modules['torch'] = torch\n"
+                "import mlbench_marker as m\n"
+                "with m.stage('train'):\n"
+                "    busy.append(1)\n"
+                "    time.sleep(0.05)\n"
+                "busy.clear()\n"
+                "with m.stage('eval'):\n"
+                "    time.sleep(0.05)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python"))
+        p = subprocess.run([MLBENCH, "run", "--store", self.store, "-w", "0", "-r", "2", "--",
+                            sys.executable, script], capture_output=True, text=True, env=env,
+                           timeout=90)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        warnings = [w["message"] for w in self.result()["warnings"]
+                    if w["code"] == "gpu_unsynchronized"]
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("stage 'train' ended with GPU work still queued in 2 of 2 runs", warnings[0])
 
 
 if __name__ == "__main__":

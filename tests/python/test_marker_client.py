@@ -602,6 +602,103 @@ os.waitpid(pid, 0)
         self.assertIn(facts["framework.torch.cuda_available"], ("true", "false"))
 
 
+# torch with CUDA initialised, whose current stream is busy while BUSY holds a stage's name
+FAKE_CUDA_TORCH = """
+import sys, types
+BUSY = set()
+queries = []
+class Stream:
+    def query(self):
+        queries.append(1)
+        return not BUSY
+torch = types.ModuleType("torch")
+torch.__version__ = "9.9.9+fake"
+torch.get_num_threads = lambda: 1
+torch.cuda = types.SimpleNamespace(is_available=lambda: True, is_initialized=lambda: True,
+                                   current_stream=Stream, get_device_name=lambda i: "Fake GPU",
+                                   current_device=lambda: 0)
+sys.modules["torch"] = torch
+"""
+
+
+class GpuQueuedTest(unittest.TestCase):
+    """The instant mlbench.gpu_queued just before the end of a stage that leaves CUDA work queued
+    (docs/markers.md): only where torch was imported and CUDA initialised by the script, at most
+    once a second per stage name."""
+
+    RING = False
+    setUp = MarkerClientTest.setUp
+    tearDown = MarkerClientTest.tearDown
+    run_child = MarkerClientTest.run_child
+
+    def test_queued_work_at_the_end(self):
+        info, err, events, _, _ = self.run_child(FAKE_CUDA_TORCH + """
+import json
+import mlbench_marker as m
+m._QUEUED_EVERY_NS = 0  # check every end
+BUSY.add("train")
+with m.stage("train"):
+    pass
+BUSY.clear()
+with m.stage("eval"):  # synchronised: nothing queued
+    pass
+BUSY.add("x")
+m.begin("step"); m.end("step")  # begin/end as well as stage()
+print(json.dumps({"queries": len(queries)}))
+""")
+        self.assertEqual(err, "")
+        self.assertEqual([(e.kind, e.name) for e in events],
+                         [("B", "train"), ("I", "mlbench.gpu_queued"), ("E", "train"),
+                          ("B", "eval"), ("E", "eval"),
+                          ("B", "step"), ("I", "mlbench.gpu_queued"), ("E", "step")])
+        self.assertEqual(info["queries"], 3)
+
+    def test_at_most_once_a_second_per_name(self):
+        info, _, events, _, _ = self.run_child(FAKE_CUDA_TORCH + """
+import json
+import mlbench_marker as m
+BUSY.add("always")
+for name in ("a", "a", "a", "b", "a"):
+    with m.stage(name):
+        pass
+print(json.dumps({"queries": len(queries)}))
+""")
+        names = [e.name for e in events if e.kind in "BEI"]
+        self.assertEqual(names, ["a", "mlbench.gpu_queued", "a", "a", "a", "a", "a",
+                                 "b", "mlbench.gpu_queued", "b", "a", "a"])
+        self.assertEqual(info["queries"], 2)
+
+    def test_no_cuda_no_check(self):
+        # torch imported without CUDA initialised, and a torch whose stream raises: no instant
+        info, err, events, _, _ = self.run_child(FAKE_CUDA_TORCH + """
+import json
+import mlbench_marker as m
+m._QUEUED_EVERY_NS = 0
+BUSY.add("x")
+torch.cuda.is_initialized = lambda: False
+with m.stage("a"):
+    pass
+torch.cuda.is_initialized = lambda: True
+def broken():
+    raise RuntimeError("CUDA error: an illegal memory access")
+torch.cuda.current_stream = broken
+with m.stage("b"):
+    pass
+print(json.dumps({"queries": len(queries)}))
+""")
+        self.assertEqual(err, "")
+        self.assertEqual([(e.kind, e.name) for e in events],
+                         [("B", "a"), ("E", "a"), ("B", "b"), ("E", "b")])
+        self.assertEqual(info["queries"], 0)
+
+
+@unittest.skipUnless(RINGS, "rings are written on x86-64 only")
+class RingGpuQueuedTest(GpuQueuedTest):
+    """The same with rings: the instant travels in the ring with the stage's events."""
+
+    RING = True
+
+
 @unittest.skipUnless(RINGS, "rings are written on x86-64 only")
 class RingMarkerClientTest(MarkerClientTest):
     """Every MarkerClientTest script again with MLBENCH_MARKER_RING=1: the same events, whose
