@@ -378,8 +378,9 @@ static void section_latency(struct outline *o, const json_t *r, size_t index)
 
 /* ---- resource use per stage ---- */
 
+/* sm: the table has the SM active column (NVML GPM measured it in the run) */
 static void resource_row(struct export_table *t, const char *name, int depth,
-                         const json_t *resources, const json_t *gpus)
+                         const json_t *resources, const json_t *gpus, bool sm)
 {
     char b[32];
     size_t row = export_table_row(t, depth);
@@ -396,9 +397,13 @@ static void resource_row(struct export_table *t, const char *name, int depth,
     export_table_set(t, row, 4, "%s", export_fmt_num(f.write_bps, "%.1f", 1e-6, b, sizeof b));
     export_table_set(t, row, 5, "%s", export_fmt_num(f.iowait, "%.0f %%", 100, b, sizeof b));
     if (t->ncols > 6) {
-        export_table_set(t, row, 6, "%s", export_fmt_num(f.gpu_util, "%.0f %%", 100, b, sizeof b));
-        export_table_set(t, row, 7, "%s", export_fmt_bytes(f.gpu_mem_peak_bytes, b, sizeof b));
-        export_table_set(t, row, 8, "%s", export_fmt_num(f.gpu_power_watts, "%.0f", 1, b,
+        size_t c = 6;
+        export_table_set(t, row, c++, "%s", export_fmt_num(f.gpu_util, "%.0f %%", 100, b, sizeof b));
+        if (sm)
+            export_table_set(t, row, c++, "%s",
+                             export_fmt_num(f.gpu_sm_active, "%.0f %%", 100, b, sizeof b));
+        export_table_set(t, row, c++, "%s", export_fmt_bytes(f.gpu_mem_peak_bytes, b, sizeof b));
+        export_table_set(t, row, c, "%s", export_fmt_num(f.gpu_power_watts, "%.0f", 1, b,
                                                          sizeof b));
     }
 }
@@ -415,25 +420,36 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
         return;
     }
     struct export_table t;
-    if (json_array_size(gpus))
+    struct export_stage_figures total;
+    export_stage_figures(json_object_get(s, "resources"), gpus, &total);
+    bool sm = json_array_size(gpus) && isfinite(total.gpu_sm_active);
+    if (sm)
+        export_table_init(&t, 10, "stage", "CPU cores busy", "peak memory", "read MB/s",
+                          "write MB/s", "iowait", "GPU util", "SM active", "GPU memory peak",
+                          "GPU W");
+    else if (json_array_size(gpus))
         export_table_init(&t, 9, "stage", "CPU cores busy", "peak memory", "read MB/s",
                           "write MB/s", "iowait", "GPU util", "GPU memory peak", "GPU W");
     else
         export_table_init(&t, 6, "stage", "CPU cores busy", "peak memory", "read MB/s",
                           "write MB/s", "iowait");
-    t.numeric = 0x1fe;
+    t.numeric = 0x3fe;
     for (size_t i = 0; i < json_array_size(stages); i++) {
         const json_t *st = json_array_get(stages, i);
         resource_row(&t, str_or(jsonx_str(st, "name"), "?"),
                      export_stage_depth(st),
-                     json_object_get(st, "resources"), gpus);
+                     json_object_get(st, "resources"), gpus, sm);
     }
-    resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus);
+    resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus, sm);
     outline_table(o, &t);
     outline_para(o, "Means over the samples that fell in each stage (medians over the runs); peak "
            "memory is the highest sample. CPU cores busy is the rate of process CPU time; MB/s are "
            "storage bytes of the process tree; iowait is the machine's.%s",
-           json_array_size(gpus) ? " GPU figures cover the GPUs the workload used." : "");
+           !json_array_size(gpus) ? ""
+           : sm ? " GPU figures cover the GPUs the workload used; SM active is the share of the "
+                  "SMs with work (NVML GPM), which GPU util (the time a kernel ran) overstates "
+                  "for small kernels."
+                : " GPU figures cover the GPUs the workload used.");
     if (o->ops->figure)
         o->ops->figure(o->ctx, EXPORT_FIGURE_TIMELINES, o->req, index);
 }

@@ -74,10 +74,28 @@ static const struct {
     {"gpu_sm_clock_hertz", "Current SM clock (NVML)."},
     {"gpu_memory_clock_hertz", "Current memory clock (NVML)."},
     {"gpu_temperature_celsius", "GPU die temperature (NVML)."},
-    {"gpu_pcie_rx_bytes_per_second", "PCIe traffic into the GPU (NVML, 20 ms window)."},
-    {"gpu_pcie_tx_bytes_per_second", "PCIe traffic out of the GPU (NVML, 20 ms window)."},
+    {"gpu_pcie_rx_bytes_per_second",
+     "PCIe traffic into the GPU (NVML: a 20 ms window, or with GPM since the previous sample)."},
+    {"gpu_pcie_tx_bytes_per_second",
+     "PCIe traffic out of the GPU (NVML: a 20 ms window, or with GPM since the previous sample)."},
     {"gpu_throttle_reasons", "Bitmask of the reasons GPU clocks are below their maximum (NVML)."},
     {"gpu_process_memory_bytes", "GPU memory held by the workload's process tree (NVML)."},
+    /* NVML GPM (Hopper and newer): each value covers the time since the previous sample */
+    {"gpu_graphics_active_ratio",
+     "Share of the time the graphics or compute engine was active (NVML GPM; DCGM 1001)."},
+    {"gpu_sm_active_ratio", "Share of the SMs with at least one warp resident, over the time "
+     "since the previous sample (NVML GPM; DCGM 1002 SM active)."},
+    {"gpu_sm_occupancy_ratio",
+     "Warps resident as a share of the most the SMs hold (NVML GPM; DCGM 1003)."},
+    {"gpu_tensor_active_ratio",
+     "Share of the time the tensor pipes worked, any type (NVML GPM; DCGM 1004)."},
+    {"gpu_dram_active_ratio",
+     "Device memory bandwidth used as a share of its peak (NVML GPM; DCGM 1005)."},
+    {"gpu_fp64_active_ratio", "Share of the time the FP64 pipe worked (NVML GPM; DCGM 1006)."},
+    {"gpu_fp32_active_ratio", "Share of the time the FP32 pipe worked (NVML GPM; DCGM 1007)."},
+    {"gpu_fp16_active_ratio", "Share of the time the FP16 pipe worked (NVML GPM; DCGM 1008)."},
+    {"gpu_nvlink_rx_bytes_per_second", "NVLink traffic into the GPU, all links (NVML GPM)."},
+    {"gpu_nvlink_tx_bytes_per_second", "NVLink traffic out of the GPU, all links (NVML GPM)."},
 };
 
 static const char *help_for(const char *series)

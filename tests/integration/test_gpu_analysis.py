@@ -57,14 +57,20 @@ class GpuAnalysisTest(FakeGpuCase):
         sm = next(x for x in stage["resources"] if x["metric"] == "gpu_sm_active_ratio")
         self.assertAlmostEqual(sm["mean"], 0.20)
         self.assertIn("gpu-under-occupied", out)
+        self.assertIn("SM act", out)  # the resources table's column
+        md = subprocess.run([MLBENCH, "report", "--store", self.store, "-f", "md", "latest"],
+                            capture_output=True, text=True, timeout=60)
+        self.assertEqual(md.returncode, 0, md.stderr)
+        self.assertIn("| GPU util | SM active |", md.stdout)
 
     def test_no_gpm(self):
         """Without GPM the activities are absent, not 0, and utilisation alone decides."""
         script = GPM_GPU.replace("gpm 0 1", "gpm 0 0") + "util 0 97/10\ngpm_sm 0 20\n"
-        r, _ = self.run_fake(script, "--interval", "50ms", "--", STAGE_PROG, "sleeper")
+        r, out = self.run_fake(script, "--interval", "50ms", "--", STAGE_PROG, "sleeper")
         names = {name for name, _ in self.series(r)}
         self.assertNotIn("gpu_sm_active_ratio", names)
         self.assertEqual(self.verdict(r, "wait")["rule"], "gpu-bound")
+        self.assertNotIn("SM act", out)
 
     # train 1.5 s then eval 1.5 s, sampled every 100 ms: the GPU's value at tick k covers
     # [k-1, k] x 100 ms (GPM), so step j of gpm_sm is the window ending at (j + 1) x 100 ms.
