@@ -27,12 +27,11 @@ static bool top_level(const struct span *s)
     return s->depth == 0 && s->closed && s->end_ns >= s->start_ns;
 }
 
-static const struct span *sort_spans; /* qsort has no context argument */
-
-static int by_start(const void *a, const void *b)
+/* Orders indices of the spans given as context (qsort_r: no shared state) by start. */
+static int by_start(const void *a, const void *b, void *spans)
 {
-    int64_t x = sort_spans[*(const size_t *)a].start_ns;
-    int64_t y = sort_spans[*(const size_t *)b].start_ns;
+    int64_t x = ((const struct span *)spans)[*(const size_t *)a].start_ns;
+    int64_t y = ((const struct span *)spans)[*(const size_t *)b].start_ns;
     return (x > y) - (x < y);
 }
 
@@ -106,9 +105,7 @@ size_t gpu_sync_tails(const struct span *spans, size_t n_spans, const struct gpu
     for (size_t i = 0; i < n_spans; i++)
         if (top_level(&spans[i]))
             order[n_top++] = i;
-    sort_spans = spans;
-    qsort(order, n_top, sizeof *order, by_start);
-    sort_spans = NULL;
+    qsort_r(order, n_top, sizeof *order, by_start, (void *)spans);
 
     size_t found = 0;
     int64_t open_until = INT64_MIN; /* the latest end of the stages before the current one */
@@ -263,12 +260,11 @@ static void count_runs(const struct bench_result *r, struct pair *pairs, size_t 
 
 /* ---- what the marker client saw: work queued at a stage's end ---- */
 
-static const struct span *sort_by_end; /* qsort has no context argument */
-
-static int span_by_end(const void *a, const void *b)
+/* The same by end. */
+static int span_by_end(const void *a, const void *b, void *spans)
 {
-    int64_t x = sort_by_end[*(const size_t *)a].end_ns;
-    int64_t y = sort_by_end[*(const size_t *)b].end_ns;
+    int64_t x = ((const struct span *)spans)[*(const size_t *)a].end_ns;
+    int64_t y = ((const struct span *)spans)[*(const size_t *)b].end_ns;
     return (x > y) - (x < y);
 }
 
@@ -317,9 +313,7 @@ static size_t queued_stages(const struct bench_result *r, struct queued *q, size
                 by = xmalloc((d->n_spans + 1) * sizeof *by);
                 for (size_t j = 0; j < d->n_spans; j++)
                     by[j] = j;
-                sort_by_end = d->spans;
-                qsort(by, d->n_spans, sizeof *by, span_by_end);
-                sort_by_end = NULL;
+                qsort_r(by, d->n_spans, sizeof *by, span_by_end, d->spans);
             }
             const struct span *sp = queued_stage(d, by, &d->instants[i]);
             if (!sp)
