@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/xalloc.h"
 #include "util/strbuf.h"
 
 /* The verdict of stage in the analysis, or NULL. */
@@ -28,7 +29,7 @@ static char *fmt(const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
-    char *s = export_vformat(f, ap);
+    char *s = xvasprintf(f, ap);
     va_end(ap);
     return s;
 }

@@ -19,6 +19,7 @@
 
 #include "util/jsonx.h"   /* the tolerant getters every format uses */
 #include "util/strbuf.h"
+#include "export/table.h"  /* the table model every format renders */
 
 /* What to render. results[0] is the baseline when there are several. */
 struct export_request {
@@ -73,10 +74,7 @@ int export_finish(FILE *out, const char *what, char *err, size_t errlen);
 
 /* Whether s ends with suffix and has something before it. */
 bool export_ends_with(const char *s, const char *suffix);
-/* printf into a new string owned by the caller, through the one allocation policy (xalloc). */
 #define EXPORT_MAX_DEPTH 19 /* deeper nesting is shown at this depth */
-
-char *export_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* The result's label, or its id when it has none (never NULL). */
 const char *export_result_name(const json_t *result);
@@ -162,41 +160,6 @@ void export_stage_figures(const json_t *resources, const json_t *gpus,
 /* The share of the run of the stage named stage in result r (1 for "total"), or NAN. */
 double export_stage_share(const json_t *r, const char *stage);
 
-/* What a cell says at a glance, which HTML shows as colour (a CSS class); Markdown ignores it,
- * so the cell's text must say the same (the verdict word is always written). */
-enum export_tone {
-    EXPORT_TONE_NONE,
-    EXPORT_TONE_FASTER,     /* green */
-    EXPORT_TONE_SLOWER,     /* red */
-    EXPORT_TONE_UNRELIABLE, /* grey */
-    EXPORT_TONE_DIFFERS,    /* highlighted: the two sides differ */
-};
-
-/* A table of text cells, filled by the outline and rendered by each format. */
-struct export_table {
-    size_t ncols, nrows, cap;
-    char **header;     /* ncols strings */
-    char **cells;      /* nrows * ncols, row-major, never NULL ("" when empty) */
-    unsigned char *tone; /* nrows * ncols: enum export_tone of each cell (NONE unless set) */
-    int *indent;       /* per row: nesting depth of the first cell (stage names) */
-    unsigned numeric;  /* bit c: column c holds figures (right-aligned) */
-};
-
-/* Starts a table with ncols columns named by the NULL-terminated list that follows. */
-void export_table_init(struct export_table *t, size_t ncols, ...);
-/* The same with the ncols column names in names[] (a header known only at run time). */
-void export_table_init_list(struct export_table *t, size_t ncols, const char *const *names);
-/* Appends a row of empty cells; returns its index. */
-size_t export_table_row(struct export_table *t, int indent);
-/* Sets cell (row, col), printf-style. */
-void export_table_set(struct export_table *t, size_t row, size_t col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-const char *export_table_cell(const struct export_table *t, size_t row, size_t col);
-void export_table_tone(struct export_table *t, size_t row, size_t col, enum export_tone tone);
-enum export_tone export_table_cell_tone(const struct export_table *t, size_t row, size_t col);
-/* The tone of a comparison verdict: faster, slower, unreliable; NONE for any other. */
-enum export_tone export_verdict_tone(const char *verdict);
-
 /* The comparison tables of one candidate of a comparison document (compare_tables.c), for the
  * outline: each starts t (the caller frees it) and returns its number of rows (0: nothing to
  * show). Stages: indented by depth, change and verdict toned. Latency: p50 and p99 of the
@@ -207,7 +170,6 @@ size_t export_cmp_stages(struct export_table *t, const json_t *cand, double alph
 size_t export_cmp_latency(struct export_table *t, const json_t *cand, double alpha);
 size_t export_cmp_pairs(struct export_table *t, const json_t *cand, const char *member,
                         const char *k1, const char *k2, const char *h1, const char *h2);
-void export_table_free(struct export_table *t);
 
 /* Starts t as the two-column (property, value) table of a result's environment object env
  * (env_table.c); the caller frees it. */

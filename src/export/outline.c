@@ -31,7 +31,7 @@ void outline_para(struct outline *o, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *text = export_vformat(fmt, ap);
+    char *text = xvasprintf(fmt, ap);
     va_end(ap);
     o->ops->paragraph(o->ctx, text);
     free(text);
@@ -45,7 +45,7 @@ void sl_add(struct strlist *l, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    l->v[l->n++] = export_vformat(fmt, ap);
+    l->v[l->n++] = xvasprintf(fmt, ap);
     va_end(ap);
 }
 

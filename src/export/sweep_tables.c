@@ -61,7 +61,7 @@ void export_lines_add(struct export_lines *l, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    l->v[l->n] = one_line(export_vformat(fmt, ap));
+    l->v[l->n] = one_line(xvasprintf(fmt, ap));
     l->n++;
     va_end(ap);
 }

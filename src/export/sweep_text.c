@@ -19,82 +19,21 @@
 #define WIDE_COLS 26      /* status, interval and bottleneck */
 #define NARROW_COLS 14    /* figures and counters */
 
-/* Prints s on one line cut to cols columns, padded (right-aligned when right). */
-static void cell(FILE *out, const char *s, int cols, bool right)
-{
-    char buf[4 * 40 + 16];
-    term_fit(s, cols, buf, sizeof buf);
-    int pad = cols - term_cols(buf);
-    if (right)
-        for (int i = 0; i < pad; i++)
-            putc(' ', out);
-    fputs(buf, out);
-    if (!right)
-        for (int i = 0; i < pad; i++)
-            putc(' ', out);
-}
-
-static int column_cap(size_t col)
-{
-    if (col == 1)
-        return POINT_COLS;
-    if (col == 2 || col == 4 || col == 6)
-        return WIDE_COLS;
-    return NARROW_COLS;
-}
-
-/* The width of each column: its widest cell or header, at most its cap. */
-static int *widths(const struct export_table *t)
-{
-    int *w = xcalloc(t->ncols, sizeof *w);
-    for (size_t c = 0; c < t->ncols; c++) {
-        int cap = column_cap(c);
-        w[c] = term_cols(t->header[c]);
-        for (size_t r = 0; r < t->nrows && w[c] < cap; r++) {
-            int k = term_cols(export_table_cell(t, r, c));
-            w[c] = k > w[c] ? k : w[c];
-        }
-        w[c] = w[c] < cap ? w[c] : cap;
-    }
-    w[0] = 1;
-    return w;
-}
-
-/* Rows of the mark, the point and the columns [from, to). */
-static void table_part(FILE *out, const struct export_table *t, const int *w, size_t from,
-                       size_t to)
-{
-    putc('\n', out);
-    for (long r = -1; r < (long)t->nrows; r++) {
-        for (size_t c = 0; c < to; c++) {
-            if (c >= 2 && c < from)
-                continue;
-            const char *s = r < 0 ? t->header[c] : export_table_cell(t, (size_t)r, c);
-            if (c)
-                fputs(c == 1 ? " " : "  ", out);
-            bool right = (t->numeric >> c) & 1u;
-            if (c + 1 == to && !right) /* no trailing spaces */
-                cell(out, s, term_cols(s) < w[c] ? term_cols(s) : w[c], false);
-            else
-                cell(out, s, w[c], right);
-        }
-        putc('\n', out);
-    }
-}
-
+/* The sweep table: the mark and the point, then as many columns as fit in SCREEN_COLS, as many
+ * times as the columns need; cells cut at their column's cap. */
 static void sweep_table(FILE *out, const struct export_table *t)
 {
-    int *w = widths(t);
-    int lead = w[0] + 1 + w[1];
-    for (size_t from = 2; from < t->ncols;) {
-        size_t to = from + 1;
-        int width = lead + 2 + w[from];
-        while (to < t->ncols && width + 2 + w[to] <= SCREEN_COLS)
-            width += 2 + w[to++];
-        table_part(out, t, w, from, to);
-        from = to;
-    }
-    free(w);
+    struct export_text_column *col = xcalloc(t->ncols, sizeof *col);
+    for (size_t c = 0; c < t->ncols; c++)
+        col[c].cap = c == 1 ? POINT_COLS : c == 2 || c == 4 || c == 6 ? WIDE_COLS : NARROW_COLS;
+    col[0].width = 1;
+    col[0].cap = 0;
+    if (t->ncols > 1)
+        col[1].sep = " ";
+    struct export_text_layout l = {.col = col, .header = true, .trim = true,
+                                   .screen = SCREEN_COLS, .keep = 2};
+    export_table_print(out, t, &l);
+    free(col);
 }
 
 /* Prints text (one line: sweep_tables.c flattened it) word-wrapped at SCREEN_COLS, the first
@@ -193,27 +132,10 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     if (export_sweep_probes(&t, sweep)) {
         fputs("\nfind-max probes, in the order run:\n", out);
         /* value, fits, peak memory, throughput: the point is the value's */
-        static const int caps[4] = {NARROW_COLS, 24, NARROW_COLS, 22};
-        int w[4];
-        for (size_t k = 0; k < 4; k++) {
-            w[k] = term_cols(t.header[k]);
-            for (size_t r = 0; r < t.nrows && w[k] < caps[k]; r++) {
-                int n = term_cols(export_table_cell(&t, r, k));
-                w[k] = n > w[k] ? n : w[k];
-            }
-            w[k] = w[k] < caps[k] ? w[k] : caps[k];
-        }
-        for (long r = -1; r < (long)t.nrows; r++) {
-            fputs("  ", out);
-            for (size_t k = 0; k < 4; k++) {
-                const char *s = r < 0 ? t.header[k] : export_table_cell(&t, (size_t)r, k);
-                if (k)
-                    fputs("  ", out);
-                cell(out, s, k == 3 && term_cols(s) < w[k] ? term_cols(s) : w[k],
-                     k == 0 || k == 2);
-            }
-            putc('\n', out);
-        }
+        static const struct export_text_column col[4] = {
+            {.cap = NARROW_COLS, .sep = "  "}, {.cap = 24}, {.cap = NARROW_COLS}, {.cap = 22}};
+        struct export_text_layout l = {.col = col, .header = true, .trim = true, .ncols = 4};
+        export_table_print(out, &t, &l);
     }
     export_table_free(&t);
     struct export_lines fm = {0};

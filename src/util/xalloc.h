@@ -4,6 +4,7 @@
 #ifndef MLBENCH_XALLOC_H
 #define MLBENCH_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xmalloc(size_t size);
@@ -14,5 +15,7 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* printf into a new string owned by the caller. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same with a va_list (the caller's va_end still due). */
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif
