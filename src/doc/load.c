@@ -1,0 +1,163 @@
+/* doc/load.c: the reader of a load result's section (see load.h). */
+#include "doc/load.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+static const json_t *object(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_object(v) ? v : NULL;
+}
+
+static const json_t *array(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_array(v) ? v : NULL;
+}
+
+static void read_latency(const json_t *o, struct doc_latency *l)
+{
+    l->json = json_is_object(o) ? o : NULL;
+    l->count = jsonx_int(o, "count", 0);
+    l->min = jsonx_num(o, "min");
+    l->mean = jsonx_num(o, "mean");
+    l->p50 = jsonx_num(o, "p50");
+    l->p90 = jsonx_num(o, "p90");
+    l->p95 = jsonx_num(o, "p95");
+    l->p99 = jsonx_num(o, "p99");
+    l->p999 = jsonx_num(o, "p99.9");
+    l->max = jsonx_num(o, "max");
+}
+
+double doc_latency_at(const struct doc_latency *lat, double p)
+{
+    char key[48];
+    snprintf(key, sizeof key, "p%g", p);
+    return jsonx_num(lat->json, key);
+}
+
+static void read_run(const json_t *o, struct doc_load_run *r)
+{
+    r->json = o;
+    r->role = jsonx_str(o, "role");
+    r->scenario = jsonx_str(o, "scenario");
+    const json_t *met = json_object_get(o, "met_bound");
+    r->met_bound = json_is_boolean(met) ? json_is_true(met) : -1;
+    r->target_qps = jsonx_num(o, "target_qps");
+    r->throughput_qps = jsonx_num(o, "throughput_qps");
+    r->percentile = jsonx_num(o, "percentile");
+    r->latency_bound_s = jsonx_num(o, "latency_bound_s");
+    r->duration_s = jsonx_num(o, "duration_s");
+    r->issue_duration_s = jsonx_num(o, "issue_duration_s");
+    r->start_offset_s = jsonx_num(o, "start_offset_s");
+    r->start_ns = jsonx_num(o, "start_ns");
+    r->start_unix_ns = jsonx_num(o, "start_unix_ns");
+    r->queries = jsonx_int(o, "queries", 0);
+    r->completed = jsonx_int(o, "completed", 0);
+    r->failed = jsonx_int(o, "failed", 0);
+    r->requests = jsonx_int(o, "requests", 0);
+    read_latency(json_object_get(o, "latency_s"), &r->latency);
+    read_latency(json_object_get(o, "response_s"), &r->response);
+    const json_t *es = json_object_get(o, "early_stopping");
+    r->early_estimate_s = jsonx_num(es, "estimate_s");
+    r->early_percentile = jsonx_num(es, "percentile");
+    r->early_confidence = jsonx_num(es, "confidence");
+    r->early_min_queries = jsonx_int(es, "min_queries", 0);
+    r->valid = json_is_true(json_object_get(o, "valid"));
+    r->invalid_reasons = array(o, "invalid_reasons");
+    r->errors = object(o, "errors");
+    r->seconds = array(o, "seconds");
+    r->histogram = object(o, "histogram");
+    const json_t *c = json_object_get(o, "client");
+    r->client.cpu_s = jsonx_num(c, "cpu_s");
+    r->client.busiest_thread_ratio = jsonx_num(c, "busiest_thread_ratio");
+    read_latency(json_object_get(c, "send_lag_s"), &r->client.send_lag);
+    r->client.client_bound = json_is_true(json_object_get(c, "client_bound"));
+    r->client.reconnects = jsonx_int(c, "reconnects", 0);
+    r->client.bytes_sent = jsonx_int(c, "bytes_sent", 0);
+    r->client.bytes_received = jsonx_int(c, "bytes_received", 0);
+    const json_t *s = object(o, "server");
+    r->server.present = s != NULL;
+    r->server.cpu_cores = jsonx_num(s, "cpu_cores");
+    r->server.resident_bytes_max = jsonx_num(s, "resident_bytes_max");
+    r->server.system_cpu_busy_ratio = jsonx_num(s, "system_cpu_busy_ratio");
+    r->server.gpu_utilization_ratio = jsonx_num(s, "gpu_utilization_ratio");
+    r->server.samples = jsonx_int(s, "samples", 0);
+    r->server.stages = object(s, "stages");
+    r->server.counters = object(s, "counters");
+}
+
+struct doc_load *doc_load_read(const json_t *load)
+{
+    struct doc_load *l = xcalloc(1, sizeof *l);
+    l->json = json_is_object(load) ? load : NULL;
+    load = l->json;
+    l->present = load != NULL;
+    l->schema = jsonx_str(load, "schema");
+    l->url = jsonx_str(load, "url");
+    l->address = jsonx_str(load, "address");
+    l->scenario = jsonx_str(load, "scenario");
+    l->server_cmd = jsonx_str(load, "server_cmd");
+    l->command = array(load, "command");
+    l->connections = jsonx_int(load, "connections", 0);
+    l->threads = jsonx_int(load, "threads", 0);
+    l->bodies = jsonx_int(load, "bodies", 0);
+    l->samples_per_query = jsonx_num(load, "samples_per_query");
+    l->seed = jsonx_num(load, "seed");
+    l->request_timeout_s = jsonx_num(load, "request_timeout_s");
+    l->valid = json_is_true(json_object_get(load, "valid"));
+    const json_t *fp = object(load, "find_peak");
+    l->find_peak = fp != NULL;
+    l->peak_qps = jsonx_num(fp, "peak_qps");
+    l->peak_latency_bound_s = jsonx_num(fp, "latency_bound_s");
+    l->peak_percentile = jsonx_num(fp, "percentile");
+    l->peak_probes = jsonx_int(fp, "probes", 0);
+    l->peak_confirmations = jsonx_int(fp, "confirmations", 0);
+    const json_t *bound = json_object_get(load, "bound");
+    l->bound_kind = jsonx_str(bound, "kind");
+    l->bound_evidence = jsonx_str(bound, "evidence");
+    const json_t *runs = json_object_get(load, "scenarios");
+    l->n_runs = json_array_size(runs);
+    l->runs = xcalloc(l->n_runs ? l->n_runs : 1, sizeof *l->runs);
+    for (size_t i = 0; i < l->n_runs; i++)
+        read_run(json_array_get(runs, i), &l->runs[i]);
+    /* Which runs count: every run not a probe; with find-peak the last of them only. */
+    size_t last = l->n_runs;
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (!l->runs[i].role || strcmp(l->runs[i].role, "probe"))
+            last = i;
+    for (size_t i = 0; i < l->n_runs; i++) {
+        bool probe = l->runs[i].role && !strcmp(l->runs[i].role, "probe");
+        l->runs[i].counts = !probe && (!l->find_peak || i == last);
+    }
+    return l;
+}
+
+void doc_load_free(struct doc_load *l)
+{
+    if (!l)
+        return;
+    free(l->runs);
+    free(l);
+}
+
+bool doc_load_counts(const struct doc_load *l, size_t i)
+{
+    return i < l->n_runs && l->runs[i].counts;
+}
+
+void doc_load_run_name(const struct doc_load_run *run, char *buf, size_t len)
+{
+    const char *role = run->role ? run->role : "run";
+    const char *scen = run->scenario ? run->scenario : "?";
+    if (isfinite(run->target_qps))
+        snprintf(buf, len, "%s %s at %.4g QPS", scen, role, run->target_qps);
+    else
+        snprintf(buf, len, "%s %s", scen, role);
+}
