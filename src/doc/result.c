@@ -446,6 +446,17 @@ double doc_result_stage_share(const struct doc_result *r, const char *name)
     return st ? st->share : NAN;
 }
 
+const char *doc_result_workdir_commit(const struct doc_result *r)
+{
+    const json_t *env = r->environment;
+    const char *c = jsonx_str(json_object_get(env, "git"), "commit");
+    if (!c)
+        c = jsonx_str(env, "git_commit");
+    if (!c)
+        c = jsonx_str(json_object_get(env, "workdir"), "git_commit");
+    return c;
+}
+
 bool doc_result_recorded(const struct doc_result *r)
 {
     return r->config.timings != NULL;

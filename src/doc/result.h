@@ -253,6 +253,10 @@ int doc_result_median_run(const struct doc_result *r);
 const struct doc_stage *doc_result_stage(const struct doc_result *r, const char *name);
 /* The share of the run of the stage named name (1 for "total"), or NAN. */
 double doc_result_stage_share(const struct doc_result *r, const char *name);
+/* The git commit of the working directory the result was measured in, where its environment
+ * records one (environment.git.commit; older shapes: environment.git_commit,
+ * environment.workdir.git_commit), or NULL. */
+const char *doc_result_workdir_commit(const struct doc_result *r);
 /* Whether the result was timed in-process (mlbench record: config.timings). */
 bool doc_result_recorded(const struct doc_result *r);
 
