@@ -28,7 +28,7 @@ struct compare_options {
 void compare_options_default(struct compare_options *opt);
 
 /* Compares results[1..n) with results[0] (the baseline), each a result document as
- * result_load_file() returns it; paths[i] is where results[i] came from (paths, or any entry,
+ * doc_result_load_file() returns it; paths[i] is where results[i] came from (paths, or any entry,
  * may be NULL: written as null). opt NULL means the defaults; bootstrap intervals need
  * O(resamples) memory and O(resamples * runs) time per stage. Returns a new reference to a
  * document of schema COMPARE_SCHEMA (shape in docs/compare.md), or NULL when n < 2 or an

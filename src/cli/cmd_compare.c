@@ -15,7 +15,7 @@
 #include "cli/options.h"
 #include "analysis/compare.h"
 #include "util/log.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 #include "export/export.h"
@@ -723,7 +723,7 @@ int cmd_compare(int argc, char **argv)
             }
             continue;
         }
-        results[i] = result_load_file(paths[i], err, sizeof err);
+        results[i] = doc_result_load_file(paths[i], err, sizeof err);
         if (!results[i]) {
             log_error("compare: %s", err);
             status = 2;

@@ -20,7 +20,7 @@
 #include "cli/options.h"
 #include "cli/workload_path.h"
 #include "result/envinfo.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "util/clock.h"
 #include "util/fsx.h"
 #include "util/log.h"
@@ -129,7 +129,7 @@ static json_t *load_doc(const char *path, bool result)
     char err[1024];
     json_t *doc;
     if (result) {
-        doc = result_load_file(path, err, sizeof err);
+        doc = doc_result_load_file(path, err, sizeof err);
     } else {
         json_error_t e;
         doc = json_load_file(path, 0, &e);

@@ -14,7 +14,7 @@
 #include "cli/options.h"
 #include "analysis/compare.h"
 #include "util/log.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "util/xalloc.h"
 #include "export/export.h"
 #include "store/store.h"
@@ -254,7 +254,7 @@ static size_t sweep_results(const json_t *sweep, const char *sweep_path, const c
     *results = xcalloc(n + 1, sizeof **results);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        json_t *r = result_load_file((*paths)[i], err, sizeof err);
+        json_t *r = doc_result_load_file((*paths)[i], err, sizeof err);
         if (!r) {
             log_warn("report: a point of the sweep: %s; left out", err);
             free((*paths)[i]);

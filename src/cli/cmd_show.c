@@ -16,7 +16,7 @@
 #include "export/text.h"
 #include "util/log.h"
 #include "util/term.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "store/store.h"
 #include "store/sweeps.h"
 

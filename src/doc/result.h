@@ -20,6 +20,9 @@
 
 #define DOC_RESULT_SCHEMA "mlbench.result/1"
 #define DOC_MAX_DEPTH 19  /* stage nesting deeper than this is shown at this depth */
+/* The most stage, counter or metadata names a run or summary holds (what one run aggregates,
+ * measure/stages.h): a file with more is refused (doc_result_load_file). */
+#define DOC_MAX_NAMES 1000
 
 /* Statistics of one figure over the runs (docs/statistics.md). NAN where absent; n 0. */
 struct doc_stats {

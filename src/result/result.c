@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "doc/result.h"
 #include "measure/attrib.h"
+#include "measure/stages.h"
 #include "result/cost.h"
 #include "result/envinfo.h"
 #include "util/log.h"
@@ -87,6 +89,9 @@ void result_free(struct bench_result *r)
 }
 
 /* A number, or null when it is not finite (JSON has no NaN). */
+/* The reader refuses a file holding more names than one run aggregates. */
+_Static_assert(DOC_MAX_NAMES == STAGES_MAX_NAMES, "doc/result.h and measure/stages.h disagree");
+
 static json_t *jnum(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -544,7 +549,7 @@ json_t *result_to_json(const struct bench_result *r)
     json_t *doc = json_pack(
         "{s:s, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:b}, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:I,"
         " s:o, s:o}",
-        "schema", RESULT_SCHEMA, "id", r->id, "label", jstr_or_null(c->label),
+        "schema", DOC_RESULT_SCHEMA, "id", r->id, "label", jstr_or_null(c->label),
         "created", jtime(r->created_unix_ns),
         "mlbench", "version", MLBENCH_VERSION, "git_commit", MLBENCH_GIT_COMMIT,
         "command", "argv", argv, "shell", c->shell,

@@ -19,7 +19,6 @@
 #include "result/price.h"
 #include "result/summary.h"
 
-#define RESULT_SCHEMA "mlbench.result/1"
 #define RESULT_MAX_SPANS 20000    /* spans written per repetition; the rest are counted */
 #define RESULT_MAX_INSTANTS 10000 /* instants written per repetition */
 

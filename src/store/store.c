@@ -17,7 +17,7 @@
 
 #include "util/log.h"
 #include "result/result.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "util/xalloc.h"
 #include "store/store_ops.h"
 #include "util/fsx.h"
@@ -205,7 +205,7 @@ static int store_sync(struct store *s, char *err, size_t errlen)
         if (bsearch(&files.v[i], kept, n_kept, sizeof *kept, cmp_str))
             continue;
         char *path = usable_path(s, files.v[i]), msg[1024];
-        json_t *j = result_load_file(path, msg, sizeof msg);
+        json_t *j = doc_result_load_file(path, msg, sizeof msg);
         if (!j) {
             log_warn("%s (left out of the store index)", msg);
         } else if (store_entry_from_json(j, files.v[i], &add[n_add]) == 0) {
@@ -318,7 +318,7 @@ void store_close(struct store *s)
 
 /* ------------------------------------------------------------------ rows */
 
-/* Indexes result (a document as result_load_file returns it; borrowed), written at path, in
+/* Indexes result (a document as doc_result_load_file returns it; borrowed), written at path, in
  * one transaction; a result with the same id is replaced. Returns 0 or -1 with err. */
 static int store_put(struct store *s, const char *path, json_t *result, char *err,
                      size_t errlen)
@@ -608,7 +608,7 @@ int store_record(const char *store_dir, const char *result_path, json_t *result,
                  size_t errlen)
 {
     json_t *loaded = NULL;
-    if (!result && !(result = loaded = result_load_file(result_path, err, errlen)))
+    if (!result && !(result = loaded = doc_result_load_file(result_path, err, errlen)))
         return -1;
     struct store *s = open_store(store_dir, false, err, errlen);
     int rc = -1;
@@ -636,7 +636,7 @@ json_t *store_load(const char *store_dir, const char *ref, char **name_out, char
     last_status = 2;
     struct store *s = is_file(ref) ? NULL : store_open(store_dir, err, errlen);
     if (!s && is_path(ref)) { /* a file (or no store to find a label in: the file's error) */
-        json_t *doc = result_load_file(ref, err, errlen);
+        json_t *doc = doc_result_load_file(ref, err, errlen);
         if (doc)
             *name_out = xstrdup(ref);
         return doc;
@@ -692,7 +692,7 @@ int store_add(struct store *s, json_t *doc, char *err, size_t errlen)
 json_t *store_get(struct store *s, const struct store_entry *e, char *err, size_t errlen)
 {
     if (e->path) {
-        json_t *doc = result_load_file(e->path, err, errlen);
+        json_t *doc = doc_result_load_file(e->path, err, errlen);
         if (!doc)
             failed(s, STORE_REFUSED);
         return doc;

@@ -1,5 +1,5 @@
 /* fuzz_result: the result file loader and everything that reads a loaded result. Input: a
- * result file (JSON). It is loaded (result_load_file) and, when it loads, given to each
+ * result file (JSON). It is loaded (doc_result_load_file) and, when it loads, given to each
  * consumer the commands have: the terminal summary of `show` (export_text_print), the store's
  * indexing and `history` (store_record, cmd_history with --detect and --json), `compare`
  * against a fixed baseline and against itself (compare_results, cmd_compare's text and its
@@ -19,7 +19,7 @@
 #include "export/export.h"
 #include "export/text.h"
 #include "fuzz_util.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "store/store.h"
 #include "util/log.h"
 
@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setup();
     const char *path = fuzz_write_file("r.json", data, size);
     char err[1024];
-    json_t *r = result_load_file(path, err, sizeof err);
+    json_t *r = doc_result_load_file(path, err, sizeof err);
     if (!r) {
         if (!err[0])
             abort(); /* a refusal must say why */

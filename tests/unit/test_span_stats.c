@@ -1,7 +1,7 @@
 /* Unit tests of the per-stage span statistics (span_stats, summary_compute: count, nearest-rank
  * percentiles, log-scaled histogram over the ok runs), of the summary's stage tree order with
  * stages from worker processes, of counter rates over the stage they were sent in, of their
- * JSON form and of result_load_file's checks of it (issue 13). */
+ * JSON form and of doc_result_load_file's checks of it (issue 13). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "result/result.h"
-#include "result/result_load.h"
+#include "doc/result_file.h"
 #include "result/span_stats.h"
 
 #define MS 1000000LL
@@ -275,7 +275,7 @@ static json_t *load_text(const char *text, char *err, size_t errlen)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    json_t *j = result_load_file(path, err, errlen);
+    json_t *j = doc_result_load_file(path, err, errlen);
     unlink(path);
     return j;
 }

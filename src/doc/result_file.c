@@ -1,13 +1,12 @@
-/* result_load: result files back into JSON, with precise errors (see result_load.h). */
-#include "result/result_load.h"
+/* doc/result_file.c: result files read back and checked, with precise errors (see result_file.h). */
+#include "doc/result_file.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "measure/stages.h"
-#include "result/result.h"
+#include "doc/result.h"
 
-/* Where a file holds more names than one run or summary can (STAGES_MAX_NAMES), or NULL.
+/* Where a file holds more names than one run or summary can (DOC_MAX_NAMES), or NULL.
  * Every consumer (show, compare, history, reports) matches names across runs and results;
  * the bound keeps that cheap whatever a file says. runs[].metadata is an object. */
 static const char *too_many(const json_t *j)
@@ -19,13 +18,13 @@ static const char *too_many(const json_t *j)
     };
     const json_t *summary = json_object_get(j, "summary"), *runs = json_object_get(j, "runs");
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
-        if (json_array_size(json_object_get(summary, lists[k].key)) > STAGES_MAX_NAMES)
+        if (json_array_size(json_object_get(summary, lists[k].key)) > DOC_MAX_NAMES)
             return lists[k].in_summary;
         size_t i;
         const json_t *run;
         json_array_foreach(runs, i, run) {
             const json_t *a = json_object_get(run, lists[k].key);
-            if (json_array_size(a) > STAGES_MAX_NAMES || json_object_size(a) > STAGES_MAX_NAMES)
+            if (json_array_size(a) > DOC_MAX_NAMES || json_object_size(a) > DOC_MAX_NAMES)
                 return lists[k].in_run;
         }
     }
@@ -79,7 +78,7 @@ static int check_span_stats(const json_t *j, const char *path, char *err, size_t
     return 0;
 }
 
-json_t *result_load_file(const char *path, char *err, size_t errlen)
+json_t *doc_result_load_file(const char *path, char *err, size_t errlen)
 {
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
@@ -97,9 +96,9 @@ json_t *result_load_file(const char *path, char *err, size_t errlen)
         json_decref(j);
         return NULL;
     }
-    if (strcmp(schema, RESULT_SCHEMA) != 0) {
+    if (strcmp(schema, DOC_RESULT_SCHEMA) != 0) {
         snprintf(err, errlen, "%s: schema '%s' is not %s, which this mlbench reads", path, schema,
-                 RESULT_SCHEMA);
+                 DOC_RESULT_SCHEMA);
         json_decref(j);
         return NULL;
     }
@@ -113,7 +112,7 @@ json_t *result_load_file(const char *path, char *err, size_t errlen)
     const char *what = too_many(j);
     if (what) {
         snprintf(err, errlen, "%s: %s holds more than %d names, more than mlbench writes (a "
-                 "result of an older mlbench, or made by hand?)", path, what, STAGES_MAX_NAMES);
+                 "result of an older mlbench, or made by hand?)", path, what, DOC_MAX_NAMES);
         json_decref(j);
         return NULL;
     }
