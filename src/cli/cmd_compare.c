@@ -747,7 +747,7 @@ int cmd_compare(int argc, char **argv)
         if (cli.exporter) {
             struct export_request req = {.results = results, .paths = (const char *const *)paths,
                                          .n = cli.n_refs, .comparison = doc, .run = -1};
-            if (cli.exporter->write(stdout, &req, err, sizeof err) != EXPORT_OK) {
+            if (export_write(cli.exporter, stdout, &req, err, sizeof err) != EXPORT_OK) {
                 log_error("compare: %s", err);
                 status = 3;
             }

@@ -334,7 +334,7 @@ int cmd_report(int argc, char **argv)
             .table = c.table,
             .sweep = sweep,
         };
-        rc = c.exporter->write(out.f, &req, err, sizeof err);
+        rc = export_write(c.exporter, out.f, &req, err, sizeof err);
         if (rc == EXPORT_EIO && out.path) { /* the exporter knows the stream, not the file */
             log_error("report: %s: %s", out.path, err);
             status = 3;

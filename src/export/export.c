@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "util/xalloc.h"
+
 /* The formats, in the order help texts list them. */
 static const struct exporter *const exporters[] = {
     &export_markdown,
@@ -38,4 +40,19 @@ const struct exporter *export_for_path(const char *path)
 const struct exporter *export_at(size_t i)
 {
     return i < N_EXPORTERS ? exporters[i] : NULL;
+}
+
+int export_write(const struct exporter *e, FILE *out, const struct export_request *req,
+                 char *err, size_t errlen)
+{
+    struct export_request r = *req;
+    struct doc_result **docs = xcalloc(r.n ? r.n : 1, sizeof *docs);
+    for (size_t i = 0; i < r.n; i++)
+        docs[i] = doc_result_read(r.results[i]);
+    r.docs = docs;
+    int rc = e->write(out, &r, err, errlen);
+    for (size_t i = 0; i < r.n; i++)
+        doc_result_free(docs[i]);
+    free(docs);
+    return rc;
 }

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "doc/result.h"
+
 #include "util/jsonx.h"   /* the tolerant getters every format uses */
 #include "util/strbuf.h"
 #include "export/table.h"  /* the table model every format renders */
@@ -24,6 +26,7 @@
 /* What to render. results[0] is the baseline when there are several. */
 struct export_request {
     json_t *const *results;    /* n result documents (borrowed) */
+    struct doc_result *const *docs; /* the same n read (doc/result.h): export_write reads them */
     const char *const *paths;  /* the file each was read from, for the reader; may be NULL */
     size_t n;
     json_t *comparison;        /* "mlbench.comparison/1" when n >= 2, else NULL (borrowed) */
@@ -58,6 +61,11 @@ extern const struct exporter export_markdown;
 extern const struct exporter export_html;
 extern const struct exporter export_trace;
 extern const struct exporter export_csv;
+
+/* Writes the report of req in format e to out: reads the documents of req (req->docs), then
+ * e->write. Returns what e->write returns. */
+int export_write(const struct exporter *e, FILE *out, const struct export_request *req,
+                 char *err, size_t errlen);
 
 /* The exporter whose name or alias is name, or NULL. */
 const struct exporter *export_find(const char *name);

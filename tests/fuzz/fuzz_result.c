@@ -89,10 +89,10 @@ static void reports(json_t *const *results, const char *const *paths, size_t n)
         for (size_t t = 0; t < nt; t++) {
             struct export_request req = {.results = results, .paths = paths, .n = n,
                                          .comparison = cmp, .run = -1, .table = tables[t]};
-            (void)x->write(devnull, &req, err, sizeof err);
+            (void)export_write(x, devnull, &req, err, sizeof err);
             if (x->uses & EXPORT_USES_RUN) {
                 req.run = 1;
-                (void)x->write(devnull, &req, err, sizeof err);
+                (void)export_write(x, devnull, &req, err, sizeof err);
             }
         }
     }

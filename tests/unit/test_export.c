@@ -186,7 +186,7 @@ static char *render(const char *name, const struct export_request *req, int *rc)
     const struct exporter *e = export_find(name);
     assert_non_null(e);
     char err[256] = "";
-    *rc = e->write(f, req, err, sizeof err);
+    *rc = export_write(e, f, req, err, sizeof err);
     fclose(f);
     if (*rc != EXPORT_OK) {
         free(buf);
@@ -198,7 +198,8 @@ static char *render(const char *name, const struct export_request *req, int *rc)
 static char *render_one(const char *name, json_t *r)
 {
     json_t *results[] = {r};
-    struct export_request req = {results, NULL, 1, NULL, -1, NULL, NULL};
+    struct export_request req = {.results = results, .paths = NULL, .n = 1,
+                                 .comparison = NULL, .run = -1, .table = NULL, .sweep = NULL};
     int rc;
     char *out = render(name, &req, &rc);
     if (rc != EXPORT_OK)
@@ -270,7 +271,8 @@ static void test_markdown_comparison(void **state)
     (void)state;
     json_t *results[] = {base, cand};
     json_t *cmp = comparison();
-    struct export_request req = {results, NULL, 2, cmp, -1, NULL, NULL};
+    struct export_request req = {.results = results, .paths = NULL, .n = 2,
+                                 .comparison = cmp, .run = -1, .table = NULL, .sweep = NULL};
     int rc;
     char *md = render("md", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -337,7 +339,8 @@ static void test_comparison_quality_and_tones(void **state)
     (void)state;
     json_t *results[] = {base, cand};
     json_t *cmp = comparison_with_quality();
-    struct export_request req = {results, NULL, 2, cmp, -1, NULL, NULL};
+    struct export_request req = {.results = results, .paths = NULL, .n = 2,
+                                 .comparison = cmp, .run = -1, .table = NULL, .sweep = NULL};
     int rc;
     char *md = render("md", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -459,7 +462,8 @@ static void test_csv_quoting(void **state)
     free(csv);
 
     json_t *results[] = {base};
-    struct export_request req = {results, NULL, 1, NULL, 2, "samples", NULL};
+    struct export_request req = {.results = results, .paths = NULL, .n = 1,
+                                 .comparison = NULL, .run = 2, .table = "samples", .sweep = NULL};
     int rc;
     csv = render("csv", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -567,7 +571,8 @@ static void test_trace_events(void **state)
 
     /* --run 1: one run only */
     json_t *results[] = {base};
-    struct export_request req = {results, NULL, 1, NULL, 1, NULL, NULL};
+    struct export_request req = {.results = results, .paths = NULL, .n = 1,
+                                 .comparison = NULL, .run = 1, .table = NULL, .sweep = NULL};
     int rc;
     text = render("trace", &req, &rc);
     assert_int_equal(rc, EXPORT_OK);
@@ -752,7 +757,8 @@ static void test_requests_refused(void **state)
 {
     (void)state;
     json_t *results[] = {base};
-    struct export_request req = {results, NULL, 1, NULL, -1, "nope", NULL};
+    struct export_request req = {.results = results, .paths = NULL, .n = 1,
+                                 .comparison = NULL, .run = -1, .table = "nope", .sweep = NULL};
     int rc;
     char *msg = render("csv", &req, &rc);
     assert_int_equal(rc, EXPORT_EREQUEST);

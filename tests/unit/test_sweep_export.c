@@ -55,8 +55,9 @@ static char *render(const char *format, json_t *doc, const char *table, int expe
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    struct export_request req = {NULL, NULL, 0, NULL, -1, table, doc};
-    int rc = export_find(format)->write(f, &req, err, sizeof err);
+    struct export_request req = {.results = NULL, .paths = NULL, .n = 0,
+                                 .comparison = NULL, .run = -1, .table = table, .sweep = doc};
+    int rc = export_write(export_find(format), f, &req, err, sizeof err);
     fclose(f);
     if (rc != expect)
         fail_msg("%s: %d (%s), not %d", format, rc, err, expect);
@@ -321,11 +322,12 @@ static void test_csv(void **state)
     assert_int_equal(count(csv, "\r\n"), 5);
     free(csv);
     /* the other tables need results; sweep without a sweep is refused */
-    struct export_request req = {NULL, NULL, 0, NULL, -1, "sweep", NULL};
+    struct export_request req = {.results = NULL, .paths = NULL, .n = 0,
+                                 .comparison = NULL, .run = -1, .table = "sweep", .sweep = NULL};
     char *buf = NULL, err[256];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(export_csv.write(f, &req, err, sizeof err), EXPORT_EREQUEST);
+    assert_int_equal(export_write(&export_csv, f, &req, err, sizeof err), EXPORT_EREQUEST);
     fclose(f);
     free(buf);
     assert_non_null(strstr(err, "--table sweep needs a sweep"));
