@@ -1,9 +1,8 @@
 /* cmd_record: `mlbench record [FILE]`: stores timings measured elsewhere (an in-process timer,
  * python/mlbench_marker's pytest plugin) as results, the way `mlbench run` stores its own. Reads
  * documents of schema "mlbench.timings/1" (docs/cli.md, "mlbench record"; read and checked by
- * record_input.c), checks every one before storing any, makes each round a repetition timed per call, and hands the result to the
- * summary, the environment capture and the store writer that runs use (result/summary.c,
- * bench/bench.c). */
+ * doc/timings.c), checks every one before storing any, makes each a result (result/record.c)
+ * and hands it to the store writer that runs use (bench/bench.c). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,16 +15,14 @@
 #include "bench/bench.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/record_input.h"
-#include "result/resources.h"
+#include "doc/timings.h"
+#include "result/record.h"
 #include "result/result.h"
 #include "store/store.h"
 #include "util/log.h"
 #include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
-
-#define FEW_ROUNDS 5                  /* fewer: the few_rounds warning */
 
 static const char usage_text[] =
     "Usage: mlbench record [options] [FILE]\n"
@@ -55,146 +52,6 @@ struct record_options {
     const char *label, *store, *output, *file;
     bool json, quiet;
 };
-
-/* ------------------------------------------------------------------ the result */
-
-/* A round as a repetition: its time per call, status ok; CPU time per call when the timer gave
- * it, else 0 that mark_unmeasured makes null. Metadata goes to the first measured round, as
- * marker metadata events would. */
-static void add_round(struct bench_result *r, const struct timings *t, bool warmup, size_t i,
-                      int64_t start_unix_ns, bool with_meta)
-{
-    const json_t *a = warmup ? t->warmup : t->rounds;
-    double ns = json_number_value(json_array_get(a, i));
-    struct repetition *rep = result_add_rep(r, warmup);
-    struct run_outcome *o = &rep->outcome;
-    o->status = RUN_OK;
-    o->start_unix_ns = start_unix_ns;
-    o->wall_ns = llround(ns / t->number);
-    if (!warmup && t->cpu)
-        o->user_ns = llround(json_number_value(json_array_get(t->cpu, i)) / t->number);
-    for (size_t k = 0; with_meta && k < t->n_meta; k++) {
-        struct marker_token tok = {.kind = MARKER_META, .name = t->meta_key[k],
-                                   .name_len = strlen(t->meta_key[k]),
-                                   .value = t->meta_value[k],
-                                   .value_len = strlen(t->meta_value[k])};
-        event_log_add(&rep->log, &tok);
-    }
-    stages_aggregate(&rep->log, 0, o->wall_ns, &rep->stages);
-    free(rep->log.ev); /* as bench.c: the aggregate and the interned names are kept */
-    rep->log.ev = NULL;
-    rep->log.n = rep->log.cap = 0;
-}
-
-/* Replaces the warnings about too few runs with one that speaks of rounds. */
-static void few_rounds(struct summary *s, const struct timings *t)
-{
-    if (t->n_rounds >= FEW_ROUNDS)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < s->n_warnings; i++) {
-        struct warning *w = &s->warnings[i];
-        if (!strcmp(w->code, "few_runs") || !strcmp(w->code, "low_ci_coverage")) {
-            free(w->code);
-            free(w->message);
-        } else {
-            s->warnings[k++] = *w;
-        }
-    }
-    s->n_warnings = k;
-    if (t->n_rounds < 3)
-        summary_warn(s, "few_rounds", "few rounds: the interval is wide: with %zu measured "
-                     "round(s) no spread can be judged and no confidence interval given; "
-                     "measure %d rounds or more (6 give a 95 %% interval of the median)",
-                     t->n_rounds, FEW_ROUNDS);
-    else
-        summary_warn(s, "few_rounds", "few rounds: the interval is wide: with %zu rounds the "
-                     "interval of the median (min..max) covers only %.1f %%; measure %d rounds "
-                     "or more (6 give a 95 %% interval)", t->n_rounds, 100 * s->wall.ci_level,
-                     FEW_ROUNDS);
-}
-
-/* What a timing in the process did not measure is null or absent in its document, never 0
- * (docs/result-schema.md): the result model has no "unknown" for the figures rusage gives a
- * run, so the repetitions carry 0 there and their JSON is corrected here. Adds the round as
- * timed (runs[].round_ns, round_cpu_ns) and config.timings. */
-static void mark_unmeasured(json_t *doc, const struct timings *t)
-{
-    static const char *const never[] = {
-        "sys_ns", "max_rss_bytes", "minor_faults", "major_faults", "voluntary_context_switches",
-        "involuntary_context_switches",
-    };
-    json_t *runs = json_object_get(doc, "runs"), *run;
-    size_t i;
-    json_array_foreach(runs, i, run) {
-        bool warmup = i < t->n_warmup;
-        size_t k = warmup ? i : i - t->n_warmup;
-        for (size_t n = 0; n < sizeof never / sizeof never[0]; n++)
-            json_object_set_new(run, never[n], json_null());
-        json_object_set(run, "round_ns", json_array_get(warmup ? t->warmup : t->rounds, k));
-        if (!warmup && t->cpu)
-            json_object_set(run, "round_cpu_ns", json_array_get(t->cpu, k));
-        else
-            json_object_set_new(run, "user_ns", json_null());
-    }
-    json_t *s = json_object_get(doc, "summary");
-    json_object_del(s, "sys_ns");
-    json_object_del(s, "max_rss_bytes");
-    if (!t->cpu) {
-        json_object_del(s, "user_ns");
-        json_object_set_new(s, "cpu_cores", json_null());
-    }
-    json_t *cfg = json_object_get(doc, "config"), *sampling = json_object_get(doc, "sampling");
-    json_object_set_new(cfg, "interval_ns", json_null());
-    json_object_set_new(sampling, "interval_ns", json_null());
-    json_object_set_new(sampling, "first_interval_ns", json_null());
-    json_object_set_new(cfg, "timings", json_pack(
-        "{s:s, s:s, s:I, s:I, s:I, s:o, s:o}", "schema", TIMINGS_SCHEMA, "name", t->name,
-        "number", (json_int_t)t->number, "rounds", (json_int_t)t->n_rounds,
-        "warmup_rounds", (json_int_t)t->n_warmup,
-        "synchronized", t->synchronized ? json_string(t->synchronized) : json_null(),
-        "timer", t->timer ? json_string(t->timer) : json_null()));
-}
-
-/* The result of document t as a stored run would have it, into r (result_free it), its
- * configuration cfg (which r borrows); env: the environment captured for the first document,
- * shared by the others (NULL: capture it now). */
-static void build_result(const struct timings *t, const struct record_options *o,
-                         struct run_config *cfg, struct bench_result *r, json_t **env)
-{
-    *cfg = (struct run_config){
-        .argv = t->argv, .argc = t->argc, .runs = (int)t->n_rounds, .warmup = (int)t->n_warmup,
-        .grace_s = NAN, /* nothing was stopped: null */
-        .label = t->label, .output = o->output, .store = o->store, .quiet = o->quiet,
-        .json = o->json,
-    };
-    result_init(r, cfg);
-    if (t->started_unix_ns >= 0)
-        r->created_unix_ns = t->started_unix_ns;
-    r->sampling.skipped = xcalloc(2, sizeof *r->sampling.skipped);
-    r->sampling.skipped[0] = xstrdup("resources: not sampled: timed in its own process (mlbench "
-                                     "record); CPU time only when the timer gave cpu_ns");
-    r->sampling.n_skipped = 1;
-    /* Each round starts where the ones before it ended (the gaps between them are unknown). */
-    double start = (double)r->created_unix_ns;
-    for (size_t i = 0; i < t->n_warmup + t->n_rounds; i++) {
-        bool warmup = i < t->n_warmup;
-        size_t k = warmup ? i : i - t->n_warmup;
-        int64_t at = start < 9.2e18 ? (int64_t)start : INT64_C(9200000000000000000);
-        add_round(r, t, warmup, k, at, !warmup && k == 0);
-        start += json_number_value(json_array_get(warmup ? t->warmup : t->rounds, k));
-    }
-    summary_compute(r);
-    if (*env) {
-        r->environment = json_incref(*env);
-    } else {
-        result_capture_environment(r, NULL);
-        *env = json_incref(r->environment);
-    }
-    result_price(r);
-    resources_analyze(r); /* no samples: no verdicts, only what needs none (the governor) */
-    few_rounds(&r->summary, t);
-}
 
 /* ------------------------------------------------------------------ output */
 
@@ -297,10 +154,12 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
     for (size_t i = 0; i < n; i++) {
         struct run_config cfg;
         struct bench_result r;
-        build_result(&docs[i], o, &cfg, &r, &env);
+        cfg = (struct run_config){.output = o->output, .store = o->store, .quiet = o->quiet,
+                                  .json = o->json};
+        record_result(&docs[i], &cfg, &r, &env);
         struct bench_output out = {.doc = result_to_json(&r)};
         if (out.doc)
-            mark_unmeasured(out.doc, &docs[i]);
+            record_mark_unmeasured(out.doc, &docs[i]);
         if (bench_store_write(where, r.id, o->output, &out) != 0) {
             status = 3;
         } else if (o->json) {
@@ -331,20 +190,20 @@ int cmd_record(int argc, char **argv)
 
     char name[160], *buf = NULL;
     if (o.file)
-        snprintf(name, sizeof name, "'%s'", record_shown_text(o.file, (char[128]){0}, 128));
+        snprintf(name, sizeof name, "'%s'", doc_timings_shown_text(o.file, (char[128]){0}, 128));
     else
         snprintf(name, sizeof name, "standard input");
-    long len = record_read_input(o.file, name, &buf);
+    long len = doc_timings_read_input(o.file, name, &buf);
     if (len < 0)
         return 2;
     struct timings *docs;
     size_t n;
-    int status = record_parse_documents(buf, (size_t)len, name, &docs, &n) < 0 ? 2 : 0;
+    int status = doc_timings_parse(buf, (size_t)len, name, &docs, &n) < 0 ? 2 : 0;
     free(buf);
     if (status == 0 && n == 0) {
         log_error("record: %s holds no document: give one JSON object per timed function, "
                   "{\"schema\": \"%s\", \"name\": ..., \"number\": ..., \"rounds_ns\": [...]} "
-                  "(docs/cli.md)", name, TIMINGS_SCHEMA);
+                  "(docs/cli.md)", name, DOC_TIMINGS_SCHEMA);
         status = 2;
     }
     if (status == 0 && n > 1 && (o.label || o.output)) {
@@ -354,7 +213,7 @@ int cmd_record(int argc, char **argv)
     }
     /* Every document is checked before any is stored: all or nothing. */
     for (size_t i = 0; status == 0 && i < n; i++)
-        if (record_check_timings(&docs[i], o.label) < 0)
+        if (doc_timings_check(&docs[i], o.label) < 0)
             status = 2;
     struct bench_store where = {0};
     if (status == 0)
@@ -363,7 +222,7 @@ int cmd_record(int argc, char **argv)
         status = store_all(docs, n, &o, &where);
     bench_store_free(&where);
     for (size_t i = 0; i < n; i++)
-        timings_free(&docs[i]);
+        doc_timings_free(&docs[i]);
     free(docs);
     fflush(stdout);
     return status;

@@ -1,15 +1,16 @@
-/* record_input: the input of `mlbench record`: documents of schema "mlbench.timings/1" (docs/cli.md,
- * "mlbench record") read from a file or standard input, one after another, and each checked
- * field by field, with messages that name the document, the field and the value. */
-#ifndef MLBENCH_RECORD_INPUT_H
-#define MLBENCH_RECORD_INPUT_H
+/* doc/timings: the reader of timings documents (schema "mlbench.timings/1", docs/cli.md,
+ * "mlbench record"), the input of `mlbench record`: read from a file or standard input, one
+ * after another, each checked field by field, with messages (util/log) that name the document,
+ * the field and the value. */
+#ifndef MLBENCH_DOC_TIMINGS_H
+#define MLBENCH_DOC_TIMINGS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#define TIMINGS_SCHEMA "mlbench.timings/1"
+#define DOC_TIMINGS_SCHEMA "mlbench.timings/1"
 
 /* One document, checked. Strings and arrays point into json. */
 struct timings {
@@ -28,24 +29,24 @@ struct timings {
 };
 
 /* Frees what t owns and zeroes it. */
-void timings_free(struct timings *t);
+void doc_timings_free(struct timings *t);
 
 /* The whole input of file (NULL: standard input), named shown_name in messages, into *buf
  * (owned, NUL-terminated). Returns its length, or -1 after saying what is wrong. */
-long record_read_input(const char *file, const char *shown_name, char **buf);
+long doc_timings_read_input(const char *file, const char *shown_name, char **buf);
 
 /* Parses the documents of buf[0..len) one after another into *out (*n of them, owned:
- * timings_free each, then free(*out)); each holds its JSON, not yet checked. Returns 0, or -1
+ * doc_timings_free each, then free(*out)); each holds its JSON, not yet checked. Returns 0, or -1
  * after saying where the input is not JSON (line and column). */
-int record_parse_documents(const char *buf, size_t len, const char *shown_name,
+int doc_timings_parse(const char *buf, size_t len, const char *shown_name,
                            struct timings **out, size_t *n);
 
 /* Checks document t->json into t's fields; label_override is -l's label, or NULL. Returns 0,
  * or -1 after saying what is wrong (the document, the field, the value). */
-int record_check_timings(struct timings *t, const char *label_override);
+int doc_timings_check(struct timings *t, const char *label_override);
 
 /* s (a string of the input) as a message may show it: escaped as JSON, cut to len; returns
  * buf. */
-const char *record_shown_text(const char *s, char *buf, size_t len);
+const char *doc_timings_shown_text(const char *s, char *buf, size_t len);
 
 #endif

@@ -1,5 +1,5 @@
-/* record_input: reads and checks the documents of `mlbench record` (see record_input.h). */
-#include "cli/record_input.h"
+/* doc/timings.c: reads and checks the documents of `mlbench record` (see timings.h). */
+#include "doc/timings.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure/stages.h"
+#include "doc/result.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -21,9 +21,9 @@
 #define MAX_LABEL_BYTES 4096
 #define MAX_TEXT_BYTES 4096           /* a word of the command, the timer, a metadata value */
 #define MAX_WORDS 1000                /* of the command */
-#define MAX_METADATA STAGES_MAX_NAMES /* keys */
+#define MAX_METADATA DOC_MAX_NAMES /* keys */
 
-void timings_free(struct timings *t)
+void doc_timings_free(struct timings *t)
 {
     for (int i = 0; t->argv && i < t->argc; i++)
         free(t->argv[i]);
@@ -94,7 +94,7 @@ static const char *shown_kind(const json_t *v, char *buf, size_t len)
 }
 
 /* A string of the input for a message: escaped as JSON (without its quotes), cut. */
-const char *record_shown_text(const char *s, char *buf, size_t len)
+const char *doc_timings_shown_text(const char *s, char *buf, size_t len)
 {
     json_t *j = json_string(s);
     char *d = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
@@ -116,9 +116,9 @@ static int bad(const struct timings *t, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (t->label)
-        snprintf(who, sizeof who, " (label '%s')", record_shown_text(t->label, a, sizeof a));
+        snprintf(who, sizeof who, " (label '%s')", doc_timings_shown_text(t->label, a, sizeof a));
     else if (t->name)
-        snprintf(who, sizeof who, " (name '%s')", record_shown_text(t->name, a, sizeof a));
+        snprintf(who, sizeof who, " (name '%s')", doc_timings_shown_text(t->name, a, sizeof a));
     log_error("record: document %d%s: %s", t->index, who, msg);
     return -1;
 }
@@ -200,14 +200,14 @@ static char *meta_text(const struct timings *t, const char *key, const json_t *v
     else if (json_is_real(v))
         s = xstrdup(shortest(json_real_value(v), a, sizeof a)); /* 0.001, not 0.0010000000000000000208 */
     else {
-        bad(t, "metadata.%s is %s: give a string or a number", record_shown_text(key, k, sizeof k),
+        bad(t, "metadata.%s is %s: give a string or a number", doc_timings_shown_text(key, k, sizeof k),
             shown_kind(v, a, sizeof a));
         return NULL;
     }
     if (strlen(s) > MAX_TEXT_BYTES ||
         (json_is_string(v) && (strlen(s) != json_string_length(v) || control_char(s)))) {
         bad(t, "metadata.%s is %s: give at most %d bytes of UTF-8 without control characters",
-            record_shown_text(key, k, sizeof k), shown(v, a, sizeof a), MAX_TEXT_BYTES);
+            doc_timings_shown_text(key, k, sizeof k), shown(v, a, sizeof a), MAX_TEXT_BYTES);
         free(s);
         return NULL;
     }
@@ -233,10 +233,10 @@ static int check_metadata(struct timings *t)
     json_object_foreach((json_t *)m, key, v) {
         if (!*key || strlen(key) > MAX_NAME_BYTES || control_char(key))
             return bad(t, "metadata key \"%s\": give keys of 1 to %d bytes of UTF-8 without "
-                       "control characters", record_shown_text(key, a, sizeof a), MAX_NAME_BYTES);
+                       "control characters", doc_timings_shown_text(key, a, sizeof a), MAX_NAME_BYTES);
         if (!strncmp(key, "mlbench.", 8)) /* the marker protocol's own (ranks, adoption) */
             return bad(t, "metadata key \"%s\": keys starting with \"mlbench.\" are mlbench's "
-                       "own: choose another name", record_shown_text(key, a, sizeof a));
+                       "own: choose another name", doc_timings_shown_text(key, a, sizeof a));
         char *text = meta_text(t, key, v);
         if (!text)
             return -1;
@@ -276,7 +276,7 @@ static int check_command(struct timings *t)
 
 /* Checks document t->json (index t->index; the label override of -l, or NULL) into t. Returns
  * 0, or -1 after saying what is wrong. */
-int record_check_timings(struct timings *t, const char *label_override)
+int doc_timings_check(struct timings *t, const char *label_override)
 {
     const json_t *j = t->json;
     char a[128];
@@ -284,7 +284,7 @@ int record_check_timings(struct timings *t, const char *label_override)
     if (!json_is_object(j))
         return bad(t, "is %s, not an object: each document is one JSON object "
                    "{\"schema\": \"%s\", \"name\": ..., \"number\": ..., \"rounds_ns\": [...]}",
-                   kind_of(j), TIMINGS_SCHEMA);
+                   kind_of(j), DOC_TIMINGS_SCHEMA);
     /* The label and the name first: the messages below name the document by them. */
     if (label_override)
         t->label = label_override;
@@ -293,11 +293,11 @@ int record_check_timings(struct timings *t, const char *label_override)
         return -1;
     if (text_field(t, "name", true, MAX_NAME_BYTES, "what was timed, e.g. a function's name",
                    &t->name) < 0 ||
-        text_field(t, "schema", true, 100, "\"" TIMINGS_SCHEMA "\"", &schema) < 0)
+        text_field(t, "schema", true, 100, "\"" DOC_TIMINGS_SCHEMA "\"", &schema) < 0)
         return -1;
-    if (!schema || strcmp(schema, TIMINGS_SCHEMA) != 0) /* set when text_field said 0 */
+    if (!schema || strcmp(schema, DOC_TIMINGS_SCHEMA) != 0) /* set when text_field said 0 */
         return bad(t, "schema is \"%s\": this mlbench reads \"%s\" (a newer format? update "
-                   "mlbench)", record_shown_text(schema, a, sizeof a), TIMINGS_SCHEMA);
+                   "mlbench)", doc_timings_shown_text(schema, a, sizeof a), DOC_TIMINGS_SCHEMA);
     if (text_field(t, "timer", false, MAX_TEXT_BYTES, "what measured, e.g. \"mytimer 1.0\"",
                    &t->timer) < 0 ||
         text_field(t, "synchronized", false, 10, "\"cuda\" or \"none\"", &t->synchronized) < 0)
@@ -305,7 +305,7 @@ int record_check_timings(struct timings *t, const char *label_override)
     if (t->synchronized && strcmp(t->synchronized, "cuda") != 0 &&
         strcmp(t->synchronized, "none") != 0)
         return bad(t, "synchronized is \"%s\": give \"cuda\" or \"none\"",
-                   record_shown_text(t->synchronized, a, sizeof a));
+                   doc_timings_shown_text(t->synchronized, a, sizeof a));
 
     const json_t *number = json_object_get(j, "number");
     double calls = json_is_number(number) ? json_number_value(number) : NAN;
@@ -373,7 +373,7 @@ int record_check_timings(struct timings *t, const char *label_override)
 
 /* The whole input (at most MAX_INPUT_BYTES) into *buf (owned, NUL-terminated). Returns its
  * length, or -1 after saying why. */
-long record_read_input(const char *file, const char *shown_name, char **buf)
+long doc_timings_read_input(const char *file, const char *shown_name, char **buf)
 {
     FILE *f = file ? fopen(file, "rb") : stdin;
     if (!f) {
@@ -426,7 +426,7 @@ static void advance(const char *s, size_t n, int *line, int *column)
 
 /* Parses the documents of buf[0..len) one after another into *out (*n of them). Returns 0,
  * or -1 after naming the document, the line and the column of a JSON error. */
-int record_parse_documents(const char *buf, size_t len, const char *shown_name,
+int doc_timings_parse(const char *buf, size_t len, const char *shown_name,
                            struct timings **out, size_t *n)
 {
     size_t off = 0, cap = 0;

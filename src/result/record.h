@@ -1,0 +1,25 @@
+/* record: the result of a document of timings measured in another process (`mlbench record`,
+ * doc/timings.h): each round one repetition, timed per call, summarised and analysed as a run's
+ * repetitions are, so that show, compare, history and report work on it. Not thread-safe. */
+#ifndef MLBENCH_RESULT_RECORD_H
+#define MLBENCH_RESULT_RECORD_H
+
+#include <jansson.h>
+
+#include "doc/timings.h"
+#include "measure/run_config.h"
+#include "result/result.h"
+
+/* The result of document t as a stored run would have it, into r (result_free it). cfg holds
+ * what the command set (output, store...); the rest is filled from t, and r borrows it. env:
+ * the environment captured for the first document, shared by the others (NULL: captured now
+ * and kept there; the caller releases it). */
+void record_result(const struct timings *t, struct run_config *cfg, struct bench_result *r,
+                   json_t **env);
+
+/* What a timing in the process did not measure is null or absent in its document doc (the JSON
+ * of record_result's result), never 0 (docs/result-schema.md); adds each round as timed
+ * (runs[].round_ns, round_cpu_ns) and config.timings. */
+void record_mark_unmeasured(json_t *doc, const struct timings *t);
+
+#endif
