@@ -144,6 +144,39 @@ static void read_gpu_clock(const json_t *o, struct doc_gpu_clock *g)
     g->reasons = array(o, "reasons");
 }
 
+/* An integer member, or -1 when it is absent or not an integer. */
+static long long integer_or_none(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static void read_ranks(const json_t *o, struct doc_ranks *r)
+{
+    r->present = o != NULL;
+    r->world_size = jsonx_int(o, "world_size", 0);
+    r->ranks_dropped = jsonx_int(o, "ranks_dropped", 0);
+    r->ranks = array(o, "ranks");
+    r->n_ranks = json_array_size(r->ranks);
+    r->hosts = object(o, "hosts");
+    const json_t *a = json_object_get(o, "stages");
+    r->n_stages = json_array_size(a);
+    r->stages = elements(r->n_stages, sizeof *r->stages);
+    for (size_t i = 0; i < r->n_stages; i++) {
+        const json_t *x = json_array_get(a, i);
+        struct doc_rank_stage *st = &r->stages[i];
+        st->name = jsonx_str(x, "name");
+        st->critical_path_ns = jsonx_num(x, "critical_path_ns");
+        st->median_ns = jsonx_num(x, "median_ns");
+        st->min_ns = jsonx_num(x, "min_ns");
+        st->skew = jsonx_num(x, "skew");
+        st->slowest_rank = integer_or_none(x, "slowest_rank");
+        st->fastest_rank = integer_or_none(x, "fastest_rank");
+        st->ranks = jsonx_int(x, "ranks", 0);
+        st->per_rank = array(x, "per_rank");
+    }
+}
+
 static void read_summary(const json_t *o, struct doc_summary *s)
 {
     s->json = object(o, "summary");
@@ -179,7 +212,7 @@ static void read_summary(const json_t *o, struct doc_summary *s)
     }
     doc_resources_read(json_object_get(o, "resources"), &s->resources);
     read_gpu_clock(json_object_get(o, "gpu_clock"), &s->gpu_clock);
-    s->ranks = object(o, "ranks");
+    read_ranks(object(o, "ranks"), &s->ranks);
 }
 
 /* ---- runs ------------------------------------------------------------------------------- */
@@ -245,7 +278,17 @@ static void read_run(const json_t *o, size_t position, struct doc_run *run)
     run->instants = array(o, "instants");
     run->markers = object(o, "markers");
     run->ranks = array(o, "ranks");
-    run->hosts = array(o, "hosts");
+    a = json_object_get(o, "hosts");
+    run->n_hosts = json_array_size(a);
+    run->hosts = elements(run->n_hosts, sizeof *run->hosts);
+    for (size_t i = 0; i < run->n_hosts; i++) {
+        const json_t *x = json_array_get(a, i);
+        run->hosts[i].host = jsonx_str(x, "host");
+        run->hosts[i].ranks = array(x, "ranks");
+        doc_resources_read(json_object_get(x, "resources"), &run->hosts[i].resources);
+        run->hosts[i].stages = array(x, "stages");
+        run->hosts[i].samples = object(x, "samples");
+    }
     run->gpu_clock = object(o, "gpu_clock");
 }
 
@@ -269,6 +312,7 @@ static void read_config(const json_t *o, struct doc_config *c)
     c->nvtx = is_true(o, "nvtx");
     c->ranks = is_true(o, "ranks");
     c->timings = object(o, "timings");
+    c->timings_name = jsonx_str(c->timings, "name");
 }
 
 static void read_analysis(const json_t *o, struct doc_analysis *a)
@@ -334,6 +378,9 @@ struct doc_result *doc_result_read(const json_t *j)
     read_config(json_object_get(j, "config"), &r->config);
     r->environment = object(j, "environment");
     r->hostname = jsonx_str(r->environment, "hostname");
+    r->kernel = jsonx_str(r->environment, "kernel");
+    r->machine = jsonx_str(r->environment, "machine");
+    r->cpus_online = jsonx_num(r->environment, "cpus_online");
     const json_t *runs = json_object_get(j, "runs");
     r->n_runs = json_array_size(runs);
     r->runs = elements(r->n_runs, sizeof *r->runs);
@@ -370,6 +417,9 @@ void doc_result_free(struct doc_result *r)
             doc_resources_free(&r->runs[i].stages[k].resources);
         free(r->runs[i].stages);
         free(r->runs[i].counters);
+        for (size_t k = 0; k < r->runs[i].n_hosts; k++)
+            doc_resources_free(&r->runs[i].hosts[k].resources);
+        free(r->runs[i].hosts);
         doc_resources_free(&r->runs[i].resources);
     }
     free(r->runs);
@@ -378,12 +428,60 @@ void doc_result_free(struct doc_result *r)
     free(r->summary.stages);
     free(r->summary.counters);
     free(r->summary.metadata);
+    free(r->summary.ranks.stages);
     doc_resources_free(&r->summary.resources);
     free(r->analysis.verdicts);
     free(r->analysis.findings);
     free(r->warnings);
     free(r->argv);
     free(r);
+}
+
+bool doc_cost_read(const json_t *cost, struct doc_cost *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!json_is_object(cost))
+        return false;
+    c->currency = jsonx_str(cost, "currency");
+    c->source = jsonx_str(cost, "source");
+    c->price_per_hour = jsonx_num(cost, "price_per_hour");
+    const json_t *file = json_object_get(cost, "price_file");
+    c->price_file = json_is_object(file);
+    c->price_file_path = jsonx_str(file, "path");
+    c->price_file_entry = jsonx_str(file, "entry");
+    c->price_file_rule = jsonx_str(file, "rule");
+    const json_t *run = json_object_get(cost, "run");
+    c->run_median = jsonx_num(run, "median");
+    c->run_ci_low = jsonx_num(run, "ci_low");
+    c->run_ci_high = jsonx_num(run, "ci_high");
+    const json_t *a = json_object_get(cost, "per_unit");
+    c->n_per_unit = json_array_size(a);
+    c->per_unit = elements(c->n_per_unit, sizeof *c->per_unit);
+    for (size_t i = 0; i < c->n_per_unit; i++) {
+        const json_t *u = json_array_get(a, i);
+        c->per_unit[i].counter = jsonx_str(u, "counter");
+        c->per_unit[i].description = jsonx_str(u, "description");
+        c->per_unit[i].per = jsonx_num(u, "per");
+        c->per_unit[i].median = jsonx_num(u, "median");
+    }
+    a = json_object_get(cost, "to_target");
+    c->n_to_target = json_array_size(a);
+    c->to_target = elements(c->n_to_target, sizeof *c->to_target);
+    for (size_t i = 0; i < c->n_to_target; i++) {
+        const json_t *t = json_array_get(a, i);
+        c->to_target[i].counter = jsonx_str(t, "counter");
+        c->to_target[i].median = jsonx_num(t, "median");
+        c->to_target[i].ci_low = jsonx_num(t, "ci_low");
+        c->to_target[i].ci_high = jsonx_num(t, "ci_high");
+    }
+    return true;
+}
+
+void doc_cost_free(struct doc_cost *c)
+{
+    free(c->per_unit);
+    free(c->to_target);
+    memset(c, 0, sizeof *c);
 }
 
 /* ---- derived answers -------------------------------------------------------------------- */

@@ -107,6 +107,34 @@ struct doc_run_stage {
     const json_t *json;
 };
 
+/* summary.ranks.stages[]: a stage across the ranks of a multi-rank job (docs/ranks.md). */
+struct doc_rank_stage {
+    const char *name;
+    double critical_path_ns, median_ns, min_ns, skew;
+    long long slowest_rank, fastest_rank; /* -1 when absent or not an integer */
+    long long ranks;
+    const json_t *per_rank;        /* array, or NULL */
+};
+
+/* summary.ranks. */
+struct doc_ranks {
+    bool present;
+    long long world_size, ranks_dropped;
+    const json_t *ranks;           /* array of the ranks seen, or NULL */
+    size_t n_ranks;                /* its size */
+    const json_t *hosts;           /* object: host name -> array of ranks, or NULL */
+    struct doc_rank_stage *stages;
+    size_t n_stages;
+};
+
+/* runs[].hosts[]: another host of a multi-rank job, sampled there by its rank-exec. */
+struct doc_run_host {
+    const char *host;
+    const json_t *ranks;           /* array of its ranks, or NULL */
+    struct doc_resources resources;
+    const json_t *stages, *samples;
+};
+
 /* runs[].counters[]: one counter in one run. */
 struct doc_run_counter {
     const char *name;
@@ -133,7 +161,9 @@ struct doc_run {
     size_t n_counters;
     const json_t *metadata;        /* object, or NULL */
     const json_t *samples;         /* {t_ns, series}, or NULL */
-    const json_t *spans, *instants, *markers, *ranks, *hosts, *gpu_clock;
+    struct doc_run_host *hosts;
+    size_t n_hosts;
+    const json_t *spans, *instants, *markers, *ranks, *gpu_clock;
     const json_t *json;
 };
 
@@ -172,7 +202,7 @@ struct doc_summary {
     size_t n_metadata;
     struct doc_resources resources;
     struct doc_gpu_clock gpu_clock;
-    const json_t *ranks;           /* summary.ranks (docs/ranks.md), or NULL */
+    struct doc_ranks ranks;        /* summary.ranks (docs/ranks.md) */
     const json_t *json;
 };
 
@@ -196,6 +226,7 @@ struct doc_config {
     const char *prepare, *cleanup;
     bool fail_fast, show_output, all_gpus, discard_throttled, nvtx, ranks;
     const json_t *timings;         /* config.timings of `mlbench record`, or NULL */
+    const char *timings_name;      /* config.timings.name: what was timed */
 };
 
 /* sampling: how resources were sampled. */
@@ -221,7 +252,8 @@ struct doc_result {
     bool shell;                    /* command.shell */
     struct doc_config config;
     const json_t *environment;     /* object, or NULL (docs/environment.md) */
-    const char *hostname;          /* environment.hostname */
+    const char *hostname, *kernel, *machine; /* environment's, NULL when absent */
+    double cpus_online;            /* environment.cpus_online, NAN when absent */
     struct doc_run *runs;
     size_t n_runs;
     struct doc_summary summary;
@@ -235,6 +267,32 @@ struct doc_result {
     struct doc_sweep_point sweep;
     const json_t *json;            /* the document */
 };
+
+/* cost: what a priced result cost (docs/cost.md). */
+struct doc_cost_unit {
+    const char *counter, *description;
+    double per, median;
+};
+struct doc_cost_target {
+    const char *counter;
+    double median, ci_low, ci_high;
+};
+struct doc_cost {
+    const char *currency, *source;
+    double price_per_hour;
+    bool price_file;               /* priced by --price-file */
+    const char *price_file_path, *price_file_entry, *price_file_rule;
+    double run_median, run_ci_low, run_ci_high;
+    struct doc_cost_unit *per_unit;
+    size_t n_per_unit;
+    struct doc_cost_target *to_target;
+    size_t n_to_target;
+};
+
+/* Reads the cost object of a result (r->cost) into c. Returns false, with c empty, when there
+ * is none (not priced); else true, and c is freed with doc_cost_free. */
+bool doc_cost_read(const json_t *cost, struct doc_cost *c);
+void doc_cost_free(struct doc_cost *c);
 
 /* Reads the document j (may be NULL or not an object: an empty view). Never NULL; free with
  * doc_result_free. j must outlive the view. */

@@ -133,7 +133,7 @@ char *export_fmt_value(const json_t *v, char *buf, size_t len);
 /* A counter's rate ("3070/s in train, 718.8/s over the run"): over the stage its samples were
  * sent in (summary.counters[].stage) when it has one, and over the whole run. Names are not
  * cleaned: the caller's output rules apply. */
-char *export_fmt_counter_rate(const json_t *counter, char *buf, size_t len);
+char *export_fmt_counter_rate(const struct doc_counter *counter, char *buf, size_t len);
 /* A number with enough digits to read back the same double (CSV, trace arguments). */
 char *export_fmt_exact(double v, char *buf, size_t len);
 
@@ -221,7 +221,7 @@ enum export_group {
 /* Starts t as the latency table of a result's summary.stages: a row (indented by depth) per
  * stage with at least EXPORT_LATENCY_MIN_SPANS spans: stage, spans, p50, p90, p99, p99.9,
  * max. The caller frees it; nrows == 0 when no stage qualifies. */
-void export_latency_table(struct export_table *t, const json_t *stages);
+void export_latency_table(struct export_table *t, const struct doc_summary *s);
 
 /* rank_tables.c: a multi-rank job's stages across its ranks (summary.ranks): per stage the
  * slowest, median and fastest rank's time, the skew and the slowest rank with its excess over
@@ -229,8 +229,8 @@ void export_latency_table(struct export_table *t, const json_t *stages);
  * (runs[].hosts of result, means over the measured runs): host, its ranks, the CPU cores its
  * ranks' processes used, how busy the host was, their peak memory; nrows == 0 without any.
  * The caller frees them. */
-void export_ranks_table(struct export_table *t, const json_t *ranks);
-void export_hosts_table(struct export_table *t, const json_t *result);
+void export_ranks_table(struct export_table *t, const struct doc_ranks *ranks);
+void export_hosts_table(struct export_table *t, const struct doc_result *result);
 
 /* html_latency.c: writes to out a histogram figure (inline SVG, log time axis, percentiles
  * marked) for each stage of result with at least EXPORT_LATENCY_MIN_SPANS spans, and nothing

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "export/outline_private.h"
+
+#include "doc/result.h"
 #include "util/xalloc.h"
 
 /* ---- primitives (outline_private.h) ---- */
@@ -335,6 +337,7 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
         export_table_init(&t, 4, "counter", "last value (median)", "sum per run (median)",
                           "rate (median)");
         t.numeric = 0xe;
+        struct doc_result *rd = doc_result_read(r);
         for (size_t i = 0; i < json_array_size(counters); i++) {
             const json_t *k = json_array_get(counters, i);
             bool count = json_is_true(json_object_get(k, "count"));
@@ -347,8 +350,11 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
                 jsonx_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
             char rate[256];
             export_table_set(&t, row, 3, "%s",
-                             count ? export_fmt_counter_rate(k, rate, sizeof rate) : "-");
+                             count ? export_fmt_counter_rate(&rd->summary.counters[i], rate,
+                                                             sizeof rate)
+                                   : "-");
         }
+        doc_result_free(rd);
         outline_para(o, "Counters the workload sent:");
         outline_table(o, &t);
         if (o->ops->figure)
@@ -362,7 +368,9 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
 static void section_latency(struct outline *o, const json_t *r, size_t index)
 {
     struct export_table t;
-    export_latency_table(&t, json_object_get(json_object_get(r, "summary"), "stages"));
+    struct doc_result *d = doc_result_read(r);
+    export_latency_table(&t, &d->summary);
+    doc_result_free(d);
     if (t.nrows) {
         outline_heading(o, o->level + 1, "Latency per span");
         outline_para(o, "Stages with at least %d spans: the duration of each span, pooled over the ok "

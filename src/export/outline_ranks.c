@@ -2,25 +2,27 @@
  * across the ranks, which host each rank ran on, and the other hosts' resources. */
 #include "export/outline_private.h"
 
-#include "util/jsonx.h"
+#include "doc/result.h"
 #include "util/strbuf.h"
 
-void outline_ranks(struct outline *o, const json_t *r)
+void outline_ranks(struct outline *o, const json_t *doc)
 {
-    const json_t *ranks = json_object_get(json_object_get(r, "summary"), "ranks");
+    struct doc_result *r = doc_result_read(doc);
+    const struct doc_ranks *ranks = &r->summary.ranks;
     struct export_table t;
     export_ranks_table(&t, ranks);
     if (!t.nrows) {
         export_table_free(&t);
+        doc_result_free(r);
         return;
     }
     outline_heading(o, o->level, "Ranks");
     outline_para(o, "Across %zu ranks: per run, the slowest rank's time in each stage (what the "
                  "job waits for), the median and the fastest rank's; medians over the runs. Skew "
                  "is slowest / fastest (1 is balanced).",
-                 json_array_size(json_object_get(ranks, "ranks")));
+                 ranks->n_ranks);
     outline_table(o, &t);
-    const json_t *hosts = json_object_get(ranks, "hosts"), *list;
+    const json_t *hosts = ranks->hosts, *list;
     const char *host;
     if (json_object_size(hosts)) {
         outline_para(o, "The host of each rank, as its mlbench rank-exec named it:");
@@ -47,4 +49,5 @@ void outline_ranks(struct outline *o, const json_t *r)
     } else {
         export_table_free(&t);
     }
+    doc_result_free(r);
 }

@@ -7,62 +7,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/jsonx.h"
+#include "doc/result.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-void export_ranks_table(struct export_table *t, const json_t *ranks)
+void export_ranks_table(struct export_table *t, const struct doc_ranks *ranks)
 {
     export_table_init(t, 6, "stage", "slowest", "median", "fastest", "skew", "slowest rank");
     t->numeric = 0x1e;
-    const json_t *stages = json_object_get(ranks, "stages");
-    if (json_array_size(json_object_get(ranks, "ranks")) < 2)
+    if (ranks->n_ranks < 2)
         return;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        double median = jsonx_num(st, "median_ns"), crit = jsonx_num(st, "critical_path_ns");
+    for (size_t i = 0; i < ranks->n_stages; i++) {
+        const struct doc_rank_stage *st = &ranks->stages[i];
+        double median = st->median_ns, crit = st->critical_path_ns;
         char v[32];
         size_t row = export_table_row(t, 0);
-        const char *name = jsonx_str(st, "name");
-        export_table_set(t, row, 0, "%s", name ? name : "?");
+        export_table_set(t, row, 0, "%s", st->name ? st->name : "?");
         export_table_set(t, row, 1, "%s", export_fmt_duration(crit, v, sizeof v));
         export_table_set(t, row, 2, "%s", export_fmt_duration(median, v, sizeof v));
-        export_table_set(t, row, 3, "%s", export_fmt_duration(jsonx_num(st, "min_ns"), v,
-                                                              sizeof v));
-        export_table_set(t, row, 4, "%s", export_fmt_num(jsonx_num(st, "skew"), "%.2f", 1, v,
-                                                         sizeof v));
-        const json_t *slowest = json_object_get(st, "slowest_rank");
-        if (json_is_integer(slowest) && median > 0 && isfinite(crit))
-            export_table_set(t, row, 5, "%lld (%+.0f %% on the median)",
-                             (long long)json_integer_value(slowest), 100 * (crit / median - 1));
+        export_table_set(t, row, 3, "%s", export_fmt_duration(st->min_ns, v, sizeof v));
+        export_table_set(t, row, 4, "%s", export_fmt_num(st->skew, "%.2f", 1, v, sizeof v));
+        if (st->slowest_rank >= 0 && median > 0 && isfinite(crit))
+            export_table_set(t, row, 5, "%lld (%+.0f %% on the median)", st->slowest_rank,
+                             100 * (crit / median - 1));
         else
             export_table_set(t, row, 5, "-");
     }
 }
 
 /* The run-level figure `what` (mean, peak) of metric in a resources array, NAN when absent. */
-static double resource(const json_t *resources, const char *metric, const char *what)
+static double resource(const struct doc_resources *resources, const char *metric, bool peak)
 {
-    const json_t *m = export_resource_find(resources, metric, NULL);
-    return m ? jsonx_num(m, what) : NAN;
+    const struct doc_resource *m = doc_resource_find(resources, metric, NULL);
+    return !m ? NAN : peak ? m->peak : m->mean;
 }
 
 /* How many series of metric a resources array has (one per CPU for the per-core series). */
-static size_t series_count(const json_t *resources, const char *metric)
+static size_t series_count(const struct doc_resources *resources, const char *metric)
 {
-    size_t i, n = 0;
-    const json_t *m;
-    json_array_foreach(resources, i, m) {
-        const char *name = jsonx_str(m, "metric");
-        n += name && !strcmp(name, metric);
-    }
+    size_t n = 0;
+    for (size_t i = 0; i < resources->n; i++)
+        n += resources->v[i].metric && !strcmp(resources->v[i].metric, metric);
     return n;
 }
 
 #define MAX_HOSTS 256
 #define MAX_RANKS_SHOWN 16
 
-void export_hosts_table(struct export_table *t, const json_t *result)
+void export_hosts_table(struct export_table *t, const struct doc_result *result)
 {
     export_table_init(t, 5, "host", "ranks", "its ranks' CPU cores", "host CPU cores busy",
                       "peak memory");
@@ -73,25 +65,25 @@ void export_hosts_table(struct export_table *t, const json_t *result)
         double procs, busy, peak; /* sums over the runs (peak: the highest) */
         size_t ncpu, n;
     } *h = xcalloc(MAX_HOSTS, sizeof *h);
-    size_t n_hosts = 0, i, j;
-    const json_t *run, *host;
-    json_array_foreach(json_object_get(result, "runs"), i, run) {
-        if (json_is_true(json_object_get(run, "warmup")))
+    size_t n_hosts = 0, i;
+    for (i = 0; i < result->n_runs; i++) {
+        const struct doc_run *run = &result->runs[i];
+        if (run->warmup)
             continue;
-        json_array_foreach(json_object_get(run, "hosts"), j, host) {
-            const char *name = jsonx_str(host, "host");
+        for (size_t j = 0; j < run->n_hosts; j++) {
+            const struct doc_run_host *host = &run->hosts[j];
+            const char *name = host->host;
             size_t k = 0;
             while (name && k < n_hosts && strcmp(h[k].name, name) != 0)
                 k++;
             if (!name || (k == n_hosts && n_hosts == MAX_HOSTS))
                 continue;
             if (k == n_hosts)
-                h[n_hosts++] = (struct host_sum){.name = name,
-                                                 .ranks = json_object_get(host, "ranks")};
-            const json_t *res = json_object_get(host, "resources");
-            double procs = resource(res, "process_cpu_seconds_total", "mean");
-            double busy = resource(res, "system_cpu_busy_ratio", "mean");
-            double peak = resource(res, "process_resident_bytes", "peak");
+                h[n_hosts++] = (struct host_sum){.name = name, .ranks = host->ranks};
+            const struct doc_resources *res = &host->resources;
+            double procs = resource(res, "process_cpu_seconds_total", false);
+            double busy = resource(res, "system_cpu_busy_ratio", false);
+            double peak = resource(res, "process_resident_bytes", true);
             h[k].procs += isfinite(procs) ? procs : 0;
             h[k].busy += isfinite(busy) ? busy : 0;
             if (isfinite(peak) && peak > h[k].peak)

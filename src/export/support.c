@@ -502,40 +502,35 @@ static const char *fmt_rate(double v, char *buf, size_t len)
     return buf;
 }
 
-char *export_fmt_counter_rate(const json_t *counter, char *buf, size_t len)
+char *export_fmt_counter_rate(const struct doc_counter *counter, char *buf, size_t len)
 {
     char a[40], b[40];
-    double rate = jsonx_num(counter, "rate_per_s_median");
-    double in_stage = jsonx_num(counter, "stage_rate_per_s_median");
-    const char *stage = jsonx_str(counter, "stage");
-    if (stage && isfinite(in_stage))
-        snprintf(buf, len, "%s in %s, %s over the run", fmt_rate(in_stage, a, sizeof a), stage,
-                 fmt_rate(rate, b, sizeof b));
-    else if (json_is_true(json_object_get(counter, "stage_mixed")))
+    double rate = counter->rate_per_s_median, in_stage = counter->stage_rate_per_s_median;
+    if (counter->stage && isfinite(in_stage))
+        snprintf(buf, len, "%s in %s, %s over the run", fmt_rate(in_stage, a, sizeof a),
+                 counter->stage, fmt_rate(rate, b, sizeof b));
+    else if (counter->stage_mixed)
         snprintf(buf, len, "%s over the run (sent in several stages)", fmt_rate(rate, b, sizeof b));
     else
         snprintf(buf, len, "%s over the run", fmt_rate(rate, b, sizeof b));
     return buf;
 }
 
-void export_latency_table(struct export_table *t, const json_t *stages)
+void export_latency_table(struct export_table *t, const struct doc_summary *s)
 {
-    static const char *const keys[] = {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
     export_table_init(t, 7, "stage", "spans", "p50", "p90", "p99", "p99.9", "max");
     t->numeric = 0x7e;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        const json_t *spans = json_object_get(st, "spans");
-        long long n = jsonx_int(spans, "n", 0);
-        if (n < EXPORT_LATENCY_MIN_SPANS)
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        const struct doc_spans *sp = &st->spans;
+        if (sp->n < EXPORT_LATENCY_MIN_SPANS)
             continue;
-        size_t row = export_table_row(t, export_stage_depth(st));
+        size_t row = export_table_row(t, st->depth);
         char v[32];
-        const char *name = jsonx_str(st, "name");
-        export_table_set(t, row, 0, "%s", name ? name : "?");
-        export_table_set(t, row, 1, "%lld", n);
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-            export_table_set(t, row, k + 2, "%s",
-                             export_fmt_duration(jsonx_num(spans, keys[k]), v, sizeof v));
+        export_table_set(t, row, 0, "%s", st->name ? st->name : "?");
+        export_table_set(t, row, 1, "%lld", sp->n);
+        const double q[] = {sp->p50_ns, sp->p90_ns, sp->p99_ns, sp->p999_ns, sp->max_ns};
+        for (size_t k = 0; k < sizeof q / sizeof q[0]; k++)
+            export_table_set(t, row, k + 2, "%s", export_fmt_duration(q[k], v, sizeof v));
     }
 }

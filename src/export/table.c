@@ -61,6 +61,12 @@ const char *export_table_cell(const struct export_table *t, size_t row, size_t c
     return t->cells[row * t->ncols + col];
 }
 
+void export_table_head(struct export_table *t, size_t col, const char *name)
+{
+    free(t->header[col]);
+    t->header[col] = xstrdup(name);
+}
+
 void export_table_tone(struct export_table *t, size_t row, size_t col, enum export_tone tone)
 {
     t->tone[row * t->ncols + col] = (unsigned char)tone;

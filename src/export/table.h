@@ -40,6 +40,8 @@ size_t export_table_row(struct export_table *t, int indent);
 void export_table_set(struct export_table *t, size_t row, size_t col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const char *export_table_cell(const struct export_table *t, size_t row, size_t col);
+/* Renames column col (a view that heads a shared table in its own words). */
+void export_table_head(struct export_table *t, size_t col, const char *name);
 void export_table_tone(struct export_table *t, size_t row, size_t col, enum export_tone tone);
 enum export_tone export_table_cell_tone(const struct export_table *t, size_t row, size_t col);
 /* The tone of a comparison verdict: faster, slower, unreliable; NONE for any other. */
@@ -57,6 +59,7 @@ struct export_text_column {
     int cap;            /* > 0: a wider cell is cut to this many columns with an ellipsis
                          * (term_fit; newlines and tabs become '?'), and a column of width 0
                          * is no wider */
+    int min;            /* with width 0: at least this many columns */
     const char *sep;    /* written before the column (NULL: two spaces); before column 0 it
                          * starts the line (NULL: nothing) */
     bool head_left;     /* the header is left-aligned although the column is right-aligned */
@@ -66,7 +69,9 @@ struct export_text_column {
 struct export_text_layout {
     const struct export_text_column *col; /* ncols of them, or NULL: every column default */
     bool header;        /* the header row first */
-    bool trim;          /* no trailing blanks: a left-aligned last column is not padded */
+    bool trim;          /* no trailing blanks: the empty cells that end a row are left out
+                         * with their separators, and the last cell written is not padded
+                         * when it is left-aligned */
     int screen;         /* > 0: the columns after the first `keep` are spread over as many
                          * tables as keep each line within this many columns, each repeating
                          * the first `keep` columns and starting with an empty line */

@@ -15,34 +15,48 @@ static const struct export_text_column *column(const struct export_text_layout *
     return l->col ? &l->col[c] : &default_column;
 }
 
-/* The text of a cell as shown, in buf: the first column indented, a capped column cut. */
-static const char *shown(const struct export_table *t, const struct export_text_layout *l,
-                         long row, size_t c, char *buf, size_t len)
+/* The text of a cell as shown: the first column indented, a capped column cut. A new string. */
+static char *shown(const struct export_table *t, const struct export_text_layout *l, long row,
+                   size_t c)
 {
     const char *s = row < 0 ? t->header[c] : export_table_cell(t, (size_t)row, c);
     int cap = column(l, c)->cap;
-    char fitted[4 * 256 + 16];
-    if (cap > 0 && cap <= 256)
-        s = term_fit(s, cap, fitted, sizeof fitted);
     int indent = row >= 0 && c == 0 ? 2 * t->indent[row] : 0;
-    snprintf(buf, len, "%*s%s", indent, "", s);
-    return buf;
+    if (cap <= 0)
+        return xasprintf("%*s%s", indent, "", s);
+    char *fitted = xmalloc(4 * (size_t)cap + 8);
+    term_fit(s, cap, fitted, 4 * (size_t)cap + 8);
+    char *out = xasprintf("%*s%s", indent, "", fitted);
+    free(fitted);
+    return out;
+}
+
+/* Whether the cell shows nothing. */
+static bool blank(const struct export_table *t, const struct export_text_layout *l, long row,
+                  size_t c)
+{
+    char *s = shown(t, l, row, c);
+    bool empty = !*s;
+    free(s);
+    return empty;
 }
 
 /* The width of each column: its own, or its widest cell (at most its cap). */
 static int *widths(const struct export_table *t, const struct export_text_layout *l)
 {
     int *w = xcalloc(t->ncols ? t->ncols : 1, sizeof *w);
-    char buf[4 * 256 + 64];
     for (size_t c = 0; c < t->ncols; c++) {
         const struct export_text_column *col = column(l, c);
         if (col->width > 0) {
             w[c] = col->width;
             continue;
         }
+        w[c] = col->min;
         for (long r = l->header ? -1 : 0; r < (long)t->nrows; r++) {
-            int k = term_cols(shown(t, l, r, c, buf, sizeof buf));
+            char *s = shown(t, l, r, c);
+            int k = term_cols(s);
             w[c] = k > w[c] ? k : w[c];
+            free(s);
         }
     }
     return w;
@@ -67,19 +81,22 @@ static int spaces(FILE *out, int n)
 static int print_row(FILE *out, const struct export_table *t, const struct export_text_layout *l,
                      const int *w, long row, size_t keep, size_t from, size_t to)
 {
-    char buf[4 * 256 + 64];
     int rc = 0;
-    for (size_t c = 0; c < to; c++) {
+    size_t end = to; /* with trim: after the last cell with text */
+    while (l->trim && end > 0 &&
+           ((end - 1 >= keep && end - 1 < from) || blank(t, l, row, end - 1)))
+        end--;
+    for (size_t c = 0; c < end; c++) {
         if (c >= keep && c < from)
             continue;
         const struct export_text_column *col = column(l, c);
         const char *sep = col->sep ? col->sep : c == 0 ? "" : "  ";
         if (fputs(sep, out) == EOF)
             rc = -1;
-        const char *s = shown(t, l, row, c, buf, sizeof buf);
+        char *s = shown(t, l, row, c);
         bool right = (t->numeric >> c) & 1u && !(row < 0 && col->head_left);
         int pad = w[c] - term_cols(s);
-        if (l->trim && c + 1 == to && !right)
+        if (l->trim && c + 1 == end && !right)
             pad = 0;
         if (right && spaces(out, pad) < 0)
             rc = -1;
@@ -90,6 +107,7 @@ static int print_row(FILE *out, const struct export_table *t, const struct expor
             rc = -1;
         if (!right && spaces(out, pad) < 0)
             rc = -1;
+        free(s);
     }
     return putc('\n', out) == EOF ? -1 : rc;
 }

@@ -10,29 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc/result.h"
 #include "export/export.h"
+#include "util/strbuf.h"
 #include "util/term.h"
 #include "util/units.h"
 
 #define STAGE_COLS 22   /* the stage column is at least this wide, as before names widened it */
 #define VERDICT_COLS 16 /* the same for verdicts and counters */
-
-/* Prints s then spaces up to cols columns. */
-static void pad(FILE *out, const char *s, int cols)
-{
-    fputs(s, out);
-    for (int c = term_cols(s); c < cols; c++)
-        putc(' ', out);
-}
-
-/* A name for a table: indented by depth, cut to EXPORT_TEXT_NAME_COLS columns. */
-static const char *label(char *buf, size_t len, int depth, const char *name)
-{
-    char fitted[4 * EXPORT_TEXT_NAME_COLS + 8];
-    term_fit(name, EXPORT_TEXT_NAME_COLS, fitted, sizeof fitted);
-    snprintf(buf, len, "%*s%s", 2 * depth, "", fitted);
-    return buf;
-}
 
 /* Prints s on one line, newlines and tabs as '?'. */
 static void one_line(FILE *out, const char *s)
@@ -54,90 +39,89 @@ static void lines(FILE *out, const char *s, const char *indent)
     }
 }
 
-/* ---- reading the document --------------------------------------------------------------- */
-
-static const char *str(const json_t *o, const char *key, const char *fallback)
+/* s as lines() prints it, as a new string (a table cell that spans lines). */
+static char *indented(const char *s, const char *indent)
 {
-    const char *s = jsonx_str(o, key);
+    struct strbuf b = {0};
+    strbuf_puts(&b, "");
+    size_t n = strlen(s);
+    while (n && s[n - 1] == '\n')
+        n--;
+    for (size_t i = 0; i < n; i++) {
+        strbuf_putc(&b, s[i]);
+        if (s[i] == '\n')
+            strbuf_puts(&b, indent);
+    }
+    return strbuf_take(&b);
+}
+
+static const char *or(const char *s, const char *fallback)
+{
     return s ? s : fallback;
 }
 
-
-
-/* The widest label of the stages (indent included), at least min columns. */
-static int stage_cols(const json_t *stages, int min)
+/* The widest stage name of the summary (indent included, cut at EXPORT_TEXT_NAME_COLS), at
+ * least min columns: the stage tables share it, so that their rows line up. */
+static int stage_cols(const struct doc_summary *s, int min)
 {
     int cols = min;
-    char buf[256];
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        int c = term_cols(label(buf, sizeof buf, export_stage_depth(st), str(st, "name", "?")));
+    for (size_t i = 0; i < s->n_stages; i++) {
+        char fitted[4 * EXPORT_TEXT_NAME_COLS + 8];
+        int c = 2 * s->stages[i].depth +
+                term_cols(term_fit(or(s->stages[i].name, "?"), EXPORT_TEXT_NAME_COLS, fitted,
+                                   sizeof fitted));
         if (c > cols)
             cols = c;
     }
     return cols;
 }
 
-/* The widest of the names under key in the objects of a, at least min, at most the cap. */
-static int name_cols(const json_t *a, const char *key, int min)
-{
-    int cols = min;
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        int c = term_cols(str(json_array_get(a, i), key, "?"));
-        if (c > cols)
-            cols = c < EXPORT_TEXT_NAME_COLS ? c : EXPORT_TEXT_NAME_COLS;
-    }
-    return cols;
-}
+/* A stage table's first column: the names, cols wide, cut at EXPORT_TEXT_NAME_COLS. */
+#define NAME_COLUMN(cols) {.width = (cols), .cap = EXPORT_TEXT_NAME_COLS}
 
 /* ---- sections ------------------------------------------------------------------------- */
 
 /* The command, then which result this is: id, when and where it was made, by which mlbench. */
-static void header(FILE *out, const json_t *r)
+static void header(FILE *out, const struct doc_result *r)
 {
-    const json_t *cmd = json_object_get(r, "command");
-    const json_t *argv = json_object_get(cmd, "argv");
-    const json_t *timings = json_object_get(json_object_get(r, "config"), "timings");
-    if (json_is_object(timings)) { /* mlbench record: what was timed, in what */
+    const json_t *timings = r->config.timings;
+    if (timings) { /* mlbench record: what was timed, in what */
         fputs("\nmlbench record: ", out);
-        one_line(out, str(timings, "name", "?"));
+        one_line(out, or(r->config.timings_name, "?"));
         fputs(" per call, timed in:", out);
     } else {
         fputs("\nmlbench run:", out);
     }
-    for (size_t i = 0; i < json_array_size(argv); i++) {
-        const char *word = json_string_value(json_array_get(argv, i));
+    for (size_t i = 0; i < r->n_argv; i++) {
         putc(' ', out);
-        one_line(out, word ? word : "?");
+        one_line(out, or(r->argv[i], "?"));
     }
-    if (jsonx_str(r, "label")) {
+    if (r->label) {
         fputs("   [", out);
-        one_line(out, jsonx_str(r, "label"));
+        one_line(out, r->label);
         putc(']', out);
     }
-    if (json_is_true(json_object_get(cmd, "shell")))
+    if (r->shell)
         fputs("   (through /bin/sh -c)", out);
     putc('\n', out);
 
-    const json_t *env = json_object_get(r, "environment");
-    const json_t *mlb = json_object_get(r, "mlbench");
     fputs("result ", out);
-    one_line(out, str(r, "id", "?"));
+    one_line(out, or(r->id, "?"));
     fputs("   created ", out);
-    one_line(out, str(r, "created", "?"));
-    if (jsonx_str(mlb, "version")) {
+    one_line(out, or(r->created, "?"));
+    if (r->mlbench_version) {
         fputs("   mlbench ", out);
-        one_line(out, jsonx_str(mlb, "version"));
+        one_line(out, r->mlbench_version);
         fputs(" (", out);
-        one_line(out, str(mlb, "git_commit", "?"));
+        one_line(out, or(r->mlbench_commit, "?"));
         putc(')', out);
     }
     putc('\n', out);
-    if (jsonx_str(env, "hostname")) {
+    if (r->hostname) {
         fputs("host   ", out);
-        one_line(out, jsonx_str(env, "hostname"));
-        const char *parts[2] = {jsonx_str(env, "kernel"), jsonx_str(env, "machine")};
-        double cpus = jsonx_num(env, "cpus_online");
+        one_line(out, r->hostname);
+        const char *parts[2] = {r->kernel, r->machine};
+        double cpus = r->cpus_online;
         const char *sep = " (";
         for (size_t i = 0; i < 2; i++)
             if (parts[i]) {
@@ -156,194 +140,204 @@ static void header(FILE *out, const json_t *r)
 }
 
 /* How many runs were measured, and each one that did not succeed with why. */
-static void runs_text(FILE *out, const json_t *r)
+static void runs_text(FILE *out, const struct doc_result *r)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *runs = json_object_get(r, "runs");
-    long long warmups = 0, measured = jsonx_int(s, "runs_measured", 0);
-    for (size_t i = 0; i < json_array_size(runs); i++)
-        warmups += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
+    long long warmups = 0, measured = r->summary.runs_measured;
+    for (size_t i = 0; i < r->n_runs; i++)
+        warmups += r->runs[i].warmup;
     fprintf(out, "%lld run%s measured", measured, measured == 1 ? "" : "s");
     if (warmups)
         fprintf(out, " (+%lld warm-up)", warmups);
-    fprintf(out, ", %lld ok", jsonx_int(s, "runs_ok", 0));
-    if (!strcmp(str(r, "status", ""), "interrupted")) {
+    fprintf(out, ", %lld ok", r->summary.runs_ok);
+    if (r->status && !strcmp(r->status, "interrupted")) {
         fputs(", interrupted", out);
-        if (jsonx_str(r, "interrupted_by"))
-            fprintf(out, " by %s", jsonx_str(r, "interrupted_by"));
+        if (r->interrupted_by)
+            fprintf(out, " by %s", r->interrupted_by);
     }
     putc('\n', out);
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        const json_t *run = json_array_get(runs, i);
-        const char *st = jsonx_str(run, "status");
-        if (!st || !strcmp(st, "ok"))
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const struct doc_run *run = &r->runs[i];
+        if (!run->status || run->ok)
             continue;
         char w[32];
-        fprintf(out, "  run %zu%s: %s", i + 1,
-                json_is_true(json_object_get(run, "warmup")) ? " (warm-up)" : "", st);
-        if (!jsonx_str(run, "prepare_error")) /* else the command did not run */
-            fprintf(out, " after %s",
-                    export_fmt_duration(jsonx_num(run, "wall_ns"), w, sizeof w));
-        const char *why = jsonx_str(run, "error");
-        if (!why)
-            why = jsonx_str(run, "prepare_error");
+        fprintf(out, "  run %zu%s: %s", i + 1, run->warmup ? " (warm-up)" : "", run->status);
+        if (!run->prepare_error) /* else the command did not run */
+            fprintf(out, " after %s", export_fmt_duration(run->wall_ns, w, sizeof w));
+        const char *why = run->error ? run->error : run->prepare_error;
         if (why) {
             fputs(": ", out);
             lines(out, why, "      ");
-        } else if (jsonx_str(run, "signal")) {
-            fprintf(out, " (%s)", jsonx_str(run, "signal"));
-        } else if (isfinite(jsonx_num(run, "exit_code"))) {
-            fprintf(out, " (exit status %.0f)", jsonx_num(run, "exit_code"));
+        } else if (run->signal) {
+            fprintf(out, " (%s)", run->signal);
+        } else if (isfinite(run->exit_code)) {
+            fprintf(out, " (exit status %.0f)", run->exit_code);
         }
         putc('\n', out);
     }
-    if (json_is_true(json_object_get(s, "used_failed_runs")) &&
-        json_is_object(json_object_get(s, "wall_ns")))
+    if (r->summary.used_failed_runs && r->summary.wall.present)
         fputs("no run succeeded: the figures below describe failed runs\n", out);
 }
 
 /* One row of the stage table: median, interval of the median, share, range, CV. */
-static void stage_row(FILE *out, int cols, const char *name, int depth, const json_t *t,
-                      double share)
+static void stage_row(struct export_table *t, const char *name, int depth,
+                      const struct doc_stats *s, double share)
 {
-    char lab[256], med[32], lo[32], hi[32], ci[96], mn[32], mx[32], range[72], cv[16], sh[16];
-    long long n = jsonx_int(t, "n", 0);
-    double level = jsonx_num(t, "ci_level");
-    if (n >= 2) {
-        export_fmt_duration(jsonx_num(t, "ci_low"), lo, sizeof lo);
-        export_fmt_duration(jsonx_num(t, "ci_high"), hi, sizeof hi);
-        if (isfinite(level) && level < 0.95 - 1e-9)
-            snprintf(ci, sizeof ci, "%s .. %s (%.0f%%)", lo, hi, 100 * level);
+    char med[32], lo[32], hi[32], mn[32], mx[32], cv[16], sh[16];
+    size_t row = export_table_row(t, depth);
+    export_table_set(t, row, 0, "%s", name);
+    export_table_set(t, row, 1, "%s", export_fmt_duration(s->median, med, sizeof med));
+    if (s->n >= 2) {
+        export_fmt_duration(s->ci_low, lo, sizeof lo);
+        export_fmt_duration(s->ci_high, hi, sizeof hi);
+        if (isfinite(s->ci_level) && s->ci_level < 0.95 - 1e-9)
+            export_table_set(t, row, 2, "%s .. %s (%.0f%%)", lo, hi, 100 * s->ci_level);
         else
-            snprintf(ci, sizeof ci, "%s .. %s", lo, hi);
+            export_table_set(t, row, 2, "%s .. %s", lo, hi);
     } else {
-        snprintf(ci, sizeof ci, "-");
+        export_table_set(t, row, 2, "-");
     }
-    snprintf(range, sizeof range, "%s .. %s",
-             export_fmt_duration(jsonx_num(t, "min"), mn, sizeof mn),
-             export_fmt_duration(jsonx_num(t, "max"), mx, sizeof mx));
-    export_fmt_num(n >= 2 ? jsonx_num(t, "cv") : NAN, "%.1f%%", 100, cv, sizeof cv);
-    export_fmt_num(share, "%.1f%%", 100, sh, sizeof sh);
-    pad(out, label(lab, sizeof lab, depth, name), cols);
-    fprintf(out, " %10s  %-30s %7s  %-24s %6s\n",
-            export_fmt_duration(jsonx_num(t, "median"), med, sizeof med), ci, sh, range, cv);
+    export_table_set(t, row, 3, "%s", export_fmt_num(share, "%.1f%%", 100, sh, sizeof sh));
+    export_table_set(t, row, 4, "%s .. %s", export_fmt_duration(s->min, mn, sizeof mn),
+                     export_fmt_duration(s->max, mx, sizeof mx));
+    export_table_set(t, row, 5, "%s",
+                     export_fmt_num(s->n >= 2 ? s->cv : NAN, "%.1f%%", 100, cv, sizeof cv));
+}
+
+static void stage_table(FILE *out, const struct doc_summary *s, int cols)
+{
+    struct export_table t;
+    export_table_init(&t, 6, "stage", "median", "95% CI of median", "share", "min .. max", "CV");
+    t.numeric = 0x2a;
+    for (size_t i = 0; i < s->n_stages; i++)
+        stage_row(&t, or(s->stages[i].name, "?"), s->stages[i].depth, &s->stages[i].active,
+                  s->stages[i].share);
+    double outside = s->outside_ns, wall_median = s->wall.median;
+    if (s->n_stages && isfinite(outside) && wall_median > 0 && outside / wall_median >= 0.01) {
+        char a[32];
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "(outside stages)");
+        export_table_set(&t, row, 1, "%s", export_fmt_duration(outside, a, sizeof a));
+        export_table_set(&t, row, 3, "%6.1f%%", 100 * outside / wall_median);
+    }
+    stage_row(&t, "total", 0, &s->wall, 1.0);
+    const struct export_text_column col[6] = {
+        NAME_COLUMN(cols), {.width = 10, .sep = " "}, {.width = 30}, {.width = 7, .sep = " "},
+        {.width = 24}, {.width = 6, .sep = " "}};
+    putc('\n', out);
+    export_table_print(out, &t, &(struct export_text_layout){.col = col, .header = true,
+                                                             .trim = true});
+    export_table_free(&t);
 }
 
 /* Top-level stages open at least 5 % of their time beside another stage on another thread:
  * their shares then add up to more than the run, and removing one would not save all of it. */
-static void overlap_line(FILE *out, const json_t *stages)
+static void overlap_line(FILE *out, const struct doc_summary *s)
 {
     int listed = 0;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        double active = jsonx_num(json_object_get(st, "active_ns"), "median");
-        double part = active > 0 ? jsonx_num(st, "overlap_ns_median") / active : 0;
-        if (export_stage_depth(st) != 0 || !(part >= 0.05))
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        double active = st->active.median;
+        double part = active > 0 ? st->overlap_ns_median / active : 0;
+        if (st->depth != 0 || !(part >= 0.05))
             continue;
         fputs(listed++ ? ", " : "stages overlap (time beside other stages, on other threads): ",
               out);
-        one_line(out, str(st, "name", "?"));
+        one_line(out, or(st->name, "?"));
         fprintf(out, " %.0f %%", 100 * part);
     }
     if (listed)
         putc('\n', out);
 }
 
-static void counters_text(FILE *out, const json_t *counters)
+static void counters_text(FILE *out, const struct doc_summary *s)
 {
-    int cols = name_cols(counters, "name", VERDICT_COLS);
-    for (size_t i = 0; i < json_array_size(counters); i++) {
-        const json_t *k = json_array_get(counters, i);
-        double last = jsonx_num(json_object_get(k, "last"), "median");
-        double sum = jsonx_num(k, "sum_median");
-        char name[4 * EXPORT_TEXT_NAME_COLS + 8];
-        fprintf(out, "%-8s ", i ? "" : "counters");
-        pad(out, term_fit(str(k, "name", "?"), cols, name, sizeof name), cols);
-        fprintf(out, " last %.6g", last);
+    struct export_table t;
+    export_table_init(&t, 3, "", "", "");
+    for (size_t i = 0; i < s->n_counters; i++) {
+        const struct doc_counter *k = &s->counters[i];
+        double last = k->last.median, sum = k->sum_median;
+        size_t row = export_table_row(&t, 0);
+        export_table_set(&t, row, 0, "%s", i ? "" : "counters");
+        export_table_set(&t, row, 1, "%s", or(k->name, "?"));
         /* Sums and rates only mean something for counts (images), not for a loss. */
-        if (json_is_true(json_object_get(k, "count")) && isfinite(sum) &&
-            fabs(sum - last) > 1e-12 * fabs(sum)) {
+        if (k->count && isfinite(sum) && fabs(sum - last) > 1e-12 * fabs(sum)) {
             char rate[4 * EXPORT_TEXT_NAME_COLS + 96];
-            fprintf(out, "   sum %.6g   %s", sum, export_fmt_counter_rate(k, rate, sizeof rate));
+            export_table_set(&t, row, 2, "last %.6g   sum %.6g   %s", last, sum,
+                             export_fmt_counter_rate(k, rate, sizeof rate));
+        } else {
+            export_table_set(&t, row, 2, "last %.6g", last);
         }
-        putc('\n', out);
     }
+    const struct export_text_column col[3] = {
+        {.width = 8}, {.min = VERDICT_COLS, .cap = EXPORT_TEXT_NAME_COLS, .sep = " "},
+        {.sep = " "}};
+    export_table_print(out, &t, &(struct export_text_layout){.col = col, .trim = true});
+    export_table_free(&t);
 }
 
-static void metadata_text(FILE *out, const json_t *meta)
+static void metadata_text(FILE *out, const struct doc_summary *s)
 {
-    if (!json_array_size(meta))
+    if (!s->n_metadata)
         return;
     fputs("metadata", out);
-    for (size_t i = 0; i < json_array_size(meta); i++) {
-        const json_t *m = json_array_get(meta, i);
-        const char *v = str(m, "value", "");
+    for (size_t i = 0; i < s->n_metadata; i++) {
+        const struct doc_meta *m = &s->metadata[i];
+        const char *v = or(m->value, "");
         const char *q = strpbrk(v, " \t") ? "\"" : "";
         putc(' ', out);
-        one_line(out, str(m, "key", "?"));
+        one_line(out, or(m->key, "?"));
         fprintf(out, "=%s", q);
         one_line(out, v);
-        fprintf(out, "%s%s", q, json_is_true(json_object_get(m, "varies"))
-                                    ? " (varies between runs)" : "");
+        fprintf(out, "%s%s", q, m->varies ? " (varies between runs)" : "");
     }
     putc('\n', out);
 }
 
 /* Latency per span of the stages that repeat (at least EXPORT_LATENCY_MIN_SPANS spans):
  * count and nearest-rank percentiles over the spans of every ok run (summary.stages[].spans). */
-static void latency_text(FILE *out, const json_t *stages, int cols)
+static void latency_text(FILE *out, const struct doc_summary *s, int cols)
 {
     struct export_table t;
-    export_latency_table(&t, stages);
+    export_latency_table(&t, s);
     if (t.nrows) {
+        export_table_head(&t, 0, "latency per span");
+        export_table_head(&t, 1, "count");
+        const struct export_text_column col[7] = {
+            NAME_COLUMN(cols), {.width = 9, .sep = " "}, {.width = 10, .sep = " "},
+            {.width = 10, .sep = " "}, {.width = 10, .sep = " "}, {.width = 10, .sep = " "},
+            {.width = 10, .sep = " "}};
         putc('\n', out);
-        pad(out, "latency per span", cols);
-        fprintf(out, " %9s %10s %10s %10s %10s %10s\n", "count", "p50", "p90", "p99", "p99.9",
-                "max");
-    }
-    for (size_t r = 0; r < t.nrows; r++) {
-        char lab[256];
-        pad(out, label(lab, sizeof lab, t.indent[r], export_table_cell(&t, r, 0)), cols);
-        fprintf(out, " %9s", export_table_cell(&t, r, 1));
-        for (size_t c = 2; c < t.ncols; c++)
-            fprintf(out, " %10s", export_table_cell(&t, r, c));
-        putc('\n', out);
-    }
-    if (t.nrows)
+        export_table_print(out, &t, &(struct export_text_layout){.col = col, .header = true});
         fputs("percentiles by nearest rank over the spans of all ok runs (docs/statistics.md)\n",
               out);
+    }
     export_table_free(&t);
 }
 
 /* A multi-rank job's stages across its ranks (summary.ranks), when there is more than one, and
  * the host of each rank when their rank-execs named them. */
-static void ranks_text(FILE *out, const json_t *ranks, int cols)
+static void ranks_text(FILE *out, const struct doc_ranks *ranks, int cols)
 {
     struct export_table t;
     export_ranks_table(&t, ranks);
-    if (t.nrows) {
-        char head[64];
-        snprintf(head, sizeof head, "across %zu ranks",
-                 json_array_size(json_object_get(ranks, "ranks")));
-        putc('\n', out);
-        pad(out, head, cols);
-        fprintf(out, " %10s %10s %10s %7s  %s\n", "slowest", "median", "fastest", "skew",
-                "slowest rank");
-    }
-    for (size_t r = 0; r < t.nrows; r++) {
-        char lab[256];
-        pad(out, label(lab, sizeof lab, 0, export_table_cell(&t, r, 0)), cols);
-        fprintf(out, " %10s %10s %10s %7s  %s\n", export_table_cell(&t, r, 1),
-                export_table_cell(&t, r, 2), export_table_cell(&t, r, 3),
-                export_table_cell(&t, r, 4), export_table_cell(&t, r, 5));
-    }
     bool any = t.nrows > 0;
+    if (any) {
+        char head[64];
+        snprintf(head, sizeof head, "across %zu ranks", ranks->n_ranks);
+        export_table_head(&t, 0, head);
+        const struct export_text_column col[6] = {
+            NAME_COLUMN(cols), {.width = 10, .sep = " "}, {.width = 10, .sep = " "},
+            {.width = 10, .sep = " "}, {.width = 7, .sep = " "}, {.sep = "  "}};
+        putc('\n', out);
+        export_table_print(out, &t, &(struct export_text_layout){.col = col, .header = true,
+                                                                 .trim = true});
+    }
     export_table_free(&t);
     if (!any)
         return;
     fputs("per run: the slowest rank's time in the stage (what the job waits for), the median "
           "and fastest rank's; medians over the runs (docs/ranks.md)\n", out);
-    const json_t *hosts = json_object_get(ranks, "hosts"), *list;
+    const json_t *hosts = ranks->hosts, *list;
     const char *host;
     if (!json_object_size(hosts))
         return;
@@ -360,7 +354,7 @@ static void ranks_text(FILE *out, const json_t *ranks, int cols)
 
 /* The other hosts of a multi-rank job, from the samples their rank-exec took there (see
  * export_hosts_table). */
-static void hosts_text(FILE *out, const json_t *r)
+static void hosts_text(FILE *out, const struct doc_result *r)
 {
     struct export_table t;
     export_hosts_table(&t, r);
@@ -377,90 +371,69 @@ static void hosts_text(FILE *out, const json_t *r)
 
 /* The stage table, CPU and memory, overlap, counters and metadata; false when no run
  * completed (nothing to summarise). */
-static bool stages_text(FILE *out, const json_t *s, int cols)
+static bool stages_text(FILE *out, const struct doc_summary *s, int cols)
 {
-    const json_t *wall = json_object_get(s, "wall_ns");
-    const json_t *stages = json_object_get(s, "stages");
-    if (!json_is_object(wall)) {
+    if (!s->wall.present) {
         fputs("no run completed: nothing to summarise\n", out);
         return false;
     }
     char a[32], b[32];
-    putc('\n', out);
-    pad(out, "stage", cols);
-    fprintf(out, " %10s  %-30s %7s  %-24s %6s\n", "median", "95% CI of median", "share",
-            "min .. max", "CV");
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        stage_row(out, cols, str(st, "name", "?"), export_stage_depth(st),
-                  json_object_get(st, "active_ns"), jsonx_num(st, "share"));
-    }
-    double outside = jsonx_num(s, "outside_ns"), wall_median = jsonx_num(wall, "median");
-    if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
-        outside / wall_median >= 0.01) {
-        pad(out, "(outside stages)", cols);
-        fprintf(out, " %10s  %-30s %6.1f%%\n", export_fmt_duration(outside, a, sizeof a), "",
-                100 * outside / wall_median);
-    }
-    stage_row(out, cols, "total", 0, wall, 1.0);
-    latency_text(out, stages, cols);
-    ranks_text(out, json_object_get(s, "ranks"), cols);
+    stage_table(out, s, cols);
+    latency_text(out, s, cols);
+    ranks_text(out, &s->ranks, cols);
 
     putc('\n', out);
-    double cores = jsonx_num(s, "cpu_cores");
-    if (isfinite(cores))
-        fprintf(out, "cpu %.2f cores busy ", cores);
-    fprintf(out, "(user %s, sys %s)",
-            export_fmt_duration(jsonx_num(json_object_get(s, "user_ns"), "median"), a,
-                                sizeof a),
-            export_fmt_duration(jsonx_num(json_object_get(s, "sys_ns"), "median"), b,
-                                sizeof b));
-    double rss = jsonx_num(json_object_get(s, "max_rss_bytes"), "median");
-    if (isfinite(rss))
-        fprintf(out, "   max RSS %s", export_fmt_bytes(rss, a, sizeof a));
+    if (isfinite(s->cpu_cores))
+        fprintf(out, "cpu %.2f cores busy ", s->cpu_cores);
+    fprintf(out, "(user %s, sys %s)", export_fmt_duration(s->user.median, a, sizeof a),
+            export_fmt_duration(s->sys.median, b, sizeof b));
+    if (isfinite(s->max_rss.median))
+        fprintf(out, "   max RSS %s", export_fmt_bytes(s->max_rss.median, a, sizeof a));
     putc('\n', out);
-    if (json_array_size(stages))
+    if (s->n_stages)
         fputs("stage time is wall time with the stage open on any thread (docs/markers.md)\n", out);
-    overlap_line(out, stages);
-    counters_text(out, json_object_get(s, "counters"));
-    metadata_text(out, json_object_get(s, "metadata"));
+    overlap_line(out, s);
+    counters_text(out, s);
+    metadata_text(out, s);
     return true;
 }
 
 /* sm: the SM-active column is shown (GPM measured it in the run) */
-static void resource_row(FILE *out, int cols, const char *name, int depth,
-                         const json_t *resources, const json_t *gpus, bool sm, bool stage)
+static void resource_row(struct export_table *t, const char *name, int depth,
+                         const struct doc_resources *resources, const json_t *gpus, bool sm,
+                         bool stage)
 {
-    struct export_stage_figures f;
-    char lab[256], c[9][32];
-    export_stage_figures(resources, gpus, &f);
-    pad(out, label(lab, sizeof lab, depth, name), cols);
-    fprintf(out, " %8s %10s %9s %9s %7s", export_fmt_num(f.cpu_cores, "%.2f", 1, c[0], 32),
-            export_fmt_bytes(f.rss_peak_bytes, c[1], 32),
-            export_fmt_num(f.read_bps, "%.1f", 1e-6, c[2], 32),
-            export_fmt_num(f.write_bps, "%.1f", 1e-6, c[3], 32),
-            export_fmt_num(f.iowait, "%.0f%%", 100, c[4], 32));
+    struct doc_figures f;
+    char c[32];
+    doc_figures(resources, gpus, &f);
+    size_t row = export_table_row(t, depth), k = 1;
+    export_table_set(t, row, 0, "%s", name);
+    export_table_set(t, row, k++, "%s", export_fmt_num(f.cpu_cores, "%.2f", 1, c, sizeof c));
+    export_table_set(t, row, k++, "%s", export_fmt_bytes(f.rss_peak_bytes, c, sizeof c));
+    export_table_set(t, row, k++, "%s", export_fmt_num(f.read_bps, "%.1f", 1e-6, c, sizeof c));
+    export_table_set(t, row, k++, "%s", export_fmt_num(f.write_bps, "%.1f", 1e-6, c, sizeof c));
+    export_table_set(t, row, k++, "%s", export_fmt_num(f.iowait, "%.0f%%", 100, c, sizeof c));
     if (json_array_size(gpus) && sm)
-        fprintf(out, " %6s", export_fmt_num(f.gpu_sm_active, "%.0f%%", 100, c[8], 32));
-    if (json_array_size(gpus))
-        fprintf(out, " %8s %10s %7s", export_fmt_num(f.gpu_util, "%.0f%%", 100, c[5], 32),
-                export_fmt_bytes(f.gpu_mem_peak_bytes, c[6], 32),
-                export_fmt_num(f.gpu_power_watts, "%.0f", 1, c[7], 32));
+        export_table_set(t, row, k++, "%s",
+                         export_fmt_num(f.gpu_sm_active, "%.0f%%", 100, c, sizeof c));
+    if (json_array_size(gpus)) {
+        export_table_set(t, row, k++, "%s", export_fmt_num(f.gpu_util, "%.0f%%", 100, c, sizeof c));
+        export_table_set(t, row, k++, "%s", export_fmt_bytes(f.gpu_mem_peak_bytes, c, sizeof c));
+        export_table_set(t, row, k++, "%s",
+                         export_fmt_num(f.gpu_power_watts, "%.0f", 1, c, sizeof c));
+    }
     if (stage && f.samples == 0)
-        fputs("  (shorter than the sampling interval)", out);
-    putc('\n', out);
+        export_table_set(t, row, k, "(shorter than the sampling interval)");
 }
 
 /* The GPU clock over the runs (summary.gpu_clock), one line when it was measured: "GPU clock
  * 97 % of max (lowest run 91 %); 2 of 10 runs throttled (power), left out". */
-static void gpu_clock_text(FILE *out, const json_t *s)
+static void gpu_clock_text(FILE *out, const struct doc_gpu_clock *gc)
 {
-    const json_t *gc = json_object_get(s, "gpu_clock");
-    if (!json_is_object(gc))
+    if (!gc->present)
         return;
-    double median = jsonx_num(gc, "scaling_median"), low = jsonx_num(gc, "scaling_min");
-    long long runs = jsonx_int(gc, "runs", 0), throttled = jsonx_int(gc, "throttled_runs", 0);
-    long long discarded = jsonx_int(gc, "discarded_runs", 0);
+    double median = gc->scaling_median, low = gc->scaling_min;
+    long long runs = gc->runs, throttled = gc->throttled_runs, discarded = gc->discarded_runs;
     fputs("GPU clock   ", out);
     if (isfinite(median)) {
         fprintf(out, "%.0f %% of max", 100 * median);
@@ -474,14 +447,13 @@ static void gpu_clock_text(FILE *out, const json_t *s)
         return;
     }
     fprintf(out, "; %lld of %lld run%s throttled (", throttled, runs, runs == 1 ? "" : "s");
-    const json_t *reasons = json_object_get(gc, "reasons");
-    for (size_t i = 0; i < json_array_size(reasons); i++) {
-        const char *why = json_string_value(json_array_get(reasons, i));
+    for (size_t i = 0; i < json_array_size(gc->reasons); i++) {
+        const char *why = json_string_value(json_array_get(gc->reasons, i));
         fputs(i ? ", " : "", out);
         one_line(out, why ? why : "?");
     }
-    if (!json_array_size(reasons))
-        fprintf(out, "clock below %.0f %%", 100 * jsonx_num(gc, "threshold"));
+    if (!json_array_size(gc->reasons))
+        fprintf(out, "clock below %.0f %%", 100 * gc->threshold);
     putc(')', out);
     if (discarded == throttled)
         fputs(", left out", out);
@@ -491,73 +463,91 @@ static void gpu_clock_text(FILE *out, const json_t *s)
 }
 
 /* What each stage used of the machine (means over its samples; GPUs the workload used). */
-static void resources_text(FILE *out, const json_t *r, int cols)
+static void resources_text(FILE *out, const struct doc_result *r, int cols)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *stages = json_object_get(s, "stages");
-    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
-    double cpus = jsonx_num(json_object_get(r, "environment"), "cpus_online");
+    const struct doc_summary *s = &r->summary;
+    const json_t *gpus = r->analysis.gpus;
+    double cpus = r->cpus_online;
     char cores[32] = "cores";
     if (isfinite(cpus))
         snprintf(cores, sizeof cores, "cores/%.0f", cpus);
-    putc('\n', out);
-    pad(out, "resources (mean)", cols);
-    fprintf(out, " %8s %10s %9s %9s %7s", cores, "peak mem", "read MB/s", "write MB/s", "iowait");
     /* GPM's SM active beside utilisation: how much of the GPU the kernels used */
-    struct export_stage_figures total;
-    export_stage_figures(json_object_get(s, "resources"), gpus, &total);
-    bool sm = isfinite(total.gpu_sm_active);
-    if (json_array_size(gpus) && sm)
-        fprintf(out, " %6s", "SM act");
-    if (json_array_size(gpus))
-        fprintf(out, " %8s %10s %7s", "GPU util", "GPU mem", "GPU W");
-    putc('\n', out);
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        resource_row(out, cols, str(st, "name", "?"), export_stage_depth(st),
-                     json_object_get(st, "resources"), gpus, sm, true);
+    struct doc_figures total;
+    doc_figures(&s->resources, gpus, &total);
+    bool sm = isfinite(total.gpu_sm_active), gpu = json_array_size(gpus) > 0;
+    const char *head[11] = {"resources (mean)", cores, "peak mem", "read MB/s", "write MB/s",
+                            "iowait"};
+    struct export_text_column col[11] = {
+        NAME_COLUMN(cols), {.width = 8, .sep = " "}, {.width = 10, .sep = " "},
+        {.width = 9, .sep = " "}, {.width = 9, .sep = " "}, {.width = 7, .sep = " "}};
+    size_t n = 6;
+    if (gpu && sm) {
+        head[n] = "SM act";
+        col[n++] = (struct export_text_column){.width = 6, .sep = " "};
     }
-    resource_row(out, cols, "total", 0, json_object_get(s, "resources"), gpus, sm, false);
-    gpu_clock_text(out, s);
+    if (gpu) {
+        head[n] = "GPU util";
+        col[n++] = (struct export_text_column){.width = 8, .sep = " "};
+        head[n] = "GPU mem";
+        col[n++] = (struct export_text_column){.width = 10, .sep = " "};
+        head[n] = "GPU W";
+        col[n++] = (struct export_text_column){.width = 7, .sep = " "};
+    }
+    head[n] = "";
+    col[n++] = (struct export_text_column){.sep = "  "};
+    struct export_table t;
+    export_table_init_list(&t, n, head);
+    t.numeric = ((1u << (n - 1)) - 1) & ~1u;
+    for (size_t i = 0; i < s->n_stages; i++)
+        resource_row(&t, or(s->stages[i].name, "?"), s->stages[i].depth,
+                     &s->stages[i].resources, gpus, sm, true);
+    resource_row(&t, "total", 0, &s->resources, gpus, sm, false);
+    putc('\n', out);
+    export_table_print(out, &t, &(struct export_text_layout){.col = col, .header = true,
+                                                             .trim = true});
+    export_table_free(&t);
+    gpu_clock_text(out, &s->gpu_clock);
 }
 
-static void analysis_text(FILE *out, const json_t *r)
+static void analysis_text(FILE *out, const struct doc_result *r)
 {
-    const json_t *a = json_object_get(r, "analysis");
-    const json_t *verdicts = json_object_get(a, "verdicts");
-    const json_t *findings = json_object_get(a, "findings");
-    int cols = name_cols(verdicts, "stage", VERDICT_COLS);
+    const struct doc_analysis *a = &r->analysis;
     char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16], t[32];
     fputs("\nverdicts", out);
-    if (jsonx_str(a, "bottleneck"))
-        fprintf(out, " (bottleneck: %s)", term_fit(jsonx_str(a, "bottleneck"),
-                                                          EXPORT_TEXT_NAME_COLS, name,
-                                                          sizeof name));
+    if (a->bottleneck)
+        fprintf(out, " (bottleneck: %s)",
+                term_fit(a->bottleneck, EXPORT_TEXT_NAME_COLS, name, sizeof name));
     fputs(":\n", out);
-    for (size_t i = 0; i < json_array_size(verdicts); i++) {
-        const json_t *v = json_array_get(verdicts, i);
-        const char *stage = str(v, "stage", "?");
-        fputs("  ", out);
-        pad(out, term_fit(stage, cols, name, sizeof name), cols);
-        fprintf(out, " %6s  %s: ",
-                export_fmt_num(export_stage_share(r, stage), "%.1f%%", 100, sh, sizeof sh),
-                str(v, "rule", "?"));
-        lines(out, str(v, "evidence", ""), "    ");
-        putc('\n', out);
+    struct export_table v;
+    export_table_init(&v, 3, "", "", "");
+    v.numeric = 0x2;
+    for (size_t i = 0; i < a->n_verdicts; i++) {
+        const char *stage = or(a->verdicts[i].stage, "?");
+        size_t row = export_table_row(&v, 0);
+        char *evidence = indented(or(a->verdicts[i].evidence, ""), "    ");
+        export_table_set(&v, row, 0, "%s", stage);
+        export_table_set(&v, row, 1, "%s", export_fmt_num(doc_result_stage_share(r, stage),
+                                                          "%.1f%%", 100, sh, sizeof sh));
+        export_table_set(&v, row, 2, "%s: %s", or(a->verdicts[i].rule, "?"), evidence);
+        free(evidence);
     }
-    if (json_array_size(findings))
+    const struct export_text_column col[3] = {
+        {.min = VERDICT_COLS, .cap = EXPORT_TEXT_NAME_COLS, .sep = "  "}, {.width = 6, .sep = " "},
+        {.sep = "  "}};
+    export_table_print(out, &v, &(struct export_text_layout){.col = col, .trim = true});
+    export_table_free(&v);
+    if (a->n_findings)
         fputs("findings, most important first (saving, then stage share):\n", out);
-    for (size_t i = 0; i < json_array_size(findings); i++) {
-        const json_t *f = json_array_get(findings, i);
-        double saving = jsonx_num(f, "saving_ns");
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct doc_finding *f = &a->findings[i];
         fprintf(out, "  %zu. %s [%s]: ", i + 1,
-                term_fit(str(f, "stage", "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
-                str(f, "rule", "?"));
-        lines(out, str(f, "evidence", ""), "     ");
+                term_fit(or(f->stage, "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
+                or(f->rule, "?"));
+        lines(out, or(f->evidence, ""), "     ");
         fputs("\n     -> ", out);
-        lines(out, str(f, "recommendation", ""), "     ");
-        if (saving > 0)
-            fprintf(out, " (could save about %s a run)", units_duration(saving, t, sizeof t));
+        lines(out, or(f->recommendation, ""), "     ");
+        if (f->saving_ns > 0)
+            fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
         putc('\n', out);
     }
 }
@@ -573,84 +563,77 @@ static const char *money(double v, char *buf, size_t len)
 }
 
 /* The cost of a priced result: one line for a run, one for its units of work and targets. */
-static void cost_text(FILE *out, const json_t *r)
+static void cost_text(FILE *out, const struct doc_result *r)
 {
-    const json_t *c = json_object_get(r, "cost");
-    const json_t *run = json_object_get(c, "run");
-    if (!json_is_object(c))
+    struct doc_cost c;
+    if (!doc_cost_read(r->cost, &c))
         return;
-    const char *cur = str(c, "currency", "?");
+    const char *cur = or(c.currency, "?");
     char a[32], b[32], d[32], p[32];
     fprintf(out, "\ncost   %s %s a run (%s .. %s) at %s %s/h", cur,
-            money(jsonx_num(run, "median"), a, sizeof a),
-            money(jsonx_num(run, "ci_low"), b, sizeof b),
-            money(jsonx_num(run, "ci_high"), d, sizeof d),
-            money(jsonx_num(c, "price_per_hour"), p, sizeof p), cur);
-    const json_t *file = json_object_get(c, "price_file");
-    if (json_is_object(file)) {
+            money(c.run_median, a, sizeof a), money(c.run_ci_low, b, sizeof b),
+            money(c.run_ci_high, d, sizeof d), money(c.price_per_hour, p, sizeof p), cur);
+    if (c.price_file) {
         fputs(" (", out);
-        one_line(out, str(file, "path", "?"));
+        one_line(out, or(c.price_file_path, "?"));
         fputs(": ", out);
-        one_line(out, str(file, "entry", "?"));
+        one_line(out, or(c.price_file_entry, "?"));
         putc(')', out);
     }
     putc('\n', out);
-    const json_t *units = json_object_get(c, "per_unit"), *targets = json_object_get(c, "to_target");
     size_t shown = 0;
-    for (size_t i = 0; i < json_array_size(units) && i < 8; i++) {
-        const json_t *u = json_array_get(units, i);
+    for (size_t i = 0; i < c.n_per_unit && i < 8; i++) {
         fputs(shown++ ? ", " : "       ", out);
-        fprintf(out, "%s ", money(jsonx_num(u, "median"), a, sizeof a));
-        one_line(out, str(u, "description", "?"));
+        fprintf(out, "%s ", money(c.per_unit[i].median, a, sizeof a));
+        one_line(out, or(c.per_unit[i].description, "?"));
     }
-    for (size_t i = 0; i < json_array_size(targets) && i < 8; i++) {
-        const json_t *t = json_array_get(targets, i);
+    for (size_t i = 0; i < c.n_to_target && i < 8; i++) {
         fputs(shown++ ? ", " : "       ", out);
-        fprintf(out, "%s %s to target (", money(jsonx_num(t, "median"), a, sizeof a), cur);
-        one_line(out, str(t, "counter", "?"));
+        fprintf(out, "%s %s to target (", money(c.to_target[i].median, a, sizeof a), cur);
+        one_line(out, or(c.to_target[i].counter, "?"));
         putc(')', out);
     }
     if (shown)
         putc('\n', out);
+    doc_cost_free(&c);
 }
 
 /* Sources that could not measure, and the warnings about the measurement. */
-static void notes_text(FILE *out, const json_t *r)
+static void notes_text(FILE *out, const struct doc_result *r)
 {
-    const json_t *missing = json_object_get(json_object_get(r, "sampling"), "not_measured");
+    const json_t *missing = r->sampling.not_measured;
     for (size_t i = 0; i < json_array_size(missing); i++) {
         const char *m = json_string_value(json_array_get(missing, i));
         fputs(i ? "             " : "not measured: ", out);
         lines(out, m ? m : "?", "              ");
         putc('\n', out);
     }
-    const json_t *warnings = json_object_get(r, "warnings");
-    if (json_array_size(warnings)) {
+    if (r->n_warnings) {
         fputc('\n', out);
         term_paint(out, TERM_TONE_WARN, "warnings:");
         fputc('\n', out);
     }
-    for (size_t i = 0; i < json_array_size(warnings); i++) {
+    for (size_t i = 0; i < r->n_warnings; i++) {
         fputs("  ", out);
         term_paint(out, TERM_TONE_WARN, "!");
         fputc(' ', out);
-        lines(out, str(json_array_get(warnings, i), "message", "?"), "    ");
+        lines(out, or(r->warnings[i].message, "?"), "    ");
         putc('\n', out);
     }
 }
 
-static void summary_text(FILE *out, const json_t *r, const char *result_path)
+static void summary_text(FILE *out, const json_t *doc, const char *result_path)
 {
-    const json_t *s = json_object_get(r, "summary");
-    /* One width for the stage names of both tables, so their rows line up. */
-    int cols = stage_cols(json_object_get(s, "stages"), STAGE_COLS);
+    struct doc_result *r = doc_result_read(doc);
+    /* One width for the stage names of every table, so their rows line up. */
+    int cols = stage_cols(&r->summary, STAGE_COLS);
     header(out, r);
     runs_text(out, r);
-    bool staged = stages_text(out, s, cols);
+    bool staged = stages_text(out, &r->summary, cols);
     if (staged)
         hosts_text(out, r);
     cost_text(out, r);
-    if (staged && json_is_object(json_object_get(r, "analysis"))) {
+    if (staged && r->analysis.present) {
         resources_text(out, r, cols);
         analysis_text(out, r);
     }
@@ -660,6 +643,7 @@ static void summary_text(FILE *out, const json_t *r, const char *result_path)
         one_line(out, result_path);
         putc('\n', out);
     }
+    doc_result_free(r);
 }
 
 int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
