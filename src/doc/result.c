@@ -632,3 +632,68 @@ const json_t *doc_run_series(const struct doc_run *run, const char *metric, cons
     }
     return NULL;
 }
+
+size_t doc_run_n_spans(const struct doc_run *run)
+{
+    return json_array_size(run->spans);
+}
+
+void doc_run_span(const struct doc_run *run, size_t i, struct doc_span *s)
+{
+    const json_t *x = json_array_get(run->spans, i);
+    s->name = jsonx_str(x, "name");
+    s->pid = jsonx_int(x, "pid", 0);
+    s->tid = jsonx_int(x, "tid", 0);
+    s->depth = jsonx_int(x, "depth", 0);
+    s->start_ns = jsonx_num(x, "start_ns");
+    s->end_ns = jsonx_num(x, "end_ns");
+    s->closed = !json_is_false(json_object_get(x, "closed"));
+}
+
+size_t doc_run_n_instants(const struct doc_run *run)
+{
+    return json_array_size(run->instants);
+}
+
+void doc_run_instant(const struct doc_run *run, size_t i, struct doc_instant *e)
+{
+    const json_t *x = json_array_get(run->instants, i);
+    e->name = jsonx_str(x, "name");
+    e->pid = jsonx_int(x, "pid", 0);
+    e->tid = jsonx_int(x, "tid", 0);
+    e->t_ns = jsonx_num(x, "t_ns");
+}
+
+size_t doc_run_n_samples(const struct doc_run *run)
+{
+    return json_array_size(json_object_get(run->samples, "t_ns"));
+}
+
+double doc_run_sample_t(const struct doc_run *run, size_t i)
+{
+    return jsonx_number(json_array_get(json_object_get(run->samples, "t_ns"), i));
+}
+
+size_t doc_run_n_series(const struct doc_run *run)
+{
+    return json_array_size(json_object_get(run->samples, "series"));
+}
+
+void doc_series_read(const json_t *x, struct doc_series *s)
+{
+    s->metric = jsonx_str(x, "metric");
+    s->labels = jsonx_str(x, "labels");
+    s->kind = jsonx_str(x, "kind");
+    s->source = jsonx_str(x, "source");
+    s->values = json_object_get(x, "values");
+}
+
+void doc_run_series_at(const struct doc_run *run, size_t i, struct doc_series *s)
+{
+    doc_series_read(json_array_get(json_object_get(run->samples, "series"), i), s);
+}
+
+double doc_series_value(const struct doc_series *s, size_t i)
+{
+    return jsonx_number(json_array_get(s->values, i));
+}

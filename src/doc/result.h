@@ -331,4 +331,41 @@ void doc_figures(const struct doc_resources *r, const json_t *gpus, struct doc_f
  * first of the metric), or NULL. */
 const json_t *doc_run_series(const struct doc_run *run, const char *metric, const char *labels);
 
+/* The long lists of a run (spans, instants, samples: thousands of elements) are read one
+ * element at a time, when a view walks them, rather than all at once with the document. */
+
+/* runs[].spans[]: one span. */
+struct doc_span {
+    const char *name;              /* NULL when absent */
+    long long pid, tid, depth;     /* 0 when absent */
+    double start_ns, end_ns;       /* NAN when absent */
+    bool closed;                   /* false only when it says false */
+};
+size_t doc_run_n_spans(const struct doc_run *run);
+void doc_run_span(const struct doc_run *run, size_t i, struct doc_span *s);
+
+/* runs[].instants[]: one instant event. */
+struct doc_instant {
+    const char *name;
+    long long pid, tid;
+    double t_ns;
+};
+size_t doc_run_n_instants(const struct doc_run *run);
+void doc_run_instant(const struct doc_run *run, size_t i, struct doc_instant *e);
+
+/* runs[].samples: the times of the samples and one series per metric and label set. */
+struct doc_series {
+    const char *metric, *labels, *kind, *source; /* NULL when absent */
+    const json_t *values;          /* array, one value per sample time (null: not read) */
+};
+size_t doc_run_n_samples(const struct doc_run *run);
+/* The time of sample i (ns from the run's start; NAN when absent). */
+double doc_run_sample_t(const struct doc_run *run, size_t i);
+size_t doc_run_n_series(const struct doc_run *run);
+void doc_run_series_at(const struct doc_run *run, size_t i, struct doc_series *s);
+/* Value i of a series, NAN when absent or null. */
+double doc_series_value(const struct doc_series *s, size_t i);
+/* The same of a series found with doc_run_series. */
+void doc_series_read(const json_t *series, struct doc_series *s);
+
 #endif

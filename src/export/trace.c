@@ -76,170 +76,158 @@ static long long trace_pid(struct trace *tr, long long real, int run)
 }
 
 /* Names each thread once: the main thread, or "tid T". */
-static void name_threads(struct trace *tr, const json_t *spans, const json_t *instants,
-                         int run)
+static void name_threads(struct trace *tr, const struct doc_run *r, int run)
 {
-    const json_t *lists[2] = {spans, instants};
     long long *seen = NULL;
-    size_t nseen = 0;
-    for (int l = 0; l < 2; l++) {
-        for (size_t i = 0; i < json_array_size(lists[l]); i++) {
-            const json_t *e = json_array_get(lists[l], i);
-            long long pid = jsonx_int(e, "pid", 0), tid = jsonx_int(e, "tid", 0);
-            bool known = false;
-            for (size_t k = 0; k < nseen && !known; k++)
-                known = seen[2 * k] == pid && seen[2 * k + 1] == tid;
-            if (known)
-                continue;
-            seen = xreallocarray(seen, 2 * (nseen + 1), sizeof *seen);
-            seen[2 * nseen] = pid;
-            seen[2 * nseen + 1] = tid;
-            nseen++;
-            char *name = tid == pid ? xasprintf("main thread (tid %lld)", tid)
-                                    : xasprintf("tid %lld", tid);
-            meta(tr, "thread_name", trace_pid(tr, pid, run), tid, "name", json_string(name));
-            free(name);
+    size_t nseen = 0, nspans = doc_run_n_spans(r), n = nspans + doc_run_n_instants(r);
+    for (size_t i = 0; i < n; i++) {
+        long long pid, tid;
+        if (i < nspans) {
+            struct doc_span sp;
+            doc_run_span(r, i, &sp);
+            pid = sp.pid, tid = sp.tid;
+        } else {
+            struct doc_instant in;
+            doc_run_instant(r, i - nspans, &in);
+            pid = in.pid, tid = in.tid;
         }
+        bool known = false;
+        for (size_t k = 0; k < nseen && !known; k++)
+            known = seen[2 * k] == pid && seen[2 * k + 1] == tid;
+        if (known)
+            continue;
+        seen = xreallocarray(seen, 2 * (nseen + 1), sizeof *seen);
+        seen[2 * nseen] = pid;
+        seen[2 * nseen + 1] = tid;
+        nseen++;
+        char *name = tid == pid ? xasprintf("main thread (tid %lld)", tid)
+                                : xasprintf("tid %lld", tid);
+        meta(tr, "thread_name", trace_pid(tr, pid, run), tid, "name", json_string(name));
+        free(name);
     }
     free(seen);
 }
 
 /* The time the run covers, [*lo, *hi] ns relative to its start: samples may begin before the
  * spawn, spans may end after the exit of the leader. */
-static void run_extent(const json_t *run, double *lo, double *hi)
+static void run_extent(const struct doc_run *run, double *lo, double *hi)
 {
     *lo = 0;
-    *hi = jsonx_num(run, "wall_ns");
-    if (!isfinite(*hi))
-        *hi = 0;
-    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
-    for (size_t i = 0; i < json_array_size(t); i++) {
-        double v = jsonx_number(json_array_get(t, i));
+    *hi = isfinite(run->wall_ns) ? run->wall_ns : 0;
+    for (size_t i = 0; i < doc_run_n_samples(run); i++) {
+        double v = doc_run_sample_t(run, i);
         if (v < *lo)
             *lo = v;
         if (v > *hi)
             *hi = v;
     }
-    const json_t *spans = json_object_get(run, "spans");
-    for (size_t i = 0; i < json_array_size(spans); i++) {
-        const json_t *sp = json_array_get(spans, i);
-        double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
-        if (s < *lo)
-            *lo = s;
-        if (e > *hi)
-            *hi = e;
+    for (size_t i = 0; i < doc_run_n_spans(run); i++) {
+        struct doc_span sp;
+        doc_run_span(run, i, &sp);
+        if (sp.start_ns < *lo)
+            *lo = sp.start_ns;
+        if (sp.end_ns > *hi)
+            *hi = sp.end_ns;
     }
 }
 
 /* Counter events of every sampled metric: one track per metric, one argument per label set. */
-static void counters(struct trace *tr, const json_t *run, long long pid)
+static void counters(struct trace *tr, const struct doc_run *run, long long pid)
 {
-    const json_t *samples = json_object_get(run, "samples");
-    const json_t *t = json_object_get(samples, "t_ns");
-    const json_t *series = json_object_get(samples, "series");
-    size_t ns = json_array_size(series), nt = json_array_size(t);
+    size_t ns = doc_run_n_series(run), nt = doc_run_n_samples(run);
+    struct doc_series *series = xcalloc(ns ? ns : 1, sizeof *series);
+    for (size_t i = 0; i < ns; i++)
+        doc_run_series_at(run, i, &series[i]);
     for (size_t i = 0; i < ns; i++) {
-        const char *metric = jsonx_str(json_array_get(series, i), "metric");
+        const char *metric = series[i].metric;
         if (!metric)
             continue;
         bool first = true;  /* the first series of this metric draws the whole track */
-        for (size_t k = 0; k < i && first; k++) {
-            const char *m = jsonx_str(json_array_get(series, k), "metric");
-            first = !(m && !strcmp(m, metric));
-        }
+        for (size_t k = 0; k < i && first; k++)
+            first = !(series[k].metric && !strcmp(series[k].metric, metric));
         if (!first)
             continue;
-        const char *kind = jsonx_str(json_array_get(series, i), "kind");
-        bool rate = kind && !strcmp(kind, "counter");
+        bool rate = series[i].kind && !strcmp(series[i].kind, "counter");
         char *name = rate ? xasprintf("%s (rate /s)", metric) : xstrdup(metric);
         for (size_t s = rate ? 1 : 0; s < nt; s++) {
             json_t *args = json_object();
             for (size_t k = i; k < ns; k++) {
-                const json_t *x = json_array_get(series, k);
-                const char *m = jsonx_str(x, "metric");
-                if (!m || strcmp(m, metric))
+                const struct doc_series *x = &series[k];
+                if (!x->metric || strcmp(x->metric, metric))
                     continue;
-                const json_t *values = json_object_get(x, "values");
-                double v = jsonx_number(json_array_get(values, s));
+                double v = doc_series_value(x, s);
                 if (rate) {
-                    double prev = jsonx_number(json_array_get(values, s - 1));
-                    double dt = jsonx_number(json_array_get(t, s)) -
-                                jsonx_number(json_array_get(t, s - 1));
+                    double prev = doc_series_value(x, s - 1);
+                    double dt = doc_run_sample_t(run, s) - doc_run_sample_t(run, s - 1);
                     v = dt > 0 && v >= prev ? (v - prev) / (dt / 1e9) : NAN;
                 }
                 if (!isfinite(v))
                     continue;
-                const char *labels = jsonx_str(x, "labels");
-                json_object_set_new(args, labels && *labels ? labels : "value", json_real(v));
+                json_object_set_new(args, x->labels && *x->labels ? x->labels : "value",
+                                    json_real(v));
             }
             if (json_object_size(args) == 0) {
                 json_decref(args);
                 continue;
             }
             /* a rate holds over the interval that ends at sample s: it starts at s - 1 */
-            double at = jsonx_number(json_array_get(t, rate ? s - 1 : s));
+            double at = doc_run_sample_t(run, rate ? s - 1 : s);
             emit(tr, json_pack("{s:s, s:s, s:o, s:I, s:I, s:o}", "name", name, "ph", "C", "ts",
                                us(tr, at), "pid", (json_int_t)pid, "tid", (json_int_t)0, "args",
                                args));
         }
         free(name);
     }
+    free(series);
 }
 
-static void run_events(struct trace *tr, const json_t *result, const json_t *run, int index)
+static void run_events(struct trace *tr, const struct doc_result *result,
+                       const struct doc_run *run, int index)
 {
     char wall[32];
-    const char *status = jsonx_str(run, "status");
-    bool warmup = json_is_true(json_object_get(run, "warmup"));
+    const char *status = run->status;
     long long run_pid = tr->next_pid++;
     tr->pids.n = 0;
 
-    char *name = xasprintf("%s: run %d (%s, %s, %s)", export_result_name(result), index,
-                           warmup ? "warm-up" : "measured", status ? status : "?",
-                           export_fmt_duration(jsonx_num(run, "wall_ns"), wall, sizeof wall));
+    char *name = xasprintf("%s: run %d (%s, %s, %s)", doc_result_name(result), index,
+                           run->warmup ? "warm-up" : "measured", status ? status : "?",
+                           export_fmt_duration(run->wall_ns, wall, sizeof wall));
     meta(tr, "process_name", run_pid, 0, "name", json_string(name));
     meta(tr, "process_sort_index", run_pid, 0, "sort_index", json_integer(run_pid));
     meta(tr, "thread_name", run_pid, 0, "name", json_string("run and resources"));
     free(name);
-    double wall_ns = jsonx_num(run, "wall_ns");
-    json_t *args = json_pack("{s:s?, s:O?, s:s?, s:b}", "status", status, "exit_code",
-                             json_object_get(run, "exit_code"), "signal",
-                             jsonx_str(run, "signal"), "warmup", warmup);
+    json_t *exit_code = isfinite(run->exit_code) && fabs(run->exit_code) < 1e15
+                            ? json_integer((json_int_t)run->exit_code) : json_null();
+    json_t *args = json_pack("{s:s?, s:o, s:s?, s:b}", "status", status, "exit_code", exit_code,
+                             "signal", run->signal, "warmup", run->warmup);
     char *run_name = xasprintf("run %d", index);
     emit(tr, json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o}", "name", run_name, "cat", "run",
                        "ph", "X", "ts", us(tr, 0), "dur",
-                       json_real(isfinite(wall_ns) ? wall_ns / 1000.0 : 0), "pid",
+                       json_real(isfinite(run->wall_ns) ? run->wall_ns / 1000.0 : 0), "pid",
                        (json_int_t)run_pid, "tid", (json_int_t)0, "args",
                        args ? args : json_object()));
     free(run_name);
 
-    const json_t *spans = json_object_get(run, "spans");
-    const json_t *instants = json_object_get(run, "instants");
-    name_threads(tr, spans, instants, index);
-    for (size_t i = 0; i < json_array_size(spans); i++) {
-        const json_t *sp = json_array_get(spans, i);
-        double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
-        const char *stage = jsonx_str(sp, "name");
-        if (!stage || !isfinite(s) || !isfinite(e))
+    name_threads(tr, run, index);
+    for (size_t i = 0; i < doc_run_n_spans(run); i++) {
+        struct doc_span sp;
+        doc_run_span(run, i, &sp);
+        if (!sp.name || !isfinite(sp.start_ns) || !isfinite(sp.end_ns))
             continue;
-        emit(tr, json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:{s:I, s:b}}", "name", stage,
-                           "cat", "stage", "ph", "X", "ts", us(tr, s), "dur",
-                           json_real((e - s) / 1000.0), "pid",
-                           (json_int_t)trace_pid(tr, jsonx_int(sp, "pid", 0), index), "tid",
-                           (json_int_t)jsonx_int(sp, "tid", 0), "args", "depth",
-                           (json_int_t)jsonx_int(sp, "depth", 0), "closed",
-                           !json_is_false(json_object_get(sp, "closed"))));
+        emit(tr, json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:{s:I, s:b}}", "name", sp.name,
+                           "cat", "stage", "ph", "X", "ts", us(tr, sp.start_ns), "dur",
+                           json_real((sp.end_ns - sp.start_ns) / 1000.0), "pid",
+                           (json_int_t)trace_pid(tr, sp.pid, index), "tid", (json_int_t)sp.tid,
+                           "args", "depth", (json_int_t)sp.depth, "closed", sp.closed));
     }
-    for (size_t i = 0; i < json_array_size(instants); i++) {
-        const json_t *in = json_array_get(instants, i);
-        const char *iname = jsonx_str(in, "name");
-        double t = jsonx_num(in, "t_ns");
-        if (!iname || !isfinite(t))
+    for (size_t i = 0; i < doc_run_n_instants(run); i++) {
+        struct doc_instant in;
+        doc_run_instant(run, i, &in);
+        if (!in.name || !isfinite(in.t_ns))
             continue;
-        emit(tr, json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I}", "name", iname, "cat", "instant",
-                           "ph", "i", "s", "t", "ts", us(tr, t), "pid",
-                           (json_int_t)trace_pid(tr, jsonx_int(in, "pid", 0), index), "tid",
-                           (json_int_t)jsonx_int(in, "tid", 0)));
+        emit(tr, json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I}", "name", in.name, "cat",
+                           "instant", "ph", "i", "s", "t", "ts", us(tr, in.t_ns), "pid",
+                           (json_int_t)trace_pid(tr, in.pid, index), "tid", (json_int_t)in.tid));
     }
     counters(tr, run, run_pid);
 }
@@ -253,15 +241,13 @@ static int trace_write(FILE *out, const struct export_request *req, char *err, s
 
     /* the gap between runs: 5 % of the longest run, at least 1 ms */
     double longest = 0;
-    for (size_t i = 0; i < req->n; i++) {
-        const json_t *runs = json_object_get(req->results[i], "runs");
-        for (size_t k = 0; k < json_array_size(runs); k++) {
+    for (size_t i = 0; i < req->n; i++)
+        for (size_t k = 0; k < req->docs[i]->n_runs; k++) {
             double lo, hi;
-            run_extent(json_array_get(runs, k), &lo, &hi);
+            run_extent(&req->docs[i]->runs[k], &lo, &hi);
             if (hi - lo > longest)
                 longest = hi - lo;
         }
-    }
     double gap = longest * 0.05 > 1e6 ? longest * 0.05 : 1e6;
 
     fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"mlbench " MLBENCH_VERSION
@@ -269,25 +255,23 @@ static int trace_write(FILE *out, const struct export_request *req, char *err, s
           "per process of a run\",\"results\":", out);
     json_t *ids = json_array();
     for (size_t i = 0; i < req->n; i++)
-        json_array_append_new(ids, json_string(jsonx_str(req->results[i], "id")));
+        json_array_append_new(ids, json_string(req->docs[i]->id));
     json_dumpf(ids, out, JSON_COMPACT);
     json_decref(ids);
     fputs("},\"traceEvents\":[", out);
 
     double cursor = 0;
-    for (size_t i = 0; i < req->n; i++) {
-        const json_t *runs = json_object_get(req->results[i], "runs");
-        for (size_t k = 0; k < json_array_size(runs); k++) {
+    for (size_t i = 0; i < req->n; i++)
+        for (size_t k = 0; k < req->docs[i]->n_runs; k++) {
             if (req->run >= 0 && (size_t)req->run != k)
                 continue;
-            const json_t *run = json_array_get(runs, k);
+            const struct doc_run *run = &req->docs[i]->runs[k];
             double lo, hi;
             run_extent(run, &lo, &hi);
             tr.offset_ns = cursor - lo;
-            run_events(&tr, req->results[i], run, (int)k);
+            run_events(&tr, req->docs[i], run, (int)k);
             cursor = tr.offset_ns + hi + gap;
         }
-    }
     fputs("\n]}\n", out);
     free(tr.pids.real);
     free(tr.pids.trace);
