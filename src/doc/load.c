@@ -161,3 +161,20 @@ void doc_load_run_name(const struct doc_load_run *run, char *buf, size_t len)
     else
         snprintf(buf, len, "%s %s", scen, role);
 }
+
+size_t doc_load_n_seconds(const struct doc_load_run *run)
+{
+    return json_array_size(run->seconds);
+}
+
+void doc_load_second(const struct doc_load_run *run, size_t i, struct doc_load_second *s)
+{
+    const json_t *x = json_array_get(run->seconds, i);
+    s->t_s = jsonx_num(x, "t_s");
+    s->completed = jsonx_num(x, "completed");
+    s->failed = jsonx_num(x, "failed");
+    s->p50_s = jsonx_num(x, "p50_s");
+    s->p90_s = jsonx_num(x, "p90_s");
+    s->p99_s = jsonx_num(x, "p99_s");
+    s->max_s = jsonx_num(x, "max_s");
+}

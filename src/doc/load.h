@@ -73,6 +73,13 @@ struct doc_load {
     const json_t *json;
 };
 
+/* load.scenarios[].seconds[]: one second of a run, by completion time (NAN where null). */
+struct doc_load_second {
+    double t_s, completed, failed, p50_s, p90_s, p99_s, max_s;
+};
+size_t doc_load_n_seconds(const struct doc_load_run *run);
+void doc_load_second(const struct doc_load_run *run, size_t i, struct doc_load_second *s);
+
 /* Reads load (a result's "load" member; NULL or not an object: an empty view, present false).
  * Never NULL; free with doc_load_free. */
 struct doc_load *doc_load_read(const json_t *load);

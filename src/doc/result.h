@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #define DOC_RESULT_SCHEMA "mlbench.result/1"
-#define DOC_MAX_DEPTH 19  /* stage nesting deeper than this is shown at this depth */
+#define DOC_MAX_DEPTH 1000 /* a stage nested deeper reads as nested this deep */
 /* The most stage, counter or metadata names a run or summary holds (what one run aggregates,
  * measure/stages.h): a file with more is refused (doc_result_load_file). */
 #define DOC_MAX_NAMES 1000
@@ -70,7 +70,7 @@ struct doc_spans {
 /* summary.stages[]: one stage over the runs. */
 struct doc_stage {
     const char *name;              /* NULL when absent */
-    int depth;                     /* clamped to [0, DOC_MAX_DEPTH] */
+    int depth;                     /* nesting, 0 outermost; within [0, DOC_MAX_DEPTH] */
     long long n;                   /* runs the stage appeared in */
     struct doc_stats active;       /* active_ns */
     double share;                  /* of the run, 0..1 */
@@ -100,7 +100,7 @@ struct doc_meta {
 /* runs[].stages[]: one stage in one run. */
 struct doc_run_stage {
     const char *name;
-    int depth;                     /* clamped like doc_stage's */
+    int depth;                     /* as doc_stage's */
     double active_ns, busy_ns, overlap_ns, first_begin_ns, last_end_ns;
     long long count, unclosed;
     struct doc_resources resources;

@@ -10,7 +10,7 @@
  * Every table starts with the result id (the sweep table with the sweep id), so the tables of
  * several results concatenate. */
 #include "export/export.h"
-#include "export/outline_private.h"
+#include "doc/load.h"
 #include "export/sweep.h"
 #include "util/xalloc.h"
 
@@ -79,13 +79,13 @@ static void csv_header(FILE *out, const char *const *names)
     fputs("\r\n", out);
 }
 
-static void stats_fields(FILE *out, const json_t *st)
+static void stats_fields(FILE *out, const struct doc_stats *st)
 {
-    static const char *const keys[] = {"median", "ci_low", "ci_high", "ci_level", "mean",
-                                       "stddev", "mad", "min", "max", "cv"};
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    const double v[] = {st->median, st->ci_low, st->ci_high, st->ci_level, st->mean,
+                        st->stddev, st->mad, st->min, st->max, st->cv};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
         fputc(',', out);
-        export_csv_num(out, jsonx_num(st, keys[k]));
+        export_csv_num(out, v[k]);
     }
 }
 
@@ -97,35 +97,33 @@ static void table_stages(FILE *out, const struct export_request *req)
         "busy_ns_median", "span_ns_median", "count_median", NULL};
     csv_header(out, header);
     for (size_t i = 0; i < req->n; i++) {
-        const json_t *r = req->results[i];
-        const json_t *s = json_object_get(r, "summary");
-        const json_t *stages = json_object_get(s, "stages");
-        for (size_t k = 0; k < json_array_size(stages); k++) {
-            const json_t *st = json_array_get(stages, k);
-            export_csv_field(out, jsonx_str(r, "id"));
+        const struct doc_result *r = req->docs[i];
+        const struct doc_summary *s = &r->summary;
+        for (size_t k = 0; k < s->n_stages; k++) {
+            const struct doc_stage *st = &s->stages[k];
+            export_csv_field(out, r->id);
             fputc(',', out);
-            export_csv_field(out, jsonx_str(r, "label"));
+            export_csv_field(out, r->label);
             fputs(",stage,", out);
-            export_csv_field(out, jsonx_str(st, "name"));
-            fprintf(out, ",%lld,%lld", jsonx_int(st, "depth", 0), jsonx_int(st, "n", 0));
-            stats_fields(out, json_object_get(st, "active_ns"));
-            static const char *const more[] = {"share", "busy_ns_median", "span_ns_median",
-                                               "count_median"};
+            export_csv_field(out, st->name);
+            fprintf(out, ",%d,%lld", st->depth, st->n);
+            stats_fields(out, &st->active);
+            const double more[] = {st->share, st->busy_ns_median, st->span_ns_median,
+                                   st->count_median};
             for (size_t m = 0; m < sizeof more / sizeof more[0]; m++) {
                 fputc(',', out);
-                export_csv_num(out, jsonx_num(st, more[m]));
+                export_csv_num(out, more[m]);
             }
             fputs("\r\n", out);
         }
-        const json_t *wall = json_object_get(s, "wall_ns");
-        if (!wall)
+        if (!s->wall.present)
             continue;
         /* the whole run: scope "run", named total as in the analysis */
-        export_csv_field(out, jsonx_str(r, "id"));
+        export_csv_field(out, r->id);
         fputc(',', out);
-        export_csv_field(out, jsonx_str(r, "label"));
-        fprintf(out, ",run,total,0,%lld", jsonx_int(wall, "n", 0));
-        stats_fields(out, wall);
+        export_csv_field(out, r->label);
+        fprintf(out, ",run,total,0,%lld", s->wall.n);
+        stats_fields(out, &s->wall);
         fputs(",1,,,\r\n", out);
     }
 }
@@ -135,25 +133,23 @@ static void table_runs(FILE *out, const struct export_request *req)
     static const char *const header[] = {
         "result", "run", "warmup", "status", "exit_code", "signal", "wall_ns", "user_ns",
         "sys_ns", "max_rss_bytes", "outside_ns", NULL};
-    static const char *const nums[] = {"wall_ns", "user_ns", "sys_ns", "max_rss_bytes",
-                                       "outside_ns"};
     csv_header(out, header);
     for (size_t i = 0; i < req->n; i++) {
-        const json_t *r = req->results[i];
-        const json_t *runs = json_object_get(r, "runs");
-        for (size_t k = 0; k < json_array_size(runs); k++) {
-            const json_t *run = json_array_get(runs, k);
-            export_csv_field(out, jsonx_str(r, "id"));
-            fprintf(out, ",%zu,%s,", k, json_is_true(json_object_get(run, "warmup")) ? "true"
-                                                                                     : "false");
-            export_csv_field(out, jsonx_str(run, "status"));
+        const struct doc_result *r = req->docs[i];
+        for (size_t k = 0; k < r->n_runs; k++) {
+            const struct doc_run *run = &r->runs[k];
+            export_csv_field(out, r->id);
+            fprintf(out, ",%zu,%s,", k, run->warmup ? "true" : "false");
+            export_csv_field(out, run->status);
             fputc(',', out);
-            export_csv_num(out, jsonx_num(run, "exit_code"));
+            export_csv_num(out, run->exit_code);
             fputc(',', out);
-            export_csv_field(out, jsonx_str(run, "signal"));
+            export_csv_field(out, run->signal);
+            const double nums[] = {run->wall_ns, run->user_ns, run->sys_ns, run->max_rss_bytes,
+                                   run->outside_ns};
             for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
                 fputc(',', out);
-                export_csv_num(out, jsonx_num(run, nums[m]));
+                export_csv_num(out, nums[m]);
             }
             fputs("\r\n", out);
         }
@@ -166,27 +162,25 @@ static void table_samples(FILE *out, const struct export_request *req)
                                          NULL};
     csv_header(out, header);
     for (size_t i = 0; i < req->n; i++) {
-        const json_t *r = req->results[i];
-        const json_t *runs = json_object_get(r, "runs");
-        for (size_t k = 0; k < json_array_size(runs); k++) {
+        const struct doc_result *r = req->docs[i];
+        for (size_t k = 0; k < r->n_runs; k++) {
             if (req->run >= 0 && (size_t)req->run != k)
                 continue;
-            const json_t *samples = json_object_get(json_array_get(runs, k), "samples");
-            const json_t *t = json_object_get(samples, "t_ns");
-            const json_t *series = json_object_get(samples, "series");
-            for (size_t s = 0; s < json_array_size(series); s++) {
-                const json_t *x = json_array_get(series, s);
-                const json_t *values = json_object_get(x, "values");
-                for (size_t j = 0; j < json_array_size(t); j++) {
-                    export_csv_field(out, jsonx_str(r, "id"));
+            const struct doc_run *run = &r->runs[k];
+            size_t nt = doc_run_n_samples(run);
+            for (size_t s = 0; s < doc_run_n_series(run); s++) {
+                struct doc_series x;
+                doc_run_series_at(run, s, &x);
+                for (size_t j = 0; j < nt; j++) {
+                    export_csv_field(out, r->id);
                     fprintf(out, ",%zu,", k);
-                    export_csv_num(out, jsonx_number(json_array_get(t, j)));
+                    export_csv_num(out, doc_run_sample_t(run, j));
                     fputc(',', out);
-                    export_csv_field(out, jsonx_str(x, "metric"));
+                    export_csv_field(out, x.metric);
                     fputc(',', out);
-                    export_csv_field(out, jsonx_str(x, "labels"));
+                    export_csv_field(out, x.labels);
                     fputc(',', out);
-                    export_csv_num(out, jsonx_number(json_array_get(values, j)));
+                    export_csv_num(out, doc_series_value(&x, j));
                     fputs("\r\n", out);
                 }
             }
@@ -373,53 +367,44 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
     return EXPORT_OK;
 }
 
-/* Numbers of a JSON object as consecutive fields, each preceded by a comma. */
-static void num_fields(FILE *out, const json_t *obj, const char *const *keys, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        fputc(',', out);
-        export_csv_num(out, jsonx_num(obj, keys[i]));
-    }
-}
-
 /* The fields every load row starts with: result, run, role. */
-static void load_row_start(FILE *out, const json_t *result, size_t k, const json_t *x)
+static void load_row_start(FILE *out, const struct doc_result *result, size_t k,
+                           const struct doc_load_run *x)
 {
-    export_csv_field(out, jsonx_str(result, "id"));
+    export_csv_field(out, result->id);
     fprintf(out, ",%zu,", k);
-    export_csv_field(out, jsonx_str(x, "role"));
+    export_csv_field(out, x->role);
 }
 
-static void load_run_row(FILE *out, const json_t *result, size_t k, const json_t *x,
-                         bool counts)
+static void load_run_row(FILE *out, const struct doc_result *result, size_t k,
+                         const struct doc_load_run *x)
 {
-    static const char *const nums[] = {"duration_s", "queries", "completed", "failed",
-                                       "throughput_qps", "percentile"};
-    static const char *const lat[] = {"p50", "p90", "p95", "p99", "p99.9", "max", "mean"};
-    static const char *const es[] = {"estimate_s"};
+    const struct doc_latency *l = &x->latency;
     load_row_start(out, result, k, x);
-    fprintf(out, ",%s,", counts ? "true" : "false");
-    export_csv_field(out, jsonx_str(x, "scenario"));
-    num_fields(out, x, (const char *const[]){"target_qps"}, 1);
-    num_fields(out, x, nums, sizeof nums / sizeof nums[0]);
-    num_fields(out, json_object_get(x, "latency_s"), lat, sizeof lat / sizeof lat[0]);
-    num_fields(out, json_object_get(x, "early_stopping"), es, 1);
-    fprintf(out, ",%s,", json_is_true(json_object_get(x, "valid")) ? "true" : "false");
-    strings_field(out, json_object_get(x, "invalid_reasons"));
+    fprintf(out, ",%s,", x->counts ? "true" : "false");
+    export_csv_field(out, x->scenario);
+    const double nums[] = {x->target_qps, x->duration_s, (double)x->queries,
+                           (double)x->completed, (double)x->failed, x->throughput_qps,
+                           x->percentile, l->p50, l->p90, l->p95, l->p99, l->p999, l->max,
+                           l->mean, x->early_estimate_s};
+    csv_nums(out, nums, sizeof nums / sizeof nums[0]);
+    fprintf(out, ",%s,", x->valid ? "true" : "false");
+    strings_field(out, x->invalid_reasons);
     fputs("\r\n", out);
 }
 
-static void load_second_rows(FILE *out, const json_t *result, size_t k, const json_t *x)
+static void load_second_rows(FILE *out, const struct doc_result *result, size_t k,
+                             const struct doc_load_run *x)
 {
-    static const char *const sec[] = {"t_s", "completed", "failed", "p50_s", "p90_s", "p99_s",
-                                      "max_s"};
-    const json_t *secs = json_object_get(x, "seconds");
-    for (size_t j = 0; j < json_array_size(secs); j++) {
+    for (size_t j = 0; j < doc_load_n_seconds(x); j++) {
+        struct doc_load_second sec;
+        doc_load_second(x, j, &sec);
         load_row_start(out, result, k, x);
         fputc(',', out);
-        export_csv_field(out, jsonx_str(x, "scenario"));
-        num_fields(out, x, (const char *const[]){"target_qps"}, 1);
-        num_fields(out, json_array_get(secs, j), sec, sizeof sec / sizeof sec[0]);
+        export_csv_field(out, x->scenario);
+        const double nums[] = {x->target_qps, sec.t_s, sec.completed, sec.failed, sec.p50_s,
+                               sec.p90_s, sec.p99_s, sec.max_s};
+        csv_nums(out, nums, sizeof nums / sizeof nums[0]);
         fputs("\r\n", out);
     }
 }
@@ -440,7 +425,7 @@ static int table_load(FILE *out, const struct export_request *req, bool seconds,
                                                  "p50_s", "p90_s", "p99_s", "max_s", NULL};
     bool any = false;
     for (size_t i = 0; i < req->n; i++)
-        any |= json_is_object(json_object_get(req->results[i], "load"));
+        any |= req->docs[i]->load != NULL;
     if (!any) {
         snprintf(err, errlen, "--table %s needs a load result (made by mlbench load)",
                  seconds ? "load-seconds" : "load");
@@ -448,15 +433,14 @@ static int table_load(FILE *out, const struct export_request *req, bool seconds,
     }
     csv_header(out, seconds ? seconds_header : runs_header);
     for (size_t i = 0; i < req->n; i++) {
-        const json_t *r = req->results[i], *load = json_object_get(r, "load");
-        const json_t *runs = json_object_get(load, "scenarios");
-        for (size_t k = 0; k < json_array_size(runs); k++) {
-            bool counts = outline_load_counts(load, k);
+        struct doc_load *load = doc_load_read(req->docs[i]->load);
+        for (size_t k = 0; k < load->n_runs; k++) {
             if (!seconds)
-                load_run_row(out, r, k, json_array_get(runs, k), counts);
-            else if (counts)
-                load_second_rows(out, r, k, json_array_get(runs, k));
+                load_run_row(out, req->docs[i], k, &load->runs[k]);
+            else if (load->runs[k].counts)
+                load_second_rows(out, req->docs[i], k, &load->runs[k]);
         }
+        doc_load_free(load);
     }
     return EXPORT_OK;
 }

@@ -67,7 +67,8 @@ static int stage_cols(const struct doc_summary *s, int min)
     int cols = min;
     for (size_t i = 0; i < s->n_stages; i++) {
         char fitted[4 * EXPORT_TEXT_NAME_COLS + 8];
-        int c = 2 * s->stages[i].depth +
+        int depth = s->stages[i].depth;
+        int c = 2 * (depth < EXPORT_MAX_DEPTH ? depth : EXPORT_MAX_DEPTH) +
                 term_cols(term_fit(or(s->stages[i].name, "?"), EXPORT_TEXT_NAME_COLS, fitted,
                                    sizeof fitted));
         if (c > cols)
