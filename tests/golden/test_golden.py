@@ -117,19 +117,30 @@ def draw(argv, store):
     text = p.stdout
     if p.returncode or p.stderr:
         text += b"\n--- exit status %d, stderr:\n" % p.returncode + p.stderr
-    return text.replace(store.encode(), b"$STORE")
+    # Where the test runs: the store's copy, and this folder (the demo views name their files).
+    return text.replace(store.encode(), b"$STORE").replace(HERE.encode(), b"$GOLDEN")
+
+
+def scratch():
+    """A new folder for the store's copy, its path without '_' (Markdown would escape it, and
+    the path would no longer be found to be replaced)."""
+    while True:
+        path = tempfile.mkdtemp(prefix="mlbench-golden-")
+        if "_" not in path:
+            return path
+        os.rmdir(path)
 
 
 class GoldenTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="mlbench-golden-")
-        cls.store = os.path.join(cls.tmp.name, "store")
+        cls.tmp = scratch()
+        cls.store = os.path.join(cls.tmp, "store")
         shutil.copytree(STORE, cls.store)
 
     @classmethod
     def tearDownClass(cls):
-        cls.tmp.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_views(self):
         """Every view as the corpus's expected/ file holds it."""
@@ -154,7 +165,8 @@ class GoldenTest(unittest.TestCase):
 
 
 def update():
-    with tempfile.TemporaryDirectory(prefix="mlbench-golden-") as tmp:
+    tmp = scratch()
+    try:
         store = os.path.join(tmp, "store")
         shutil.copytree(STORE, store)
         shutil.rmtree(EXPECTED, ignore_errors=True)
@@ -164,6 +176,8 @@ def update():
                 sys.exit("set GOLDEN_DEMO to the demo views' driver (build/tests/golden/golden_demo)")
             with open(os.path.join(EXPECTED, name), "wb") as f:
                 f.write(draw(argv, store))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
