@@ -1,5 +1,5 @@
 /* cmd_history: `mlbench history`: the stored results as a table (newest last) with a trend line
- * per stage (and per scenario run of load results: history_load.c), step changes found by
+ * per stage (and per scenario run of load results: store/load_figures.c), step changes found by
  * detect.c (--detect), all of it as JSON (history_json.c), or a dashboard (--format
  * md|csv|html) drawn by export/history*.c from the series collected here, the one place that
  * reads the store (docs/store.md). -o writes any of them atomically. */
@@ -13,7 +13,6 @@
 
 #include "cli/commands.h"
 #include "cli/history_json.h"
-#include "cli/history_load.h"
 #include "cli/options.h"
 #include "analysis/detect.h"
 #include "export/export.h"
@@ -409,7 +408,7 @@ static char *fmt_qps(double q, char *buf, size_t len)
 
 /* The trend lines of the load results of series g: per scenario run (key) its metric
  * percentile and its throughput. Returns the lines drawn. */
-static size_t load_sparklines(FILE *out, const struct history_load *L, size_t n,
+static size_t load_sparklines(FILE *out, const struct load_figures *L, size_t n,
                               const size_t *group, size_t g, int width, bool utf8)
 {
     size_t m, drawn = 0;
@@ -417,7 +416,7 @@ static size_t load_sparklines(FILE *out, const struct history_load *L, size_t n,
     double *lat = xcalloc(m + 1, sizeof *lat), *qps = xcalloc(m + 1, sizeof *qps);
     for (size_t k = 0; k < m; k++)
         for (size_t r = 0; r < L[idx[k]].n; r++) {
-            const struct history_load_run *key = &L[idx[k]].run[r];
+            const struct load_figure *key = &L[idx[k]].run[r];
             bool first = true; /* draw each key once, where it first appears */
             for (size_t j = 0; j < k && first; j++)
                 for (size_t q = 0; q < L[idx[j]].n && first; q++)
@@ -466,11 +465,11 @@ static const char *status_word(const struct store_entry *e, char *buf, size_t le
 }
 
 /* The load column of a result: its first scenario run's metric percentile and throughput. */
-static void load_cell(FILE *out, const struct history_load *l)
+static void load_cell(FILE *out, const struct load_figures *l)
 {
     if (!l->n)
         return;
-    const struct history_load_run *r = &l->run[0];
+    const struct load_figure *r = &l->run[0];
     char a[32];
     fprintf(out, "  %s %s %s, %.4g QPS%s", r->key, r->metric,
             isfinite(r->metric_s) ? units_duration(r->metric_s * 1e9, a, sizeof a) : "-", r->qps,
@@ -480,7 +479,7 @@ static void load_cell(FILE *out, const struct history_load *l)
 }
 
 static void print_table(FILE *out, const struct store_entry *e, size_t n, const char **stages,
-                        size_t n_stages, const struct history_load *L, bool hosts)
+                        size_t n_stages, const struct load_figures *L, bool hosts)
 {
     int host_w = 4;
     for (size_t i = 0; hosts && i < n; i++)
@@ -554,7 +553,7 @@ static void print_commits(FILE *out, const struct change *c)
 
 static void print_text(FILE *out, const struct history_options *o, const struct store_entry *e,
                        size_t n, const char **stages, size_t n_stages, const size_t *group,
-                       size_t groups, const struct changes *ch, const struct history_load *L)
+                       size_t groups, const struct changes *ch, const struct load_figures *L)
 {
     if (!n) {
         fprintf(out, "no results%s%s%s%s%s%s%s%s in %s\n", o->label ? " with label '" : "",
@@ -624,7 +623,7 @@ static void print_text(FILE *out, const struct history_options *o, const struct 
 /* The text, composed in memory, printed without control characters. */
 static int print_clean(FILE *out, const struct history_options *o, const struct store_entry *e,
                        size_t n, const char **stages, size_t n_stages, const size_t *group,
-                       size_t groups, const struct changes *ch, const struct history_load *L)
+                       size_t groups, const struct changes *ch, const struct load_figures *L)
 {
     struct term_canvas canvas;
     if (term_canvas_open(&canvas, out) < 0) {
@@ -686,7 +685,7 @@ int cmd_history(int argc, char **argv)
     for (size_t i = 1; i < n && !o.hosts; i++)
         o.hosts = (e[i].host == NULL) != (e[0].host == NULL) ||
                   (e[i].host && strcmp(e[i].host, e[0].host) != 0);
-    struct history_load *L = history_load_read(s, e, n);
+    struct load_figures *L = load_figures_read(s, e, n);
     store_close(s);
     const char **stages;
     size_t n_stages = stage_names(e, n, o.stage, &stages);

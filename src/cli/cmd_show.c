@@ -1,6 +1,6 @@
 /* cmd_show: `mlbench show REF`: a stored result, read back from its JSON file, printed as the
  * summary `mlbench run` prints after its runs (export/text.c, the one terminal renderer), a load
- * result as the summary `mlbench load` prints at its end (load_report.c), or the file itself
+ * result as the summary `mlbench load` prints at its end (export/load_text.c), or the file itself
  * with --json. References: docs/store.md. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
-#include "cli/load_report.h"
+#include "export/load_text.h"
 #include "cli/options.h"
 #include "export/sweep.h"
 #include "export/text.h"
@@ -110,7 +110,7 @@ int cmd_show(int argc, char **argv)
         int len = snprintf(line, sizeof line, "result %s   created %s%s%.200s\n", id ? id : "?",
                            created ? created : "?", label ? "   label " : "", label ? label : "");
         term_clean(stdout, line, len > 0 && (size_t)len < sizeof line ? (size_t)len : 0);
-        load_report_print(stdout, r, path);
+        rc = export_load_print(stdout, r, path) < 0 ? 3 : 0;
     } else {
         rc = export_text_print(stdout, r, path) < 0 ? 3 : 0;
     }

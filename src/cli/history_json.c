@@ -18,6 +18,18 @@ static json_t *str(const char *s)
     return s ? json_string(s) : json_null();
 }
 
+/* The figures of one load result as an array of {key, metric, metric_s, throughput_qps, valid}. */
+static json_t *load_json(const struct load_figures *l)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < l->n; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:o, s:b}", "key", l->run[i].key,
+                                           "metric", l->run[i].metric, "metric_s",
+                                           num(l->run[i].metric_s), "throughput_qps",
+                                           num(l->run[i].qps), "valid", l->run[i].valid));
+    return a;
+}
+
 static json_t *stats_json(const struct store_stats *t)
 {
     return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t)t->n, "median",
@@ -45,7 +57,7 @@ static json_t *entry_json(const struct store_entry *e)
 
 void history_json_print(FILE *out, const struct history_options *o, const struct store_entry *e,
                         size_t n, const size_t *group, const struct changes *ch,
-                        const struct history_load *L)
+                        const struct load_figures *L)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(HISTORY_SCHEMA));
@@ -53,7 +65,7 @@ void history_json_print(FILE *out, const struct history_options *o, const struct
     json_t *results = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *x = entry_json(&e[i]);
-        json_object_set_new(x, "load", L[i].n ? history_load_json(&L[i]) : json_null());
+        json_object_set_new(x, "load", L[i].n ? load_json(&L[i]) : json_null());
         json_array_append_new(results, x);
     }
     json_object_set_new(doc, "results", results);

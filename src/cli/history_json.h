@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "analysis/detect.h"
-#include "cli/history_load.h"
+#include "store/load_figures.h"
 #include "store/store.h"
 
 struct history_format;
@@ -49,6 +49,6 @@ struct changes {
  * caller (ferror). Borrows everything; not thread-safe. */
 void history_json_print(FILE *out, const struct history_options *o, const struct store_entry *e,
                         size_t n, const size_t *group, const struct changes *ch,
-                        const struct history_load *L);
+                        const struct load_figures *L);
 
 #endif

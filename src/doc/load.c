@@ -42,6 +42,13 @@ double doc_latency_at(const struct doc_latency *lat, double p)
     return jsonx_num(lat->json, key);
 }
 
+static void read_spans(const json_t *o, struct doc_load_spans *s)
+{
+    s->present = o != NULL;
+    s->count = jsonx_int(o, "count", 0);
+    s->mean_s = jsonx_num(o, "mean_s");
+}
+
 static void read_run(const json_t *o, struct doc_load_run *r)
 {
     r->json = o;
@@ -91,6 +98,13 @@ static void read_run(const json_t *o, struct doc_load_run *r)
     r->server.samples = jsonx_int(s, "samples", 0);
     r->server.stages = object(s, "stages");
     r->server.counters = object(s, "counters");
+    read_spans(object(r->server.stages, "queue_wait"), &r->server.queue_wait);
+    read_spans(object(r->server.stages, "batch"), &r->server.batch);
+    read_spans(object(r->server.stages, "compute"), &r->server.compute);
+    r->server.queue_wait_s = isfinite(r->server.queue_wait.mean_s)
+                                 ? r->server.queue_wait.mean_s
+                                 : jsonx_num(object(r->server.counters, "queue_wait_seconds"), "mean");
+    r->server.batch_size = jsonx_num(object(r->server.counters, "batch_size"), "mean");
 }
 
 struct doc_load *doc_load_read(const json_t *load)
@@ -137,6 +151,11 @@ struct doc_load *doc_load_read(const json_t *load)
         l->runs[i].counts = !probe && (!l->find_peak || i == last);
     }
     return l;
+}
+
+struct doc_load *doc_load_read_result(const json_t *result)
+{
+    return doc_load_read(json_object_get(result, "load"));
 }
 
 void doc_load_free(struct doc_load *l)

@@ -19,12 +19,23 @@ struct doc_latency {
     const json_t *json;
 };
 
+/* The server's marker spans of one name during a scenario run (server.stages.NAME). */
+struct doc_load_spans {
+    bool present;
+    long long count;
+    double mean_s;                 /* NAN when absent */
+};
+
 /* The server during one scenario run (with --server-cmd). */
 struct doc_load_server {
     bool present;
     double cpu_cores, resident_bytes_max, system_cpu_busy_ratio, gpu_utilization_ratio;
     long long samples;
     const json_t *stages, *counters; /* objects by name, or NULL */
+    struct doc_load_spans queue_wait, batch, compute; /* the spans the reference server sends */
+    double queue_wait_s;           /* the mean queue wait: the queue_wait spans', else the
+                                    * queue_wait_seconds counter's mean (one per batch); NAN */
+    double batch_size;             /* the batch_size counter's mean, NAN when absent */
 };
 
 /* The generator during one scenario run. */
@@ -83,6 +94,9 @@ void doc_load_second(const struct doc_load_run *run, size_t i, struct doc_load_s
 /* Reads load (a result's "load" member; NULL or not an object: an empty view, present false).
  * Never NULL; free with doc_load_free. */
 struct doc_load *doc_load_read(const json_t *load);
+/* Reads the load section of the result document result (its "load" member), as doc_load_read:
+ * present false for a result of another command. */
+struct doc_load *doc_load_read_result(const json_t *result);
 void doc_load_free(struct doc_load *l);
 
 /* Whether run i counts: not a probe; with find-peak only the last run that is not a probe (the

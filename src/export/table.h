@@ -77,6 +77,9 @@ struct export_text_layout {
                          * the first `keep` columns and starting with an empty line */
     size_t keep;
     size_t ncols;       /* > 0: only the first ncols columns are shown */
+    size_t rows_from, rows_to; /* rows_to > 0: only the rows [rows_from, rows_to) (after the
+                         * header when it is shown), with the widths of the whole table: a
+                         * table drawn in parts, lines of the view's own between them */
 };
 
 /* Writes t to out as aligned text: cells right-aligned in the columns t->numeric marks (left

@@ -116,8 +116,11 @@ static int print_part(FILE *out, const struct export_table *t, const struct expo
                       const int *w, size_t keep, size_t from, size_t to)
 {
     int rc = 0;
-    for (long r = l->header ? -1 : 0; r < (long)t->nrows; r++)
-        rc |= print_row(out, t, l, w, r, keep, from, to);
+    size_t end = l->rows_to && l->rows_to < t->nrows ? l->rows_to : t->nrows;
+    if (l->header)
+        rc |= print_row(out, t, l, w, -1, keep, from, to);
+    for (size_t r = l->rows_to ? l->rows_from : 0; r < end; r++)
+        rc |= print_row(out, t, l, w, (long)r, keep, from, to);
     return rc;
 }
 

@@ -1,14 +1,16 @@
-/* load_report: the runs of `mlbench load`, its "load" section and its terminal summary
- * (load_report.h). */
+/* load_runs: the runs of a `mlbench load` job and the result's "load" section built from them
+ * (load_runs.h). */
+#include "bench/load_runs.h"
+
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/load_report.h"
-#include "util/jsonx.h"
-#include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
+
 
 struct load_entry *load_runs_add(struct load_runs *r, const char *role, const struct load_rules *rules)
 {
@@ -46,31 +48,10 @@ bool load_runs_valid(const struct load_runs *r)
     return e && e->verdict.valid && (!r->peak_searched || r->peak_qps > 0);
 }
 
-static char *dur(int64_t ns, char *buf, size_t len)
-{
-    return units_duration((double)ns, buf, len);
-}
-
 bool load_entry_met(const struct load_entry *e)
 {
     return e->run.failed == 0 && e->run.completed > 0 &&
            e->verdict.percentile_ns <= e->rules.latency_bound_ns;
-}
-
-void load_report_progress(FILE *f, const struct load_entry *e)
-{
-    char a[32], b[32], c[32];
-    const struct load_run *r = &e->run;
-    bool probe = strcmp(e->role, "probe") == 0;
-    fprintf(f, "mlbench: load: %s: %llu queries, %.1f QPS, p50 %s, p%g %s, max %s: %s%s%s\n",
-            e->role, (unsigned long long)r->issued, load_run_throughput(r),
-            dur(hist_percentile(&r->latency, 50), a, sizeof a), e->rules.percentile,
-            dur(e->verdict.percentile_ns, b, sizeof b), dur(r->latency.max_ns, c, sizeof c),
-            probe ? (load_entry_met(e) ? "met the bound" : "missed the bound")
-                  : e->verdict.valid ? "VALID" : "INVALID",
-            !probe && e->verdict.n_reasons ? " - " : "",
-            !probe && e->verdict.n_reasons ? e->verdict.reasons[0] : "");
-    fflush(f);
 }
 
 /* A string from outside (the URL, the command): made valid UTF-8. */
@@ -108,9 +89,11 @@ static bool window(const struct sample_table *t, int64_t from, int64_t to, size_
     return true;
 }
 
-static void set_number(json_t *o, const char *key, double v)
+/* Sets o[key] to v, or null when v is not finite; returns what a reader gets back (v or NAN). */
+static double set_number(json_t *o, const char *key, double v)
 {
     json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+    return isfinite(v) ? v : NAN;
 }
 
 /* The rate of a counter series over the window, the mean or the largest of a gauge. */
@@ -154,21 +137,37 @@ static void spans_in(const struct repetition *rep, const char *name, int64_t fro
     *mean_s = *count ? sum / (double)*count : NAN;
 }
 
-static json_t *server_json(const struct repetition *rep, const struct load_run *run)
+/* What the bound verdict weighs of the server during a run, as the section holds it: NAN where
+ * it was not measured (null or absent in the section). */
+struct server_figures {
+    double cpu_cores, gpu_busy;
+    double queue_wait_s;  /* the queue_wait spans' mean, else the queue_wait_seconds counter's
+                           * (the reference server's, one per batch) */
+    double compute_s;     /* the compute spans' mean */
+};
+
+static const struct server_figures unmeasured = {NAN, NAN, NAN, NAN};
+
+/* The server during run: its resources, its marker spans and counters inside the run's window
+ * (as JSON, returned), and in *f what the bound verdict weighs of them. */
+static json_t *server_json(const struct repetition *rep, const struct load_run *run,
+                           struct server_figures *f)
 {
     json_t *o = json_object();
+    *f = unmeasured;
     const struct sample_table *t = &rep->samples;
     size_t lo, hi;
     if (t->n && window(t, run->start_ns, run->end_ns, &lo, &hi)) {
-        set_number(o, "cpu_cores", series_rate(t, find_series(t, "process_cpu_seconds_total"), lo, hi));
+        f->cpu_cores = set_number(o, "cpu_cores", series_rate(t, find_series(t, "process_cpu_seconds_total"), lo, hi));
         set_number(o, "resident_bytes_max", series_mean(t, find_series(t, "process_resident_bytes"), lo, hi, true));
         set_number(o, "system_cpu_busy_ratio", series_mean(t, find_series(t, "system_cpu_busy_ratio"), lo, hi, false));
-        set_number(o, "gpu_utilization_ratio", series_mean(t, find_series(t, "gpu_utilization_ratio"), lo, hi, false));
+        f->gpu_busy = set_number(o, "gpu_utilization_ratio", series_mean(t, find_series(t, "gpu_utilization_ratio"), lo, hi, false));
         json_object_set_new(o, "samples", json_integer((json_int_t)(hi - lo + 1)));
     }
     int64_t from = run->start_ns - rep->outcome.start_ns, to = run->end_ns - rep->outcome.start_ns;
     json_t *st = json_object();
     static const char *const names[] = {"queue_wait", "batch", "compute"};
+    double *kept[] = {&f->queue_wait_s, NULL, &f->compute_s};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         double mean;
         uint64_t n;
@@ -176,7 +175,9 @@ static json_t *server_json(const struct repetition *rep, const struct load_run *
         if (n) {
             json_t *x = json_object();
             json_object_set_new(x, "count", json_integer((json_int_t)n));
-            set_number(x, "mean_s", mean);
+            double m = set_number(x, "mean_s", mean);
+            if (kept[i])
+                *kept[i] = m;
             json_object_set_new(st, names[i], x);
         }
     }
@@ -185,6 +186,7 @@ static json_t *server_json(const struct repetition *rep, const struct load_run *
      * subsample when it sent more than STAGES_MAX_COUNTER_POINTS): the reference server sends
      * batch_size, requests and queue_wait_seconds per batch. */
     json_t *cs = json_object();
+    double queue_counter = NAN;
     for (size_t c = 0; c < rep->stages.n_counters; c++) {
         const struct counter_total *ct = &rep->stages.counters[c];
         double sum = 0;
@@ -198,37 +200,27 @@ static json_t *server_json(const struct repetition *rep, const struct load_run *
             continue;
         json_t *x = json_object();
         json_object_set_new(x, "samples", json_integer((json_int_t)n));
-        set_number(x, "mean", sum / (double)n);
-        json_object_set_new(cs, event_log_str(&rep->log, ct->name), x);
+        double mean = set_number(x, "mean", sum / (double)n);
+        const char *name = event_log_str(&rep->log, ct->name);
+        if (strcmp(name, "queue_wait_seconds") == 0)
+            queue_counter = mean;
+        json_object_set_new(cs, name, x);
     }
     json_object_set_new(o, "counters", cs);
+    if (!isfinite(f->queue_wait_s))
+        f->queue_wait_s = queue_counter;
     return o;
 }
 
-/* The server's mean queue wait (s): its queue_wait spans, else its queue_wait_seconds counter
- * (the reference server's, one per batch); NaN when it sends neither. */
-static double server_queue_wait(const json_t *server)
-{
-    double q = jsonx_number(json_object_get(
-        json_object_get(json_object_get(server, "stages"), "queue_wait"), "mean_s"));
-    if (isfinite(q))
-        return q;
-    return jsonx_number(json_object_get(
-        json_object_get(json_object_get(server, "counters"), "queue_wait_seconds"), "mean"));
-}
-
 /* What bounds the server in the run that counts: the evidence in words. */
-static json_t *bound_json(const struct load_entry *e, const json_t *server)
+static json_t *bound_json(const struct load_entry *e, const struct server_figures *server)
 {
     const char *kind = "unknown";
     char why[400] = "not enough evidence: give --server-cmd so that mlbench samples the server";
     const struct load_run *r = &e->run;
-    double cores = jsonx_number(json_object_get(server, "cpu_cores"));
-    double gpu = jsonx_number(json_object_get(server, "gpu_utilization_ratio"));
+    double cores = server->cpu_cores, gpu = server->gpu_busy;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    const json_t *st = json_object_get(server, "stages");
-    double queue = server_queue_wait(server);
-    double compute = jsonx_number(json_object_get(json_object_get(st, "compute"), "mean_s"));
+    double queue = server->queue_wait_s, compute = server->compute_s;
     double p50 = (double)hist_percentile(&r->latency, 50) * 1e-9;
     if (r->failed) {
         kind = "errors";
@@ -260,9 +252,9 @@ static json_t *bound_json(const struct load_entry *e, const json_t *server)
     return o;
 }
 
-json_t *load_report_json(const struct load_runs *r, const struct load_config *cfg,
-                         const char *address, const char *url, const char *server_cmd,
-                         const struct repetition *rep)
+json_t *load_runs_section(const struct load_runs *r, const struct load_config *cfg,
+                          const char *address, const char *url, const char *server_cmd,
+                          const struct repetition *rep)
 {
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_string("mlbench.load/1"));
@@ -278,7 +270,7 @@ json_t *load_report_json(const struct load_runs *r, const struct load_config *cf
     json_object_set_new(o, "request_timeout_s", json_real(cfg->request_timeout_s));
     json_object_set_new(o, "bodies", json_integer((json_int_t)cfg->n_requests));
     json_t *runs = json_array();
-    json_t *last_server = NULL;
+    struct server_figures last_server = unmeasured, figures;
     for (size_t i = 0; i < r->n; i++) {
         const struct load_entry *e = &r->v[i];
         json_t *x = load_run_to_json(&e->run, &e->rules, &e->verdict);
@@ -287,10 +279,9 @@ json_t *load_report_json(const struct load_runs *r, const struct load_config *cf
             json_object_set_new(x, "met_bound", json_boolean(load_entry_met(e)));
         if (rep) {
             json_object_set_new(x, "start_offset_s", json_real((double)(e->run.start_ns - rep->outcome.start_ns) * 1e-9));
-            json_t *srv = server_json(rep, &e->run);
-            json_object_set_new(x, "server", srv);
+            json_object_set_new(x, "server", server_json(rep, &e->run, &figures));
             if (e == final_entry(r))
-                last_server = srv;
+                last_server = figures;
         }
         json_array_append_new(runs, x);
     }
@@ -311,116 +302,6 @@ json_t *load_report_json(const struct load_runs *r, const struct load_config *cf
     }
     const struct load_entry *fin = final_entry(r);
     json_object_set_new(o, "valid", json_boolean(load_runs_valid(r)));
-    json_object_set_new(o, "bound", fin ? bound_json(fin, last_server) : json_null());
+    json_object_set_new(o, "bound", fin ? bound_json(fin, &last_server) : json_null());
     return o;
-}
-
-/* ---- terminal summary ---- */
-
-static const char *secs(const json_t *o, const char *key, char *buf, size_t len)
-{
-    const json_t *v = json_object_get(o, key);
-    if (!json_is_number(v))
-        return "-";
-    return units_duration(json_number_value(v) * 1e9, buf, len);
-}
-
-/* The server's side of the run that counts (the last one): its resources, then its markers. */
-static void print_server(FILE *f, const json_t *x)
-{
-    const json_t *sv = json_object_get(x, "server");
-    double cores = jsonx_number(json_object_get(sv, "cpu_cores"));
-    if (!isfinite(cores))
-        return;
-    char b[4][32];
-    fprintf(f, "  server (%s): %.2f of %ld CPU cores, resident at most %s", jsonx_str(x, "role"),
-            cores, sysconf(_SC_NPROCESSORS_ONLN),
-            units_bytes(jsonx_number(json_object_get(sv, "resident_bytes_max")), b[0], 32));
-    double gpu = jsonx_number(json_object_get(sv, "gpu_utilization_ratio"));
-    if (isfinite(gpu))
-        fprintf(f, ", GPU busy %.0f %%", gpu * 100);
-    fputc('\n', f);
-    const json_t *st = json_object_get(sv, "stages");
-    const json_t *batch = json_object_get(st, "batch"), *compute = json_object_get(st, "compute");
-    double queue = server_queue_wait(sv);
-    double size = jsonx_number(json_object_get(
-        json_object_get(json_object_get(sv, "counters"), "batch_size"), "mean"));
-    if (!batch && !compute && !isfinite(queue))
-        return;
-    fputs("          markers:", f);
-    if (batch)
-        fprintf(f, " %lld batches of %s", jsonx_int(batch, "count", 0),
-                secs(batch, "mean_s", b[1], 32));
-    if (isfinite(size))
-        fprintf(f, " (%.2f images each)", size);
-    if (compute)
-        fprintf(f, ", compute %s", secs(compute, "mean_s", b[2], 32));
-    if (isfinite(queue))
-        fprintf(f, ", queue wait %s", units_duration(queue * 1e9, b[3], 32));
-    fputs(" (means)\n", f);
-}
-
-void load_report_print(FILE *f, const json_t *doc, const char *path)
-{
-    const json_t *load = json_object_get(doc, "load");
-    const json_t *runs = json_object_get(load, "scenarios");
-    const char *url = jsonx_str(load, "url");
-    fputs("\nmlbench load ", f);
-    term_clean(f, url ? url : "?", url ? strlen(url) : 1);
-    fprintf(f, ": %s, %lld connection(s)\n", jsonx_str(load, "scenario"),
-            jsonx_int(load, "connections", 0));
-    fprintf(f, "  %-8s %10s %10s %9s %9s %9s %9s %9s %9s  %s\n", "run", "target", "QPS", "p50",
-            "p90", "p99", "p99.9", "max", "early", "verdict");
-    size_t i;
-    const json_t *x;
-    json_array_foreach(runs, i, x) {
-        const json_t *lat = json_object_get(x, "latency_s");
-        char t[24] = "-", a[6][32];
-        const json_t *tq = json_object_get(x, "target_qps");
-        if (json_is_number(tq))
-            snprintf(t, sizeof t, "%.4g", json_number_value(tq));
-        /* A probe is judged by the bound alone (its reasons are in the result). */
-        bool probe = strcmp(jsonx_str(x, "role"), "probe") == 0;
-        bool valid = json_is_true(json_object_get(x, "valid"));
-        const char *verdict = probe ? (json_is_true(json_object_get(x, "met_bound")) ? "met" : "missed")
-                                    : valid ? "VALID" : "INVALID";
-        fprintf(f, "  %-8s %10s %10.1f %9s %9s %9s %9s %9s %9s  %s\n",
-                json_string_value(json_object_get(x, "role")), t,
-                json_number_value(json_object_get(x, "throughput_qps")),
-                secs(lat, "p50", a[0], 32), secs(lat, "p90", a[1], 32), secs(lat, "p99", a[2], 32),
-                secs(lat, "p99.9", a[3], 32), secs(lat, "max", a[4], 32),
-                secs(json_object_get(x, "early_stopping"), "estimate_s", a[5], 32),
-                verdict);
-        size_t k;
-        const json_t *why;
-        if (!probe)
-            json_array_foreach(json_object_get(x, "invalid_reasons"), k, why)
-            fprintf(f, "           - %s\n", json_string_value(why));
-    }
-    const json_t *peak = json_object_get(load, "find_peak");
-    if (peak) {
-        const json_t *q = json_object_get(peak, "peak_qps");
-        char b[32];
-        if (json_is_number(q))
-        {
-            long long nc = json_integer_value(json_object_get(peak, "confirmations"));
-            fprintf(f, "  peak: %.4g QPS with p%g within %s (%lld probes, then %lld full-length run%s)\n",
-                    json_number_value(q), json_number_value(json_object_get(peak, "percentile")),
-                    secs(peak, "latency_bound_s", b, sizeof b),
-                    (long long)json_integer_value(json_object_get(peak, "probes")), nc, nc == 1 ? "" : "s");
-        }
-        else
-            fprintf(f, "  peak: no rate met the bound %s\n", secs(peak, "latency_bound_s", b, sizeof b));
-    }
-    print_server(f, json_array_get(runs, json_array_size(runs) - 1));
-    const json_t *bound = json_object_get(load, "bound");
-    if (json_is_object(bound))
-        fprintf(f, "  bound: %s: %s\n", json_string_value(json_object_get(bound, "kind")),
-                json_string_value(json_object_get(bound, "evidence")));
-    fprintf(f, "  %s", json_is_true(json_object_get(load, "valid")) ? "VALID" : "INVALID");
-    if (path) {
-        fputs("; result ", f);
-        term_clean(f, path, strlen(path));
-    }
-    fputc('\n', f);
 }
