@@ -1,14 +1,15 @@
 /* advice: the knobs the recommendations name, chosen from what the workload says about itself
  * (framework.* metadata, docs/markers.md): never a setting it already has, the framework's own
- * knob when the framework is known, generic words when it is not. Used by analyze.c; the rules
- * are documented in docs/analysis.md ("Framework-aware advice"). Pure functions. */
+ * knob when the framework is known, generic words when it is not. Used by the rule files
+ * (analyze.c, finding_checks.h); the rules are documented in docs/analysis.md
+ * ("Framework-aware advice"). Pure functions. */
 #ifndef MLBENCH_ADVICE_H
 #define MLBENCH_ADVICE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analysis/analyze.h"
+#include "analysis/rule_input.h"
 
 /* Whether stage `name` is (part of) the input pipeline of a DataLoader: its name says so
  * ("loader", "data_wait"), or a DataLoader is known to have run and the name is a data step

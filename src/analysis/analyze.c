@@ -1,12 +1,14 @@
 /* analyze: the bottleneck rules (see analyze.h). Each stage gets one verdict, the first rule of
- * the precedence in classify() that matches; verdicts and the extra checks (extras.c) give
- * findings with evidence, a recommendation and a conservative saving estimate. The rules,
+ * the precedence in classify() that matches; verdicts and the checks beside them (the table
+ * finding_checks below, one row per rule file: finding_checks.h) give findings with evidence, a
+ * recommendation and a conservative saving estimate. The rules,
  * thresholds and saving formulas are documented for users in docs/analysis.md: keep the two in
  * step. */
 #include "analysis/analyze.h"
 #include "analysis/advice.h"
-#include "analysis/analyze_private.h"
+#include "analysis/finding_checks.h"
 #include "analysis/findings.h"
+#include "analysis/rule_figures.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,47 +143,10 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
     f->threads_peak = known(s->threads_peak) ? (long)s->threads_peak : -1;
 }
 
-/* "1.0 of 16 cores busy" (or "1.0 cores busy" when the CPU count is unknown). */
-void analyze_cat_cores(char *buf, size_t len, double cores, int ncpu, const char *what)
-{
-    int decimals = cores < 0.095 ? 2 : 1;
-    if (ncpu)
-        cat(buf, len, "%.*f of %d %s %s", decimals, cores, ncpu, ncpu == 1 ? "core" : "cores",
-            what);
-    else
-        cat(buf, len, "%.*f cores %s", decimals, cores, what);
-}
-
 static void cat_io(char *buf, size_t len, const struct figures *f)
 {
     cat(buf, len, "tasks stalled on I/O %.0f %% of the time (%s)", pct(f->io),
         f->io_psi ? "pressure stall information" : "from iowait");
-}
-
-/* Swapping and memory stalls, what of them was measured. */
-void analyze_cat_memory(char *buf, size_t len, const struct stage_resources *s,
-                        const struct figures *f)
-{
-    char a[32];
-    const char *sep = "";
-    if (known(f->swap_bps) && f->swap_bps > 0) {
-        char b[32];
-        cat(buf, len, "swapping %s/s in and %s/s out",
-            units_bytes(known(s->swap_in_bps) ? s->swap_in_bps : 0, a, sizeof a),
-            units_bytes(known(s->swap_out_bps) ? s->swap_out_bps : 0, b, sizeof b));
-        sep = ", ";
-    }
-    if (known(s->psi_mem_some)) {
-        cat(buf, len, "%stasks stalled on memory %.0f %% of the time", sep, pct(s->psi_mem_some));
-        sep = ", ";
-    }
-    if (known(s->mem_available_min_bytes)) {
-        cat(buf, len, "%sas little as %s available", sep,
-            units_bytes(s->mem_available_min_bytes, a, sizeof a));
-        sep = ", ";
-    }
-    if (known(s->rss_peak_bytes))
-        cat(buf, len, "%sworkload peak RSS %s", sep, units_bytes(s->rss_peak_bytes, a, sizeof a));
 }
 
 /* Saving when the GPU, now busy util of the time, would be kept GPU_TARGET_UTIL busy with the
@@ -324,7 +289,7 @@ static void verdict_memory(const struct stage_resources *s, const struct figures
 {
     o->rule = "memory-bound";
     o->finding = true;
-    analyze_cat_memory(o->evidence, TEXT_MAX, s, f);
+    rule_figures_cat_memory(o->evidence, TEXT_MAX, s, f);
     cat(o->recommendation, TEXT_MAX,
         "the machine is short of memory: shrink the workload's footprint (smaller batch or "
         "cache, memory-mapped or streamed data, fewer DataLoader workers: each holds its own "
@@ -340,7 +305,7 @@ static void verdict_launch(const struct analysis_context *ctx, const struct figu
     o->finding = true;
     cat(o->evidence, TEXT_MAX, "GPU %.0f %% busy while one host thread is saturated (",
         pct(f->util));
-    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (ctx->batch_size > 0)
         cat(o->evidence, TEXT_MAX, ") at batch %ld", ctx->batch_size);
     else
@@ -390,7 +355,7 @@ static void verdict_starved(const struct analysis_context *ctx, const struct fig
 /* The CPU side of evidence: "1.0 of 16 cores busy, GPU idle 97 % of the stage". */
 static void cat_cpu_evidence(char *buf, const struct figures *f)
 {
-    analyze_cat_cores(buf, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    rule_figures_cat_cores(buf, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (f->gpu_used)
         cat(buf, TEXT_MAX, ", GPU idle %.0f %% of the stage", pct(1 - f->util));
     if (known(f->io) && f->io >= IO_STALL_MIN) {
@@ -457,7 +422,7 @@ static void verdict_io(const struct stage_resources *s, const struct figures *f,
     o->finding = true;
     cat_io(o->evidence, TEXT_MAX, f);
     cat(o->evidence, TEXT_MAX, ", ");
-    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (known(s->read_bps) && s->read_bps > 0)
         cat(o->evidence, TEXT_MAX, ", reading %s/s", units_bytes(s->read_bps, a, sizeof a));
     if (known(s->write_bps) && s->write_bps > 0)
@@ -527,7 +492,7 @@ static void verdict_cpu_stolen(const struct figures *f, struct outcome *o)
         "lost without waiting in this machine's run queue", pct(f->steal));
     if (known(f->cpu)) {
         cat(o->evidence, TEXT_MAX, ", ");
-        analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+        rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     }
     cat(o->recommendation, TEXT_MAX,
         "this virtual machine's host is shared and busy, so the stage's timings are not its "
@@ -558,7 +523,7 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
             "information, machine-wide: the workload's own wait was not measured)", pct(f->wait));
     if (known(f->cpu)) {
         cat(o->evidence, TEXT_MAX, ", ");
-        analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+        rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     }
     bool others = known(f->other) && f->other >= STARVED_BY_OTHERS;
     if (known(f->other))
@@ -577,7 +542,7 @@ static void verdict_idle(const struct figures *f, struct outcome *o)
 {
     o->rule = "idle";
     o->finding = true;
-    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU idle");
     else if (f->gpu_measured)
@@ -597,7 +562,7 @@ static void verdict_mixed(const struct figures *f, struct outcome *o)
 {
     o->rule = "mixed";
     o->finding = true;
-    analyze_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy"); /* known: classify() */
+    rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy"); /* known: classify() */
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU %.0f %% busy", pct(f->util));
     if (known(f->io))
@@ -679,7 +644,7 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
      * library waiting or copying, not work to make cheaper (no finding); the rank rules
      * (straggler, communication-bound) say what to do. */
     if (ctx->n_rank_stages > 0 && !strncmp(o->rule, "cpu-bound", 9) &&
-        analyze_communicates(s->name)) {
+        rule_figures_communicates(s->name)) {
         o->finding = false;
         cat(o->evidence, TEXT_MAX, " (a collective: the library polls while it waits)");
     }
@@ -695,6 +660,16 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
     if (!known(o->saving_ns) || o->saving_ns < 0)
         o->saving_ns = 0;
 }
+
+/* The checks beside the verdicts, in the order their findings are found (which decides among
+ * findings of equal saving and share: findings.h): a stage's after its verdict's, the run's
+ * after its stage's, the job's last. */
+static const struct finding_check *const finding_checks[] = {
+    &stage_findings_check,
+    &run_findings_check,
+    &rank_findings_check,
+};
+#define N_FINDING_CHECKS (sizeof finding_checks / sizeof finding_checks[0])
 
 void analyze(const struct analysis_context *ctx, const struct stage_resources *stages, size_t n,
              const struct stage_resources *total, struct analysis *out)
@@ -721,15 +696,19 @@ void analyze(const struct analysis_context *ctx, const struct stage_resources *s
         out->verdicts[out->n_verdicts++] = (struct verdict){
             .stage = xstrdup(stage_name(s)), .rule = xstrdup(o.rule),
             .evidence = xstrdup(o.evidence)};
-        if (i < n || total_findings) {
-            if (o.finding)
-                findings_add(&b, o.rule, s, o.evidence, o.recommendation, o.saving_ns);
-            analyze_stage_extras(ctx, s, &f, o.rule, &b);
-        }
-        if (total ? s == total : s->depth == 0)
-            analyze_run_extras(ctx, s, &f, &b);
+        if ((i < n || total_findings) && o.finding)
+            findings_add(&b, o.rule, s, o.evidence, o.recommendation, o.saving_ns);
+        struct finding_input in = {ctx, s, &f, o.rule, stages, n, total};
+        bool run = total ? s == total : s->depth == 0;
+        for (size_t k = 0; k < N_FINDING_CHECKS; k++)
+            if ((finding_checks[k]->scope == FINDING_STAGE && (i < n || total_findings)) ||
+                (finding_checks[k]->scope == FINDING_RUN && run))
+                finding_checks[k]->add(&in, &b);
     }
-    analyze_rank_findings(ctx, stages, n, total, &b);
+    struct finding_input job = {ctx, NULL, NULL, NULL, stages, n, total};
+    for (size_t k = 0; k < N_FINDING_CHECKS; k++)
+        if (finding_checks[k]->scope == FINDING_JOB)
+            finding_checks[k]->add(&job, &b);
     findings_sort(&b);
 
     const struct stage_resources *top = NULL;

@@ -10,19 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/compare_private.h"
+#include "analysis/compare_cost.h"
+#include "analysis/compare_latency.h"
+#include "analysis/compare_method.h"
+#include "analysis/compare_quality.h"
+#include "analysis/compare_scaling.h"
 #include "analysis/significance.h"
 #include "analysis/stats.h"
 #include "util/xalloc.h"
 #include "util/jsonx.h"
-
-void compare_options_default(struct compare_options *opt)
-{
-    opt->alpha = COMPARE_DEFAULT_ALPHA;
-    opt->min_effect_pct = COMPARE_DEFAULT_MIN_EFFECT_PCT;
-    opt->resamples = COMPARE_DEFAULT_RESAMPLES;
-    opt->seed = COMPARE_DEFAULT_SEED;
-}
 
 /* ---- small helpers ---- */
 
@@ -47,13 +43,6 @@ struct sample {
     double *v;
     size_t n;
 };
-
-int compare_run_counts(const json_t *run)
-{
-    const char *status = json_string_value(json_object_get(run, "status"));
-    return json_is_object(run) && !json_is_true(json_object_get(run, "warmup")) && status &&
-           !strcmp(status, "ok");
-}
 
 /* The values of one quantity over the measured ok runs of result: runs[].wall_ns for stage
  * NULL, else the stage's runs[].stages[].active_ns (runs without the stage are skipped). */
@@ -105,19 +94,6 @@ static const json_t *summary_stages(const json_t *result)
 }
 
 /* ---- one row of the stage table ---- */
-
-const char *compare_verdict(const struct compare_options *opt, size_t nb, size_t nc,
-                            double change_pct, double p, double ci_lo, double ci_hi)
-{
-    if (nb < 2 || nc < 2)
-        return "too few runs";
-    int significant = p < opt->alpha && isfinite(change_pct) &&
-                      fabs(change_pct) >= opt->min_effect_pct && isfinite(ci_lo) &&
-                      isfinite(ci_hi) && (ci_hi < 1 || ci_lo > 1);
-    if (!significant)
-        return "no significant change";
-    return ci_hi < 1 ? "faster" : "slower";
-}
 
 /* A faster or slower verdict that a disturbance of the slower side could explain becomes
  * "unreliable" (docs/compare.md#measurement-quality-unreliable): sets the row's verdict,

@@ -10,22 +10,9 @@
 
 #include <jansson.h>
 
+#include "analysis/compare_method.h"
+
 #define COMPARE_SCHEMA "mlbench.comparison/1"
-#define COMPARE_DEFAULT_ALPHA 0.05
-#define COMPARE_DEFAULT_MIN_EFFECT_PCT 2.0
-#define COMPARE_DEFAULT_RESAMPLES 10000u
-#define COMPARE_DEFAULT_SEED UINT64_C(0x6d6c62656e6368) /* "mlbench" in ASCII */
-
-struct compare_options {
-    double alpha;           /* significance level, in (0, 1); the interval covers 1 - alpha */
-    double min_effect_pct;  /* smallest |change| in percent that can count as a change, >= 0 */
-    unsigned resamples;     /* bootstrap resamples, >= 1 */
-    uint64_t seed;          /* bootstrap seed, <= INT64_MAX (JSON integers are signed): the
-                             * same seed gives the same intervals */
-};
-
-/* The defaults: alpha 0.05, minimum effect 2 %, 10 000 resamples, COMPARE_DEFAULT_SEED. */
-void compare_options_default(struct compare_options *opt);
 
 /* Compares results[1..n) with results[0] (the baseline), each a result document as
  * doc_result_load_file() returns it; paths[i] is where results[i] came from (paths, or any entry,

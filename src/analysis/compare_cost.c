@@ -3,9 +3,10 @@
  * the times beside the ratio of the costs ("3x faster but 8x the price"), and the cost per unit
  * of the count counters both sides priced. Each side keeps its own price, so results of
  * different machines compare on both. Pure, thread-safe. */
-#include "analysis/compare_private.h"
+#include "analysis/compare_cost.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util/jsonx.h"

@@ -2,7 +2,9 @@
  * (each step, each request), pooled over the measured ok runs of each side, with a bootstrap
  * interval of the ratio of the quantiles (significance.h). The method and its limits are in
  * docs/compare.md#span-latency-p50-and-p99-per-stage. */
-#include "analysis/compare_private.h"
+#include "analysis/compare_latency.h"
+#include "analysis/compare_method.h"
+#include "analysis/compare_quality.h"
 
 #include <math.h>
 #include <stdlib.h>

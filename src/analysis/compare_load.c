@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/compare_private.h"
+#include "analysis/compare_method.h"
+#include "analysis/compare_quality.h"
 #include "analysis/significance.h"
 #include "analysis/stats.h"
 #include "util/jsonx.h"

@@ -2,7 +2,7 @@
  * each side carries, and whether a disturbance of the side that came out slower could explain
  * a difference (the verdict "unreliable"), with how to get a clean answer. The rule and its
  * reasoning are in docs/compare.md#measurement-quality-unreliable. */
-#include "analysis/compare_private.h"
+#include "analysis/compare_quality.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,9 +6,10 @@
  * counter train_images_per_s (imgclf's; last value, median over the runs), the rate of the
  * counter images, or the inverse of the median wall time (the same work done faster). Pure,
  * thread-safe. */
-#include "analysis/compare_private.h"
+#include "analysis/compare_scaling.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util/jsonx.h"

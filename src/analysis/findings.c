@@ -1,5 +1,6 @@
 /* findings: building the list of findings and ordering it (see findings.h). */
 #include "analysis/findings.h"
+#include "analysis/analyze.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ struct ranked {
  * recommendation everywhere): the larger saving first; among equal savings the stage with the
  * larger share of the run first, so that the bottleneck's findings lead among equals, and the
  * run's own findings (total) after every stage's; then the order in which they were found (a
- * stage's verdict before its extras, stages in input order). */
+ * stage's verdict before its other findings, stages in input order). */
 static int findings_order(const void *pa, const void *pb)
 {
     const struct ranked *a = pa, *b = pb;

@@ -1,10 +1,15 @@
 /* findings: the list of findings an analysis builds, and the one order every output shows them
- * in (docs/analysis.md, "Order of the findings"). Internal to the analysis library: analyze.c
- * adds, sorts once, and analysis_free (here) frees. Not thread-safe on one builder. */
+ * in (docs/analysis.md, "Order of the findings"). Internal to the analysis library: the rule
+ * files add (analyze.c and the checks of finding_checks.h), analyze.c sorts once, and
+ * analysis_free (analyze.h, defined here) frees. Not thread-safe on one builder. */
 #ifndef MLBENCH_FINDINGS_H
 #define MLBENCH_FINDINGS_H
 
-#include "analysis/analyze.h"
+#include <stddef.h>
+
+#include "analysis/rule_input.h"
+
+struct analysis;
 
 struct findings_builder {
     struct analysis *a;                 /* the findings go to a->findings */

@@ -102,21 +102,21 @@ static void collect(const struct cli_parser *p, void *arg)
     add_opt(v, &help, p->usage);
 }
 
-/* Every visible command and its options (ended by a NULL name). */
-static struct verb *describe(void)
+/* Every visible command of commands and its options (ended by a NULL name). */
+static struct verb *describe(const struct cli_command *commands)
 {
     size_t n = 0;
-    while (cli_commands[n].verb)
+    while (commands[n].verb)
         n++;
     struct verb *verbs = xcalloc(n + 1, sizeof *verbs);
     for (size_t i = 0; i < n; i++) {
-        verbs[i].name = cli_commands[i].verb;
-        verbs[i].summary = cli_commands[i].summary;
+        verbs[i].name = commands[i].verb;
+        verbs[i].summary = commands[i].summary;
         if (!strcmp(verbs[i].name, "completion"))
             continue; /* itself: described below, without recursion */
-        char *argv[] = {(char *)cli_commands[i].verb, "--help", NULL};
+        char *argv[] = {(char *)commands[i].verb, "--help", NULL};
         cli_options_collect(collect, &verbs[i]);
-        cli_commands[i].run(2, argv);
+        commands[i].run(2, argv);
         cli_options_collect(NULL, NULL);
     }
     return verbs;
@@ -332,7 +332,7 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 printed; 1 the output could not be written; 2 bad usage.\n";
 
-int cmd_completion(int argc, char **argv)
+int cmd_completion(const struct cli_command *commands, int argc, char **argv)
 {
     static const struct cli_option table[] = {CLI_OPT_END};
     const struct cli_parser parser = {"completion", table, 0, usage_text};
@@ -356,7 +356,7 @@ int cmd_completion(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++)
         if (!strcmp(args.v[0], shells[i].name)) {
-            struct verb *verbs = describe();
+            struct verb *verbs = describe(commands);
             shells[i].write(stdout, verbs);
             free_verbs(verbs);
             if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -1,5 +1,6 @@
-/* commands: the subcommands of the mlbench CLI, one cmd_<verb>.c each, dispatched by main.c.
- * Each takes the arguments after "mlbench" (argv[0] is the verb) and returns the exit status. */
+/* commands: the subcommands of the mlbench CLI, one cmd_<verb>.c each, and their table
+ * (commands.c), which main.c dispatches through. Each takes the arguments after "mlbench"
+ * (argv[0] is the verb) and returns the exit status. */
 #ifndef MLBENCH_COMMANDS_H
 #define MLBENCH_COMMANDS_H
 
@@ -25,8 +26,10 @@ int cmd_report(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
-/* `mlbench completion bash|zsh|fish` (src/cli/cmd_completion.c). */
-int cmd_completion(int argc, char **argv);
+/* `mlbench completion bash|zsh|fish` (src/cli/cmd_completion.c): the script completes the
+ * commands of `commands` (cli_commands: the table hands itself over, commands.c), ended by a
+ * NULL verb. */
+int cmd_completion(const struct cli_command *commands, int argc, char **argv);
 /* `mlbench record [FILE]`: stores timings measured in-process (src/cli/cmd_record.c). */
 int cmd_record(int argc, char **argv);
 /* Hidden (not in the usage text): one repetition of a workflow file, what `mlbench run FILE`

@@ -1,7 +1,7 @@
 /* live: streaming aggregates of live metrics (see live.h): the marker events folded into
  * stage, counter, instant and metadata aggregates, under memory bounds, and the control
  * functions. Sample rows are kept by live_samples.c; live_render.c writes the Prometheus
- * exposition; live_private.h holds the state they share. */
+ * exposition; live_state.h holds the state they share. */
 #include "live/live.h"
 
 #include <errno.h>
@@ -13,13 +13,8 @@
 #include <time.h>
 
 #include "util/xalloc.h"
-#include "live/live_private.h"
+#include "live/live_state.h"
 #include "util/hash.h"
-
-const double live_stage_bounds[LIVE_STAGE_BUCKETS] = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5,    1,       2.5,    5,     10,     30,    60,   300,   900,  3600,
-};
 
 /* --- names ------------------------------------------------------------------------------ */
 
@@ -357,7 +352,7 @@ void live_free(struct live_metrics *m)
     free(m->counters);
     free(m->instants);
     free(m->meta_values);
-    live_series_free(m);
+    live_state_free_series(m);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }

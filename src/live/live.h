@@ -27,10 +27,6 @@
 #define LIVE_MAX_THREADS 4096    /* threads with stages open at once */
 #define LIVE_MAX_DEPTH 64        /* stages open at once on one thread */
 
-/* The fixed upper bounds of mlbench_stage_duration_seconds, in seconds (100 µs .. 1 h). */
-#define LIVE_STAGE_BUCKETS 21
-extern const double live_stage_bounds[LIVE_STAGE_BUCKETS];
-
 struct live_metrics;
 
 /* A new, empty aggregate. Never NULL (allocation failure aborts). Free with live_free. */

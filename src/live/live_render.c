@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "live/live_private.h"
+#include "live/live_state.h"
 #include "live/prometheus.h"
 #include "util/clock.h"
 #include "util/strbuf.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "util/xalloc.h"
-#include "live/live_private.h"
+#include "live/live_state.h"
 #include "live/prometheus.h"
 
 /* --- samples ---------------------------------------------------------------------------- */
@@ -106,23 +106,10 @@ static const char *help_for(const char *series)
     return "Sampled by mlbench (docs/metrics.md).";
 }
 
-void live_series_free(struct live_metrics *m)
-{
-    for (size_t i = 0; i < m->n_series; i++) {
-        free(m->series[i].name);
-        free(m->series[i].labels);
-    }
-    free(m->series);
-    free(m->order);
-    m->series = NULL;
-    m->order = NULL;
-    m->n_series = 0;
-}
-
 /* The series of a new set of definitions (first row, or a new sampler). */
 static void series_build(struct live_metrics *m, const struct sample_table *tab)
 {
-    live_series_free(m);
+    live_state_free_series(m);
     m->defs_seen = tab->defs;
     m->n_series = tab->n_series;
     m->series = xcalloc(tab->n_series ? tab->n_series : 1, sizeof *m->series);

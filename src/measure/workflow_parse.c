@@ -1,5 +1,6 @@
 /* workflow_parse: reading and validating a workflow file, workflow_load (see workflow.h and
- * docs/workflow.md); the parameters, substitution and the rest of the API are in workflow.c.
+ * docs/workflow.md); the parameters and their substitution are in workflow_template.c, the rest
+ * of the API in workflow.c.
  *
  * The file is read whole and loaded as one YAML document through libyaml's document API
  * (anchors and aliases resolved), then walked with the node marks kept for messages.
@@ -17,7 +18,7 @@
 #include <wordexp.h>
 #include <yaml.h>
 
-#include "measure/workflow_private.h"
+#include "measure/workflow_template.h"
 #include "mlbench/marker.h"
 #include "mlbench/marker_ring.h"
 #include "util/fsx.h"

@@ -10,6 +10,7 @@
 
 #include "analysis/stats.h"
 #include "result/result.h"
+#include "result/summary_warn.h"
 #include "util/xalloc.h"
 
 /* The GPU index in labels gpu="N" (0..GPU_CLOCK_MAX_GPUS-1), or -1. */

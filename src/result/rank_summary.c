@@ -8,6 +8,7 @@
 
 #include "analysis/stats.h"
 #include "result/result.h"
+#include "result/summary_warn.h"
 #include "result/summary.h"
 #include "util/xalloc.h"
 

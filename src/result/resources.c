@@ -17,7 +17,7 @@
 #define OTHER_LOAD_CORES 0.5      /* other processes' mean load that disturbs a benchmark */
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
 #define CPU_STEAL_MIN 0.05        /* steal time: share of all CPUs' time a hypervisor took */
-#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: extras.c's PSI_CPU_MIN, the same limit */
+#define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: run_findings.c's PSI_CPU_MIN, the same limit */
 
 /* The GPU index in labels gpu="N", or -1. */
 static int gpu_index(const char *labels)

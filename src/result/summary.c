@@ -3,7 +3,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +11,6 @@
 #include "result/result.h"
 #include "util/units.h"
 #include "util/xalloc.h"
-
-void summary_warn(struct summary *s, const char *code, const char *fmt, ...)
-{
-    va_list ap;
-    char msg[1024];
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    s->warnings = xreallocarray(s->warnings, s->n_warnings + 1, sizeof *s->warnings);
-    s->warnings[s->n_warnings++] = (struct warning){xstrdup(code), xstrdup(msg)};
-}
 
 void summary_free(struct summary *s)
 {

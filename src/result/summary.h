@@ -12,6 +12,7 @@
 #include "result/gpu_clock.h"
 #include "result/rank_summary.h"
 #include "result/span_stats.h"
+#include "result/summary_warn.h"
 
 struct bench_result;
 
@@ -58,11 +59,6 @@ struct meta_summary {
     bool varies;               /* the runs disagree */
 };
 
-struct warning {
-    char *code;                /* stable identifier, e.g. "high_cv" */
-    char *message;             /* for people */
-};
-
 struct summary {
     size_t n_measured;         /* repetitions that are not warm-up */
     size_t n_ok;               /* of them, with status ok */
@@ -98,9 +94,6 @@ struct summary {
  * call after result_capture_environment (without an environment, only throttle reasons mark
  * runs). */
 void summary_compute(struct bench_result *r);
-/* Adds a warning to s (copies the strings). */
-void summary_warn(struct summary *s, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 void summary_free(struct summary *s);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit tests of the rules that read NVML GPM's activities (src/analysis/analyze.c, extras.c;
+/* Unit tests of the rules that read NVML GPM's activities (src/analysis/analyze.c, stage_findings.c;
  * docs/analysis.md): a GPU "busy" with kernels that fill few SMs is under-occupied, not
  * gpu-bound; a bf16/fp16/tf32 run whose tensor pipes stay idle is told so; without GPM the
  * rules stay silent and the verdicts are those of utilisation alone. */

@@ -1,9 +1,9 @@
-/* workflow_private: what workflow_parse.c (reading and validating the file) and workflow.c
- * (parameters, substitution, the rest of the API) share: the per-stage templates, the
- * placeholder bytes in them, and the helpers both call. Not for other modules: they use
- * workflow.h. */
-#ifndef MLBENCH_WORKFLOW_PRIVATE_H
-#define MLBENCH_WORKFLOW_PRIVATE_H
+/* workflow_template: what workflow_parse.c (reading and validating the file) and workflow.c
+ * (the rest of the API) share: the per-stage templates, the placeholder bytes in them, the
+ * parameters' substitution into them, and the split of a command string into words. A leaf:
+ * it calls neither file. Not for other modules: they use workflow.h. */
+#ifndef MLBENCH_WORKFLOW_TEMPLATE_H
+#define MLBENCH_WORKFLOW_TEMPLATE_H
 
 #include <stddef.h>
 #include <wordexp.h>
@@ -41,8 +41,15 @@ int workflow_split(const char *s, wordexp_t *we);
  * static string. */
 const char *workflow_split_why(int rc);
 
+/* The template tmpl with its placeholders replaced by wf's current parameter values: a new
+ * string (free it). Cannot fail (allocation failure aborts). */
+char *workflow_substitute(const struct workflow *wf, const char *tmpl);
+
 /* Substitutes the current parameter values into cwd and env of every stage (replacing what an
  * earlier call made). Cannot fail (allocation failure aborts). */
 void workflow_expand(struct workflow *wf);
+
+/* Frees what workflow_expand made of stage st (cwd, env) and sets them to NULL. */
+void workflow_stage_clear(struct workflow_stage *st);
 
 #endif

@@ -1,9 +1,9 @@
-/* live_private: the state of struct live_metrics, shared by the files of the live module:
+/* live_state: the state of struct live_metrics, what the files of the live module share:
  * live.c (markers in, control), live_samples.c (sample rows in) and live_render.c (the
- * Prometheus exposition). Not for other modules: they use live.h. All of it is guarded by
- * live_metrics.mu. */
-#ifndef MLBENCH_LIVE_PRIVATE_H
-#define MLBENCH_LIVE_PRIVATE_H
+ * Prometheus exposition) each include it, and it calls none of them. Not for other modules:
+ * they use live.h. All of it is guarded by live_metrics.mu. */
+#ifndef MLBENCH_LIVE_STATE_H
+#define MLBENCH_LIVE_STATE_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -12,6 +12,10 @@
 
 #include "live/live.h"
 #include "live/prometheus.h"
+
+/* The fixed upper bounds of mlbench_stage_duration_seconds, in seconds (100 µs .. 1 h). */
+#define LIVE_STAGE_BUCKETS 21
+extern const double live_stage_bounds[LIVE_STAGE_BUCKETS];
 
 #define NAME_SLOTS 2048   /* hash slots per name table: a power of two >= 2 * LIVE_MAX_NAMES */
 #define THREAD_SLOTS 8192 /* hash slots of the thread table: a power of 2 >= 2 * LIVE_MAX_THREADS */
@@ -110,7 +114,7 @@ struct live_metrics {
     size_t last_render; /* bytes of the last exposition: the next one reserves as much */
 };
 
-/* Frees the resource series of the latest row (live_samples.c); mu held or m unshared. */
-void live_series_free(struct live_metrics *m);
+/* Frees the resource series of the latest row and empties the list; mu held or m unshared. */
+void live_state_free_series(struct live_metrics *m);
 
 #endif

@@ -1,19 +1,20 @@
-/* analyze_private: what the files of the bottleneck rules share (analyze.c: the figures and
- * the verdicts; extras.c: the findings beside the verdicts); not for other modules, which use
- * analyze.h. Pure functions, thread-safe on distinct data. The rules are in docs/analysis.md. */
-#ifndef MLBENCH_ANALYZE_PRIVATE_H
-#define MLBENCH_ANALYZE_PRIVATE_H
+/* rule_figures: what the files of the bottleneck rules share (analyze.c: the verdicts;
+ * stage_findings.c, run_findings.c, rank_findings.c: the findings beside them, finding_checks.h):
+ * the figures of a stage as the rules read them, the thresholds more than one file reads, and
+ * the helpers that write figures into evidence texts. A leaf: it calls none of the rule files.
+ * Pure functions, thread-safe on distinct data. The rules are in docs/analysis.md. */
+#ifndef MLBENCH_RULE_FIGURES_H
+#define MLBENCH_RULE_FIGURES_H
 
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analysis/analyze.h"
-#include "analysis/findings.h"
+#include "analysis/rule_input.h"
 
 #define TEXT_MAX 640            /* bytes of one evidence or recommendation text */
 
-/* Thresholds both files read (the others live beside their one rule). */
+/* Thresholds several rule files read (the others live beside their one rule). */
 #define GPU_LOW_UTIL 0.50       /* below: the GPU waits half the time (launch-bound, starved) */
 #define OTHER_LOAD_CORES 0.5    /* other processes' mean load that disturbs a benchmark */
 
@@ -23,7 +24,7 @@ struct figures {
     bool gpu_measured; /* a GPU source worked */
     double cpu;        /* cores busy, NAN */
     double util;       /* GPU utilisation, NAN when not measured or no GPU in the figures */
-    double sm_active;  /* GPM SM active (analyze.h), NAN without GPM or without a GPU used */
+    double sm_active;  /* GPM SM active (rule_input.h), NAN without GPM or without a GPU used */
     double tensor_active; /* GPM tensor pipes active, NAN likewise */
     bool gpu_used;     /* the workload used a GPU in this run */
     bool gpu_active;   /* ...and it worked in this stage */
@@ -60,30 +61,14 @@ static inline const char *stage_name(const struct stage_resources *s)
 
 /* Appends "1.0 of 16 cores busy" (or "1.0 cores busy" when ncpu is 0) to buf (len bytes),
  * `what` in place of "busy". */
-void analyze_cat_cores(char *buf, size_t len, double cores, int ncpu, const char *what);
+void rule_figures_cat_cores(char *buf, size_t len, double cores, int ncpu, const char *what);
 
 /* Appends the swapping and memory stalls of s, what of them was measured. */
-void analyze_cat_memory(char *buf, size_t len, const struct stage_resources *s,
-                        const struct figures *f);
-
-/* Adds to b the findings about stage s beyond its verdict (the rule id `verdict`):
- * mixed-precision, memory-pressure. */
-void analyze_stage_extras(const struct analysis_context *ctx, const struct stage_resources *s,
-                          const struct figures *f, const char *verdict,
-                          struct findings_builder *b);
-
-/* Adds to b the findings about the run as a whole (s is total, or a top-level stage when there
- * is no total): gpu-memory-headroom, other-load, cpu-contention. */
-void analyze_run_extras(const struct analysis_context *ctx, const struct stage_resources *s,
-                        const struct figures *f, struct findings_builder *b);
+void rule_figures_cat_memory(char *buf, size_t len, const struct stage_resources *s,
+                             const struct figures *f);
 
 /* Whether a stage's name says it is collective communication (allreduce, barrier, nccl, comm...,
- * case-insensitive; rank_advice.c). */
-bool analyze_communicates(const char *name);
-/* Adds to b the findings about a multi-rank job's ranks (ctx->rank_stages; rank_advice.c):
- * straggler, communication-bound. stages[0..n) and total as analyze's. */
-void analyze_rank_findings(const struct analysis_context *ctx,
-                           const struct stage_resources *stages, size_t n,
-                           const struct stage_resources *total, struct findings_builder *b);
+ * case-insensitive). */
+bool rule_figures_communicates(const char *name);
 
 #endif

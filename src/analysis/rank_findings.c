@@ -1,4 +1,5 @@
-/* rank_advice: the rules about a multi-rank job's ranks (docs/analysis.md, "Ranks").
+/* rank_findings: the rules about a multi-rank job's ranks (docs/analysis.md, "Ranks"), a row of
+ * finding_checks.h (FINDING_JOB).
  *
  * straggler: a rank spends STRAGGLER_MIN longer in a stage than the median rank, and that
  *   difference is at least STRAGGLER_MIN_SHARE of the run: at every synchronisation the job
@@ -8,9 +9,8 @@
  *   spends much less there than the slowest, the ranks mostly wait in it for a straggler (a
  *   rank that computes slower arrives last and waits least): the advice says so instead of
  *   advising on the communication itself. */
-#include "analysis/analyze_private.h"
+#include "analysis/finding_checks.h"
 
-#include <ctype.h>
 #include <string.h>
 
 #include "util/strbuf.h"
@@ -21,23 +21,6 @@
 #define COMM_WAIT 0.5             /* fastest rank under this share of the slowest: waiting */
 
 #define cat(...) strbuf_catf(__VA_ARGS__)
-
-bool analyze_communicates(const char *name)
-{
-    static const char *const words[] = {"allreduce", "all_reduce", "all-reduce", "allgather",
-                                        "all_gather", "reduce_scatter", "reducescatter",
-                                        "alltoall", "all_to_all", "broadcast", "barrier",
-                                        "nccl", "comm", "collective"};
-    char low[128];
-    size_t i = 0;
-    for (; name[i] && i + 1 < sizeof low; i++)
-        low[i] = (char)tolower((unsigned char)name[i]);
-    low[i] = '\0';
-    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
-        if (strstr(low, words[k]))
-            return true;
-    return false;
-}
 
 static const struct stage_resources *find_stage(const struct stage_resources *stages, size_t n,
                                                 const struct stage_resources *total,
@@ -54,10 +37,11 @@ static void ms(char *buf, size_t len, double ns)
     cat(buf, len, ns >= 1e9 ? "%.2f s" : "%.1f ms", ns >= 1e9 ? ns / 1e9 : ns / 1e6);
 }
 
-void analyze_rank_findings(const struct analysis_context *ctx,
-                           const struct stage_resources *stages, size_t n,
-                           const struct stage_resources *total, struct findings_builder *b)
+static void rank_findings_add(const struct finding_input *in, struct findings_builder *b)
 {
+    const struct analysis_context *ctx = in->ctx;
+    const struct stage_resources *stages = in->stages, *total = in->total;
+    size_t n = in->n;
     if (ctx->wall_ns <= 0)
         return;
     for (size_t i = 0; i < ctx->n_rank_stages; i++) {
@@ -67,7 +51,7 @@ void analyze_rank_findings(const struct analysis_context *ctx,
             continue;
         char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
         double extra = r->slowest_ns - r->median_ns;
-        bool comm = analyze_communicates(r->name);
+        bool comm = rule_figures_communicates(r->name);
         if (!comm && extra >= STRAGGLER_MIN * r->median_ns &&
             extra >= STRAGGLER_MIN_SHARE * ctx->wall_ns) {
             cat(ev, sizeof ev, "rank %d spends %.0f %% longer in %s than the median rank (",
@@ -110,3 +94,5 @@ void analyze_rank_findings(const struct analysis_context *ctx,
         findings_add(b, "communication-bound", s, ev, rec, saving);
     }
 }
+
+const struct finding_check rank_findings_check = {FINDING_JOB, rank_findings_add};

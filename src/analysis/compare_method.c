@@ -1,0 +1,34 @@
+/* compare_method: the options, the runs that count and the verdict of a comparison (see
+ * compare_method.h; the method is in docs/compare.md#verdict). */
+#include "analysis/compare_method.h"
+
+#include <math.h>
+#include <string.h>
+
+void compare_options_default(struct compare_options *opt)
+{
+    opt->alpha = COMPARE_DEFAULT_ALPHA;
+    opt->min_effect_pct = COMPARE_DEFAULT_MIN_EFFECT_PCT;
+    opt->resamples = COMPARE_DEFAULT_RESAMPLES;
+    opt->seed = COMPARE_DEFAULT_SEED;
+}
+
+int compare_run_counts(const json_t *run)
+{
+    const char *status = json_string_value(json_object_get(run, "status"));
+    return json_is_object(run) && !json_is_true(json_object_get(run, "warmup")) && status &&
+           !strcmp(status, "ok");
+}
+
+const char *compare_verdict(const struct compare_options *opt, size_t nb, size_t nc,
+                            double change_pct, double p, double ci_lo, double ci_hi)
+{
+    if (nb < 2 || nc < 2)
+        return "too few runs";
+    int significant = p < opt->alpha && isfinite(change_pct) &&
+                      fabs(change_pct) >= opt->min_effect_pct && isfinite(ci_lo) &&
+                      isfinite(ci_hi) && (ci_hi < 1 || ci_lo > 1);
+    if (!significant)
+        return "no significant change";
+    return ci_hi < 1 ? "faster" : "slower";
+}
