@@ -145,6 +145,12 @@ size_t export_stage_colour(const struct export_request *req, const char *name);
  * first series of the metric). NULL when absent. */
 json_t *export_series_find(const json_t *run, const char *metric, const char *labels);
 
+/* Whether run index of a load result's section "load" counts (not a probe; with find-peak the
+ * last confirmation), as compare_load decides. */
+bool export_load_counts(const json_t *load, size_t index);
+/* "server run at 40 QPS", "offline run": a load run's name in headings and captions. */
+void export_load_run_name(const json_t *run, char *buf, size_t len);
+
 /* The member of a resources array ({metric, labels, mean, peak, n}) with this metric and
  * labels (NULL labels: the first with the metric), or NULL. */
 const json_t *export_resource_find(const json_t *resources, const char *metric,

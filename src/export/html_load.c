@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/outline_private.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -198,11 +197,11 @@ void html_figure_load(FILE *out, const struct export_request *req, size_t index)
     const json_t *load = json_object_get(req->results[index], "load");
     const json_t *runs = json_object_get(load, "scenarios");
     for (size_t i = 0; i < json_array_size(runs); i++) {
-        if (!outline_load_counts(load, i))
+        if (!export_load_counts(load, i))
             continue;
         const json_t *run = json_array_get(runs, i);
         char name[96];
-        outline_load_run_name(run, name, sizeof name);
+        export_load_run_name(run, name, sizeof name);
         latency_chart(out, run, name);
         qps_chart(out, run, name);
         histogram(out, run, name);

@@ -3,7 +3,6 @@
  * GPU utilisation, with the run's top-level stages shaded in their colours; and a load result's
  * server CPU with its scenario runs shaded (html_figure_load_cpu). */
 #include "export/html.h"
-#include "export/outline_private.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -248,11 +247,11 @@ static void shade_load(FILE *out, const json_t *load, double span_ns, double y_t
         double s = jsonx_num(r, "start_offset_s") * 1e9, d = jsonx_num(r, "duration_s") * 1e9;
         if (!isfinite(s) || !(d > 0) || s >= span_ns)
             continue;
-        const char *colour = outline_load_counts(load, i) ? "#1d4ed8" : "#9ca3af";
+        const char *colour = export_load_counts(load, i) ? "#1d4ed8" : "#9ca3af";
         double x0 = PLOT_X0 + (PLOT_X1 - PLOT_X0) * fmax(s, 0) / span_ns;
         double w = fmax((PLOT_X1 - PLOT_X0) * (fmin(s + d, span_ns) - fmax(s, 0)) / span_ns, 0.5);
         char name[96];
-        outline_load_run_name(r, name, sizeof name);
+        export_load_run_name(r, name, sizeof name);
         fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
                 "fill-opacity=\"0.13\"/><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
                 "height=\"5\" fill=\"%s\"><title>", x0, y_top, w, y_bottom - y_top, colour, x0,

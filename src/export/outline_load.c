@@ -15,33 +15,6 @@ static char *secs(const json_t *o, const char *key, char *buf, size_t len)
     return export_fmt_duration(jsonx_num(o, key) * 1e9, buf, len);
 }
 
-bool outline_load_counts(const json_t *load, size_t index)
-{
-    const json_t *runs = json_object_get(load, "scenarios");
-    const char *role = jsonx_str(json_array_get(runs, index), "role");
-    if (role && !strcmp(role, "probe"))
-        return false;
-    if (!json_is_object(json_object_get(load, "find_peak")))
-        return true;
-    for (size_t k = index + 1; k < json_array_size(runs); k++) {
-        const char *later = jsonx_str(json_array_get(runs, k), "role");
-        if (!later || strcmp(later, "probe"))
-            return false;
-    }
-    return true;
-}
-
-void outline_load_run_name(const json_t *run, char *buf, size_t len)
-{
-    double q = jsonx_num(run, "target_qps");
-    const char *role = str_or(jsonx_str(run, "role"), "run");
-    const char *scen = str_or(jsonx_str(run, "scenario"), "?");
-    if (isfinite(q))
-        snprintf(buf, len, "%s %s at %.4g QPS", scen, role, q);
-    else
-        snprintf(buf, len, "%s %s", scen, role);
-}
-
 static void runs_table(struct outline *o, const json_t *load)
 {
     struct export_table t;
@@ -74,7 +47,7 @@ static void runs_table(struct outline *o, const json_t *load)
     for (size_t i = 0; i < json_array_size(runs); i++) {
         const json_t *x = json_array_get(runs, i), *why = json_object_get(x, "invalid_reasons");
         char name[96];
-        outline_load_run_name(x, name, sizeof name);
+        export_load_run_name(x, name, sizeof name);
         for (size_t k = 0; k < json_array_size(why); k++)
             outline_para(o, "INVALID: %s: %s", name,
                          str_or(json_string_value(json_array_get(why, k)), "?"));
@@ -121,13 +94,13 @@ void outline_load_answer(struct outline *o, const json_t *r)
         outline_para(o, "Peak: no rate met the latency bound.");
     const json_t *runs = json_object_get(load, "scenarios");
     for (size_t i = 0; i < json_array_size(runs); i++) {
-        if (!outline_load_counts(load, i))
+        if (!export_load_counts(load, i))
             continue;
         const json_t *x = json_array_get(runs, i);
         double p = jsonx_num(x, "percentile");
         char key[16], name[96], v[32];
         snprintf(key, sizeof key, "p%g", p);
-        outline_load_run_name(x, name, sizeof name);
+        export_load_run_name(x, name, sizeof name);
         export_fmt_duration(jsonx_num(json_object_get(x, "latency_s"), key) * 1e9, v, sizeof v);
         outline_para(o, "%c%s: %s %s (its metric), %.1f QPS, %lld completed, %lld failed: %s.",
                      toupper((unsigned char)name[0]), name + 1, key, v,
@@ -175,10 +148,10 @@ void outline_load(struct outline *o, const json_t *r, size_t index)
         o->ops->figure(o->ctx, EXPORT_FIGURE_LOAD, o->req, index);
     const json_t *runs = json_object_get(load, "scenarios");
     for (size_t i = 0; i < json_array_size(runs); i++) {
-        if (!outline_load_counts(load, i))
+        if (!export_load_counts(load, i))
             continue;
         char name[96];
-        outline_load_run_name(json_array_get(runs, i), name, sizeof name);
+        export_load_run_name(json_array_get(runs, i), name, sizeof name);
         char title[128];
         snprintf(title, sizeof title, "Per second: %s", name);
         o->level++;

@@ -50,10 +50,5 @@ void outline_load(struct outline *o, const json_t *r, size_t index);
 void outline_load_answer(struct outline *o, const json_t *r);
 /* The load table of one candidate of a comparison (its "load" object), if any. */
 void outline_load_comparison(struct outline *o, const json_t *cand);
-/* Whether run index of a load section counts (not a probe; with find-peak the last
- * confirmation), as compare_load decides. */
-bool outline_load_counts(const json_t *load, size_t index);
-/* "server run at 40 QPS", "offline run": a run's name in headings and captions. */
-void outline_load_run_name(const json_t *run, char *buf, size_t len);
 
 #endif

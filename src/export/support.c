@@ -1,7 +1,8 @@
 /* support.c: what the report formats share (see the second half of export.h): JSON accessors
  * that tolerate missing members, number formatting with "-" for what was not measured, the
- * representative run, the command that reproduces a result, stage colours, sampled series,
- * per-stage resource figures, a growing string and the text table the outline fills. */
+ * representative run, the command that reproduces a result, a load run's name and whether it
+ * counts, stage colours, sampled series, per-stage resource figures, a growing string and the
+ * text table the outline fills. */
 #include "export/export.h"
 
 #include <errno.h>
@@ -278,6 +279,35 @@ char *export_reproduce_command(const json_t *result)
         sb_word(&b, w ? w : "");
     }
     return b.s;
+}
+
+/* ---- load results --------------------------------------------------------------------- */
+
+bool export_load_counts(const json_t *load, size_t index)
+{
+    const json_t *runs = json_object_get(load, "scenarios");
+    const char *role = jsonx_str(json_array_get(runs, index), "role");
+    if (role && !strcmp(role, "probe"))
+        return false;
+    if (!json_is_object(json_object_get(load, "find_peak")))
+        return true;
+    for (size_t k = index + 1; k < json_array_size(runs); k++) {
+        const char *later = jsonx_str(json_array_get(runs, k), "role");
+        if (!later || strcmp(later, "probe"))
+            return false;
+    }
+    return true;
+}
+
+void export_load_run_name(const json_t *run, char *buf, size_t len)
+{
+    double q = jsonx_num(run, "target_qps");
+    const char *role = str_or(jsonx_str(run, "role"), "run");
+    const char *scen = str_or(jsonx_str(run, "scenario"), "?");
+    if (isfinite(q))
+        snprintf(buf, len, "%s %s at %.4g QPS", scen, role, q);
+    else
+        snprintf(buf, len, "%s %s", scen, role);
 }
 
 /* ---- formatting ----------------------------------------------------------------------- */
