@@ -211,7 +211,8 @@ enum export_figure {
     EXPORT_FIGURE_SWEEP,     /* req->sweep: each figure against each numeric parameter, Pareto */
     EXPORT_FIGURE_FIND_MAX,  /* req->sweep in find-max mode: memory and throughput per probe */
     EXPORT_FIGURE_LOAD,      /* a load result's runs: latency and QPS per second, histogram,
-                              * the server's CPU with the runs shaded (html_load.c) */
+                              * the server's CPU with the runs shaded (html_load.c,
+                              * html_timelines.c) */
 };
 
 /* Parts of a report a format may mark up as a whole. */
@@ -237,11 +238,6 @@ void export_latency_table(struct export_table *t, const struct doc_summary *s);
  * The caller frees them. */
 void export_ranks_table(struct export_table *t, const struct doc_ranks *ranks);
 void export_hosts_table(struct export_table *t, const struct doc_result *result);
-
-/* html_latency.c: writes to out a histogram figure (inline SVG, log time axis, percentiles
- * marked) for each stage of result with at least EXPORT_LATENCY_MIN_SPANS spans, and nothing
- * when there is none. text writes a string escaped for HTML (the page's escaping). */
-void export_html_latency(FILE *out, const json_t *result, void (*text)(FILE *out, const char *s));
 
 /* The primitives a document format provides to export_outline. text is plain UTF-8: the
  * format escapes it. */

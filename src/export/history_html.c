@@ -14,7 +14,7 @@
  * with an ellipsis and kept whole in a title. The charts are drawn by history_html_chart.c
  * (history_html_private.h). */
 #include "export/history_html_private.h"
-#include "export/html.h"
+#include "export/html_draw.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * no time), the interval of the median shaded, one line per host, and the step changes marked
  * where they start with the levels either side and the commit they start at. */
 #include "export/history_html_private.h"
-#include "export/html.h"
+#include "export/html_draw.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -1,11 +1,12 @@
 /* html.c: the HTML report (--format html): one self-contained page (no script, no network, no
  * external font; a Content-Security-Policy forbids any load) with the outline of outline.c and
- * inline SVG charts: the stage breakdown of every result as stacked bars; the timelines of a
- * run are html_timelines.c's, the training curves html_curves.c's, the latency histograms
- * html_latency.c's. The answer a report opens with is a
+ * inline SVG charts: the stage breakdown of every result as stacked bars, and the figures of
+ * html.h (timelines, training curves, latency histograms, sweeps, load runs), one file each,
+ * which the table of figures below lists. The answer a report opens with is a
  * <section id="answer">, the environment a folded <details>. Every text from the result is
  * escaped. */
 #include "export/html.h"
+#include "export/html_draw.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -14,36 +15,6 @@
 
 #include "util/units.h"
 #include "util/xalloc.h"
-
-/* Tableau 10: distinct, readable on white, kind to colour-blind readers. */
-static const char *const palette[] = {
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-};
-#define N_PALETTE (sizeof palette / sizeof palette[0])
-#define OUTSIDE_COLOUR "#d4d4d8"
-
-const char *html_stage_colour(const struct export_request *req, const char *name)
-{
-    return palette[export_stage_colour(req, name) % N_PALETTE];
-}
-
-/* Cleaned of terminal controls too: a browser ignores them, `cat report.html` would not. */
-void html_text(FILE *out, const char *raw)
-{
-    char *s = export_clean(raw);
-    for (const char *p = s; *p; p++) {
-        switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default: fputc(*p, out);
-        }
-    }
-    free(s);
-}
 
 /* ---- outline primitives --------------------------------------------------------------- */
 
@@ -149,57 +120,10 @@ static void h_code(void *ctx, const char *text)
     fputs("</code></pre>\n", out);
 }
 
-/* ---- chart helpers -------------------------------------------------------------------- */
-
-double html_nice_ceil(double v)
-{
-    double p = pow(10, floor(log10(v)));
-    static const double steps[] = {1, 2, 2.5, 5, 10};
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        if (steps[i] * p >= v * (1 - 1e-12))
-            return steps[i] * p;
-    return 10 * p;
-}
+/* ---- figure: stage breakdown ---------------------------------------------------------- */
 
 #define BAR_X0 200.0 /* the breakdown leaves room for result names */
-
-void html_short_text(FILE *out, const char *s, size_t max)
-{
-    size_t chars = 0, cut = 0;
-    for (const char *p = s; *p; p++)
-        if (((unsigned char)*p & 0xC0) != 0x80 && chars++ == max - 1)
-            cut = (size_t)(p - s);
-    if (chars <= max) {
-        html_text(out, s);
-        return;
-    }
-    char *head = xstrndup(s, cut);
-    html_text(out, head);
-    fputs("\u2026", out);
-    free(head);
-}
-
-void html_time_axis(FILE *out, double x0, double span_ns, double y_top, double y_bottom)
-{
-    double step = html_nice_ceil(span_ns / 6);
-    char buf[32];
-    /* A span from a file may be anything (1e308 ns made step infinite and this loop endless,
-     * filling the disk): no axis unless both are finite, and never more than a dozen ticks. */
-    if (!isfinite(span_ns) || !(span_ns > 0) || !isfinite(step) || !(step > 0))
-        return;
-    for (int i = 0; i <= 12; i++) {
-        double t = i * step;
-        if (t > span_ns * (1 + 1e-9))
-            break;
-        double x = x0 + (PLOT_X1 - x0) * t / span_ns;
-        fprintf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
-                x, y_top, x, y_bottom);
-        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s"
-                "</text>\n", x, y_bottom + 14, t == 0 ? "0" : units_duration(t, buf, sizeof buf));
-    }
-}
-
-/* ---- figure: stage breakdown ---------------------------------------------------------- */
+#define OUTSIDE_COLOUR "#d4d4d8"
 
 struct segment {
     const char *name;
@@ -373,24 +297,32 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
     fputs("</p>\n</figure>\n", out);
 }
 
+/* The figures of the page but its own stage breakdown, drawn where the outline places them
+ * (export.h): a figure is the rows of its kind, in this order. */
+static const struct {
+    enum export_figure fig;
+    void (*draw)(FILE *out, const struct export_request *req, size_t result);
+} figures[] = {
+    {EXPORT_FIGURE_TIMELINES, html_figure_timelines},
+    {EXPORT_FIGURE_LATENCY, html_figure_latency},
+    {EXPORT_FIGURE_CURVES, html_figure_curves},
+    {EXPORT_FIGURE_SWEEP, html_figure_sweep},
+    {EXPORT_FIGURE_FIND_MAX, html_figure_find_max},
+    {EXPORT_FIGURE_LOAD, html_figure_load},
+    {EXPORT_FIGURE_LOAD, html_figure_load_cpu}, /* after the runs' charts and their note */
+};
+
 static void h_figure(void *ctx, enum export_figure fig, const struct export_request *req,
                      size_t result)
 {
     struct page *pg = ctx;
-    if (fig == EXPORT_FIGURE_BREAKDOWN)
+    if (fig == EXPORT_FIGURE_BREAKDOWN) {
         figure_breakdown(pg->out, req, pg->breakdowns++);
-    else if (fig == EXPORT_FIGURE_LATENCY)
-        export_html_latency(pg->out, req->results[result], html_text);
-    else if (fig == EXPORT_FIGURE_CURVES)
-        html_figure_curves(pg->out, req, result);
-    else if (fig == EXPORT_FIGURE_SWEEP)
-        html_figure_sweep(pg->out, req);
-    else if (fig == EXPORT_FIGURE_FIND_MAX)
-        html_figure_find_max(pg->out, req);
-    else if (fig == EXPORT_FIGURE_LOAD)
-        html_figure_load(pg->out, req, result);
-    else
-        html_figure_timelines(pg->out, req, result);
+        return;
+    }
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        if (figures[i].fig == fig)
+            figures[i].draw(pg->out, req, result);
 }
 
 /* The answer: <section id="answer"> ("answer-2"...); a folded section: <details> with its
@@ -416,43 +348,6 @@ static void h_group_end(void *ctx, enum export_group g)
 }
 
 /* ---- the page ------------------------------------------------------------------------- */
-
-const char html_style[] =
-    "body{margin:0;background:#fafafa;color:#1f2937;font:15px/1.5 system-ui,-apple-system,"
-    "'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}\n"
-    "main{max-width:940px;margin:0 auto;padding:24px 28px 48px;background:#fff;"
-    "box-shadow:0 0 0 1px #e5e7eb}\n"
-    "h1{font-size:1.6em;margin:.2em 0 .6em}h2{font-size:1.3em;margin-top:1.8em;"
-    "border-bottom:1px solid #e5e7eb;padding-bottom:.2em}h3{font-size:1.1em;margin-top:1.4em}\n"
-    ".scroll{overflow-x:auto}table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\n"
-    "th,td{padding:.25em .7em;border-bottom:1px solid #e5e7eb;text-align:left;"
-    "vertical-align:top}th{background:#f3f4f6;font-weight:600}\n"
-    "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "td.faster{color:#15803d;font-weight:600}td.slower{color:#b91c1c;font-weight:600}"
-    "td.unreliable{color:#6b7280;font-style:italic}td.differs{background:#fef9c3}\n"
-    "pre{background:#f3f4f6;padding:.7em 1em;overflow-x:auto;border-radius:4px}"
-    "code{font:13px/1.4 ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace}\n"
-    "figure{margin:1em 0}figcaption{font-weight:600;font-size:.9em;margin-bottom:.2em}\n"
-    "svg.chart{max-width:100%;height:auto;font:11px system-ui,sans-serif}\n"
-    "svg .grid{stroke:#eceef1}svg .axis{stroke:#9ca3af}svg .tick{fill:#6b7280}"
-    "svg .rowlabel{fill:#1f2937;font-size:12px}svg .seglabel{fill:#fff;font-size:11px;"
-    "font-weight:600;pointer-events:none}\n"
-    ".legend span,.key{display:inline-block;margin:0 1em .3em 0;font-size:.85em;"
-    "font-weight:400}.legend i,.key i{display:inline-block;width:.9em;height:.9em;"
-    "margin-right:.35em;vertical-align:-.1em;border-radius:2px}\n"
-    ".note,footer{color:#6b7280;font-size:.85em}\n"
-    "svg .axislabel{fill:#374151;font-size:12px}svg .ptlabel{fill:#1f2937;font-size:11px}"
-    "svg .failed{fill:#b91c1c;font-size:15px;font-weight:700}.legend b.failed{color:#b91c1c;"
-    "margin-right:.35em}\n"
-    "section.answer{border-left:4px solid #4e79a7;padding:.1em 0 .1em 1em;margin:.4em 0 1em}\n"
-    "section.answer>p:first-child{font-size:1.1em;font-weight:600}\n"
-    "details.folded>summary{cursor:pointer}details.folded>summary>h2,"
-    "details.folded>summary>h3{display:inline-block;margin:1.2em 0 .4em}\n"
-    /* changes in a comparison (the class of a table cell): the text says the same */
-    ".faster{color:#15803d;font-weight:600}.slower{color:#b91c1c;font-weight:600}"
-    ".unreliable{color:#6b7280;font-style:italic}\n"
-    "@media print{.faster{color:#166534}.slower{color:#991b1b}.unreliable{color:#4b5563}"
-    "main{box-shadow:none}}\n";
 
 static int html_write(FILE *out, const struct export_request *req, char *err, size_t errlen)
 {

@@ -5,6 +5,7 @@
  * when the result kept only every k-th sample; any other counter (a loss) as its value.
  * Counters with fewer than 3 points in every run are left out. */
 #include "export/html.h"
+#include "export/html_draw.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -1,9 +1,10 @@
 /* html_load.c: the charts of a load result in the HTML report (docs/reports.md#load-results):
  * for each scenario run that counts, its latency per second (p50 and p99 of the queries each
  * second completed), the queries completed per second, and its latency histogram (drawn by
- * html_latency.c's html_histogram_svg from load.scenarios[].histogram); then the server's CPU
- * with the runs shaded (html_timelines.c). */
+ * html_draw.c's html_histogram_svg from load.scenarios[].histogram). The server's CPU with
+ * the runs shaded, drawn after these, is html_timelines.c's. */
 #include "export/html.h"
+#include "export/html_draw.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -211,5 +212,4 @@ void html_figure_load(FILE *out, const struct export_request *req, size_t index)
           "duration bin (logarithmic time axis; the scale on the left is "
           "the fullest bin); dashed lines: the run's percentiles (LoadGen's rank, "
           "docs/load.md).</p>\n", out);
-    html_figure_load_cpu(out, req, index);
 }

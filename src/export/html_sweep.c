@@ -9,6 +9,7 @@
  * joined and labelled. Inline SVG, no script; a sweep from a file is bounded: the first
  * SWEEP_CHART_POINTS points are drawn. */
 #include "export/html.h"
+#include "export/html_draw.h"
 #include "export/sweep.h"
 
 #include <math.h>
@@ -562,8 +563,9 @@ static void pareto_chart(FILE *out, const json_t *sweep, const struct export_swe
     free(xy);
 }
 
-void html_figure_sweep(FILE *out, const struct export_request *req)
+void html_figure_sweep(FILE *out, const struct export_request *req, size_t index)
 {
+    (void)index; /* the sweep's figure, not a result's */
     const json_t *sweep = req->sweep;
     if (!json_is_object(sweep))
         return;
@@ -596,8 +598,9 @@ void html_figure_sweep(FILE *out, const struct export_request *req)
 
 /* ---- find-max ------------------------------------------------------------------------- */
 
-void html_figure_find_max(FILE *out, const struct export_request *req)
+void html_figure_find_max(FILE *out, const struct export_request *req, size_t index)
 {
+    (void)index; /* the sweep's figure, not a result's */
     const json_t *fm = json_object_get(req->sweep, "find_max");
     if (!json_is_object(fm))
         return;

@@ -3,6 +3,7 @@
  * GPU utilisation, with the run's top-level stages shaded in their colours; and a load result's
  * server CPU with its scenario runs shaded (html_figure_load_cpu). */
 #include "export/html.h"
+#include "export/html_draw.h"
 
 #include <math.h>
 #include <stdbool.h>
