@@ -84,6 +84,15 @@ int export_finish(FILE *out, const char *what, char *err, size_t errlen);
 bool export_ends_with(const char *s, const char *suffix);
 #define EXPORT_MAX_DEPTH 19 /* deeper nesting is shown at this depth */
 
+/* A list of strings being built (each a new string the list owns): the outline's lists
+ * (outline_write.h), a sweep's sentences (sweep.h). export_lines_free frees the strings and
+ * empties l. */
+struct export_lines {
+    char **v;
+    size_t n, cap;
+};
+void export_lines_free(struct export_lines *l);
+
 /* The result's label, or its id when it has none (never NULL). */
 const char *export_result_name(const json_t *result);
 /* The representative run: among measured runs with status ok (else measured runs, else all

@@ -2,85 +2,19 @@
  * order (the comparison first when there are several results, then for each: summary (the
  * answer), results, analysis, resource use, warnings, workload and configuration, methodology,
  * environment, runs, how to reproduce), as calls to the format's export_outline_ops, so both formats
- * say the same things and only their markup differs (see export.h). */
+ * say the same things and only their markup differs (see export.h). The sections with a file of
+ * their own (outline_sections.h: the comparison, the sweep, a load result's, the ranks) are
+ * called from here; all write with the primitives of outline_write.h. */
 #include "export/export.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/outline_private.h"
+#include "export/outline_sections.h"
 
 #include "doc/result.h"
-#include "util/xalloc.h"
-
-/* ---- primitives (outline_private.h) ---- */
-
-
-void outline_heading(struct outline *o, int level, const char *fmt, ...)
-{
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    o->ops->heading(o->ctx, level, text);
-}
-
-void outline_para(struct outline *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *text = xvasprintf(fmt, ap);
-    va_end(ap);
-    o->ops->paragraph(o->ctx, text);
-    free(text);
-}
-
-void sl_add(struct strlist *l, const char *fmt, ...)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    l->v[l->n++] = xvasprintf(fmt, ap);
-    va_end(ap);
-}
-
-void o_list(struct outline *o, struct strlist *l)
-{
-    if (l->n)
-        o->ops->list(o->ctx, (const char *const *)l->v, l->n);
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-void outline_table(struct outline *o, struct export_table *t)
-{
-    o->ops->table(o->ctx, t);
-    export_table_free(t);
-}
-
-/* A group of ops->group_begin/group_end; a FOLDED one without them is a heading. */
-void outline_group_begin(struct outline *o, enum export_group g, const char *title)
-{
-    if (o->ops->group_begin)
-        o->ops->group_begin(o->ctx, g, o->level, title);
-    else if (g == EXPORT_GROUP_FOLDED)
-        outline_heading(o, o->level, "%s", title);
-}
-
-void outline_group_end(struct outline *o, enum export_group g)
-{
-    if (o->ops->group_end)
-        o->ops->group_end(o->ctx, g);
-}
 
 /* ---- environment ---- */
 
@@ -186,7 +120,7 @@ static void section_methodology(struct outline *o, const json_t *r)
     const json_t *cfg = json_object_get(r, "config");
     const json_t *sampling = json_object_get(r, "sampling");
     const json_t *mlb = json_object_get(r, "mlbench");
-    struct strlist l = {0};
+    struct export_lines l = {0};
     long long measured = jsonx_int(s, "runs_measured", 0);
     long long warmup = 0;
     const json_t *runs = json_object_get(r, "runs");
@@ -491,7 +425,7 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
                    : 0;
     size_t all = json_array_size(json_object_get(json_object_get(r, "analysis"), "findings"));
     if (n) {
-        struct strlist l = {0};
+        struct export_lines l = {0};
         outline_para(o, "%s:", n == 1 ? "The finding" : "Top findings, most important first");
         for (size_t i = 0; i < n; i++) {
             sl_add(&l, "%s", top[i]);
@@ -567,7 +501,7 @@ static void section_analysis(struct outline *o, const json_t *r)
 static void section_warnings(struct outline *o, const json_t *r)
 {
     const json_t *w = json_object_get(r, "warnings");
-    struct strlist l = {0};
+    struct export_lines l = {0};
     outline_heading(o, o->level, "Warnings");
     if (json_is_string(json_object_get(r, "interrupted_by")))
         sl_add(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",

@@ -1,9 +1,8 @@
 /* outline_load.c: the "Load" section of a report on a load result (a "load" section, mlbench
  * load; docs/reports.md#load-results): what was driven, the table of scenario runs, the
  * figures (HTML: latency and QPS over time, the latency histogram, the server's CPU), and the
- * per-second rows of the runs that count; and in a comparison the load table of each
- * candidate (compare_load(), docs/compare.md#load-results). */
-#include "export/outline_private.h"
+ * per-second rows of the runs that count. */
+#include "export/outline_sections.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -161,113 +160,5 @@ void outline_load(struct outline *o, const json_t *r, size_t index)
         seconds_table(o, json_array_get(runs, i));
         outline_group_end(o, EXPORT_GROUP_FOLDED);
         o->level--;
-    }
-}
-
-/* Why a scenario's figures are unreliable, once per distinct reason (an INVALID run makes all
- * of them so, for the same reason), below the table rather than in each of its rows. */
-static void unreliable_reasons(struct outline *o, const json_t *m)
-{
-    const json_t *rows = json_object_get(m, "metrics");
-    size_t n = json_array_size(rows);
-    for (size_t k = 0; k < n; k++) {
-        const char *why = jsonx_str(json_array_get(rows, k), "unreliable_reason");
-        bool said = false;
-        for (size_t j = 0; why && j < k && !said; j++) {
-            const char *before = jsonx_str(json_array_get(rows, j), "unreliable_reason");
-            said = before && !strcmp(before, why);
-        }
-        if (!why || said)
-            continue;
-        char names[128] = "";
-        size_t len = 0;
-        for (size_t j = k; j < n && len < sizeof names; j++) {
-            const json_t *x = json_array_get(rows, j);
-            const char *w = jsonx_str(x, "unreliable_reason");
-            if (w && !strcmp(w, why))
-                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
-                                        len ? ", " : "",
-                                        !strcmp(str_or(jsonx_str(x, "unit"), "s"), "qps")
-                                            ? "QPS"
-                                            : str_or(jsonx_str(x, "name"), "?"));
-        }
-        double q = jsonx_num(m, "target_qps");
-        char at[48] = "";
-        if (isfinite(q))
-            snprintf(at, sizeof at, " at %.4g QPS", q);
-        outline_para(o, "Why the %s run%s is unreliable (%s): %s.",
-                     str_or(jsonx_str(m, "scenario"), "?"), at, names, why);
-    }
-}
-
-void outline_load_comparison(struct outline *o, const json_t *cand)
-{
-    const json_t *load = json_object_get(cand, "load");
-    const json_t *matches = json_object_get(load, "scenarios");
-    if (!json_is_object(load))
-        return;
-    struct export_table t;
-    export_table_init(&t, 8, "scenario", "figure", "baseline", "candidate", "change",
-                      "ratio interval", "p", "verdict", NULL);
-    t.numeric = 0x1c;
-    const char *how = "seconds";
-    for (size_t i = 0; i < json_array_size(matches); i++) {
-        const json_t *m = json_array_get(matches, i), *rows = json_object_get(m, "metrics");
-        how = str_or(jsonx_str(m, "resampling"), how);
-        for (size_t k = 0; k < json_array_size(rows); k++) {
-            const json_t *x = json_array_get(rows, k);
-            bool qps = !strcmp(str_or(jsonx_str(x, "unit"), "s"), "qps");
-            char b[32], c[32];
-            size_t row = export_table_row(&t, 0);
-            if (k == 0) {
-                double q = jsonx_num(m, "target_qps");
-                if (json_is_true(json_object_get(m, "peak")))
-                    export_table_set(&t, row, 0, "%s peak", str_or(jsonx_str(m, "scenario"), "?"));
-                else
-                    export_table_set(&t, row, 0, isfinite(q) ? "%s %.4g QPS" : "%s",
-                                     str_or(jsonx_str(m, "scenario"), "?"), q);
-            }
-            export_table_set(&t, row, 1, "%s%s", qps ? "QPS" : str_or(jsonx_str(x, "name"), "?"),
-                             json_is_true(json_object_get(x, "metric")) ? " (metric)" : "");
-            if (qps) {
-                export_table_set(&t, row, 2, "%.1f", jsonx_num(x, "baseline"));
-                export_table_set(&t, row, 3, "%.1f", jsonx_num(x, "candidate"));
-            } else {
-                export_table_set(&t, row, 2, "%s", secs(x, "baseline", b, sizeof b));
-                export_table_set(&t, row, 3, "%s", secs(x, "candidate", c, sizeof c));
-            }
-            double ch = jsonx_num(x, "change_pct"), lo = jsonx_num(x, "ratio_ci_low"),
-                   hi = jsonx_num(x, "ratio_ci_high"), p = jsonx_num(x, "p_value");
-            export_table_set(&t, row, 4, isfinite(ch) ? "%+.1f %%" : "-", ch);
-            if (isfinite(lo) && isfinite(hi))
-                export_table_set(&t, row, 5, "[%.3f, %.3f]", lo, hi);
-            if (isfinite(p))
-                export_table_set(&t, row, 6, "%.3g", p);
-            const char *v = str_or(jsonx_str(x, "verdict"), "?");
-            export_table_set(&t, row, 7, "%s", v);
-            export_table_tone(&t, row, 7, export_verdict_tone(v));
-        }
-    }
-    outline_para(o, "Load: the scenario runs that count (find-peak's confirmation, not its "
-                 "probes), matched by scenario and target QPS; the ratio interval is a %s "
-                 "(docs/compare.md#load-results).",
-                 !strcmp(how, "results") ? "bootstrap over the repeated results, p a "
-                                           "Mann-Whitney test over them"
-                                         : "circular block bootstrap over the runs' seconds");
-    if (t.nrows)
-        outline_table(o, &t);
-    else
-        export_table_free(&t);
-    for (size_t i = 0; i < json_array_size(matches); i++)
-        unreliable_reasons(o, json_array_get(matches, i));
-    const json_t *un = json_object_get(load, "unmatched");
-    for (size_t i = 0; i < json_array_size(un); i++) {
-        const json_t *u = json_array_get(un, i);
-        double q = jsonx_num(u, "target_qps");
-        char at[48] = "";
-        if (isfinite(q))
-            snprintf(at, sizeof at, " at %.4g QPS", q);
-        outline_para(o, "The %s run%s is only in the %s.", str_or(jsonx_str(u, "scenario"), "?"),
-                     at, str_or(jsonx_str(u, "side"), "?"));
     }
 }

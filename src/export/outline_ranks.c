@@ -1,6 +1,6 @@
 /* outline_ranks: the "Ranks" section of a report on a multi-rank job (docs/ranks.md): its stages
  * across the ranks, which host each rank ran on, and the other hosts' resources. */
-#include "export/outline_private.h"
+#include "export/outline_sections.h"
 
 #include "doc/result.h"
 #include "util/strbuf.h"
@@ -26,7 +26,7 @@ void outline_ranks(struct outline *o, const json_t *doc)
     const char *host;
     if (json_object_size(hosts)) {
         outline_para(o, "The host of each rank, as its mlbench rank-exec named it:");
-        struct strlist l = {0};
+        struct export_lines l = {0};
         json_object_foreach((json_t *)hosts, host, list) {
             struct strbuf which = {0};
             size_t i;

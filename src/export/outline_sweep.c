@@ -2,7 +2,7 @@
  * when the request carries a sweep): the title and answer (the winner, the find-max answer),
  * then what was swept, the table of the points, the charts, the points that did not run, the
  * constraints not met, every point's warnings, and in find-max mode the probes. */
-#include "export/outline_private.h"
+#include "export/outline_sections.h"
 
 #include <stdlib.h>
 

@@ -34,6 +34,14 @@ bool export_ends_with(const char *s, const char *suffix)
     return n > k && !memcmp(s + (n - k), suffix, k);
 }
 
+void export_lines_free(struct export_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
 const char *export_result_name(const json_t *result)
 {
     const char *label = jsonx_str(result, "label");

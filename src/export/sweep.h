@@ -69,14 +69,10 @@ char *export_sweep_status(const json_t *point);
 size_t export_sweep_table(struct export_table *t, const json_t *sweep,
                           const struct export_sweep_columns *c);
 
-/* A list of sentences being built (new strings), for the outline and the terminal. */
-struct export_lines {
-    char **v;
-    size_t n, cap;
-};
+/* Appends a sentence to l (export.h), printf-style, its line breaks and tabs made spaces: the
+ * sentences of a sweep for the outline and the terminal. */
 void export_lines_add(struct export_lines *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void export_lines_free(struct export_lines *l);
 
 /* One sentence: what was swept ("matrix sweep of 4 points over batch (2 values) and lr
  * (2 values), interleaved over 5 rounds (seed 1234); complete."). New string. */

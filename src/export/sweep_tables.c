@@ -66,14 +66,6 @@ void export_lines_add(struct export_lines *l, const char *fmt, ...)
     va_end(ap);
 }
 
-void export_lines_free(struct export_lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
 char *export_sweep_point_name(const json_t *point, size_t position)
 {
     const char *name = jsonx_str(point, "name");
