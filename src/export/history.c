@@ -1,5 +1,6 @@
-/* history.c: the table of the history dashboards (history.h) and what their renderers share:
- * commit links, names of series and hosts, times, units, the sentence for an empty store. */
+/* history.c: what the renderers of the history dashboards (history.h) share: commit links,
+ * names of series and hosts, times, units, the sentence for an empty store. Their table is
+ * history_format.c. */
 #include "export/history.h"
 
 #include <math.h>
@@ -9,28 +10,6 @@
 
 #include "util/strbuf.h"
 #include "util/xalloc.h"
-
-static const struct history_format *const formats[] = {&history_md, &history_csv, &history_html};
-#define N_FORMATS (sizeof formats / sizeof formats[0])
-
-const struct history_format *history_format_find(const char *name)
-{
-    for (size_t i = 0; name && i < N_FORMATS; i++)
-        if (!strcmp(formats[i]->name, name))
-            return formats[i];
-    return NULL;
-}
-
-const struct history_format *history_format_for_path(const char *path)
-{
-    const char *dot = path ? strrchr(path, '.') : NULL;
-    if (!dot || dot == path || strchr(dot, '/'))
-        return NULL;
-    for (size_t i = 0; i < N_FORMATS; i++)
-        if (!strcmp(dot + 1, formats[i]->extension))
-            return formats[i];
-    return NULL;
-}
 
 bool history_commit_url_ok(const char *tmpl)
 {

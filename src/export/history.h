@@ -3,9 +3,9 @@
  * a label, or a command without one, and one stage), runs the step detection of
  * analysis/detect.h on each, and fills the plain model below; the renderers here only draw it,
  * so src/export stays on util alone. One format = one file (history_md.c, history_csv.c,
- * history_html.c), listed in the table of history.c with the helpers they share. The text and
- * JSON views stay in the command (they show what the model leaves out: failed results, load
- * figures). Not thread-safe. */
+ * history_html.c), listed in the table of history_format.c; the helpers they share are
+ * history.c's. The text and JSON views stay in the command (they show what the model leaves
+ * out: failed results, load figures). Not thread-safe. */
 #ifndef MLBENCH_EXPORT_HISTORY_H
 #define MLBENCH_EXPORT_HISTORY_H
 
@@ -65,7 +65,7 @@ struct history_doc {
     size_t n_series;
 };
 
-/* A dashboard format: one file each, listed in history.c. */
+/* A dashboard format: one file each, listed in history_format.c. */
 struct history_format {
     const char *name;              /* --format value */
     const char *extension;         /* of -o files that choose it, without the dot */
@@ -83,7 +83,7 @@ const struct history_format *history_format_find(const char *name);
 /* The format whose extension ends path ("dash.html"), or NULL. */
 const struct history_format *history_format_for_path(const char *path);
 
-/* ---- for the renderers ---------------------------------------------------------------- */
+/* ---- for the renderers (history.c) ---------------------------------------------------- */
 
 /* Whether tmpl can make a link: it holds "{}". */
 bool history_commit_url_ok(const char *tmpl);

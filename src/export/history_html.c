@@ -11,23 +11,18 @@
  * hidden, their <label>s shown as buttons) placed before the lists they filter, and CSS rules
  * generated for the page (#fl-3:checked ~ .charts .s:not(.l3) {display:none}) hide what the
  * choice leaves out. Every text from the results is escaped (html_text); long names are cut
- * with an ellipsis and kept whole in a title. The charts are drawn by history_html_chart.c
- * (history_html_private.h). */
-#include "export/history_html_private.h"
+ * with an ellipsis and kept whole in a title. The charts are drawn by history_html_chart.c;
+ * what the two write alike (a host's name and colour, a change's sentence) is
+ * history_html_page.c's. */
+#include "export/history_html_chart.h"
+#include "export/history_html_page.h"
 #include "export/html_draw.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/units.h"
 #include "util/xalloc.h"
-
-/* Tableau 10, as the report's charts: one colour per host. */
-const char *const history_html_palette[N_PALETTE] = {
-    "#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#b07aa1",
-    "#edc948", "#9c755f", "#ff9da7", "#bab0ac", "#e15759",
-};
 
 static const char extra_style[] =
     ".fi{position:absolute;opacity:0;width:1px;height:1px;margin:0}\n"
@@ -55,7 +50,7 @@ static bool same_name(const struct history_series *a, const struct history_serie
     return !strcmp(a->command ? a->command : "", b->command ? b->command : "");
 }
 
-static void page_init(struct page *pg, FILE *out, const struct history_doc *d)
+static void page_init(struct history_page *pg, FILE *out, const struct history_doc *d)
 {
     memset(pg, 0, sizeof *pg);
     pg->out = out;
@@ -73,7 +68,7 @@ static void page_init(struct page *pg, FILE *out, const struct history_doc *d)
     }
 }
 
-static void page_free(struct page *pg)
+static void page_free(struct history_page *pg)
 {
     free(pg->hosts);
     free(pg->host_of);
@@ -81,43 +76,19 @@ static void page_free(struct page *pg)
     free(pg->name_first);
 }
 
-static bool label_filter(const struct page *pg)
+static bool label_filter(const struct history_page *pg)
 {
     return pg->n_names > 1;
 }
 
-static bool host_filter(const struct page *pg)
+static bool host_filter(const struct history_page *pg)
 {
     return pg->n_hosts > 1;
 }
 
-const char *history_html_host_name(const char *host)
-{
-    return host ? host : "(unknown host)";
-}
-
-/* Whether series k has a point measured on host h. */
-bool history_html_series_on_host(const struct page *pg, size_t k, size_t h)
-{
-    const struct history_series *s = &pg->d->series[k];
-    for (size_t i = 0; i < s->n_points; i++)
-        if (pg->host_of[s->points[i].result] == h)
-            return true;
-    return false;
-}
-
-/* The classes of series k: "s l<name>" and " h<host>" for each host it has points of. */
-void history_html_series_classes(const struct page *pg, size_t k)
-{
-    fprintf(pg->out, "s l%zu", pg->name_of[k]);
-    for (size_t h = 0; h < pg->n_hosts; h++)
-        if (history_html_series_on_host(pg, k, h))
-            fprintf(pg->out, " h%zu", h);
-}
-
 /* A rule for the choice of label i (n_names: all) and host j (n_hosts: all): "#fl-i:checked~
  * #fh-j:checked~" then what. */
-static void choice_rule(const struct page *pg, size_t i, size_t j, const char *what)
+static void choice_rule(const struct history_page *pg, size_t i, size_t j, const char *what)
 {
     FILE *out = pg->out;
     if (label_filter(pg) && i == pg->n_names)
@@ -160,7 +131,7 @@ static void choice_rules(FILE *out, char f, size_t n, bool lines)
 /* The rules of the filters: for label i everything of another name hidden; for host j the
  * series without a point on it hidden, and in the others the lines of other hosts; "nothing
  * matches" shown for a choice that leaves nothing. */
-static void filter_rules(const struct page *pg)
+static void filter_rules(const struct history_page *pg)
 {
     if (label_filter(pg))
         choice_rules(pg->out, 'l', pg->n_names, false);
@@ -191,7 +162,7 @@ static void filter_rules(const struct page *pg)
 }
 
 /* The radio buttons (before everything they filter) and their labels. */
-static void filter_inputs(const struct page *pg)
+static void filter_inputs(const struct history_page *pg)
 {
     FILE *out = pg->out;
     if (label_filter(pg)) {
@@ -220,7 +191,7 @@ static void pill(FILE *out, const char *id, const char *text, const char *colour
     fputs("</label>", out);
 }
 
-static void filter_bar(const struct page *pg)
+static void filter_bar(const struct history_page *pg)
 {
     FILE *out = pg->out;
     if (!label_filter(pg) && !host_filter(pg))
@@ -250,70 +221,8 @@ static void filter_bar(const struct page *pg)
     fputs("</div>\n", out);
 }
 
-/* ---- the sentence of a change --------------------------------------------------------- */
-
-/* <a href="URL"><code>a1b2c3d4e5f6</code></a>, or the code alone without a template. */
-static void commit_html(FILE *out, const struct history_doc *d, const char *commit)
-{
-    char shortc[13];
-    char *url = history_commit_url(d->commit_url, commit);
-    if (url) {
-        fputs("<a href=\"", out);
-        html_text(out, url);
-        fputs("\">", out);
-    }
-    fputs("<code class=\"c\" title=\"", out);
-    html_text(out, commit);
-    fputs("\">", out);
-    html_text(out, history_short_commit(commit, shortc));
-    fputs("</code>", out);
-    if (url)
-        fputs("</a>", out);
-    free(url);
-}
-
-/* "<b>slower by 98.3 %</b> from commit C (result ID, host H): 20.1 ms → 40.3 ms; the result
- * before: commit B (ID)." */
-void history_html_change(FILE *out, const struct history_doc *d, const struct history_series *s,
-                         const struct history_change *c)
-{
-    const struct history_result *r = &d->results[s->points[c->point].result];
-    /* the result before: detect starts no change at the first point, but the model allows it */
-    const struct history_result *b = c->point ? &d->results[s->points[c->point - 1].result]
-                                              : NULL;
-    char size[48], x[32], y[32];
-    fprintf(out, "<b class=\"%s\">%s</b> from ", c->change_pct > 0 ? "slower" : "faster",
-            history_change_size(c, size, sizeof size));
-    if (r->commit) {
-        fputs("commit ", out);
-        commit_html(out, d, r->commit);
-        fputs(" (result <code class=\"c\">", out);
-    } else {
-        fputs("result <code class=\"c\">", out);
-    }
-    html_text(out, r->id);
-    fputs("</code>", out);
-    if (r->commit)
-        fputc(')', out);
-    fprintf(out, ": %s \u2192 %s", units_duration(c->before_ns, x, sizeof x),
-            units_duration(c->after_ns, y, sizeof y));
-    if (r->commit && b && b->commit && !strcmp(r->commit, b->commit)) {
-        fputs("; measured at the same commit as the result before it: not a change of the "
-              "code (the machine, the data, other load?)", out);
-    } else if (b && b->commit) {
-        fputs("; the result before: commit ", out);
-        commit_html(out, d, b->commit);
-        fputs(" (<code class=\"c\">", out);
-        html_text(out, b->id);
-        fputs("</code>)", out);
-    } else if (!r->commit) {
-        fputs(" (no git commit recorded: measured outside a git work tree)", out);
-    }
-    fputc('.', out);
-}
-
 /* The table of every change, before the charts. */
-static void changes_table(const struct page *pg)
+static void changes_table(const struct history_page *pg)
 {
     FILE *out = pg->out;
     const struct history_doc *d = pg->d;
@@ -352,7 +261,7 @@ static void changes_table(const struct page *pg)
 
 /* ---- the page ------------------------------------------------------------------------- */
 
-static void intro(const struct page *pg)
+static void intro(const struct history_page *pg)
 {
     FILE *out = pg->out;
     const struct history_doc *d = pg->d;
@@ -384,7 +293,7 @@ static void intro(const struct page *pg)
 
 static int html_write(FILE *out, const struct history_doc *d, char *err, size_t errlen)
 {
-    struct page pg;
+    struct history_page pg;
     page_init(&pg, out, d);
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "

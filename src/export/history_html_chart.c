@@ -2,7 +2,7 @@
  * per series: each result's median over the time it was measured (or in order, when some have
  * no time), the interval of the median shaded, one line per host, and the step changes marked
  * where they start with the levels either side and the commit they start at. */
-#include "export/history_html_private.h"
+#include "export/history_html_chart.h"
 #include "export/html_draw.h"
 
 #include <math.h>
@@ -197,7 +197,7 @@ static void y_axis(FILE *out, const struct axes *a)
 }
 
 /* The tooltip of point i of s. */
-static void point_title(FILE *out, const struct page *pg, const struct history_series *s,
+static void point_title(FILE *out, const struct history_page *pg, const struct history_series *s,
                         size_t i)
 {
     const struct history_point *p = &s->points[i];
@@ -237,7 +237,7 @@ static void point_title(FILE *out, const struct page *pg, const struct history_s
 }
 
 /* The points of host h in s: band, line, dots. */
-static void host_line(FILE *out, const struct page *pg, const struct history_series *s,
+static void host_line(FILE *out, const struct history_page *pg, const struct history_series *s,
                       const struct axes *a, size_t h)
 {
     size_t *idx = xcalloc(s->n_points + 1, sizeof *idx), n = 0, with_ci = 0;
@@ -296,7 +296,7 @@ static void host_line(FILE *out, const struct page *pg, const struct history_ser
 
 /* The change markers: a dashed line where each starts, the levels either side, and a label
  * "slower by 98.3 % from a1b2c3d4e5f6" on one of two rows above the plot. */
-static void change_marks(FILE *out, const struct page *pg, const struct history_series *s,
+static void change_marks(FILE *out, const struct history_page *pg, const struct history_series *s,
                          const struct axes *a)
 {
     for (size_t c = 0; c < s->n_changes; c++) {
@@ -342,7 +342,7 @@ static void change_marks(FILE *out, const struct page *pg, const struct history_
     }
 }
 
-void history_html_chart(const struct page *pg, size_t k)
+void history_html_chart(const struct history_page *pg, size_t k)
 {
     FILE *out = pg->out;
     const struct history_series *s = &pg->d->series[k];
