@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
 #include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -37,13 +38,107 @@ void cli_options_collect(void (*fn)(const struct cli_parser *p, void *arg), void
     collector_arg = arg;
 }
 
+#define HELP_COLS 88      /* the width --help is wrapped to */
+#define HELP_LEAD_MAX 30  /* options longer than this put their description on the next line */
+
+/* "  -r, --runs N" of row o into buf. */
+static void option_lead(const struct cli_option *o, char *buf, size_t len)
+{
+    char sh[8] = "    ";
+    if (o->short_name)
+        snprintf(sh, sizeof sh, "-%c, ", o->short_name);
+    snprintf(buf, len, "  %s--%s%s%s", sh, o->name, o->metavar ? " " : "",
+             o->metavar ? o->metavar : "");
+}
+
+/* Writes text from column col, wrapped at HELP_COLS, continuation lines from column indent. */
+static void help_words(FILE *out, const char *text, int col, int indent)
+{
+    const char *p = text;
+    bool first = true;
+    while (*p) {
+        if (*p == '\n') {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+            first = true;
+            p++;
+            continue;
+        }
+        size_t n = strcspn(p, " \n");
+        if (n == 0) {
+            p++;
+            continue;
+        }
+        if (!first && col + 1 + (int)n > HELP_COLS) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+            first = true;
+        }
+        if (!first) {
+            putc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, n, out);
+        col += (int)n;
+        first = false;
+        p += n;
+    }
+    putc('\n', out);
+}
+
+void cli_help_options(FILE *out, const struct cli_option *table)
+{
+    static const struct cli_option help_row = {"help", 'h', CLI_FLAG, NULL, .help = "this help"};
+    char lead[128];
+    int column = 0;
+    for (size_t i = 0;; i++) {
+        const struct cli_option *o = table[i].name ? &table[i] : &help_row;
+        option_lead(o, lead, sizeof lead);
+        int w = (int)strlen(lead) + 2;
+        if (w <= HELP_LEAD_MAX && w > column)
+            column = w;
+        if (o == &help_row)
+            break;
+    }
+    for (size_t i = 0;; i++) {
+        const struct cli_option *o = table[i].name ? &table[i] : &help_row;
+        if (o->help) {
+            option_lead(o, lead, sizeof lead);
+            int w = (int)strlen(lead);
+            fputs(lead, out);
+            if (w + 2 > column)
+                fprintf(out, "\n%*s", column, "");
+            else
+                fprintf(out, "%*s", column - w, "");
+            help_words(out, o->help, column, column);
+        }
+        if (o == &help_row)
+            break;
+    }
+}
+
 int cli_help(const struct cli_parser *p)
 {
-    if (collector)
+    if (collector) {
         collector(p, collector_arg);
-    else if (p->usage)
+        return 0;
+    }
+    if (p->usage)
         fputs(p->usage, stdout);
     return 0;
+}
+
+bool cli_parse_args(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
+                    int *exit_status)
+{
+    char err[1024];
+    int rc = cli_options_parse(p, argc, argv, args, err, sizeof err);
+    if (rc == CLI_OK)
+        return true;
+    if (rc == CLI_ERROR)
+        log_error("%s: %s", p->verb, err);
+    *exit_status = rc == CLI_HELP ? 0 : 2;
+    return false;
 }
 
 /* "--name 'VALUE' <expected>", or the default text when the row has none. */

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum cli_kind {
     CLI_FLAG,        /* bool *: set to true; takes no value */
@@ -87,6 +88,11 @@ struct cli_option {
      * words are: "needs NAME and VALUES, e.g. -L batch 32,64"). */
     int nwords;
     int (*call_words)(void *dest, char **words, int nwords, char *err, size_t errlen);
+    /* --help: what the value is called ("N", "FILE", "NAME MIN MAX"; NULL for a flag) and what
+     * the option does. The help is wrapped to the screen; a '\n' in it starts a new line (a
+     * list of values). The options block of --help, the man page and the completions' texts
+     * all come from these two. */
+    const char *metavar, *help;
 };
 
 /* Makes a compile error of a dest that is not a `type *`. */
@@ -181,9 +187,21 @@ struct cli_args {
 int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                       char *err, size_t errlen);
 
-/* --help: prints p->usage on stdout; while a collector is set (cli_options_collect), hands p to
- * it instead and prints nothing. Returns 0 (the exit status of --help). */
+/* --help: prints p's help (see struct cli_parser) on stdout; while a collector is set
+ * (cli_options_collect), hands p to it instead and prints nothing. Returns 0 (the exit status
+ * of --help). */
 int cli_help(const struct cli_parser *p);
+
+/* Writes the options block of --help made from the rows of table (ended by CLI_OPT_END) that
+ * carry help, then -h, --help: "  -r, --runs N        what it does", descriptions wrapped at
+ * the screen's width and aligned in one column. */
+void cli_help_options(FILE *out, const struct cli_option *table);
+
+/* The parse every command starts with: cli_options_parse, then on --help or a bad option what
+ * the command does next. Returns true when the command goes on; false with *exit_status 0
+ * (--help was printed) or 2 (the error, "verb: message", was logged). */
+bool cli_parse_args(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
+                    int *exit_status);
 
 /* Makes cli_help (and so cli_options_parse, on --help) give each parser to fn instead of
  * printing it: how `mlbench completion` reads every command's options by running it with
