@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "sources/facts.h"
+
 struct envinfo_options {
     /* Prefix of every file read (/proc/cpuinfo becomes ROOT/proc/cpuinfo): tests point it at a
      * fake tree. NULL or "": the machine itself. Host name, kernel (uname), CPUs online and the
@@ -25,10 +27,10 @@ struct envinfo_options {
     /* Directory whose git commit and dirty state are recorded. NULL: the current directory. */
     const char *git_dir;
     bool no_git; /* do not run git: no `git` object */
-    /* The static facts of the metric sources, by source name, as sampler_describe (mlbench
-     * run, whose sampler has them open) or sampler_describe_source (mlbench env) give them:
-     * gpus and gpu_driver come from "nvml". NULL: no GPU facts. Borrowed. */
-    const json_t *sources;
+    /* The static facts of the metric sources, as sampler_facts (mlbench run, whose sampler
+     * has them open) or sampler_source_facts (mlbench env) give them: gpus and gpu_driver.
+     * NULL: no GPU facts. Borrowed. */
+    const struct source_facts *sources;
     /* Why there are no GPU facts (the nvml source could not open), recorded as gpu_error
      * (mlbench env). NULL: not recorded (a result says it in sampling.not_measured). */
     const char *gpu_error;

@@ -465,8 +465,10 @@ static json_t *summary_json(const struct summary *s)
 
 void result_capture_environment(struct bench_result *r, const struct sampler *sampler)
 {
-    json_t *sources = sampler ? sampler_describe(sampler) : NULL;
-    struct envinfo_options opt = {.sources = sources};
+    struct source_facts sources = {.n_gpus = 0};
+    if (sampler)
+        sampler_facts(sampler, &sources);
+    struct envinfo_options opt = {.sources = sampler ? &sources : NULL};
     /* A Python workload: its own interpreter's version and packages (envinfo/python.c) */
     const char *cmd = r->config && r->config->argc > 0 ? r->config->argv[0] : NULL;
     const char *base = cmd && strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
@@ -474,7 +476,7 @@ void result_capture_environment(struct bench_result *r, const struct sampler *sa
         opt.python = cmd;
     json_decref(r->environment);
     r->environment = envinfo_capture(&opt);
-    json_decref(sources);
+    source_facts_free(&sources);
 }
 
 static json_t *sampling_json(const struct sampling_info *si)

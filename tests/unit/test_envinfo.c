@@ -3,7 +3,7 @@
  * rules, git state in a temporary repository, a capture of a fake /proc-/sys-/etc tree, a
  * capture of this machine checked against /proc/cpuinfo and sysconf, and GPUs through the fake
  * NVML library (FAKE_NVML_PATH, as an environment variable or compile definition; skipped
- * without it), described by the nvml source as mlbench env opens it. */
+ * without it), whose facts the nvml source gives as mlbench env opens it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -678,16 +678,16 @@ static const char *fake_nvml_path(void)
 #endif
 }
 
-/* The capture as mlbench env makes it: the nvml source opened for its description alone
- * (sampler_describe_source), gpu_error when it could not open. */
+/* The capture as mlbench env makes it: the nvml source opened for its facts alone
+ * (sampler_source_facts), gpu_error when it could not open. */
 static json_t *capture_with_nvml(struct envinfo_options *opt)
 {
     char err[512];
-    json_t *sources = sampler_describe_source("nvml", err, sizeof err);
-    opt->sources = sources;
-    opt->gpu_error = json_object_get(sources, "nvml") ? NULL : err;
+    struct source_facts sources;
+    opt->gpu_error = sampler_source_facts("nvml", &sources, err, sizeof err) == 0 ? NULL : err;
+    opt->sources = &sources;
     json_t *env = envinfo_capture(opt);
-    json_decref(sources);
+    source_facts_free(&sources);
     opt->sources = NULL;
     opt->gpu_error = NULL;
     return env;

@@ -1,9 +1,10 @@
 /* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
  * file each beside this one: cpu, limits, blas, virt, vars, git, python, build), plus what
  * needs no file of its own: host name, CPUs online and allowed, kernel (uname), distribution
- * (os-release), libc, and the GPUs the nvml metric source described. */
+ * (os-release), libc, and the GPUs the metric sources found (their facts). */
 #include "result/envinfo/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -79,16 +80,35 @@ json_t *envinfo_parse_os_release(const char *text)
     return o;
 }
 
-/* The GPUs of the nvml source's facts (sources: see envinfo_options): gpus and gpu_driver; or
- * gpu_error saying why there are none, when the caller knows. */
-static void gpus_json(json_t *env, const json_t *sources, const char *gpu_error)
+/* One GPU's object of `gpus`: what is known of it (docs/environment.md#gpus). */
+static json_t *gpu_json(const struct gpu_facts *f)
 {
-    const json_t *nvml = json_object_get(sources, "nvml");
-    const json_t *gpus = json_object_get(nvml, "gpus");
-    if (json_array_size(gpus) > 0) {
-        json_object_set_new(env, "gpus", json_deep_copy(gpus));
-        envinfo_set_text(env, "gpu_driver",
-                         json_string_value(json_object_get(nvml, "driver_version")));
+    json_t *g = json_pack("{s:I, s:b}", "index", (json_int_t)f->index, "usable", f->usable);
+    envinfo_set_text(g, "name", f->name);
+    envinfo_set_text(g, "uuid", f->uuid);
+    if (isfinite(f->memory_bytes) && f->memory_bytes > 0)
+        json_object_set_new(g, "memory_bytes", json_integer((json_int_t)f->memory_bytes));
+    if (f->cc_major >= 0 && f->cc_minor >= 0)
+        json_object_set_new(g, "compute_capability",
+                            json_sprintf("%d.%d", f->cc_major, f->cc_minor));
+    if (isfinite(f->sm_clock_max_hertz))
+        json_object_set_new(g, "sm_clock_max_hertz",
+                            json_integer((json_int_t)f->sm_clock_max_hertz));
+    if (f->usable)
+        json_object_set_new(g, "gpm", json_boolean(f->gpm));
+    return g;
+}
+
+/* The GPUs of the metric sources' facts (sources: see envinfo_options; NULL: none): gpus and
+ * gpu_driver; or gpu_error saying why there are none, when the caller knows. */
+static void gpus_json(json_t *env, const struct source_facts *sources, const char *gpu_error)
+{
+    if (sources && sources->n_gpus > 0) {
+        json_t *gpus = json_array();
+        for (size_t i = 0; i < sources->n_gpus; i++)
+            json_array_append_new(gpus, gpu_json(&sources->gpus[i]));
+        json_object_set_new(env, "gpus", gpus);
+        envinfo_set_text(env, "gpu_driver", sources->gpu_driver);
     } else if (gpu_error) {
         envinfo_set_text(env, "gpu_error", *gpu_error ? gpu_error : "NVML could not be opened");
     }
