@@ -51,7 +51,7 @@ int cmd_env(int argc, char **argv)
     opt.gpu_error = sampler_source_facts("nvml", &sources, gpu_error, sizeof gpu_error) == 0
                         ? NULL : gpu_error;
     opt.sources = &sources;
-    json_t *env = envinfo_capture(&opt);
+    json_t *env = envinfo_capture(&opt, NULL);
     source_facts_free(&sources);
     rc = 0;
     if (json) {

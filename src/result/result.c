@@ -84,6 +84,7 @@ void result_free(struct bench_result *r)
     free(r->reps);
     summary_free(&r->summary);
     json_decref(r->environment);
+    machine_facts_free(&r->facts);
     price_match_free(&r->price);
     memset(r, 0, sizeof *r);
 }
@@ -463,7 +464,8 @@ static json_t *summary_json(const struct summary *s)
     return j;
 }
 
-void result_capture_environment(struct bench_result *r, const struct sampler *sampler)
+const struct machine_facts *result_capture_environment(struct bench_result *r,
+                                                       const struct sampler *sampler)
 {
     struct source_facts sources = {.n_gpus = 0};
     if (sampler)
@@ -475,8 +477,10 @@ void result_capture_environment(struct bench_result *r, const struct sampler *sa
     if (base && !strncmp(base, "python", 6))
         opt.python = cmd;
     json_decref(r->environment);
-    r->environment = envinfo_capture(&opt);
+    machine_facts_free(&r->facts);
+    r->environment = envinfo_capture(&opt, &r->facts);
     source_facts_free(&sources);
+    return &r->facts;
 }
 
 static json_t *sampling_json(const struct sampling_info *si)

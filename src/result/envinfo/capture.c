@@ -1,7 +1,9 @@
 /* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
  * file each beside this one: cpu, limits, blas, virt, vars, git, python, build), plus what
  * needs no file of its own: host name, CPUs online and allowed, kernel (uname), distribution
- * (os-release), libc, and the GPUs the metric sources found (their facts). */
+ * (os-release), libc, and the GPUs the metric sources found (their facts). The facts a run
+ * reads (host name, CPU model and extensions, virtual machine, GPUs) are read into the typed
+ * facts (machine_facts.h) and written into the document from there. */
 #include "result/envinfo/internal.h"
 
 #include <math.h>
@@ -99,30 +101,47 @@ static json_t *gpu_json(const struct gpu_facts *f)
     return g;
 }
 
-/* The GPUs of the metric sources' facts (sources: see envinfo_options; NULL: none): gpus and
+/* The GPUs of the metric sources' facts (sources: see envinfo_options; NULL: none) into
+ * m->sources, their texts as the environment records them, and from there into env: gpus and
  * gpu_driver; or gpu_error saying why there are none, when the caller knows. */
-static void gpus_json(json_t *env, const struct source_facts *sources, const char *gpu_error)
+static void gpus_capture(json_t *env, struct machine_facts *m, const struct source_facts *sources,
+                         const char *gpu_error)
 {
-    if (sources && sources->n_gpus > 0) {
+    if (sources) {
+        source_facts_copy(&m->sources, sources);
+        envinfo_copy_text(m->sources.gpu_driver, sizeof m->sources.gpu_driver,
+                          sources->gpu_driver);
+        for (size_t i = 0; i < m->sources.n_gpus; i++) {
+            struct gpu_facts *g = &m->sources.gpus[i];
+            envinfo_copy_text(g->name, sizeof g->name, sources->gpus[i].name);
+            envinfo_copy_text(g->uuid, sizeof g->uuid, sources->gpus[i].uuid);
+        }
+    }
+    if (m->sources.n_gpus > 0) {
         json_t *gpus = json_array();
-        for (size_t i = 0; i < sources->n_gpus; i++)
-            json_array_append_new(gpus, gpu_json(&sources->gpus[i]));
+        for (size_t i = 0; i < m->sources.n_gpus; i++)
+            json_array_append_new(gpus, gpu_json(&m->sources.gpus[i]));
         json_object_set_new(env, "gpus", gpus);
-        envinfo_set_text(env, "gpu_driver", sources->gpu_driver);
+        envinfo_set_text(env, "gpu_driver", m->sources.gpu_driver);
     } else if (gpu_error) {
         envinfo_set_text(env, "gpu_error", *gpu_error ? gpu_error : "NVML could not be opened");
     }
 }
 
-json_t *envinfo_capture(const struct envinfo_options *opt)
+json_t *envinfo_capture(const struct envinfo_options *opt, struct machine_facts *facts)
 {
+    /* Each fact is read into m and written into the document from there. */
+    struct machine_facts own, *m = facts ? facts : &own;
+    memset(m, 0, sizeof *m);
     const char *root = root_of(opt);
     char *const *envp = opt && opt->envp ? opt->envp : environ;
     json_t *env = json_object();
 
     char host[256] = "";
-    if (gethostname(host, sizeof host - 1) == 0)
-        envinfo_set_text(env, "hostname", host);
+    if (gethostname(host, sizeof host - 1) == 0) {
+        envinfo_copy_text(m->hostname, sizeof m->hostname, host);
+        envinfo_set_text(env, "hostname", m->hostname);
+    }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online > 0)
         envinfo_set_int(env, "cpus_online", online);
@@ -154,13 +173,14 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
 
     struct cpuinfo_facts cpu;
     set_object(env, "cpu", envinfo_cpu(root, envp, &cpu));
+    envinfo_cpu_machine_facts(&cpu, m);
     set_object(env, "memory", envinfo_memory(root));
     set_object(env, "cgroup", envinfo_cgroup(root));
     set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,
                                       allowed > 0 ? allowed : (int)online, cpu.cores));
-    gpus_json(env, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);
-    json_object_set_new(env, "virtualization",
-                        envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL));
+    gpus_capture(env, m, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);
+    json_t *virt = envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL, m);
+    json_object_set_new(env, "virtualization", virt);
     json_object_set_new(env, "variables", envinfo_variables(envp));
     /* Only when asked: starting an interpreter costs 20 ms to a second on a loaded machine. */
     json_t *python = opt && opt->python ? envinfo_python(root, opt->python, envp) : NULL;
@@ -171,5 +191,7 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
         if (git)
             json_object_set_new(env, "git", git);
     }
+    if (!facts)
+        machine_facts_free(&own);
     return env;
 }
