@@ -22,7 +22,6 @@
 #include "util/log.h"
 #include "util/units.h"
 #include "util/fsx.h"
-#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 void result_new_id(char *id, size_t len, int64_t *unix_ns)
@@ -572,19 +571,19 @@ json_t *result_to_json(const struct bench_result *r)
     return doc;
 }
 
-void result_price(struct bench_result *r)
+void result_price(struct bench_result *r, const struct machine_facts *facts)
 {
     price_match_free(&r->price);
     const struct price_spec *spec = r->config ? r->config->price : NULL;
     if (!spec)
         return;
-    price_match(spec, r->environment, &r->price);
+    price_match(spec, facts, &r->price);
     if (r->price.priced)
         return;
-    const char *host = jsonx_str(r->environment, "hostname");
+    const char *host = facts && facts->hostname[0] ? facts->hostname : "unknown";
     log_warn("price file %s names neither this machine (host %s) nor a 'default:': the result "
              "is not priced (mlbench env shows the names it is matched against)", spec->file,
-             host ? host : "unknown");
+             host);
     summary_warn(&r->summary, "unpriced", "price file %s names neither this machine nor a "
                  "'default:': no cost was computed", spec->file);
 }

@@ -85,17 +85,17 @@ void result_free(struct bench_result *r);
 /* Captures what the runs ran on into r->environment (envinfo_capture) and r->facts, replacing
  * any earlier capture: the machine, the git state of the current directory (runs git, 2 s at
  * most) and the static facts of the sampler's open sources (its GPUs). sampler may be NULL (no
- * GPUs). Call once after the runs, while the sampler is still open (before sampler_close), and
- * before summary_compute (the GPUs' maximum clocks mark throttled runs) and resources_analyze,
- * which read the GPUs from it. Reads nothing of the summary. Returns &r->facts. */
+ * GPUs). Call once after the runs, while the sampler is still open (before sampler_close).
+ * Reads nothing of the summary. Returns &r->facts, for summary_compute, result_price and
+ * resources_analyze, which take them. */
 const struct machine_facts *result_capture_environment(struct bench_result *r,
                                                        const struct sampler *sampler);
 
-/* Decides the price of the result from config->price and r->environment (price_match): call
- * after result_capture_environment. A price file that names neither this machine nor a
- * default leaves the result unpriced, with a warning logged and one in the summary
- * ("unpriced"). Nothing happens without a price. */
-void result_price(struct bench_result *r);
+/* Decides the price of the result from config->price and the machine's facts (price_match;
+ * NULL: none known), after summary_compute (whose warnings it adds to). A price file that
+ * names neither this machine nor a default leaves the result unpriced, with a warning logged
+ * and one in the summary ("unpriced"). Nothing happens without a price. */
+void result_price(struct bench_result *r, const struct machine_facts *facts);
 
 /* The whole result as JSON (new reference). Pure serialisation: the environment is the one
  * result_capture_environment captured ({} when none was). */
