@@ -82,7 +82,8 @@ static void section_workload(struct outline *o, const struct doc_result *r,
     export_table_init(&t, 2, "setting", "value");
     size_t row = export_table_row(&t, 0);
     export_table_set(&t, row, 0, "label");
-    export_table_set(&t, row, 1, "%s", str_or(r->label, "-"));
+    snprintf(buf, sizeof buf, "%s", str_or(r->label, "-")); /* as long as any setting */
+    export_table_set(&t, row, 1, "%s", buf);
     const char *k;
     const json_t *v;
     json_object_foreach((json_t *)r->config.json, k, v) {
