@@ -15,26 +15,14 @@
 
 #include <jansson.h>
 
+#include "doc/history.h"
+
 #define STORE_DEFAULT_DIR ".mlbench"
 #define STORE_INDEX_FILE "results.db" /* in the store directory */
 #define STORE_RUNS_DIR "runs"         /* in the store directory */
 
-/* Statistics of one figure of a result, as its JSON summary gives them; NAN where null. */
-struct store_stats {
-    long n;              /* runs the figure is over (0: unknown) */
-    double median_ns;
-    double ci_low_ns, ci_high_ns; /* interval of the median */
-    double ci_level;     /* coverage of that interval, 0..1 */
-    double mad_ns;       /* raw median absolute deviation */
-};
-
-struct store_stage {
-    char *name;
-    int depth;           /* nesting depth, 0 = outermost */
-    struct store_stats t;
-};
-
-/* One indexed result. Strings are owned by the entry; optional ones are NULL when absent. */
+/* One indexed result, its figures typed as the history's (doc/history.h). Strings are owned by
+ * the entry; optional ones are NULL when absent. */
 struct store_entry {
     char *id;
     char *path;              /* result file: relative to the store directory when inside it */
@@ -46,8 +34,8 @@ struct store_entry {
     char *created;           /* ISO 8601 UTC, sorts as time */
     char *status;            /* "complete" or "interrupted" */
     long runs_measured, runs_ok;
-    struct store_stats wall; /* the whole run ("total") */
-    struct store_stage *stages; /* summary stages in their order */
+    struct doc_history_stats wall;      /* the whole run ("total") */
+    struct doc_history_stage *stages;   /* summary stages in their order (names owned) */
     json_t *doc;             /* the document, for a store that keeps it (borrowed); or NULL */
     size_t n_stages;
     /* The file as it was indexed: a file changed since (edited, truncated) is indexed again at
