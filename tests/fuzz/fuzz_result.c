@@ -153,7 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (store_record(store_dir, cand_path, r, err, sizeof err) == 0)
         history();
 
-    /* compare: text (through the command), then the reports */
+    /* compare: text (through the command, of the command line's library), then the reports */
     char *c1[] = {"compare", base_path, cand_path, "--resamples", "100", NULL};
     char *c2[] = {"compare", cand_path, cand_path, "--resamples", "100", "--fail-if-slower",
                   "1", NULL};
