@@ -125,6 +125,17 @@ int store_exit_status(void);
  * -1 with err. */
 int store_add(struct store *s, json_t *doc, char *err, size_t errlen);
 
+/* Copies results into the open store to, each with store_add: the n_refs results that refs
+ * names (each read as store_load reads a reference of the store at from_dir; from may then be
+ * NULL) or, when refs is NULL, those of the open store from that q matches. Stops at the first
+ * that cannot be read or added. *added and *there count the results added and those that were
+ * there already, on failure too. Returns 0; -1 with err when the results of from could not be
+ * listed (nothing was tried), -2 with err when one could not be copied (store_exit_status says
+ * 2 or 3 either way). */
+int store_copy(struct store *from, const char *from_dir, char *const *refs, size_t n_refs,
+               const struct store_query *q, struct store *to, size_t *added, size_t *there,
+               char *err, size_t errlen);
+
 /* The document of entry e of the open store s (from store_list): its file, or the shared
  * store's row. Owned by the caller; NULL with err. */
 json_t *store_get(struct store *s, const struct store_entry *e, char *err, size_t errlen);
