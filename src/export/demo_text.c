@@ -9,21 +9,9 @@
 
 #include "doc/result.h"
 #include "export/table.h"
+#include "export/text.h"
 #include "util/jsonx.h"
-#include "util/term.h"
 #include "util/units.h"
-
-/* Writes draw(mem, arg) to out through a canvas: cleaned of control characters, then flushed.
- * Returns 0, or -1 when out cannot be written. */
-static int on_canvas(FILE *out, void (*draw)(FILE *, const void *), const void *arg)
-{
-    struct term_canvas canvas;
-    if (term_canvas_open(&canvas, out) < 0)
-        return -1;
-    draw(canvas.f, arg);
-    int rc = term_canvas_close(&canvas);
-    return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
-}
 
 double export_demo_counter(const json_t *r, const char *name)
 {
@@ -105,7 +93,7 @@ static void bottleneck_text(FILE *out, const void *arg)
 int export_demo_print_bottleneck(FILE *out, const json_t *r)
 {
     struct doc_result *d = doc_result_read(r);
-    int rc = on_canvas(out, bottleneck_text, d);
+    int rc = export_text_draw(out, bottleneck_text, d);
     doc_result_free(d);
     return rc;
 }
@@ -165,7 +153,7 @@ static void batch_text(FILE *out, const void *arg)
 int export_demo_print_batch_choice(FILE *out, const json_t *sweep, int fallback)
 {
     const struct batch_choice c = {sweep, fallback};
-    return on_canvas(out, batch_text, &c);
+    return export_text_draw(out, batch_text, &c);
 }
 
 /* ---- step 6 --------------------------------------------------------------------------- */
@@ -250,5 +238,5 @@ static void final_text(FILE *out, const void *arg)
 
 int export_demo_print_final(FILE *out, const struct export_demo_final *f)
 {
-    return on_canvas(out, final_text, f);
+    return export_text_draw(out, final_text, f);
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "export/table.h"
+#include "export/text.h"
 #include "util/strbuf.h"
-#include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -466,11 +466,12 @@ static void print_text(FILE *out, const struct doc_history *h)
         print_changes(out, h);
 }
 
+static void draw_text(FILE *out, const void *h)
+{
+    print_text(out, h);
+}
+
 int history_text_print(FILE *out, const struct doc_history *h)
 {
-    struct term_canvas canvas;
-    if (term_canvas_open(&canvas, out) < 0)
-        return -1;
-    print_text(canvas.f, h);
-    return term_canvas_close(&canvas);
+    return export_text_draw(out, draw_text, h);
 }
