@@ -4,7 +4,7 @@
  * `mlbench sweep --find-max`, every core) under an accuracy guard, 6 the whole pipeline, baseline
  * against final, and how to keep watching. Each step is this same binary run as a child
  * (`mlbench run`, `sweep`, `compare`, `report`), its command line printed first, so the demo
- * shows what a user would type; the views between steps are demo_views.c's. */
+ * shows what a user would type; the views between steps are export/demo_text.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -16,9 +16,9 @@
 #include "cli/commands.h"
 #include "store/store.h"
 #include "cli/demo_cmdline.h"
-#include "cli/demo_views.h"
 #include "cli/options.h"
 #include "cli/workload_path.h"
+#include "export/demo_text.h"
 #include "result/envinfo.h"
 #include "doc/result_file.h"
 #include "util/clock.h"
@@ -298,8 +298,8 @@ static int search_batch(const struct demo *d, const struct files *f, double acc3
         log_error("the batch search stopped (exit status %d) and wrote no sweep document", rc);
         return -1;
     }
-    int batch = demo_chosen_batch(doc, keep);
-    demo_print_batch_choice(stdout, doc, keep);
+    int batch = export_demo_chosen_batch(doc, keep);
+    export_demo_print_batch_choice(stdout, doc, keep);
     json_decref(doc);
     return batch;
 }
@@ -391,7 +391,7 @@ static int six_steps(struct demo *d, struct files *f)
     }
 
     header(2, "bottleneck: the analysis of step 1");
-    demo_print_bottleneck(stdout, r1);
+    export_demo_print_bottleneck(stdout, r1);
 
     snprintf(title, sizeof title, "optimise loading and preprocessing: %d loader thread%s, 4 "
              "batches prefetched", d->loaders, d->loaders == 1 ? "" : "s");
@@ -416,7 +416,7 @@ static int six_steps(struct demo *d, struct files *f)
              "measurement, %d thread%s", d->cpus, d->cpus == 1 ? "" : "s");
     header(5, title);
     d->bf16 = choose_bf16();
-    int batch = search_batch(d, f, demo_counter(r3, "accuracy"));
+    int batch = search_batch(d, f, export_demo_counter(r3, "accuracy"));
     if (batch < 0) {
         rc = 1;
         failed = "the batch search";
@@ -450,16 +450,11 @@ static int six_steps(struct demo *d, struct files *f)
                GUARD_POINTS);
 
     header(6, "final: the whole pipeline, baseline (step 1) -> final (step 5)");
-    json_t *table = json_pack("{s:O, s:O, s:f, s:{s:f, s:b}}", "before", r1, "after", r5,
-                              "target", d->target, "guard", "max_drop", GUARD_POINTS,
-                              "passed", passed);
     /* the guard's baseline: step 3's configuration as step 5's sweep measured it; a missing
-     * accuracy stays missing (printed "-"), never 0 */
-    double acc3 = demo_counter(r3_again, "accuracy");
-    if (isfinite(acc3))
-        json_object_set_new(json_object_get(table, "guard"), "baseline", json_real(acc3));
-    demo_print_final(stdout, table);
-    json_decref(table);
+     * accuracy stays missing, never 0 */
+    const struct export_demo_final table = {r1, r5, d->target, GUARD_POINTS,
+                                            export_demo_counter(r3_again, "accuracy"), passed};
+    export_demo_print_final(stdout, &table);
     if ((rc = keep_watching(d, f, &final)) != 0) {
         failed = "the report";
         goto out;

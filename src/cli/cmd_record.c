@@ -2,10 +2,9 @@
  * python/mlbench_marker's pytest plugin) as results, the way `mlbench run` stores its own. Reads
  * documents of schema "mlbench.timings/1" (docs/cli.md, "mlbench record"; read and checked by
  * doc/timings.c), checks every one before storing any, makes each a result (result/record.c)
- * and hands it to the store writer that runs use (bench/bench.c). */
-#include <math.h>
+ * and hands it to the store writer that runs use (bench/bench.c), then says what it stored
+ * (export/record_text.h). */
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +15,11 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "doc/timings.h"
+#include "export/record_text.h"
 #include "result/record.h"
 #include "result/result.h"
 #include "store/store.h"
 #include "util/log.h"
-#include "util/term.h"
-#include "util/units.h"
-#include "util/xalloc.h"
 
 static const char usage_text[] =
     "Usage: mlbench record [options] [FILE]\n"
@@ -52,67 +49,6 @@ struct record_options {
     const char *label, *store, *output, *file;
     bool json, quiet;
 };
-
-/* ------------------------------------------------------------------ output */
-
-/* "1 round", "20 rounds". */
-static const char *plural(double n, const char *one, const char *many, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.0f %s", n, n == 1 ? one : many);
-    return buf;
-}
-
-/* The line for people: "stored ID  label 'x'  sort: 1.234 us per call (median of ...)", with
- * the warnings under it; through term_clean (names come from the input). */
-static void print_stored(const struct bench_result *r, const struct timings *t)
-{
-    const struct stats_summary *w = &r->summary.wall;
-    char med[32], lo[32], hi[32], rounds[48], calls[48], line[2048];
-    int n = snprintf(line, sizeof line, "stored %s  ", r->id);
-    if (t->label)
-        n += snprintf(line + n, sizeof line - (size_t)n, "label '%s'  ", t->label);
-    n += snprintf(line + n, sizeof line - (size_t)n, "%s: %s per call (median of %s of %s", t->name,
-                  units_duration(w->median, med, sizeof med),
-                  plural((double)t->n_rounds, "round", "rounds", rounds, sizeof rounds),
-                  plural(t->number, "call", "calls", calls, sizeof calls));
-    if (isfinite(w->ci_low) && isfinite(w->ci_high) && isfinite(w->ci_level) && w->n >= 3)
-        /* The interval is the 95 % one from 6 rounds on (stats.h); below, it says what it
-         * covers. */
-        n += snprintf(line + n, sizeof line - (size_t)n, ", %.0f%% CI %s .. %s",
-                      w->ci_level >= 0.95 ? 95 : floor(100 * w->ci_level),
-                      units_duration(w->ci_low, lo, sizeof lo),
-                      units_duration(w->ci_high, hi, sizeof hi));
-    snprintf(line + n, sizeof line - (size_t)n, ")\n");
-    term_clean(stdout, line, strlen(line));
-    for (size_t i = 0; i < r->summary.n_warnings; i++) {
-        fputs("  ! ", stdout);
-        term_clean(stdout, r->summary.warnings[i].message,
-                   strlen(r->summary.warnings[i].message));
-        putc('\n', stdout);
-    }
-}
-
-static json_t *jnum_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* --json: one object per stored result. */
-static json_t *stored_json(const struct bench_result *r, const struct timings *t,
-                           const struct bench_store *where, const char *path)
-{
-    char *abs = !where->shared && path ? realpath(path, NULL) : NULL;
-    const struct stats_summary *w = &r->summary.wall;
-    json_t *j = json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}", "id", r->id,
-                          "label", t->label ? json_string(t->label) : json_null(),
-                          "name", t->name,
-                          "path", abs ? json_string(abs) : json_null(),
-                          "median_ns", jnum_or_null(w->median),
-                          "ci_low_ns", jnum_or_null(w->ci_low),
-                          "ci_high_ns", jnum_or_null(w->ci_high), "n", (json_int_t)w->n);
-    free(abs);
-    return j;
-}
 
 /* ------------------------------------------------------------------ the command */
 
@@ -164,10 +100,12 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
         if (bench_store_write(where, r.id, o->output, &out) != 0) {
             status = 3;
         } else if (o->json) {
-            json_array_append_new(stored, stored_json(&r, &docs[i], where, out.path));
+            /* the file, absolute; none in a shared store */
+            char *abs = !where->shared && out.path ? realpath(out.path, NULL) : NULL;
+            json_array_append_new(stored, export_record_json(out.doc, &docs[i], abs));
+            free(abs);
         } else if (!o->quiet) {
-            print_stored(&r, &docs[i]);
-            fflush(stdout);
+            export_record_print(stdout, out.doc, &docs[i]);
         }
         bench_output_free(&out);
         result_free(&r);

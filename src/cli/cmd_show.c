@@ -15,8 +15,7 @@
 #include "export/sweep.h"
 #include "export/text.h"
 #include "util/log.h"
-#include "util/term.h"
-#include "doc/result_file.h"
+#include "doc/result.h"
 #include "store/store.h"
 #include "store/sweeps.h"
 
@@ -44,6 +43,15 @@ static int copy_file(FILE *out, const char *path)
     int bad = ferror(f);
     fclose(f);
     return bad ? -1 : 0;
+}
+
+/* Whether result r is a load result (it has a load section). */
+static bool is_load(const json_t *r)
+{
+    struct doc_result *d = doc_result_read(r);
+    bool load = d->load != NULL;
+    doc_result_free(d);
+    return load;
 }
 
 int cmd_show(int argc, char **argv)
@@ -100,17 +108,10 @@ int cmd_show(int argc, char **argv)
         if (json_dumpf(r, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0)
             rc = 3;
         putchar('\n');
-    } else if (json_is_object(json_object_get(r, "load"))) {
+    } else if (is_load(r)) {
         /* the process that measured is the load generator: its stage table and verdicts would
          * describe mlbench, not the server */
-        const char *id = json_string_value(json_object_get(r, "id"));
-        const char *created = json_string_value(json_object_get(r, "created"));
-        const char *label = json_string_value(json_object_get(r, "label"));
-        char line[512];
-        int len = snprintf(line, sizeof line, "result %s   created %s%s%.200s\n", id ? id : "?",
-                           created ? created : "?", label ? "   label " : "", label ? label : "");
-        term_clean(stdout, line, len > 0 && (size_t)len < sizeof line ? (size_t)len : 0);
-        rc = export_load_print(stdout, r, path) < 0 ? 3 : 0;
+        rc = export_load_print_stored(stdout, r, path) < 0 ? 3 : 0;
     } else {
         rc = export_text_print(stdout, r, path) < 0 ? 3 : 0;
     }

@@ -29,37 +29,19 @@ static const char usage_text[] =
     "  -l, --label NAME     pull only the results with this label\n"
     "  -h, --help           this help\n";
 
-/* Copies the results of from that q matches (or, with refs, those they name) into to.
- * Returns 0, or the exit status after saying what failed; says how many were copied either
- * way. */
+/* Copies what store_copy copies and says how many were copied once it started. Returns 0, or
+ * the exit status after saying what failed. */
 static int copy(struct store *from, const char *from_dir, char *const *refs, size_t n_refs,
                 const struct store_query *q, struct store *to, const char *verb)
 {
     char err[1024];
-    struct store_entry *e = NULL;
-    size_t n = n_refs, added = 0, there = 0;
-    int rc = 0;
-    if (!refs) {
-        if (store_list(from, q, &e, &n, err, sizeof err) < 0) {
-            log_error("store %.4s: %s", verb, err);
-            return store_exit_status();
-        }
-    }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        char *name = NULL;
-        json_t *doc = refs ? store_load(from_dir, refs[i], &name, err, sizeof err)
-                           : store_get(from, &e[i], err, sizeof err);
-        free(name);
-        int got = doc ? store_add(to, doc, err, sizeof err) : -1;
-        if (got < 0) {
-            log_error("store %.4s: %s", verb, err);
-            rc = store_exit_status();
-        }
-        added += got == 1;
-        there += got == 0;
-        json_decref(doc);
-    }
-    store_entries_free(e, refs ? 0 : n);
+    size_t added, there;
+    int rc = store_copy(from, from_dir, refs, n_refs, q, to, &added, &there, err, sizeof err);
+    if (rc < 0)
+        log_error("store %.4s: %s", verb, err);
+    if (rc == -1) /* nothing listed */
+        return store_exit_status();
+    rc = rc < 0 ? store_exit_status() : 0;
     printf("%s %zu result%s to %s", verb, added, added == 1 ? "" : "s", store_name(to));
     if (there)
         printf(" (%zu already there)", there);

@@ -545,6 +545,14 @@ const struct doc_stage *doc_result_stage(const struct doc_result *r, const char 
     return NULL;
 }
 
+const struct doc_counter *doc_result_counter(const struct doc_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->summary.n_counters; i++)
+        if (r->summary.counters[i].name && !strcmp(r->summary.counters[i].name, name))
+            return &r->summary.counters[i];
+    return NULL;
+}
+
 double doc_result_stage_share(const struct doc_result *r, const char *name)
 {
     if (!strcmp(name, "total"))

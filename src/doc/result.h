@@ -327,6 +327,8 @@ const char *doc_result_name(const struct doc_result *r);
 int doc_result_median_run(const struct doc_result *r);
 /* The summary stage named name, or NULL. */
 const struct doc_stage *doc_result_stage(const struct doc_result *r, const char *name);
+/* The summary counter named name, or NULL. */
+const struct doc_counter *doc_result_counter(const struct doc_result *r, const char *name);
 /* The share of the run of the stage named name (1 for "total"), or NAN. */
 double doc_result_stage_share(const struct doc_result *r, const char *name);
 /* The git commit of the working directory the result was measured in, where its environment

@@ -44,7 +44,7 @@ char *history_short_commit(const char *commit, char *buf)
     return buf;
 }
 
-char *history_series_name(const struct history_series *s)
+char *history_series_name(const struct doc_history_series *s)
 {
     if (s->label)
         return xstrdup(s->label);
@@ -98,7 +98,7 @@ const char *history_unit(double max_ns, double *scale)
     return "ns";
 }
 
-char *history_change_size(const struct history_change *c, char *buf, size_t len)
+char *history_change_size(const struct doc_history_change *c, char *buf, size_t len)
 {
     snprintf(buf, len, "%s by %.1f %%", c->change_pct > 0 ? "slower" : "faster",
              fabs(c->change_pct));
@@ -110,7 +110,7 @@ static bool same_host(const char *a, const char *b)
     return a == b || (a && b && !strcmp(a, b));
 }
 
-size_t history_hosts(const struct history_doc *d, const char ***hosts, size_t **host_of)
+size_t history_hosts(const struct doc_history *d, const char ***hosts, size_t **host_of)
 {
     const char **h = xcalloc(d->n_results + 1, sizeof *h);
     size_t *of = xcalloc(d->n_results + 1, sizeof *of), n = 0;
@@ -130,7 +130,7 @@ size_t history_hosts(const struct history_doc *d, const char ***hosts, size_t **
     return n;
 }
 
-char *history_nothing(const struct history_doc *d)
+char *history_nothing(const struct doc_history *d)
 {
     struct strbuf b = {0};
     strbuf_puts(&b, "No results");
@@ -144,7 +144,7 @@ char *history_nothing(const struct history_doc *d)
     return strbuf_take(&b);
 }
 
-char *history_filters(const struct history_doc *d)
+char *history_filters(const struct doc_history *d)
 {
     if (!d->label && !d->stage && !d->host && !d->last)
         return NULL;

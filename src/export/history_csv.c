@@ -9,7 +9,7 @@ static const char header[] = "id,created,label,command,host,commit,stage,n,media
                              "ci_high_ns,step_change\r\n";
 
 /* The point of result r in series s, or NULL (points are in the order of the results). */
-static const struct history_point *point_of(const struct history_series *s, size_t r,
+static const struct doc_history_point *point_of(const struct doc_history_series *s, size_t r,
                                             size_t *index)
 {
     size_t lo = 0, hi = s->n_points;
@@ -24,8 +24,8 @@ static const struct history_point *point_of(const struct history_series *s, size
     return lo < s->n_points && s->points[lo].result == r ? &s->points[lo] : NULL;
 }
 
-static void row(FILE *out, const struct history_result *r, const struct history_series *s,
-                const struct history_point *p, size_t index)
+static void row(FILE *out, const struct doc_history_result *r, const struct doc_history_series *s,
+                const struct doc_history_point *p, size_t index)
 {
     const char *const text[] = {r->id, r->created, r->label, r->command, r->host, r->commit,
                                 s->stage};
@@ -45,13 +45,13 @@ static void row(FILE *out, const struct history_result *r, const struct history_
     fputs("\r\n", out);
 }
 
-static int csv_write(FILE *out, const struct history_doc *d, char *err, size_t errlen)
+static int csv_write(FILE *out, const struct doc_history *d, char *err, size_t errlen)
 {
     fputs(header, out);
     for (size_t r = 0; r < d->n_results; r++)
         for (size_t k = 0; k < d->n_series; k++) {
             size_t index;
-            const struct history_point *p = point_of(&d->series[k], r, &index);
+            const struct doc_history_point *p = point_of(&d->series[k], r, &index);
             if (p)
                 row(out, &d->results[r], &d->series[k], p, index);
         }

@@ -43,14 +43,14 @@ static const char extra_style[] =
 
 /* ---- what the page filters on --------------------------------------------------------- */
 
-static bool same_name(const struct history_series *a, const struct history_series *b)
+static bool same_name(const struct doc_history_series *a, const struct doc_history_series *b)
 {
     if (a->label || b->label)
         return a->label && b->label && !strcmp(a->label, b->label);
     return !strcmp(a->command ? a->command : "", b->command ? b->command : "");
 }
 
-static void page_init(struct history_page *pg, FILE *out, const struct history_doc *d)
+static void page_init(struct history_page *pg, FILE *out, const struct doc_history *d)
 {
     memset(pg, 0, sizeof *pg);
     pg->out = out;
@@ -143,7 +143,7 @@ static void filter_rules(const struct history_page *pg)
         for (size_t j = host_filter(pg) ? 0 : pg->n_hosts; j <= pg->n_hosts; j++) {
             bool chart = false, change = false, changes = false;
             for (size_t k = 0; k < pg->d->n_series; k++) {
-                const struct history_series *s = &pg->d->series[k];
+                const struct doc_history_series *s = &pg->d->series[k];
                 bool label = i == pg->n_names || pg->name_of[k] == i;
                 chart |= label && (j == pg->n_hosts || history_html_series_on_host(pg, k, j));
                 for (size_t c = 0; c < s->n_changes; c++) {
@@ -225,7 +225,7 @@ static void filter_bar(const struct history_page *pg)
 static void changes_table(const struct history_page *pg)
 {
     FILE *out = pg->out;
-    const struct history_doc *d = pg->d;
+    const struct doc_history *d = pg->d;
     size_t n = 0;
     for (size_t k = 0; k < d->n_series; k++)
         n += d->series[k].n_changes;
@@ -239,7 +239,7 @@ static void changes_table(const struct history_page *pg)
     fputs("<div class=\"scroll\"><table>\n<thead><tr><th>benchmark</th><th>stage</th>"
           "<th>change</th></tr></thead>\n<tbody>\n", out);
     for (size_t k = 0; k < d->n_series; k++) {
-        const struct history_series *s = &d->series[k];
+        const struct doc_history_series *s = &d->series[k];
         char *name = history_series_name(s);
         for (size_t c = 0; c < s->n_changes; c++) {
             size_t host = pg->host_of[s->points[s->changes[c].point].result];
@@ -264,7 +264,7 @@ static void changes_table(const struct history_page *pg)
 static void intro(const struct history_page *pg)
 {
     FILE *out = pg->out;
-    const struct history_doc *d = pg->d;
+    const struct doc_history *d = pg->d;
     char first[32], last[32];
     char *span = xasprintf("%zu result%s measured from %s to %s (UTC)", d->n_results,
                            d->n_results == 1 ? "" : "s",
@@ -291,7 +291,7 @@ static void intro(const struct history_page *pg)
             "docs/store.md), with the levels either side.</p>\n", d->min_effect_pct);
 }
 
-static int html_write(FILE *out, const struct history_doc *d, char *err, size_t errlen)
+static int html_write(FILE *out, const struct doc_history *d, char *err, size_t errlen)
 {
     struct history_page pg;
     page_init(&pg, out, d);

@@ -30,21 +30,21 @@ struct axes {
     const char *unit;
 };
 
-static bool drawable(const struct history_point *p)
+static bool drawable(const struct doc_history_point *p)
 {
     return isfinite(p->median_ns) && p->median_ns > 0 && p->median_ns <= MAX_NS;
 }
 
 /* The interval of a point, when it is one to draw. */
-static bool interval(const struct history_point *p, double *lo, double *hi)
+static bool interval(const struct doc_history_point *p, double *lo, double *hi)
 {
     *lo = p->ci_low_ns;
     *hi = p->ci_high_ns;
     return isfinite(*lo) && isfinite(*hi) && *lo > 0 && *hi >= *lo && *hi <= MAX_NS;
 }
 
-static double x_of(const struct history_doc *d, const struct axes *a,
-                   const struct history_series *s, size_t i)
+static double x_of(const struct doc_history *d, const struct axes *a,
+                   const struct doc_history_series *s, size_t i)
 {
     double v = a->by_time ? history_time(d->results[s->points[i].result].created) : (double)i;
     return PLOT_X0 + (PLOT_X1 - PLOT_X0) * (v - a->x0) / (a->x1 - a->x0);
@@ -56,14 +56,14 @@ static double y_of(const struct axes *a, double ns)
 }
 
 /* The axes of series s; false when nothing of it can be drawn. */
-static bool axes_of(const struct history_doc *d, const struct history_series *s, struct axes *a)
+static bool axes_of(const struct doc_history *d, const struct doc_history_series *s, struct axes *a)
 {
     memset(a, 0, sizeof *a);
     double lo = INFINITY, hi = -INFINITY, t0 = INFINITY, t1 = -INFINITY;
     size_t n = 0;
     a->by_time = true;
     for (size_t i = 0; i < s->n_points; i++) {
-        const struct history_point *p = &s->points[i];
+        const struct doc_history_point *p = &s->points[i];
         if (!drawable(p))
             continue;
         double l, h, t = history_time(d->results[p->result].created);
@@ -197,11 +197,11 @@ static void y_axis(FILE *out, const struct axes *a)
 }
 
 /* The tooltip of point i of s. */
-static void point_title(FILE *out, const struct history_page *pg, const struct history_series *s,
+static void point_title(FILE *out, const struct history_page *pg, const struct doc_history_series *s,
                         size_t i)
 {
-    const struct history_point *p = &s->points[i];
-    const struct history_result *r = &pg->d->results[p->result];
+    const struct doc_history_point *p = &s->points[i];
+    const struct doc_history_result *r = &pg->d->results[p->result];
     char when[32], v[32], lo[32], hi[32];
     fputs("<title>", out);
     html_text(out, r->id);
@@ -237,7 +237,7 @@ static void point_title(FILE *out, const struct history_page *pg, const struct h
 }
 
 /* The points of host h in s: band, line, dots. */
-static void host_line(FILE *out, const struct history_page *pg, const struct history_series *s,
+static void host_line(FILE *out, const struct history_page *pg, const struct doc_history_series *s,
                       const struct axes *a, size_t h)
 {
     size_t *idx = xcalloc(s->n_points + 1, sizeof *idx), n = 0, with_ci = 0;
@@ -278,7 +278,7 @@ static void host_line(FILE *out, const struct history_page *pg, const struct his
         fputs("\"/>\n", out);
     }
     for (size_t k = 0; k < n; k++) {
-        const struct history_point *p = &s->points[idx[k]];
+        const struct doc_history_point *p = &s->points[idx[k]];
         double x = x_of(pg->d, a, s, idx[k]), l, hh;
         fputs("<g>", out);
         if (n == 1 && interval(p, &l, &hh))
@@ -296,14 +296,14 @@ static void host_line(FILE *out, const struct history_page *pg, const struct his
 
 /* The change markers: a dashed line where each starts, the levels either side, and a label
  * "slower by 98.3 % from a1b2c3d4e5f6" on one of two rows above the plot. */
-static void change_marks(FILE *out, const struct history_page *pg, const struct history_series *s,
+static void change_marks(FILE *out, const struct history_page *pg, const struct doc_history_series *s,
                          const struct axes *a)
 {
     for (size_t c = 0; c < s->n_changes; c++) {
-        const struct history_change *ch = &s->changes[c];
+        const struct doc_history_change *ch = &s->changes[c];
         if (!drawable(&s->points[ch->point]))
             continue;
-        const struct history_result *r = &pg->d->results[s->points[ch->point].result];
+        const struct doc_history_result *r = &pg->d->results[s->points[ch->point].result];
         const char *colour = ch->change_pct > 0 ? SLOWER : FASTER;
         double x = x_of(pg->d, a, s, ch->point);
         size_t from = c ? s->changes[c - 1].point : 0;
@@ -345,7 +345,7 @@ static void change_marks(FILE *out, const struct history_page *pg, const struct 
 void history_html_chart(const struct history_page *pg, size_t k)
 {
     FILE *out = pg->out;
-    const struct history_series *s = &pg->d->series[k];
+    const struct doc_history_series *s = &pg->d->series[k];
     char *name = history_series_name(s);
     fprintf(out, "<figure class=\"");
     history_html_series_classes(pg, k);

@@ -24,7 +24,7 @@ const char *history_html_host_name(const char *host)
 /* Whether series k has a point measured on host h. */
 bool history_html_series_on_host(const struct history_page *pg, size_t k, size_t h)
 {
-    const struct history_series *s = &pg->d->series[k];
+    const struct doc_history_series *s = &pg->d->series[k];
     for (size_t i = 0; i < s->n_points; i++)
         if (pg->host_of[s->points[i].result] == h)
             return true;
@@ -43,7 +43,7 @@ void history_html_series_classes(const struct history_page *pg, size_t k)
 /* ---- the sentence of a change --------------------------------------------------------- */
 
 /* <a href="URL"><code>a1b2c3d4e5f6</code></a>, or the code alone without a template. */
-static void commit_html(FILE *out, const struct history_doc *d, const char *commit)
+static void commit_html(FILE *out, const struct doc_history *d, const char *commit)
 {
     char shortc[13];
     char *url = history_commit_url(d->commit_url, commit);
@@ -64,12 +64,12 @@ static void commit_html(FILE *out, const struct history_doc *d, const char *comm
 
 /* "<b>slower by 98.3 %</b> from commit C (result ID, host H): 20.1 ms → 40.3 ms; the result
  * before: commit B (ID)." */
-void history_html_change(FILE *out, const struct history_doc *d, const struct history_series *s,
-                         const struct history_change *c)
+void history_html_change(FILE *out, const struct doc_history *d, const struct doc_history_series *s,
+                         const struct doc_history_change *c)
 {
-    const struct history_result *r = &d->results[s->points[c->point].result];
+    const struct doc_history_result *r = &d->results[s->points[c->point].result];
     /* the result before: detect starts no change at the first point, but the model allows it */
-    const struct history_result *b = c->point ? &d->results[s->points[c->point - 1].result]
+    const struct doc_history_result *b = c->point ? &d->results[s->points[c->point - 1].result]
                                               : NULL;
     char size[48], x[32], y[32];
     fprintf(out, "<b class=\"%s\">%s</b> from ", c->change_pct > 0 ? "slower" : "faster",

@@ -21,7 +21,7 @@ extern const char *const history_html_palette[N_PALETTE];
 /* The page being written and what it filters on (history_html.c fills it). */
 struct history_page {
     FILE *out;
-    const struct history_doc *d;
+    const struct doc_history *d;
     const char **hosts;     /* distinct hosts of the results */
     size_t n_hosts;
     size_t *host_of;        /* per result: index in hosts */
@@ -39,7 +39,7 @@ bool history_html_series_on_host(const struct history_page *pg, size_t k, size_t
 void history_html_series_classes(const struct history_page *pg, size_t k);
 /* Writes to out the sentence of change c of series s of d, as HTML: "<b>slower by 98.3 %</b>
  * from commit C (result ID): 20.1 ms -> 40.3 ms; the result before: commit B (ID)." */
-void history_html_change(FILE *out, const struct history_doc *d, const struct history_series *s,
-                         const struct history_change *c);
+void history_html_change(FILE *out, const struct doc_history *d, const struct doc_history_series *s,
+                         const struct doc_history_change *c);
 
 #endif

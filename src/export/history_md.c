@@ -26,7 +26,7 @@ static void md_url(FILE *out, const char *url)
 }
 
 /* The short commit, linked when the template allows. */
-static void md_commit(FILE *out, const struct history_doc *d, const char *commit)
+static void md_commit(FILE *out, const struct doc_history *d, const char *commit)
 {
     char shortc[13];
     if (!commit) {
@@ -46,7 +46,7 @@ static void md_commit(FILE *out, const struct history_doc *d, const char *commit
 }
 
 /* "20.12 ms .. 20.31 ms (95 %)", or "-". */
-static void md_interval(FILE *out, const struct history_point *p)
+static void md_interval(FILE *out, const struct doc_history_point *p)
 {
     char a[32], b[32];
     if (!isfinite(p->ci_low_ns) || !isfinite(p->ci_high_ns)) {
@@ -60,14 +60,14 @@ static void md_interval(FILE *out, const struct history_point *p)
 }
 
 /* "**slower by 98.3 %** (20.12 ms → 40.31 ms)" */
-static void md_change(FILE *out, const struct history_change *c)
+static void md_change(FILE *out, const struct doc_history_change *c)
 {
     char size[48], a[32], b[32];
     fprintf(out, "**%s** (%s \u2192 %s)", history_change_size(c, size, sizeof size),
             units_duration(c->before_ns, a, sizeof a), units_duration(c->after_ns, b, sizeof b));
 }
 
-static void md_series(FILE *out, const struct history_doc *d, const struct history_series *s,
+static void md_series(FILE *out, const struct doc_history *d, const struct doc_history_series *s,
                       bool hosts)
 {
     char *name = history_series_name(s);
@@ -84,8 +84,8 @@ static void md_series(FILE *out, const struct history_doc *d, const struct histo
     fprintf(out, "| date (UTC) | commit | id |%s median | interval of the median | change |\n"
             "|---|---|---|%s---:|---|---|\n", hosts ? " host |" : "", hosts ? "---|" : "");
     for (size_t i = 0; i < s->n_points; i++) {
-        const struct history_point *p = &s->points[i];
-        const struct history_result *r = &d->results[p->result];
+        const struct doc_history_point *p = &s->points[i];
+        const struct doc_history_result *r = &d->results[p->result];
         char when[32], med[32];
         fputs("| ", out);
         export_md_text(out, history_created(r->created, when, sizeof when), 1);
@@ -109,7 +109,7 @@ static void md_series(FILE *out, const struct history_doc *d, const struct histo
 }
 
 /* The list of every change, before the tables: what a reviewer reads first. */
-static void md_changes(FILE *out, const struct history_doc *d)
+static void md_changes(FILE *out, const struct doc_history *d)
 {
     size_t n = 0;
     for (size_t k = 0; k < d->n_series; k++)
@@ -121,10 +121,10 @@ static void md_changes(FILE *out, const struct history_doc *d)
     }
     fputs("Step changes:\n\n", out);
     for (size_t k = 0; k < d->n_series; k++) {
-        const struct history_series *s = &d->series[k];
+        const struct doc_history_series *s = &d->series[k];
         char *name = history_series_name(s);
         for (size_t c = 0; c < s->n_changes; c++) {
-            const struct history_result *r = &d->results[s->points[s->changes[c].point].result];
+            const struct doc_history_result *r = &d->results[s->points[s->changes[c].point].result];
             fputs("- ", out);
             export_md_text(out, name, 1);
             fputs(" (", out);
@@ -147,7 +147,7 @@ static void md_changes(FILE *out, const struct history_doc *d)
     fputc('\n', out);
 }
 
-static int md_write(FILE *out, const struct history_doc *d, char *err, size_t errlen)
+static int md_write(FILE *out, const struct doc_history *d, char *err, size_t errlen)
 {
     fputs("# mlbench history: ", out);
     export_md_text(out, d->store ? d->store : "", 1);

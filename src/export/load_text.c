@@ -5,10 +5,12 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "doc/load.h"
+#include "doc/result.h"
 #include "export/table.h"
 #include "export/text.h"
 #include "util/units.h"
@@ -139,4 +141,23 @@ static void load_text(FILE *f, const json_t *doc, const char *path)
 int export_load_print(FILE *out, const json_t *doc, const char *path)
 {
     return export_text_compose(out, load_text, doc, path);
+}
+
+/* A line naming the stored result doc, then its load view. */
+static void stored_text(FILE *f, const json_t *doc, const char *path)
+{
+    struct doc_result *r = doc_result_read(doc);
+    char line[512];
+    int len = snprintf(line, sizeof line, "result %s   created %s%s%.200s\n",
+                       r->id ? r->id : "?", r->created ? r->created : "?",
+                       r->label ? "   label " : "", r->label ? r->label : "");
+    if (len > 0 && (size_t)len < sizeof line)
+        fputs(line, f);
+    doc_result_free(r);
+    load_text(f, doc, path);
+}
+
+int export_load_print_stored(FILE *out, const json_t *doc, const char *path)
+{
+    return export_text_compose(out, stored_text, doc, path);
 }

@@ -17,4 +17,9 @@
  * the document reaches out). Returns 0, or -1 when out cannot be written. */
 int export_load_print(FILE *out, const json_t *doc, const char *path);
 
+/* What `mlbench show` prints of a stored load result doc: a line naming it (its id, when it was
+ * created, its label), then the view of export_load_print. Returns 0, or -1 when out cannot be
+ * written. */
+int export_load_print_stored(FILE *out, const json_t *doc, const char *path);
+
 #endif

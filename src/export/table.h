@@ -63,6 +63,10 @@ struct export_text_column {
     const char *sep;    /* written before the column (NULL: two spaces); before column 0 it
                          * starts the line (NULL: nothing) */
     bool head_left;     /* the header is left-aligned although the column is right-aligned */
+    bool bytes;         /* widths, and the padding up to them, counted in bytes as a printf
+                         * field width counts them rather than in terminal columns: a layout
+                         * kept from printf (a character of several bytes then takes less
+                         * room) */
 };
 
 /* How a table is laid out on a terminal. */

@@ -4,6 +4,7 @@
 #include "export/table.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/term.h"
 #include "util/xalloc.h"
@@ -13,6 +14,12 @@ static const struct export_text_column default_column;
 static const struct export_text_column *column(const struct export_text_layout *l, size_t c)
 {
     return l->col ? &l->col[c] : &default_column;
+}
+
+/* The room s takes in column col: terminal columns, or bytes. */
+static int room(const struct export_text_column *col, const char *s)
+{
+    return col->bytes ? (int)strlen(s) : term_cols(s);
 }
 
 /* The text of a cell as shown: the first column indented, a capped column cut. A new string. */
@@ -54,7 +61,7 @@ static int *widths(const struct export_table *t, const struct export_text_layout
         w[c] = col->min;
         for (long r = l->header ? -1 : 0; r < (long)t->nrows; r++) {
             char *s = shown(t, l, r, c);
-            int k = term_cols(s);
+            int k = room(col, s);
             w[c] = k > w[c] ? k : w[c];
             free(s);
         }
@@ -95,7 +102,7 @@ static int print_row(FILE *out, const struct export_table *t, const struct expor
             rc = -1;
         char *s = shown(t, l, row, c);
         bool right = (t->numeric >> c) & 1u && !(row < 0 && col->head_left);
-        int pad = w[c] - term_cols(s);
+        int pad = w[c] - room(col, s);
         if (l->trim && c + 1 == end && !right)
             pad = 0;
         if (right && spaces(out, pad) < 0)

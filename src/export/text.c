@@ -647,15 +647,34 @@ static void summary_text(FILE *out, const json_t *doc, const char *result_path)
     doc_result_free(r);
 }
 
-int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
-                        const json_t *doc, const char *path)
+int export_text_draw(FILE *out, void (*draw)(FILE *, const void *), const void *arg)
 {
     struct term_canvas canvas;
     if (term_canvas_open(&canvas, out) < 0)
         return -1;
-    compose(canvas.f, doc, path);
+    draw(canvas.f, arg);
     int rc = term_canvas_close(&canvas);
     return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+/* What export_text_compose hands export_text_draw. */
+struct composed {
+    void (*compose)(FILE *, const json_t *, const char *);
+    const json_t *doc;
+    const char *path;
+};
+
+static void draw_composed(FILE *out, const void *arg)
+{
+    const struct composed *c = arg;
+    c->compose(out, c->doc, c->path);
+}
+
+int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
+                        const json_t *doc, const char *path)
+{
+    const struct composed c = {compose, doc, path};
+    return export_text_draw(out, draw_composed, &c);
 }
 
 int export_text_print(FILE *out, const json_t *doc, const char *result_path)

@@ -31,6 +31,10 @@ int export_text_print(FILE *out, const json_t *doc, const char *result_path);
 int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const char *),
                         const json_t *doc, const char *path);
 
+/* The same for a view of anything: draw(mem, arg) written to out through term_clean. Returns
+ * 0, or -1 when out cannot be written. */
+int export_text_draw(FILE *out, void (*draw)(FILE *, const void *), const void *arg);
+
 /* Prints {"id", "result_file", "status", "summary", "warnings"} of doc as one JSON document
  * (ASCII, indented) and a newline. result_path may be NULL (written as null). */
 void export_text_print_json(FILE *out, json_t *doc, const char *result_path);

@@ -406,7 +406,7 @@ static int put_one(struct pg_store *x, const struct store_entry *e, bool *added,
     *added = PQntuples(r) == 1;
     PQclear(r);
     for (size_t k = 0; *added && k < e->n_stages; k++) {
-        const struct store_stage *s = &e->stages[k];
+        const struct doc_history_stage *s = &e->stages[k];
         char pos[24], depth[24], n[24], v[5][32];
         snprintf(pos, sizeof pos, "%zu", k);
         snprintf(depth, sizeof depth, "%d", s->depth);
@@ -463,7 +463,7 @@ static long count_value(const PGresult *r, int row, int col, long max)
     return v >= 0 && v <= max ? v : 0;
 }
 
-static void stats_value(const PGresult *r, int row, int first, struct store_stats *t)
+static void stats_value(const PGresult *r, int row, int first, struct doc_history_stats *t)
 {
     t->n = count_value(r, row, first, 1000000000L);
     t->median_ns = real_value(r, row, first + 1);
@@ -497,7 +497,7 @@ static void read_stages(const PGresult *r, struct store_entry *e, size_t n)
             return; /* cannot happen: one snapshot, one order */
         struct store_entry *to = &e[i];
         to->stages = xreallocarray(to->stages, to->n_stages + 1, sizeof *to->stages);
-        struct store_stage *s = &to->stages[to->n_stages++];
+        struct doc_history_stage *s = &to->stages[to->n_stages++];
         s->name = xstrdup(PQgetvalue(r, row, 1));
         s->depth = (int)count_value(r, row, 2, 1000);
         stats_value(r, row, 3, &s->t);

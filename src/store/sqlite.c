@@ -313,7 +313,7 @@ static void bind_real(sqlite3_stmt *st, int i, double v)
         sqlite3_bind_null(st, i);
 }
 
-static void bind_stats(sqlite3_stmt *st, int first, const struct store_stats *t)
+static void bind_stats(sqlite3_stmt *st, int first, const struct doc_history_stats *t)
 {
     sqlite3_bind_int64(st, first, t->n);
     bind_real(st, first + 1, t->median_ns);
@@ -368,7 +368,7 @@ static int put_one(sqlite3_stmt *ins, sqlite3_stmt *ins_stage, const struct stor
     if (step_done(ins) < 0)
         return -1;
     for (size_t k = 0; k < e->n_stages; k++) {
-        const struct store_stage *s = &e->stages[k];
+        const struct doc_history_stage *s = &e->stages[k];
         bind_text(ins_stage, 1, e->id);
         sqlite3_bind_int64(ins_stage, 2, (sqlite3_int64)k);
         bind_text(ins_stage, 3, s->name);
@@ -428,7 +428,7 @@ static double column_real(sqlite3_stmt *st, int i)
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
-static void column_stats(sqlite3_stmt *st, int first, struct store_stats *t)
+static void column_stats(sqlite3_stmt *st, int first, struct doc_history_stats *t)
 {
     t->n = (long)sqlite3_column_int64(st, first);
     t->median_ns = column_real(st, first + 1);
@@ -448,7 +448,7 @@ static int read_stages(sqlite3_stmt *st, struct store_entry *e)
             cap = cap ? 2 * cap : 8;
             e->stages = xreallocarray(e->stages, cap, sizeof *e->stages);
         }
-        struct store_stage *s = &e->stages[e->n_stages++];
+        struct doc_history_stage *s = &e->stages[e->n_stages++];
         s->name = column_text(st, 0);
         if (!s->name)
             s->name = xstrdup("");

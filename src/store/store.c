@@ -658,6 +658,31 @@ json_t *store_load(const char *store_dir, const char *ref, char **name_out, char
     return doc;
 }
 
+int store_copy(struct store *from, const char *from_dir, char *const *refs, size_t n_refs,
+               const struct store_query *q, struct store *to, size_t *added, size_t *there,
+               char *err, size_t errlen)
+{
+    struct store_entry *e = NULL;
+    size_t n = n_refs;
+    *added = *there = 0;
+    if (!refs && store_list(from, q, &e, &n, err, errlen) < 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *name = NULL;
+        json_t *doc = refs ? store_load(from_dir, refs[i], &name, err, errlen)
+                           : store_get(from, &e[i], err, errlen);
+        free(name);
+        int got = doc ? store_add(to, doc, err, errlen) : -1;
+        rc = got < 0 ? -2 : 0;
+        *added += got == 1;
+        *there += got == 0;
+        json_decref(doc);
+    }
+    store_entries_free(e, refs ? 0 : n);
+    return rc;
+}
+
 int store_add(struct store *s, json_t *doc, char *err, size_t errlen)
 {
     const char *id = json_string_value(json_object_get(doc, "id"));

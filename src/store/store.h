@@ -15,26 +15,14 @@
 
 #include <jansson.h>
 
+#include "doc/history.h"
+
 #define STORE_DEFAULT_DIR ".mlbench"
 #define STORE_INDEX_FILE "results.db" /* in the store directory */
 #define STORE_RUNS_DIR "runs"         /* in the store directory */
 
-/* Statistics of one figure of a result, as its JSON summary gives them; NAN where null. */
-struct store_stats {
-    long n;              /* runs the figure is over (0: unknown) */
-    double median_ns;
-    double ci_low_ns, ci_high_ns; /* interval of the median */
-    double ci_level;     /* coverage of that interval, 0..1 */
-    double mad_ns;       /* raw median absolute deviation */
-};
-
-struct store_stage {
-    char *name;
-    int depth;           /* nesting depth, 0 = outermost */
-    struct store_stats t;
-};
-
-/* One indexed result. Strings are owned by the entry; optional ones are NULL when absent. */
+/* One indexed result, its figures typed as the history's (doc/history.h). Strings are owned by
+ * the entry; optional ones are NULL when absent. */
 struct store_entry {
     char *id;
     char *path;              /* result file: relative to the store directory when inside it */
@@ -46,8 +34,8 @@ struct store_entry {
     char *created;           /* ISO 8601 UTC, sorts as time */
     char *status;            /* "complete" or "interrupted" */
     long runs_measured, runs_ok;
-    struct store_stats wall; /* the whole run ("total") */
-    struct store_stage *stages; /* summary stages in their order */
+    struct doc_history_stats wall;      /* the whole run ("total") */
+    struct doc_history_stage *stages;   /* summary stages in their order (names owned) */
     json_t *doc;             /* the document, for a store that keeps it (borrowed); or NULL */
     size_t n_stages;
     /* The file as it was indexed: a file changed since (edited, truncated) is indexed again at
@@ -136,6 +124,17 @@ int store_exit_status(void);
  * transaction. Returns 1 when added, 0 when it was there (the same id twice is one result),
  * -1 with err. */
 int store_add(struct store *s, json_t *doc, char *err, size_t errlen);
+
+/* Copies results into the open store to, each with store_add: the n_refs results that refs
+ * names (each read as store_load reads a reference of the store at from_dir; from may then be
+ * NULL) or, when refs is NULL, those of the open store from that q matches. Stops at the first
+ * that cannot be read or added. *added and *there count the results added and those that were
+ * there already, on failure too. Returns 0; -1 with err when the results of from could not be
+ * listed (nothing was tried), -2 with err when one could not be copied (store_exit_status says
+ * 2 or 3 either way). */
+int store_copy(struct store *from, const char *from_dir, char *const *refs, size_t n_refs,
+               const struct store_query *q, struct store *to, size_t *added, size_t *there,
+               char *err, size_t errlen);
 
 /* The document of entry e of the open store s (from store_list): its file, or the shared
  * store's row. Owned by the caller; NULL with err. */

@@ -22,7 +22,7 @@ static long count_in(long long n, long long max)
     return n >= 0 && n <= max ? (long)n : 0;
 }
 
-static void stats_from_doc(const struct doc_stats *d, struct store_stats *t)
+static void stats_from_doc(const struct doc_stats *d, struct doc_history_stats *t)
 {
     t->n = count_in(d->n, STORE_MAX_RUNS);
     t->median_ns = d->median;
@@ -73,7 +73,7 @@ int store_entry_from_json(json_t *result, const char *path, struct store_entry *
         const struct doc_stage *st = &r->summary.stages[i];
         if (!st->name)
             continue;
-        struct store_stage *s = &e->stages[e->n_stages++];
+        struct doc_history_stage *s = &e->stages[e->n_stages++];
         s->name = xstrdup(st->name);
         s->depth = st->depth;
         stats_from_doc(&st->active, &s->t);
@@ -95,7 +95,7 @@ void store_entry_clear(struct store_entry *e)
     free(e->created);
     free(e->status);
     for (size_t k = 0; k < e->n_stages; k++)
-        free(e->stages[k].name);
+        free((char *)e->stages[k].name);
     free(e->stages);
     memset(e, 0, sizeof *e);
 }

@@ -1,7 +1,8 @@
 /* fuzz_result: the result file loader and everything that reads a loaded result. Input: a
  * result file (JSON). It is loaded (doc_result_load_file) and, when it loads, given to each
  * consumer the commands have: the terminal summary of `show` (export_text_print), the store's
- * indexing and `history` (store_record, cmd_history with --detect and --json), `compare`
+ * indexing and `history` (store_record, then the store's history read, its series and changes
+ * found, and every view of it: text, JSON and the dashboards), `compare`
  * against a fixed baseline and against itself (compare_results, cmd_compare's text and its
  * gates), and every report format (export_at) for the result alone and with the baseline,
  * CSV with each of its tables. Output goes to /dev/null. */
@@ -15,11 +16,15 @@
 #include <jansson.h>
 
 #include "analysis/compare.h"
+#include "analysis/detect.h"
+#include "analysis/history.h"
 #include "cli/commands.h"
 #include "export/export.h"
+#include "export/history.h"
 #include "export/text.h"
 #include "fuzz_util.h"
 #include "doc/result_file.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "util/log.h"
 
@@ -45,7 +50,7 @@ static void setup(void)
 {
     log_set_quiet(1);
     devnull = fopen("/dev/null", "w");
-    /* cmd_compare and cmd_history print to stdout */
+    /* cmd_compare prints to stdout */
     if (!devnull || !freopen("/dev/null", "w", stdout))
         abort();
     snprintf(store_dir, sizeof store_dir, "%s/store", fuzz_tmpdir());
@@ -65,6 +70,31 @@ static void setup(void)
         fprintf(stderr, "fuzz_result: %s\n", err);
         abort();
     }
+}
+
+/* `history --detect` of the store in every view: text, JSON and the dashboards. */
+static void history(void)
+{
+    char err[1024];
+    struct store *s = store_open(store_dir, err, sizeof err);
+    if (!s)
+        abort(); /* it was just written to */
+    struct store_history sh;
+    int rc = store_history_read(s, &(struct store_query){0}, &sh, err, sizeof err);
+    store_close(s);
+    if (rc < 0)
+        abort();
+    sh.doc.detect = true;
+    sh.doc.min_effect_pct = DETECT_DEFAULT_MIN_EFFECT_PCT;
+    sh.doc.z = DETECT_DEFAULT_Z;
+    history_series_build(&sh.doc, true);
+    (void)history_text_print(devnull, &sh.doc);
+    history_json_print(devnull, &sh.doc);
+    (void)history_regressed(&sh.doc);
+    for (const char *const *f = (const char *const[]){"md", "csv", "html", NULL}; *f; f++)
+        (void)history_format_find(*f)->write(devnull, &sh.doc, err, sizeof err);
+    history_series_free(&sh.doc);
+    store_history_free(&sh);
 }
 
 static void reports(json_t *const *results, const char *const *paths, size_t n)
@@ -120,14 +150,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = fopen(cand_path, "wb");
     if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
         abort();
-    if (store_record(store_dir, cand_path, r, err, sizeof err) == 0) {
-        char *h1[] = {"history", "--store", store_dir, "--detect", NULL};
-        char *h2[] = {"history", "--store", store_dir, "--json", NULL};
-        (void)cmd_history(4, h1);
-        (void)cmd_history(4, h2);
-    }
+    if (store_record(store_dir, cand_path, r, err, sizeof err) == 0)
+        history();
 
-    /* compare: text (through the command), then the reports */
+    /* compare: text (through the command, of the command line's library), then the reports */
     char *c1[] = {"compare", base_path, cand_path, "--resamples", "100", NULL};
     char *c2[] = {"compare", cand_path, cand_path, "--resamples", "100", "--fail-if-slower",
                   "1", NULL};

@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "util/xalloc.h"
+#include "store/history.h"
 #include "store/store.h"
 
 struct fixture {
@@ -520,6 +521,84 @@ static void test_remove(void **state)
     assert_int_equal(sql_int(f->db, "SELECT count(*) FROM stages"), 1);
 }
 
+/* store_copy: by query, by reference, what was there already, and a reference that is none. */
+static void test_copy(void **state)
+{
+    struct fixture *f = *state;
+    add(f, NULL, true, "20261201T100000-aaaaaa", "a", "2026-12-01T10:00:00.000Z", 150, 100);
+    add(f, NULL, true, "20261201T110000-bbbbbb", "b", "2026-12-01T11:00:00.000Z", 150, -1);
+    add(f, NULL, true, "20261201T120000-cccccc", "a", "2026-12-01T12:00:00.000Z", 160, 110);
+    char err[512] = "", to_dir[128];
+    snprintf(to_dir, sizeof to_dir, "%s/to", f->dir);
+    assert_int_equal(mkdir(to_dir, 0777), 0);
+    struct store *from = store_open(f->dir, err, sizeof err), *to = store_open(to_dir, err, sizeof err);
+    assert_non_null(from);
+    assert_non_null(to);
+    size_t added = 9, there = 9;
+    const struct store_query a = {.label = "a"}, all = {0};
+    assert_int_equal(store_copy(from, f->dir, NULL, 0, &a, to, &added, &there, err, sizeof err), 0);
+    assert_int_equal(added, 2);
+    assert_int_equal(there, 0);
+    struct store_entry *e;
+    size_t n;
+    const struct store_query with_stages = {.with_stages = true};
+    assert_int_equal(store_list(to, &with_stages, &e, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(e[0].id, "20261201T100000-aaaaaa");
+    assert_string_equal(e[1].id, "20261201T120000-cccccc");
+    assert_int_equal(e[1].n_stages, 1); /* the whole document was copied */
+    store_entries_free(e, n);
+    /* again, all of them: only b is new */
+    assert_int_equal(store_copy(from, f->dir, NULL, 0, &all, to, &added, &there, err, sizeof err), 0);
+    assert_int_equal(added, 1);
+    assert_int_equal(there, 2);
+    /* references of the store at f->dir (no open store needed), then one that is none: the
+     * copy stops there, the ones before it counted */
+    char *refs[] = {"b", "latest", "nope", "a"};
+    assert_int_equal(store_copy(NULL, f->dir, refs, 4, NULL, to, &added, &there, err, sizeof err), -2);
+    assert_int_equal(added, 0);
+    assert_int_equal(there, 2);
+    assert_non_null(strstr(err, "unknown run 'nope'"));
+    assert_int_equal(store_exit_status(), 2);
+    store_close(from);
+    store_close(to);
+}
+
+/* store_history_read: the results of a query as the history's model, oldest first. */
+static void test_history_read(void **state)
+{
+    struct fixture *f = *state;
+    add(f, NULL, true, "20261201T110000-bbbbbb", "b", "2026-12-01T11:00:00.000Z", 150, -1);
+    add(f, NULL, true, "20261201T100000-aaaaaa", "a", "2026-12-01T10:00:00.000Z", 140, 100);
+    add(f, NULL, true, "20261201T120000-cccccc", "a", "2026-12-01T12:00:00.000Z", 160, 110);
+    char err[512] = "";
+    struct store *s = store_open(f->dir, err, sizeof err);
+    assert_non_null(s);
+    struct store_history h;
+    const struct store_query a = {.label = "a"};
+    assert_int_equal(store_history_read(s, &a, &h, err, sizeof err), 0);
+    store_close(s); /* the model outlives the handle */
+    assert_int_equal(h.doc.n_results, 2);
+    assert_string_equal(h.doc.store, f->dir);
+    assert_false(h.doc.hosts); /* one host, a directory store */
+    const struct doc_history_result *r = &h.doc.results[0];
+    assert_string_equal(r->id, "20261201T100000-aaaaaa");
+    assert_string_equal(r->label, "a");
+    assert_string_equal(r->command, "python3 train.py");
+    assert_string_equal(r->host, "box");
+    assert_string_equal(r->commit, "def456");
+    assert_string_equal(r->mlbench_commit, "abc123");
+    assert_int_equal(r->runs_ok, 5);
+    assert_true(r->wall.median_ns == 140e6);
+    assert_int_equal(r->n_stages, 1); /* the stages are read for the history */
+    assert_true(doc_history_figure(r, "train")->median_ns == 100e6);
+    assert_int_equal(r->load.n, 0); /* not a load result */
+    assert_string_equal(h.doc.results[1].id, "20261201T120000-cccccc");
+    assert_null(h.doc.series); /* the analysis's part is left empty */
+    store_history_free(&h);
+    assert_null(h.doc.results);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +614,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migrate_older, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changed_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
