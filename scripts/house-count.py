@@ -25,7 +25,7 @@ import sys
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 SRC = "src"
 
-READ = re.compile(r'\b(?:json_object_get|jsonx_(?:num|str|count|int))\s*\(\s*[^;]*?,\s*"([A-Za-z0-9_.]+)"')
+READ = re.compile(r'\b(?:json_object_get|jsonx_(?:num|str|count|int|object|array|bool))\s*\(\s*[^;]*?,\s*"([A-Za-z0-9_.]+)"')
 PRINT = re.compile(r'\b(?:printf|fprintf|fputs|puts|putc|putchar|fputc|fwrite)\s*\(')
 PAD = re.compile(r'%-?(?:\d+|\*)s|\w+ < \w*(?:cols|width|pad)\w*;\s*\w+\+\+\)\s*(?:putc|fputc)')
 

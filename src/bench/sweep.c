@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "bench/bench.h"
+#include "doc/result.h"
+#include "doc/sweep.h"
 #include "measure/oom.h"
 #include "measure/oom_cgroup.h"
 #include "measure/runner.h"
@@ -15,6 +17,7 @@
 #include "store/store.h"
 #include "store/sweeps.h"
 #include "util/fsx.h"
+#include "util/jsonx.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/units.h"
@@ -33,6 +36,8 @@ struct point {
     char detail[512];
     bool finished;
     json_t *result;          /* its document once finished (owned) */
+    struct doc_result *doc;  /* result read, or NULL */
+    struct doc_sweep_figures figures; /* from its result (every figure unknown without one) */
     char *result_path;
     long long value;         /* find-max: the probed value */
     size_t index;            /* in the sweep */
@@ -48,6 +53,8 @@ struct sweep {
     int64_t created_unix_ns;
     bool objective_checked;  /* the first point's first run told whether the objective exists */
     int status;
+    struct doc_sweep_probe *probes; /* find-max: in the order probed */
+    size_t n_probes;
 };
 
 void sweep_spec_free(struct sweep_spec *s)
@@ -75,111 +82,123 @@ void sweep_spec_free(struct sweep_spec *s)
 
 /* ---- figures ----------------------------------------------------------------------------- */
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *jcount(double v)
 {
     return isfinite(v) && fabs(v) < 1e15 ? json_integer((json_int_t)v) : json_null();
 }
 
-/* The resources entry of metric in a resources array, summed over its labels (GPUs) for
- * what: "peak" or "mean" (mean: averaged over the labels); NAN without one. */
-static double resource(const json_t *resources, const char *metric, const char *what, bool sum)
+/* v, or NAN when it is not finite: a figure the document would write as null. */
+static double known(double v)
+{
+    return isfinite(v) ? v : NAN;
+}
+
+/* The peak (or mean) of metric in a resources list, summed over its labels (GPUs), or averaged
+ * over them when not sum; NAN without one. */
+static double resource(const struct doc_resources *res, const char *metric, bool peak, bool sum)
 {
     double total = NAN;
-    size_t i, n = 0;
-    const json_t *r;
-    json_array_foreach(resources, i, r) {
-        const char *m = json_string_value(json_object_get(r, "metric"));
-        double v = num(r, what);
-        if (!m || strcmp(m, metric) || isnan(v))
+    size_t n = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        const struct doc_resource *r = &res->v[i];
+        double v = peak ? r->peak : r->mean;
+        if (!r->metric || strcmp(r->metric, metric) || isnan(v))
             continue;
         total = isnan(total) ? v : total + v;
         n++;
     }
-    return n && !sum ? total / (double)n : total;
+    return known(n && !sum ? total / (double)n : total);
 }
 
-json_t *sweep_figures(const json_t *result)
+void sweep_figures(const struct doc_result *r, struct doc_sweep_figures *f)
 {
-    const json_t *summary = json_object_get(result, "summary");
-    const json_t *wall = json_object_get(summary, "wall_ns");
-    json_t *f = json_object();
-    json_object_set_new(f, "total", json_pack("{s:o, s:o, s:o, s:o}",
-        "median_ns", jnum(num(wall, "median")), "ci_low_ns", jnum(num(wall, "ci_low")),
-        "ci_high_ns", jnum(num(wall, "ci_high")),
-        "n", jcount(num(wall, "n"))));
+    const struct doc_summary *s = &r->summary;
+    doc_sweep_figures_read(NULL, f);
+    f->total_median_ns = s->wall.median;
+    f->total_ci_low_ns = s->wall.ci_low;
+    f->total_ci_high_ns = s->wall.ci_high;
+    f->total_n = s->wall.present ? (double)s->wall.n : NAN;
 
-    json_t *stages = json_array();
-    const char *bottleneck = json_string_value(
-        json_object_get(json_object_get(result, "analysis"), "bottleneck"));
-    json_t *bottle = json_null();
-    size_t i;
-    const json_t *s;
-    json_array_foreach(json_object_get(summary, "stages"), i, s) {
-        const char *name = json_string_value(json_object_get(s, "name"));
-        if (!name)
+    const char *bottleneck = r->analysis.bottleneck;
+    f->stages = s->n_stages ? xcalloc(s->n_stages, sizeof *f->stages) : NULL;
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        if (!st->name)
             continue;
-        double median = num(json_object_get(s, "active_ns"), "median");
-        json_array_append_new(stages, json_pack("{s:s, s:o, s:o, s:o}", "name", name,
-            "depth", jnum(num(s, "depth")), "median_ns", jnum(median),
-            "share", jnum(num(s, "share"))));
-        if (bottleneck && !strcmp(bottleneck, name) && json_is_null(bottle)) {
-            const char *rule = NULL;
-            size_t k;
-            const json_t *v;
-            json_array_foreach(json_object_get(json_object_get(result, "analysis"), "verdicts"),
-                               k, v) {
-                const char *st = json_string_value(json_object_get(v, "stage"));
-                if (st && !strcmp(st, name))
-                    rule = json_string_value(json_object_get(v, "rule"));
+        f->stages[f->n_stages++] = (struct doc_sweep_stage){
+            .name = st->name, .depth = st->depth, .median_ns = st->active.median,
+            .share = st->share};
+        if (bottleneck && !strcmp(bottleneck, st->name) && !f->bottleneck.stage) {
+            const char *rule = NULL; /* the last verdict on the stage */
+            for (size_t k = 0; k < r->analysis.n_verdicts; k++) {
+                const struct doc_verdict *v = &r->analysis.verdicts[k];
+                if (v->stage && !strcmp(v->stage, st->name))
+                    rule = v->rule;
             }
-            json_decref(bottle);
-            bottle = json_pack("{s:s, s:s?, s:o, s:o}", "stage", name, "verdict", rule,
-                               "share", jnum(num(s, "share")), "median_ns", jnum(median));
+            f->bottleneck = (struct doc_sweep_bottleneck){
+                .stage = st->name, .verdict = rule, .share = st->share,
+                .median_ns = st->active.median};
         }
     }
-    json_object_set_new(f, "stages", stages);
-    json_object_set_new(f, "bottleneck", bottle);
 
-    json_t *counters = json_array();
-    const json_t *c;
-    json_array_foreach(json_object_get(summary, "counters"), i, c) {
-        const char *name = json_string_value(json_object_get(c, "name"));
-        if (!name)
+    f->counters = s->n_counters ? xcalloc(s->n_counters, sizeof *f->counters) : NULL;
+    for (size_t i = 0; i < s->n_counters; i++) {
+        const struct doc_counter *c = &s->counters[i];
+        if (!c->name)
             continue;
-        bool count = json_is_true(json_object_get(c, "count"));
-        const char *stage = json_string_value(json_object_get(c, "stage"));
-        double rate = stage ? num(c, "stage_rate_per_s_median") : NAN;
+        double rate = c->stage ? c->stage_rate_per_s_median : NAN;
         if (isnan(rate))
-            rate = num(c, "rate_per_s_median");
-        json_array_append_new(counters, json_pack("{s:s, s:s?, s:o, s:o, s:b}", "name", name,
-            "stage", stage, "rate_per_s", count ? jnum(rate) : json_null(),
-            "last_median", jnum(num(json_object_get(c, "last"), "median")), "count", count));
+            rate = c->rate_per_s_median;
+        f->counters[f->n_counters++] = (struct doc_sweep_counter){
+            .name = c->name, .stage = c->stage, .rate_per_s = c->count ? rate : NAN,
+            .last_median = c->last.median, .count = c->count};
     }
-    json_object_set_new(f, "counters", counters);
 
-    const json_t *res = json_object_get(summary, "resources");
-    double peak = resource(res, "process_resident_bytes", "peak", false);
-    if (isnan(peak))
-        peak = num(json_object_get(summary, "max_rss_bytes"), "max");
-    json_object_set_new(f, "peak_memory_bytes", jnum(peak));
-    json_object_set_new(f, "gpu_memory_peak_bytes",
-                        jnum(resource(res, "gpu_process_memory_bytes", "peak", true)));
-    json_object_set_new(f, "gpu_utilization_mean",
-                        jnum(resource(res, "gpu_utilization_ratio", "mean", false)));
-    json_object_set_new(f, "cost_per_run",
-        jnum(num(json_object_get(json_object_get(result, "cost"), "run"), "median")));
-    return f;
+    f->peak_memory_bytes = resource(&s->resources, "process_resident_bytes", true, false);
+    if (isnan(f->peak_memory_bytes))
+        f->peak_memory_bytes = s->max_rss.max;
+    f->gpu_memory_peak_bytes = resource(&s->resources, "gpu_process_memory_bytes", true, true);
+    f->gpu_utilization_mean = resource(&s->resources, "gpu_utilization_ratio", false, false);
+    struct doc_cost cost;
+    f->cost_per_run = doc_cost_read(r->cost, &cost) ? cost.run_median : NAN;
+    doc_cost_free(&cost);
+}
+
+/* The "figures" object of a point (docs/sweep.md). */
+static json_t *figures_json(const struct doc_sweep_figures *f)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "total", json_pack("{s:o, s:o, s:o, s:o}",
+        "median_ns", jsonx_real_or_null(f->total_median_ns),
+        "ci_low_ns", jsonx_real_or_null(f->total_ci_low_ns),
+        "ci_high_ns", jsonx_real_or_null(f->total_ci_high_ns), "n", jcount(f->total_n)));
+    json_t *stages = json_array();
+    for (size_t i = 0; i < f->n_stages; i++) {
+        const struct doc_sweep_stage *st = &f->stages[i];
+        json_array_append_new(stages, json_pack("{s:s, s:o, s:o, s:o}", "name", st->name,
+            "depth", jsonx_real_or_null(st->depth), "median_ns",
+            jsonx_real_or_null(st->median_ns), "share", jsonx_real_or_null(st->share)));
+    }
+    json_object_set_new(j, "stages", stages);
+    const struct doc_sweep_bottleneck *bn = &f->bottleneck;
+    json_object_set_new(j, "bottleneck", !bn->stage ? json_null()
+        : json_pack("{s:s, s:s?, s:o, s:o}", "stage", bn->stage, "verdict", bn->verdict,
+                    "share", jsonx_real_or_null(bn->share),
+                    "median_ns", jsonx_real_or_null(bn->median_ns)));
+    json_t *counters = json_array();
+    for (size_t i = 0; i < f->n_counters; i++) {
+        const struct doc_sweep_counter *c = &f->counters[i];
+        json_array_append_new(counters, json_pack("{s:s, s:s?, s:o, s:o, s:b}", "name", c->name,
+            "stage", c->stage, "rate_per_s", jsonx_real_or_null(c->rate_per_s),
+            "last_median", jsonx_real_or_null(c->last_median), "count", c->count));
+    }
+    json_object_set_new(j, "counters", counters);
+    json_object_set_new(j, "peak_memory_bytes", jsonx_real_or_null(f->peak_memory_bytes));
+    json_object_set_new(j, "gpu_memory_peak_bytes",
+                        jsonx_real_or_null(f->gpu_memory_peak_bytes));
+    json_object_set_new(j, "gpu_utilization_mean", jsonx_real_or_null(f->gpu_utilization_mean));
+    json_object_set_new(j, "cost_per_run", jsonx_real_or_null(f->cost_per_run));
+    return j;
 }
 
 /* ---- points ------------------------------------------------------------------------------ */
@@ -202,6 +221,7 @@ static struct point *add_point(struct sweep *sw, const char *name, char **argv, 
     p->cfg.label = p->label;
     p->argv = argv;
     p->parameters = parameters;
+    doc_sweep_figures_read(NULL, &p->figures);
     p->bench_index = bench_add(sw->bench, &p->cfg, name);
     p->index = sw->n_points;
     sw->points = xreallocarray(sw->points, sw->n_points + 1, sizeof *sw->points);
@@ -221,6 +241,8 @@ static void point_free(struct point *p, bool owned)
     }
     free(p->name);
     free(p->label);
+    doc_sweep_figures_free(&p->figures);
+    doc_result_free(p->doc);
     json_decref(p->result);
     free(p->result_path);
     free(p);
@@ -257,23 +279,28 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
         (o->figure != SWEEP_FIG_COUNTER && o->figure != SWEEP_FIG_STAGE))
         return;
     sw->objective_checked = true;
-    json_t *names = json_pack("{s:[], s:[]}", "counters", "stages");
-    for (size_t i = 0; i < rep->stages.n_counters; i++)
-        json_array_append_new(json_object_get(names, "counters"), json_pack("{s:s}", "name",
-            event_log_str(&rep->log, rep->stages.counters[i].name)));
-    for (size_t i = 0; i < rep->stages.n_stages; i++)
-        json_array_append_new(json_object_get(names, "stages"), json_pack("{s:s}", "name",
-            event_log_str(&rep->log, rep->stages.stages[i].name)));
-    if (!sweep_objective_known(o, names)) {
+    /* What the run sent, by name: the figures the objective can name. */
+    struct doc_sweep_figures sent;
+    doc_sweep_figures_read(NULL, &sent);
+    sent.counters = xcalloc(rep->stages.n_counters + 1, sizeof *sent.counters);
+    for (size_t i = 0; i < rep->stages.n_counters; i++) {
+        const char *name = event_log_str(&rep->log, rep->stages.counters[i].name);
+        if (name)
+            sent.counters[sent.n_counters++].name = name;
+    }
+    sent.stages = xcalloc(rep->stages.n_stages + 1, sizeof *sent.stages);
+    for (size_t i = 0; i < rep->stages.n_stages; i++) {
+        const char *name = event_log_str(&rep->log, rep->stages.stages[i].name);
+        if (name)
+            sent.stages[sent.n_stages++].name = name;
+    }
+    if (!sweep_objective_known(o, &sent)) {
         struct strbuf have = {0};
-        const json_t *list = json_object_get(names, o->figure == SWEEP_FIG_COUNTER ? "counters"
-                                                                                   : "stages");
-        size_t i;
-        const json_t *e;
-        json_array_foreach(list, i, e)
-            if (i < 20)
-                strbuf_printf(&have, "%s%s", i ? ", " : "",
-                              json_string_value(json_object_get(e, "name")));
+        bool counters = o->figure == SWEEP_FIG_COUNTER;
+        size_t n = counters ? sent.n_counters : sent.n_stages;
+        for (size_t i = 0; i < n && i < 20; i++)
+            strbuf_printf(&have, "%s%s", i ? ", " : "",
+                          counters ? sent.counters[i].name : sent.stages[i].name);
         log_error("--objective %s: the first point (%s) sent no %s '%s' (it sent %s): name one it "
                   "sends; the sweep stops", sw->spec->objective_spec, p->name,
                   o->figure == SWEEP_FIG_COUNTER ? "counter" : "stage", o->name,
@@ -281,7 +308,7 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
         strbuf_free(&have);
         sw->status = 2;
     }
-    json_decref(names);
+    doc_sweep_figures_free(&sent);
 }
 
 static void run_point(struct sweep *sw, struct point *p)
@@ -367,15 +394,18 @@ static void finish_point(struct sweep *sw, struct point *p)
     p->result = out.doc ? json_incref(out.doc) : NULL;
     p->result_path = out.path ? xstrdup(out.path) : NULL;
     bench_output_free(&out);
+    if (p->result) {
+        p->doc = doc_result_read(p->result);
+        doc_sweep_figures_free(&p->figures);
+        sweep_figures(p->doc, &p->figures);
+    }
     if (p->result && !strcmp(p->status, "ok") && isfinite(sw->spec->memory_budget_bytes)) {
-        json_t *f = sweep_figures(p->result);
-        double peak = sweep_figure_value(f, SWEEP_FIG_GPU_MEMORY, NULL);
+        double peak = sweep_figure_value(&p->figures, SWEEP_FIG_GPU_MEMORY, NULL);
         const char *what = "GPU memory";
         if (isnan(peak)) {
-            peak = sweep_figure_value(f, SWEEP_FIG_MEMORY, NULL);
+            peak = sweep_figure_value(&p->figures, SWEEP_FIG_MEMORY, NULL);
             what = "memory";
         }
-        json_decref(f);
         if (peak > sw->spec->memory_budget_bytes) {
             char have[32], budget[32];
             p->status = "over_budget";
@@ -467,7 +497,7 @@ static bool fits(const struct point *p)
     return p->status && !strcmp(p->status, "ok");
 }
 
-static void run_find_max(struct sweep *sw, json_t *probes)
+static void run_find_max(struct sweep *sw)
 {
     const struct sweep_spec *spec = sw->spec;
     struct sweep_search search = spec->search;
@@ -496,19 +526,18 @@ static void run_find_max(struct sweep *sw, json_t *probes)
         if (runner_interrupted() || !strcmp(p->status, "interrupted"))
             break;
         bool ok = fits(p);
-        json_t *f = p->result ? sweep_figures(p->result) : json_object();
-        json_t *tp = json_null();
-        size_t i;
-        const json_t *c;
-        json_array_foreach(json_object_get(f, "counters"), i, c) /* the first throughput */
-            if (json_is_null(tp) && json_is_number(json_object_get(c, "rate_per_s")))
-                tp = json_pack("{s:O, s:O}", "name", json_object_get(c, "name"),
-                               "rate_per_s", json_object_get(c, "rate_per_s"));
-        json_array_append_new(probes, json_pack("{s:I, s:I, s:b, s:s?, s:O?, s:o}",
-            "value", (json_int_t)search.next, "point", (json_int_t)(sw->n_points - 1),
-            "fits", ok, "reason", ok ? NULL : p->detail[0] ? p->detail : p->status,
-            "peak_memory_bytes", json_object_get(f, "peak_memory_bytes"), "throughput", tp));
-        json_decref(f);
+        struct doc_sweep_probe pr = {
+            .value = (double)search.next, .point = (long long)(sw->n_points - 1), .fits = ok,
+            .reason = ok ? NULL : p->detail[0] ? p->detail : p->status,
+            .peak_memory_bytes = p->figures.peak_memory_bytes,
+            .throughput_rate_per_s = NAN};
+        for (size_t i = 0; i < p->figures.n_counters && !pr.throughput_name; i++)
+            if (isfinite(p->figures.counters[i].rate_per_s)) { /* the first throughput */
+                pr.throughput_name = p->figures.counters[i].name;
+                pr.throughput_rate_per_s = p->figures.counters[i].rate_per_s;
+            }
+        sw->probes = xreallocarray(sw->probes, sw->n_probes + 1, sizeof *sw->probes);
+        sw->probes[sw->n_probes++] = pr;
         if (!ok && strcmp(p->status, "out_of_memory") && strcmp(p->status, "over_budget"))
             log_warn("%s=%lld %s (%s): counted as not fitting", spec->search_name, search.next,
                      p->status, p->detail);
@@ -517,14 +546,13 @@ static void run_find_max(struct sweep *sw, json_t *probes)
 }
 
 /* Least squares of peak memory against the value over the probes that fit. */
-static json_t *memory_fit(const json_t *probes, double budget)
+static json_t *memory_fit(const struct sweep *sw, double budget)
 {
     double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
-    size_t i;
-    const json_t *pr;
-    json_array_foreach(probes, i, pr) {
-        double x = num(pr, "value"), y = num(pr, "peak_memory_bytes");
-        if (!json_is_true(json_object_get(pr, "fits")) || isnan(x) || isnan(y))
+    for (size_t i = 0; i < sw->n_probes; i++) {
+        const struct doc_sweep_probe *pr = &sw->probes[i];
+        double x = pr->value, y = pr->peak_memory_bytes;
+        if (pr->fits != 1 || isnan(x) || isnan(y))
             continue;
         n++, sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
     }
@@ -536,68 +564,115 @@ static json_t *memory_fit(const json_t *probes, double budget)
     double ss_res = syy - icpt * sy - slope * sxy;
     double r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : NAN;
     double predicted = isfinite(budget) && slope > 0 ? floor((budget - icpt) / slope) : NAN;
-    return json_pack("{s:o, s:o, s:o, s:o}", "slope_bytes", jnum(slope), "intercept_bytes",
-                     jnum(icpt), "r2", jnum(r2), "predicted_max", jnum(predicted));
+    return json_pack("{s:o, s:o, s:o, s:o}", "slope_bytes", jsonx_real_or_null(slope),
+                     "intercept_bytes", jsonx_real_or_null(icpt), "r2", jsonx_real_or_null(r2),
+                     "predicted_max", jsonx_real_or_null(predicted));
+}
+
+/* The "find_max" object: the answer, every probe and the memory line. */
+static json_t *find_max_json(const struct sweep *sw)
+{
+    const struct sweep_spec *spec = sw->spec;
+    long long largest = -1, first_fail = -1;
+    json_t *probes = json_array();
+    for (size_t i = 0; i < sw->n_probes; i++) {
+        const struct doc_sweep_probe *pr = &sw->probes[i];
+        long long v = (long long)pr->value;
+        if (pr->fits == 1 && v > largest)
+            largest = v;
+        else if (pr->fits != 1 && (first_fail < 0 || v < first_fail))
+            first_fail = v;
+        json_t *tp = isfinite(pr->throughput_rate_per_s)
+            ? json_pack("{s:s, s:o}", "name", pr->throughput_name, "rate_per_s",
+                        json_real(pr->throughput_rate_per_s))
+            : json_null();
+        json_array_append_new(probes, json_pack("{s:I, s:I, s:b, s:s?, s:o, s:o}",
+            "value", (json_int_t)v, "point", (json_int_t)pr->point, "fits", pr->fits == 1,
+            "reason", pr->reason, "peak_memory_bytes",
+            jsonx_real_or_null(pr->peak_memory_bytes), "throughput", tp));
+    }
+    return json_pack("{s:s, s:I, s:I, s:b, s:o, s:o, s:o, s:o, s:o}",
+        "parameter", spec->search_name, "low", (json_int_t)spec->search.lo,
+        "high", (json_int_t)spec->search.hi, "pow2", spec->search.pow2,
+        "memory_budget_bytes", jsonx_real_or_null(spec->memory_budget_bytes),
+        "largest_fit", largest >= 0 ? json_integer(largest) : json_null(),
+        "first_failure", first_fail >= 0 ? json_integer(first_fail) : json_null(),
+        "probes", probes, "memory_fit", memory_fit(sw, spec->memory_budget_bytes));
 }
 
 /* ---- the document ------------------------------------------------------------------------ */
 
-static json_t *point_json(const struct sweep *sw, size_t i)
+/* The result's warnings, as the result has them. */
+static json_t *warnings_json(const struct doc_result *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; r && i < r->n_warnings; i++)
+        json_array_append_new(a, json_pack("{s:s?, s:s?}", "code", r->warnings[i].code,
+                                           "message", r->warnings[i].message));
+    return a;
+}
+
+/* Point i of the document; *objective: its objective's value (NAN: unknown), *met: whether it
+ * meets every constraint. */
+static json_t *point_json(const struct sweep *sw, size_t i, double *objective, bool *met)
 {
     const struct point *p = sw->points[i];
+    const struct doc_result *r = p->doc;
     const struct sweep_spec *spec = sw->spec;
     json_t *argv = json_array();
     for (int k = 0; k < p->cfg.argc; k++)
         json_array_append_new(argv, json_string(p->cfg.argv[k]));
-    json_t *figures = p->result ? sweep_figures(p->result) : json_object();
-    double objective = sweep_figure_value(figures, spec->objective.figure, spec->objective.name);
+    *objective = known(sweep_figure_value(&p->figures, spec->objective.figure,
+                                          spec->objective.name));
     json_t *failures = json_array();
     for (size_t k = 0; k < spec->n_constraints; k++) {
         char why[512];
-        if (!sweep_constraint_met(&spec->constraints[k], figures, why, sizeof why))
+        if (!sweep_constraint_met(&spec->constraints[k], &p->figures, why, sizeof why))
             json_array_append_new(failures, json_string(why));
     }
+    *met = json_array_size(failures) == 0;
     const char *path = p->result_path;
     size_t store_len = strlen(spec->cfg->store);
     if (path && !strncmp(path, spec->cfg->store, store_len) && path[store_len] == '/')
         path += store_len + 1;
-    json_t *warnings = p->result ? json_object_get(p->result, "warnings") : NULL;
     return json_pack("{s:I, s:s, s:O, s:o, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:b, "
                      "s:o, s:o}",
         "index", (json_int_t)i, "name", p->name, "parameters", p->parameters, "command", argv,
         "status", p->status ? p->status : "not_run",
         "status_detail", p->detail[0] ? p->detail : NULL,
-        "result_id", p->result ? json_string_value(json_object_get(p->result, "id")) : NULL,
-        "result_path", p->result ? path : NULL,
-        "runs_measured", jcount(num(json_object_get(p->result, "summary"), "runs_measured")),
-        "runs_ok", jcount(num(json_object_get(p->result, "summary"), "runs_ok")),
-        "figures", figures, "objective_value", jnum(objective),
-        "constraints_met", json_array_size(failures) == 0, "constraint_failures", failures,
-        "warnings", warnings ? json_incref(warnings) : json_array());
+        "result_id", r ? r->id : NULL, "result_path", p->result ? path : NULL,
+        "runs_measured", jcount(r ? (double)r->summary.runs_measured : NAN),
+        "runs_ok", jcount(r ? (double)r->summary.runs_ok : NAN),
+        "figures", r ? figures_json(&p->figures) : json_object(),
+        "objective_value", jsonx_real_or_null(*objective), "constraints_met", *met,
+        "constraint_failures", failures, "warnings", warnings_json(r));
 }
 
 static json_t *build_document(struct sweep *sw, json_t *find_max)
 {
     const struct sweep_spec *spec = sw->spec;
     const struct run_config *cfg = spec->cfg;
-    json_t *price = json_null(); /* as the first priced result says */
-    for (size_t i = 0; i < sw->n_points && json_is_null(price); i++) {
-        const json_t *cost = json_object_get(sw->points[i]->result, "cost");
-        if (json_is_number(json_object_get(cost, "price_per_hour")))
-            price = json_pack("{s:O, s:O}", "per_hour", json_object_get(cost, "price_per_hour"),
-                              "currency", json_object_get(cost, "currency"));
+    double per_hour = NAN; /* as the first priced result says */
+    const char *currency = NULL;
+    for (size_t i = 0; i < sw->n_points && isnan(per_hour); i++) {
+        const struct doc_result *r = sw->points[i]->doc;
+        struct doc_cost cost;
+        if (r && doc_cost_read(r->cost, &cost)) {
+            per_hour = cost.price_per_hour;
+            currency = cost.currency;
+            doc_cost_free(&cost);
+        }
     }
     json_t *points = json_array();
     json_t *winner = json_null();
     double best = NAN;
     size_t ran = 0;
     for (size_t i = 0; i < sw->n_points; i++) {
-        json_t *pj = point_json(sw, i);
-        json_array_append_new(points, pj);
+        double v;
+        bool met;
+        json_array_append_new(points, point_json(sw, i, &v, &met));
         ran += sw->points[i]->result != NULL;
-        double v = num(pj, "objective_value");
-        if (!fits(sw->points[i]) || !json_is_true(json_object_get(pj, "constraints_met")) ||
-            isnan(v))
+        if (!fits(sw->points[i]) || !met || isnan(v))
             continue;
         if (isnan(best) || (spec->objective.maximise ? v > best : v < best)) {
             best = v;
@@ -627,9 +702,7 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
         else if (f == SWEEP_FIG_MEMORY || f == SWEEP_FIG_GPU_MEMORY)
             units_bytes(best, val, sizeof val);
         else if (f == SWEEP_FIG_COST)
-            snprintf(val, sizeof val, "%.3g %s", best,
-                     json_string_value(json_object_get(price, "currency"))
-                         ? json_string_value(json_object_get(price, "currency")) : "");
+            snprintf(val, sizeof val, "%.3g %s", best, currency ? currency : "");
         else
             snprintf(val, sizeof val, "%.6g", best);
         json_object_set_new(winner, "reason", json_sprintf("%s (%s)", desc, val));
@@ -673,14 +746,16 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
     static const char *const modes[] = {"matrix", "commands", "find-max"};
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:O, "
                      "s:{s:s, s:s, s:s, s:s?, s:s}, s:o, s:o, s:o, s:o, s:o}",
-        "schema", STORE_SWEEP_SCHEMA, "id", sw->id, "created", created, "status", status,
+        "schema", DOC_SWEEP_SCHEMA, "id", sw->id, "created", created, "status", status,
         "mode", modes[spec->mode], "command", command, "parameters", params,
         "interleave", spec->interleave && spec->mode != SWEEP_FIND_MAX,
         "seed", (json_int_t)(spec->seed & 0x7fffffffffffffffULL), "rounds", sw->rounds,
         "objective", "spec", spec->objective_spec, "direction",
         spec->objective.maximise ? "max" : "min", "figure", figure_names[spec->objective.figure],
         "name", spec->objective.name[0] ? spec->objective.name : NULL, "description", desc,
-        "constraints", constraints, "price", price, "points", points, "winner", winner,
+        "constraints", constraints, "price", isnan(per_hour) ? json_null()
+            : json_pack("{s:o, s:s?}", "per_hour", json_real(per_hour), "currency", currency),
+        "points", points, "winner", winner,
         "find_max", find_max ? find_max : json_null());
 }
 
@@ -738,13 +813,10 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
                  : spec->interleave ? "interleaved: each round runs every point once, in a "
                                       "shuffled order"
                                     : "one point after another (--no-interleave)");
-    json_t *probes = NULL;
-    if (spec->mode == SWEEP_FIND_MAX) {
-        probes = json_array();
-        run_find_max(&sw, probes);
-    } else {
+    if (spec->mode == SWEEP_FIND_MAX)
+        run_find_max(&sw);
+    else
         run_matrix(&sw);
-    }
     bench_end_runs(sw.bench);
     bool ran = false; /* a point made a run: its result and the document are written */
     for (size_t i = 0; i < sw.n_points; i++)
@@ -752,28 +824,7 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
                       bench_result(sw.bench, (size_t)sw.points[i]->bench_index)->n_reps > 0);
     for (size_t i = 0; ran && i < sw.n_points; i++)
         finish_point(&sw, sw.points[i]);
-    json_t *find_max = NULL;
-    if (probes) {
-        long long largest = -1, first_fail = -1;
-        size_t i;
-        const json_t *pr;
-        json_array_foreach(probes, i, pr) {
-            long long v = (long long)num(pr, "value");
-            if (json_is_true(json_object_get(pr, "fits")) && v > largest)
-                largest = v;
-            else if (!json_is_true(json_object_get(pr, "fits")) &&
-                     (first_fail < 0 || v < first_fail))
-                first_fail = v;
-        }
-        find_max = json_pack("{s:s, s:I, s:I, s:b, s:o, s:o, s:o, s:O, s:o}",
-            "parameter", spec->search_name, "low", (json_int_t)spec->search.lo,
-            "high", (json_int_t)spec->search.hi, "pow2", spec->search.pow2,
-            "memory_budget_bytes", jnum(spec->memory_budget_bytes),
-            "largest_fit", largest >= 0 ? json_integer(largest) : json_null(),
-            "first_failure", first_fail >= 0 ? json_integer(first_fail) : json_null(),
-            "probes", probes, "memory_fit", memory_fit(probes, spec->memory_budget_bytes));
-        json_decref(probes);
-    }
+    json_t *find_max = spec->mode == SWEEP_FIND_MAX ? find_max_json(&sw) : NULL;
     if (!ran) { /* nothing ran (bad input, or interrupted at once): no document */
         json_decref(find_max);
         status = sw.status ? sw.status : runner_interrupted() ? 128 + runner_interrupted() : 0;
@@ -791,6 +842,7 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
     for (size_t i = 0; i < sw.n_points; i++)
         point_free(sw.points[i], owned);
     free(sw.points);
+    free(sw.probes);
     json_decref(sw.rounds);
     return status;
 }

@@ -15,6 +15,8 @@
 #include <jansson.h>
 
 #include "bench/sweep_plan.h"
+#include "doc/result.h"
+#include "doc/sweep.h"
 #include "measure/run_config.h"
 
 
@@ -66,9 +68,10 @@ void sweep_spec_free(struct sweep_spec *s);
  * point and the document are written first). */
 int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out);
 
-/* The figures of a point (the "figures" object of docs/sweep.md) from its result document:
- * the total, stages, bottleneck, throughput counters, peak memory, GPU memory and utilisation,
- * cost. New reference. */
-json_t *sweep_figures(const json_t *result);
+/* The figures of a point (the "figures" object of docs/sweep.md) from its result read
+ * (doc/result.h) into f: the total, stages, bottleneck, throughput counters, peak memory, GPU
+ * memory and utilisation, cost. Strings are borrowed from the result's document; free f's
+ * arrays with doc_sweep_figures_free. */
+void sweep_figures(const struct doc_result *result, struct doc_sweep_figures *f);
 
 #endif

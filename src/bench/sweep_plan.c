@@ -514,69 +514,54 @@ int sweep_constraint_parse(const char *spec, struct sweep_constraint *c, char *e
     return 0;
 }
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const json_t *named(const json_t *array, const char *name)
-{
-    size_t i;
-    const json_t *e;
-    json_array_foreach(array, i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
-        if (n && !strcmp(n, name))
-            return e;
-    }
-    return NULL;
-}
-
 /* The counter a counter figure names, and whether it means its rate. */
-static const json_t *counter_of(const json_t *figures, const char *name, bool *rate)
+static const struct doc_sweep_counter *counter_of(const struct doc_sweep_figures *f,
+                                                  const char *name, bool *rate)
 {
-    const json_t *counters = json_object_get(figures, "counters");
-    const json_t *c = named(counters, name);
+    const struct doc_sweep_counter *c = doc_sweep_counter(f, name);
     *rate = false;
     size_t len = strlen(name);
     if (!c && len > 6 && !strcmp(name + len - 6, "_per_s")) {
         char base[256];
         snprintf(base, sizeof base, "%.*s", (int)(len - 6), name);
-        c = named(counters, base);
+        c = doc_sweep_counter(f, base);
         *rate = c != NULL;
     }
     return c;
 }
 
-double sweep_figure_value(const json_t *figures, enum sweep_figure figure, const char *name)
+double sweep_figure_value(const struct doc_sweep_figures *f, enum sweep_figure figure,
+                          const char *name)
 {
     bool rate;
-    const json_t *c;
+    const struct doc_sweep_counter *c;
+    const struct doc_sweep_stage *st;
     switch (figure) {
     case SWEEP_FIG_TOTAL:
-        return num(json_object_get(figures, "total"), "median_ns");
+        return f->total_median_ns;
     case SWEEP_FIG_STAGE:
-        return num(named(json_object_get(figures, "stages"), name), "median_ns");
+        st = doc_sweep_stage(f, name);
+        return st ? st->median_ns : NAN;
     case SWEEP_FIG_COUNTER:
-        c = counter_of(figures, name, &rate);
-        return num(c, rate ? "rate_per_s" : "last_median");
+        c = counter_of(f, name, &rate);
+        return !c ? NAN : rate ? c->rate_per_s : c->last_median;
     case SWEEP_FIG_MEMORY:
-        return num(figures, "peak_memory_bytes");
+        return f->peak_memory_bytes;
     case SWEEP_FIG_GPU_MEMORY:
-        return num(figures, "gpu_memory_peak_bytes");
+        return f->gpu_memory_peak_bytes;
     case SWEEP_FIG_COST:
-        return num(figures, "cost_per_run");
+        return f->cost_per_run;
     }
     return NAN;
 }
 
-bool sweep_objective_known(const struct sweep_objective *o, const json_t *figures)
+bool sweep_objective_known(const struct sweep_objective *o, const struct doc_sweep_figures *f)
 {
     bool rate;
     if (o->figure == SWEEP_FIG_COUNTER)
-        return counter_of(figures, o->name, &rate) != NULL;
+        return counter_of(f, o->name, &rate) != NULL;
     if (o->figure == SWEEP_FIG_STAGE)
-        return named(json_object_get(figures, "stages"), o->name) != NULL;
+        return doc_sweep_stage(f, o->name) != NULL;
     return true;
 }
 
@@ -590,8 +575,8 @@ static void format_figure(enum sweep_figure f, double v, char *buf, size_t len)
         snprintf(buf, len, "%.6g", v);
 }
 
-bool sweep_constraint_met(const struct sweep_constraint *c, const json_t *figures, char *why,
-                          size_t len)
+bool sweep_constraint_met(const struct sweep_constraint *c,
+                          const struct doc_sweep_figures *figures, char *why, size_t len)
 {
     static const char *const op_text[] = {"<=", "<", ">=", ">", "=="};
     static const char *const not_text[] = {">", ">=", "<", "<=", "!="};

@@ -1,8 +1,8 @@
 /* sweep_plan: the pure parts of `mlbench sweep` (docs/sweep.md): parameters from -L and -P,
  * their product, {NAME} substitution in a command, the interleaved order of a round, the
  * doubling-then-bisection search of --find-max, and objectives and constraints evaluated on a
- * point's figures (the "figures" object of a point of a "mlbench.sweep/1" document). No I/O;
- * thread-safe. */
+ * point's figures (struct doc_sweep_figures, doc/sweep.h: what the "figures" object of a point
+ * of a "mlbench.sweep/1" document holds). No I/O; thread-safe. */
 #ifndef MLBENCH_SWEEP_PLAN_H
 #define MLBENCH_SWEEP_PLAN_H
 
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
+#include "doc/sweep.h"
 
 #define SWEEP_MAX_POINTS 1000   /* points of one sweep: more is a typo (or a week of runs) */
 #define SWEEP_MAX_PARAMS 16
@@ -110,14 +110,17 @@ struct sweep_constraint {
 int sweep_constraint_parse(const char *spec, struct sweep_constraint *c, char *err,
                            size_t errlen);
 
-/* The value of figure (name) in a point's figures object; NAN when it has none. */
-double sweep_figure_value(const json_t *figures, enum sweep_figure figure, const char *name);
+/* The value of figure (name) in a point's figures; NAN when it has none. */
+double sweep_figure_value(const struct doc_sweep_figures *figures, enum sweep_figure figure,
+                          const char *name);
 /* Whether figures meet c. When not (or the figure is unknown), why says so
  * ("counter accuracy 0.85 < 0.9", "memory unknown"). */
-bool sweep_constraint_met(const struct sweep_constraint *c, const json_t *figures, char *why,
-                          size_t len);
-/* Whether figures has what the objective names at all (a counter sent, a stage seen): for
- * saying after the first point that an objective can never be met. */
-bool sweep_objective_known(const struct sweep_objective *o, const json_t *figures);
+bool sweep_constraint_met(const struct sweep_constraint *c,
+                          const struct doc_sweep_figures *figures, char *why, size_t len);
+/* Whether figures has what the objective names at all (a counter sent, a stage seen, by name:
+ * the other figures are not looked at): for saying after the first run of a point that an
+ * objective can never be met. */
+bool sweep_objective_known(const struct sweep_objective *o,
+                           const struct doc_sweep_figures *figures);
 
 #endif

@@ -252,7 +252,7 @@ struct doc_sampling {
 };
 
 /* sweep: the sweep a result is a point of. */
-struct doc_sweep_point {
+struct doc_result_sweep {
     bool present;
     const char *id, *name;
     long long point;               /* -1 when absent */
@@ -279,7 +279,7 @@ struct doc_result {
     long long markers_outside_runs;
     const json_t *cost;            /* object when priced, else NULL (docs/cost.md) */
     const json_t *load;            /* a load result's section (doc/load.h), or NULL */
-    struct doc_sweep_point sweep;
+    struct doc_result_sweep sweep;
     const json_t *json;            /* the document */
 };
 

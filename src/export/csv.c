@@ -11,7 +11,7 @@
  * several results concatenate. */
 #include "export/export.h"
 #include "doc/load.h"
-#include "export/sweep.h"
+#include "doc/sweep.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -269,98 +269,89 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
         "peak_memory_bytes", "gpu_memory_peak_bytes", "gpu_utilization_mean", "cost_per_run",
         "currency", "objective_value", "constraints_met", "constraint_failures", "winner",
         "warnings"};
-    const json_t *sw = req->sweep;
-    if (!json_is_object(sw)) {
+    const struct doc_sweep *sw = req->sweep_doc;
+    if (!sw || !sw->json) {
         snprintf(err, errlen, "--table sweep needs a sweep (a sweep document, or sweep:ID)");
         return EXPORT_EREQUEST;
     }
-    struct export_sweep_columns c;
-    export_sweep_columns(sw, &c);
+    const struct doc_sweep_columns *c = &sw->columns;
     size_t nfixed = sizeof fixed / sizeof fixed[0];
     for (size_t i = 0; i < nfixed; i++) {
         if (i == 3)
-            for (size_t k = 0; k < c.nparams; k++) {
+            for (size_t k = 0; k < c->nparams; k++) {
                 bool clash = false;
                 for (size_t j = 0; j < nfixed && !clash; j++)
-                    clash = !strcmp(fixed[j], c.param[k]);
+                    clash = !strcmp(fixed[j], c->param[k]);
                 fputc(',', out);
-                char *h = clash ? xasprintf("parameter_%s", c.param[k]) : NULL;
-                export_csv_field(out, h ? h : c.param[k]);
+                char *h = clash ? xasprintf("parameter_%s", c->param[k]) : NULL;
+                export_csv_field(out, h ? h : c->param[k]);
                 free(h);
             }
         if (i)
             fputc(',', out);
         export_csv_field(out, fixed[i]);
     }
-    for (size_t k = 0; k < c.ncounters; k++) {
-        char *h = xasprintf("%s%s", c.counter[k], c.counter_count[k] ? "_per_s" : "_last");
+    for (size_t k = 0; k < c->ncounters; k++) {
+        char *h = xasprintf("%s%s", c->counter[k], c->counter_count[k] ? "_per_s" : "_last");
         fputc(',', out);
         export_csv_field(out, h);
         free(h);
     }
     fputs("\r\n", out);
-    const json_t *points = json_object_get(sw, "points");
-    for (size_t i = 0; i < c.npoints; i++) {
-        const json_t *p = json_array_get(points, i);
-        const json_t *f = json_object_get(p, "figures");
-        const json_t *total = json_object_get(f, "total");
-        const json_t *bn = json_object_get(f, "bottleneck");
-        export_csv_field(out, jsonx_str(sw, "id"));
+    for (size_t i = 0; i < sw->n_points; i++) {
+        const struct doc_sweep_point *p = &sw->points[i];
+        const struct doc_sweep_figures *f = &p->figures;
+        const struct doc_sweep_bottleneck *bn = &f->bottleneck;
+        export_csv_field(out, sw->id);
         fputc(',', out);
-        export_csv_num(out, (double)jsonx_int(p, "index", (long long)i));
+        export_csv_num(out, (double)p->index);
         fputc(',', out);
-        char *name = export_sweep_point_name(p, i);
+        char *name = doc_sweep_point_name(p);
         export_csv_field(out, name);
         free(name);
-        const json_t *pv = json_object_get(p, "parameters");
-        for (size_t k = 0; k < c.nparams; k++) {
-            const json_t *v = json_object_get(pv, c.param[k]);
+        for (size_t k = 0; k < c->nparams; k++) {
+            const json_t *v = doc_sweep_parameter(p, c->param[k]);
             fputc(',', out);
             if (json_is_string(v))
                 export_csv_field(out, json_string_value(v));
             else
                 export_csv_num(out, jsonx_number(v));
         }
-        static const char *const texts[] = {"status", "status_detail", "result_id"};
+        const char *const texts[] = {p->status, p->status_detail, p->result_id};
         for (size_t m = 0; m < 3; m++) {
             fputc(',', out);
-            export_csv_field(out, jsonx_str(p, texts[m]));
+            export_csv_field(out, texts[m]);
         }
-        const double nums[] = {
-            jsonx_num(p, "runs_measured"), jsonx_num(p, "runs_ok"),
-            jsonx_num(total, "median_ns"), jsonx_num(total, "ci_low_ns"),
-            jsonx_num(total, "ci_high_ns"), jsonx_num(total, "n")};
+        const double nums[] = {p->runs_measured, p->runs_ok, f->total_median_ns,
+                               f->total_ci_low_ns, f->total_ci_high_ns, f->total_n};
         csv_nums(out, nums, sizeof nums / sizeof nums[0]);
         fputc(',', out);
-        export_csv_field(out, jsonx_str(bn, "stage"));
+        export_csv_field(out, bn->stage);
         fputc(',', out);
-        export_csv_field(out, jsonx_str(bn, "verdict"));
-        const double more[] = {
-            jsonx_num(bn, "share"), jsonx_num(bn, "median_ns"),
-            jsonx_num(f, "peak_memory_bytes"), jsonx_num(f, "gpu_memory_peak_bytes"),
-            jsonx_num(f, "gpu_utilization_mean"), jsonx_num(f, "cost_per_run")};
+        export_csv_field(out, bn->verdict);
+        const double more[] = {bn->share, bn->median_ns, f->peak_memory_bytes,
+                               f->gpu_memory_peak_bytes, f->gpu_utilization_mean,
+                               f->cost_per_run};
         csv_nums(out, more, sizeof more / sizeof more[0]);
         fputc(',', out);
-        if (isfinite(jsonx_num(f, "cost_per_run")))
-            export_csv_field(out, c.currency);
+        if (isfinite(f->cost_per_run))
+            export_csv_field(out, c->currency);
         fputc(',', out);
-        export_csv_num(out, jsonx_num(p, "objective_value"));
-        const json_t *met = json_object_get(p, "constraints_met");
-        fputs(json_is_true(met) ? ",true," : json_is_false(met) ? ",false," : ",,", out);
-        strings_field(out, json_object_get(p, "constraint_failures"));
+        export_csv_num(out, p->objective_value);
+        fputs(p->constraints_met == 1 ? ",true," : p->constraints_met == 0 ? ",false," : ",,",
+              out);
+        strings_field(out, p->constraint_failures);
         struct strbuf b = {0};
-        fputs(export_sweep_is_winner(&c, p, i) ? ",true," : ",false,", out);
-        const json_t *w = json_object_get(p, "warnings");
-        for (size_t k = 0; k < json_array_size(w) && b.len < 65536; k++) {
-            const char *code = jsonx_str(json_array_get(w, k), "code");
-            strbuf_printf(&b, "%s%s", k ? " " : "", code ? code : "?");
-        }
+        fputs(doc_sweep_is_winner(sw, p) ? ",true," : ",false,", out);
+        for (size_t k = 0; k < p->n_warnings && b.len < 65536; k++)
+            strbuf_printf(&b, "%s%s", k ? " " : "", str_or(p->warnings[k].code, "?"));
         export_csv_field(out, b.s);
         strbuf_free(&b);
-        for (size_t k = 0; k < c.ncounters; k++) {
-            const json_t *kc = export_sweep_counter(p, c.counter[k]);
+        for (size_t k = 0; k < c->ncounters; k++) {
+            const struct doc_sweep_counter *kc = doc_sweep_counter(f, c->counter[k]);
             fputc(',', out);
-            export_csv_num(out, jsonx_num(kc, c.counter_count[k] ? "rate_per_s" : "last_median"));
+            export_csv_num(out, !kc ? NAN : c->counter_count[k] ? kc->rate_per_s
+                                                                : kc->last_median);
         }
         fputs("\r\n", out);
     }

@@ -54,6 +54,8 @@ int export_write(const struct exporter *e, FILE *out, const struct export_reques
     }
     r.docs = docs;
     r.loads = loads;
+    struct doc_sweep *sweep = r.sweep ? doc_sweep_read(r.sweep) : NULL;
+    r.sweep_doc = sweep;
     int rc = e->write(out, &r, err, errlen);
     for (size_t i = 0; i < r.n; i++) {
         doc_result_free(docs[i]);
@@ -61,5 +63,6 @@ int export_write(const struct exporter *e, FILE *out, const struct export_reques
     }
     free(docs);
     free(loads);
+    doc_sweep_free(sweep);
     return rc;
 }

@@ -20,6 +20,7 @@
 
 #include "doc/load.h"
 #include "doc/result.h"
+#include "doc/sweep.h"
 
 #include "util/jsonx.h"   /* the tolerant getters every format uses */
 #include "util/strbuf.h"
@@ -39,6 +40,8 @@ struct export_request {
                                 * sweep (the default when sweep is set) */
     json_t *sweep;             /* "mlbench.sweep/1" when the results are a sweep's points (in
                                 * its order, those with a result), else NULL (borrowed) */
+    const struct doc_sweep *sweep_doc; /* sweep read (doc/sweep.h) when it is set, else NULL:
+                                * export_write reads it */
 };
 
 /* Return values of exporter write functions. */
@@ -67,7 +70,7 @@ extern const struct exporter export_trace;
 extern const struct exporter export_csv;
 
 /* Writes the report of req in format e to out: reads the documents of req (req->docs,
- * req->loads), then e->write. Returns what e->write returns. */
+ * req->loads, req->sweep_doc), then e->write. Returns what e->write returns. */
 int export_write(const struct exporter *e, FILE *out, const struct export_request *req,
                  char *err, size_t errlen);
 

@@ -193,7 +193,7 @@ struct figure {
     size_t counter;  /* for kind 1 */
 };
 
-static size_t sweep_figures(const struct export_sweep_columns *c, struct figure *f)
+static size_t sweep_figures(const struct doc_sweep_columns *c, struct figure *f)
 {
     size_t n = 0;
     f[n++] = (struct figure){xstrdup("total median per run"), U_DURATION, 0, 0};
@@ -214,62 +214,44 @@ static size_t sweep_figures(const struct export_sweep_columns *c, struct figure 
     return n;
 }
 
-static double plausible(double v)
-{
-    return isfinite(v) && fabs(v) < 1e18 ? v : NAN;
-}
-
-static double figure_raw(const struct export_sweep_columns *c, const struct figure *f,
-                         const json_t *p, double *lo, double *hi);
+static double figure_raw(const struct doc_sweep_columns *c, const struct figure *f,
+                         const struct doc_sweep_point *p, double *lo, double *hi);
 
 /* The figure's value of a point, and the interval (NAN when it has none): NAN for a value no
  * measurement gives (not finite, or beyond 1e18: 31 years in ns, an exabyte). */
-static double figure_value(const struct export_sweep_columns *c, const struct figure *f,
-                           const json_t *p, double *lo, double *hi)
+static double figure_value(const struct doc_sweep_columns *c, const struct figure *f,
+                           const struct doc_sweep_point *p, double *lo, double *hi)
 {
-    double v = plausible(figure_raw(c, f, p, lo, hi));
-    *lo = plausible(*lo);
-    *hi = plausible(*hi);
+    double v = doc_sweep_plausible(figure_raw(c, f, p, lo, hi));
+    *lo = doc_sweep_plausible(*lo);
+    *hi = doc_sweep_plausible(*hi);
     return v;
 }
 
-static double figure_raw(const struct export_sweep_columns *c, const struct figure *f,
-                         const json_t *p, double *lo, double *hi)
+static double figure_raw(const struct doc_sweep_columns *c, const struct figure *f,
+                         const struct doc_sweep_point *p, double *lo, double *hi)
 {
-    const json_t *fig = json_object_get(p, "figures");
+    const struct doc_sweep_figures *fig = &p->figures;
     *lo = *hi = NAN;
     switch (f->kind) {
-    case 0: {
-        const json_t *t = json_object_get(fig, "total");
-        *lo = jsonx_num(t, "ci_low_ns");
-        *hi = jsonx_num(t, "ci_high_ns");
-        return jsonx_num(t, "median_ns");
-    }
+    case 0:
+        *lo = fig->total_ci_low_ns;
+        *hi = fig->total_ci_high_ns;
+        return fig->total_median_ns;
     case 1: {
-        const json_t *k = export_sweep_counter(p, c->counter[f->counter]);
-        return jsonx_num(k, c->counter_count[f->counter] ? "rate_per_s" : "last_median");
+        const struct doc_sweep_counter *k = doc_sweep_counter(fig, c->counter[f->counter]);
+        return !k ? NAN : c->counter_count[f->counter] ? k->rate_per_s : k->last_median;
     }
-    case 2: return jsonx_num(fig, "peak_memory_bytes");
-    case 3: return jsonx_num(fig, "gpu_memory_peak_bytes");
-    case 4: return jsonx_num(fig, "gpu_utilization_mean");
-    default: return jsonx_num(fig, "cost_per_run");
+    case 2: return fig->peak_memory_bytes;
+    case 3: return fig->gpu_memory_peak_bytes;
+    case 4: return fig->gpu_utilization_mean;
+    default: return fig->cost_per_run;
     }
-}
-
-/* A point's value of parameter name as a number. */
-static bool param_value(const json_t *p, const char *name, double *v)
-{
-    const json_t *x = json_object_get(json_object_get(p, "parameters"), name);
-    if (json_is_number(x)) {
-        *v = json_number_value(x);
-        return isfinite(*v);
-    }
-    return export_sweep_parse_number(json_string_value(x), v);
 }
 
 /* "lr=0.1, opt=adam": the values of the other varying parameters, the key of a line. */
-static char *line_key(const struct export_sweep_columns *c, const bool *varies, size_t skip,
-                      const json_t *p)
+static char *line_key(const struct doc_sweep_columns *c, const bool *varies, size_t skip,
+                      const struct doc_sweep_point *p)
 {
     struct strbuf b = {0};
     strbuf_puts(&b, "");
@@ -277,8 +259,7 @@ static char *line_key(const struct export_sweep_columns *c, const bool *varies, 
         if (k == skip || !varies[k])
             continue;
         char v[128];
-        export_fmt_value(json_object_get(json_object_get(p, "parameters"), c->param[k]), v,
-                         sizeof v);
+        export_fmt_value(doc_sweep_parameter(p, c->param[k]), v, sizeof v);
         strbuf_printf(&b, "%s%s=%s", b.len ? ", " : "", c->param[k], v);
     }
     return strbuf_take(&b);
@@ -302,20 +283,19 @@ static int by_x(const void *a, const void *b)
 }
 
 /* One chart: figure f against parameter param, one line per key. */
-static void param_chart(FILE *out, const json_t *sweep, const struct export_sweep_columns *c,
-                        const struct figure *f, size_t param, struct line *lines, size_t nlines,
-                        size_t dropped)
+static void param_chart(FILE *out, const struct doc_sweep *s, const struct figure *f,
+                        size_t param, struct line *lines, size_t nlines, size_t dropped)
 {
-    const json_t *points = json_object_get(sweep, "points");
-    size_t np = c->npoints < SWEEP_CHART_POINTS ? c->npoints : SWEEP_CHART_POINTS;
+    const struct doc_sweep_columns *c = &s->columns;
+    size_t np = s->n_points < SWEEP_CHART_POINTS ? s->n_points : SWEEP_CHART_POINTS;
     double *xs = xcalloc(np + 1, sizeof *xs);
     size_t nx = 0, drawn = 0;
     double ymax = 0;
     struct point_xy *xy = xcalloc(np + 1, sizeof *xy);
     for (size_t i = 0; i < np; i++) {
-        const json_t *p = json_array_get(points, i);
+        const struct doc_sweep_point *p = &s->points[i];
         double x, lo, hi, y;
-        if (!param_value(p, c->param[param], &x))
+        if (!doc_sweep_parameter_number(p, c->param[param], &x))
             continue;
         xs[nx++] = x;
         y = figure_value(c, f, p, &lo, &hi);
@@ -343,9 +323,9 @@ static void param_chart(FILE *out, const json_t *sweep, const struct export_swee
     for (size_t l = 0; l < nlines; l++) {
         size_t n = 0;
         for (size_t k = 0; k < lines[l].n; k++) {
-            const json_t *p = json_array_get(points, lines[l].pt[k]);
+            const struct doc_sweep_point *p = &s->points[lines[l].pt[k]];
             double x, lo, hi, y;
-            if (!param_value(p, c->param[param], &x))
+            if (!doc_sweep_parameter_number(p, c->param[param], &x))
                 continue;
             y = figure_value(c, f, p, &lo, &hi);
             if (isfinite(y))
@@ -372,7 +352,7 @@ static void param_chart(FILE *out, const json_t *sweep, const struct export_swee
             fmt_unit(xy[k].y, f->unit, c->currency, v, sizeof v);
             fprintf(out, "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\">"
                     "<title>", x, y, colour);
-            char *name = export_sweep_point_name(json_array_get(points, xy[k].pt), xy[k].pt);
+            char *name = doc_sweep_point_name(&s->points[xy[k].pt]);
             html_text(out, name);
             free(name);
             fprintf(out, ": %s", v);
@@ -388,15 +368,15 @@ static void param_chart(FILE *out, const json_t *sweep, const struct export_swee
     /* the points that did not run ok, on the axis where their value is */
     size_t failed = 0;
     for (size_t i = 0; i < np; i++) {
-        const json_t *p = json_array_get(points, i);
-        const char *st = jsonx_str(p, "status");
+        const struct doc_sweep_point *p = &s->points[i];
         double x;
-        if ((st && !strcmp(st, "ok")) || !param_value(p, c->param[param], &x))
+        if ((p->status && !strcmp(p->status, "ok")) ||
+            !doc_sweep_parameter_number(p, c->param[param], &x))
             continue;
         failed++;
         fprintf(out, "<text class=\"failed\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">"
                 "\u00d7<title>", x_px(&ax, x), BOTTOM + 4);
-        char *name = export_sweep_point_name(p, i), *status = export_sweep_status(p);
+        char *name = doc_sweep_point_name(p), *status = export_sweep_status(p);
         html_text(out, name);
         fputs(": ", out);
         html_text(out, status);
@@ -421,25 +401,24 @@ static void param_chart(FILE *out, const json_t *sweep, const struct export_swee
     if (dropped)
         fprintf(out, "%zu more combinations of the other parameters are not drawn (at most %d "
                 "lines). ", dropped, MAX_LINES);
-    if (c->npoints > np)
-        fprintf(out, "Only the first %zu of %zu points are drawn. ", np, c->npoints);
+    if (s->n_points > np)
+        fprintf(out, "Only the first %zu of %zu points are drawn. ", np, s->n_points);
     fputs("Hover a dot for its point and value.</p>\n</figure>\n", out);
     free(xs);
     free(xy);
 }
 
 /* The lines of parameter param's charts: points grouped by the other varying parameters. */
-static size_t group_lines(const json_t *sweep, const struct export_sweep_columns *c, size_t param,
-                          struct line *lines, size_t *dropped)
+static size_t group_lines(const struct doc_sweep *s, size_t param, struct line *lines,
+                          size_t *dropped)
 {
-    const json_t *points = json_object_get(sweep, "points");
-    size_t np = c->npoints < SWEEP_CHART_POINTS ? c->npoints : SWEEP_CHART_POINTS;
-    bool varies[EXPORT_SWEEP_MAX_PARAMS] = {false};
+    const struct doc_sweep_columns *c = &s->columns;
+    size_t np = s->n_points < SWEEP_CHART_POINTS ? s->n_points : SWEEP_CHART_POINTS;
+    bool varies[DOC_SWEEP_MAX_PARAMS] = {false};
     for (size_t k = 0; k < c->nparams; k++) {
         const json_t *first = NULL;
         for (size_t i = 0; i < np && !varies[k]; i++) {
-            const json_t *v = json_object_get(json_object_get(json_array_get(points, i),
-                                                              "parameters"), c->param[k]);
+            const json_t *v = doc_sweep_parameter(&s->points[i], c->param[k]);
             if (!first)
                 first = v;
             else if (!json_equal(first, v))
@@ -449,7 +428,7 @@ static size_t group_lines(const json_t *sweep, const struct export_sweep_columns
     size_t n = 0;
     *dropped = 0;
     for (size_t i = 0; i < np; i++) {
-        char *key = line_key(c, varies, param, json_array_get(points, i));
+        char *key = line_key(c, varies, param, &s->points[i]);
         size_t l = 0;
         while (l < n && strcmp(lines[l].key, key))
             l++;
@@ -457,7 +436,7 @@ static size_t group_lines(const json_t *sweep, const struct export_sweep_columns
             if (n == MAX_LINES) {
                 bool seen = false; /* count each combination left out once */
                 for (size_t j = 0; j < i && !seen; j++) {
-                    char *other = line_key(c, varies, param, json_array_get(points, j));
+                    char *other = line_key(c, varies, param, &s->points[j]);
                     seen = !strcmp(other, key);
                     free(other);
                     if (j > 64)
@@ -481,17 +460,17 @@ static size_t group_lines(const json_t *sweep, const struct export_sweep_columns
 /* Time against a second figure to minimise (both from 0), every point a dot, the
  * non-dominated ones (no other point is as good on both and better on one) joined in order
  * of time and labelled. */
-static void pareto_chart(FILE *out, const json_t *sweep, const struct export_sweep_columns *c,
-                         const struct figure *fy, const char *what)
+static void pareto_chart(FILE *out, const struct doc_sweep *s, const struct figure *fy,
+                         const char *what)
 {
-    const json_t *points = json_object_get(sweep, "points");
-    size_t np = c->npoints < SWEEP_CHART_POINTS ? c->npoints : SWEEP_CHART_POINTS;
+    const struct doc_sweep_columns *c = &s->columns;
+    size_t np = s->n_points < SWEEP_CHART_POINTS ? s->n_points : SWEEP_CHART_POINTS;
     struct figure ft = {"total median per run", U_DURATION, 0, 0};
     struct point_xy *xy = xcalloc(np + 1, sizeof *xy);
     size_t n = 0;
     double xmax = 0, ymax = 0;
     for (size_t i = 0; i < np; i++) {
-        const json_t *p = json_array_get(points, i);
+        const struct doc_sweep_point *p = &s->points[i];
         double lo, hi;
         double x = figure_value(c, &ft, p, &lo, &hi), y = figure_value(c, fy, p, &lo, &hi);
         if (!isfinite(x) || !isfinite(y) || x < 0 || y < 0)
@@ -530,8 +509,7 @@ static void pareto_chart(FILE *out, const json_t *sweep, const struct export_swe
     for (size_t i = 0; i < n; i++) {
         char a[64], b[64];
         double x = x_px(&ax, xy[i].x), y = y_px(ytop, xy[i].y);
-        const json_t *p = json_array_get(points, xy[i].pt);
-        char *name = export_sweep_point_name(p, xy[i].pt);
+        char *name = doc_sweep_point_name(&s->points[xy[i].pt]);
         fmt_unit(xy[i].x, U_DURATION, NULL, a, sizeof a);
         fmt_unit(xy[i].y, fy->unit, c->currency, b, sizeof b);
         fprintf(out, "<circle class=\"%s\" data-point=\"%zu\" cx=\"%.2f\" cy=\"%.2f\" r=\"%s\" "
@@ -556,8 +534,8 @@ static void pareto_chart(FILE *out, const json_t *sweep, const struct export_swe
     html_text(out, what);
     fputs(" or the cheapest for its time; a dominated point has another at least as good on "
           "both.", out);
-    if (c->npoints > np)
-        fprintf(out, " Only the first %zu of %zu points are drawn.", np, c->npoints);
+    if (s->n_points > np)
+        fprintf(out, " Only the first %zu of %zu points are drawn.", np, s->n_points);
     fputs("</p>\n</figure>\n", out);
     free(front);
     free(xy);
@@ -566,21 +544,19 @@ static void pareto_chart(FILE *out, const json_t *sweep, const struct export_swe
 void html_figure_sweep(FILE *out, const struct export_request *req, size_t index)
 {
     (void)index; /* the sweep's figure, not a result's */
-    const json_t *sweep = req->sweep;
-    if (!json_is_object(sweep))
+    const struct doc_sweep *s = req->sweep_doc;
+    if (!s || !s->json)
         return;
-    struct export_sweep_columns c;
-    export_sweep_columns(sweep, &c);
-    struct figure figs[EXPORT_SWEEP_MAX_COUNTERS + 5];
-    size_t nf = sweep_figures(&c, figs);
-    bool find_max = json_is_object(json_object_get(sweep, "find_max"));
-    for (size_t k = 0; k < c.nparams && !find_max; k++) {
-        if (!c.param_numeric[k])
+    const struct doc_sweep_columns *c = &s->columns;
+    struct figure figs[DOC_SWEEP_MAX_COUNTERS + 5];
+    size_t nf = sweep_figures(c, figs);
+    for (size_t k = 0; k < c->nparams && !s->find_max.present; k++) {
+        if (!c->param_numeric[k])
             continue;
         struct line lines[MAX_LINES];
-        size_t dropped, nl = group_lines(sweep, &c, k, lines, &dropped);
+        size_t dropped, nl = group_lines(s, k, lines, &dropped);
         for (size_t f = 0; f < nf; f++)
-            param_chart(out, sweep, &c, &figs[f], k, lines, nl, dropped);
+            param_chart(out, s, &figs[f], k, lines, nl, dropped);
         for (size_t l = 0; l < nl; l++) {
             free(lines[l].key);
             free(lines[l].pt);
@@ -588,9 +564,9 @@ void html_figure_sweep(FILE *out, const struct export_request *req, size_t index
     }
     for (size_t f = 0; f < nf; f++) {
         if (figs[f].kind == 5)
-            pareto_chart(out, sweep, &c, &figs[f], "cost per run");
+            pareto_chart(out, s, &figs[f], "cost per run");
         if (figs[f].kind == 2)
-            pareto_chart(out, sweep, &c, &figs[f], "peak memory");
+            pareto_chart(out, s, &figs[f], "peak memory");
     }
     for (size_t f = 0; f < nf; f++)
         free(figs[f].title);
@@ -601,38 +577,35 @@ void html_figure_sweep(FILE *out, const struct export_request *req, size_t index
 void html_figure_find_max(FILE *out, const struct export_request *req, size_t index)
 {
     (void)index; /* the sweep's figure, not a result's */
-    const json_t *fm = json_object_get(req->sweep, "find_max");
-    if (!json_is_object(fm))
+    const struct doc_sweep_find_max *fm = req->sweep_doc ? &req->sweep_doc->find_max : NULL;
+    if (!fm || !fm->present)
         return;
-    const json_t *probes = json_object_get(fm, "probes");
-    size_t n = json_array_size(probes);
-    n = n < SWEEP_CHART_POINTS ? n : SWEEP_CHART_POINTS;
-    const char *param = jsonx_str(fm, "parameter") ? jsonx_str(fm, "parameter") : "value";
+    const struct doc_sweep_probe *probes = fm->probes;
+    size_t n = fm->n_probes < SWEEP_CHART_POINTS ? fm->n_probes : SWEEP_CHART_POINTS;
+    const char *param = fm->parameter ? fm->parameter : "value";
     double *xs = xcalloc(n + 1, sizeof *xs);
     size_t nx = 0;
     double mem_max = 0, rate_max = 0;
     const char *rate_name = NULL;
     for (size_t i = 0; i < n; i++) {
-        const json_t *pr = json_array_get(probes, i);
-        double v = jsonx_num(pr, "value"), m = jsonx_num(pr, "peak_memory_bytes");
-        double r = jsonx_num(json_object_get(pr, "throughput"), "rate_per_s");
+        double v = probes[i].value, m = probes[i].peak_memory_bytes;
+        double r = probes[i].throughput_rate_per_s;
         if (!isfinite(v))
             continue;
         xs[nx++] = v;
         mem_max = isfinite(m) && m > mem_max ? m : mem_max;
         rate_max = isfinite(r) && r > rate_max ? r : rate_max;
         if (isfinite(r) && !rate_name)
-            rate_name = jsonx_str(json_object_get(pr, "throughput"), "name");
+            rate_name = probes[i].throughput_name;
     }
-    double budget = jsonx_num(fm, "memory_budget_bytes");
-    const json_t *fit = json_object_get(fm, "memory_fit");
-    double slope = jsonx_num(fit, "slope_bytes"), icpt = jsonx_num(fit, "intercept_bytes");
-    double pred = jsonx_num(fit, "predicted_max");
+    double budget = fm->memory_budget_bytes;
+    double slope = fm->memory_fit.slope_bytes, icpt = fm->memory_fit.intercept_bytes;
+    double pred = fm->memory_fit.predicted_max;
     if (isfinite(budget) && budget > mem_max && budget < 4 * mem_max)
         mem_max = budget; /* the budget in view unless it dwarfs every probe */
     nx = distinct(xs, nx);
     struct xaxis ax;
-    if (!x_axis(&ax, xs, nx, U_PLAIN, json_is_true(json_object_get(fm, "pow2")))) {
+    if (!x_axis(&ax, xs, nx, U_PLAIN, fm->pow2)) {
         free(xs);
         return;
     }
@@ -686,12 +659,10 @@ void html_figure_find_max(FILE *out, const struct export_request *req, size_t in
         struct point_xy *xy = xcalloc(n + 1, sizeof *xy);
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
-            const json_t *pr = json_array_get(probes, i);
-            double v = jsonx_num(pr, "value");
-            double y = chart == 0 ? jsonx_num(pr, "peak_memory_bytes")
-                                  : jsonx_num(json_object_get(pr, "throughput"), "rate_per_s");
-            if (isfinite(v) && isfinite(y) && json_is_true(json_object_get(pr, "fits")) &&
-                (!ax.log2 || v > 0))
+            const struct doc_sweep_probe *pr = &probes[i];
+            double v = pr->value;
+            double y = chart == 0 ? pr->peak_memory_bytes : pr->throughput_rate_per_s;
+            if (isfinite(v) && isfinite(y) && pr->fits == 1 && (!ax.log2 || v > 0))
                 xy[m++] = (struct point_xy){v, y, NAN, NAN, i};
         }
         qsort(xy, m, sizeof *xy, by_x);
@@ -700,11 +671,10 @@ void html_figure_find_max(FILE *out, const struct export_request *req, size_t in
         fputs("\"><title>probes that fit</title></polyline>\n", out);
         free(xy);
         for (size_t i = 0; i < n; i++) {
-            const json_t *pr = json_array_get(probes, i);
-            double v = jsonx_num(pr, "value");
-            double y = chart == 0 ? jsonx_num(pr, "peak_memory_bytes")
-                                  : jsonx_num(json_object_get(pr, "throughput"), "rate_per_s");
-            bool fits = json_is_true(json_object_get(pr, "fits"));
+            const struct doc_sweep_probe *pr = &probes[i];
+            double v = pr->value;
+            double y = chart == 0 ? pr->peak_memory_bytes : pr->throughput_rate_per_s;
+            bool fits = pr->fits == 1;
             if (!isfinite(v) || (ax.log2 && !(v > 0)))
                 continue;
             double x = x_px(&ax, v);
@@ -719,9 +689,9 @@ void html_figure_find_max(FILE *out, const struct export_request *req, size_t in
                 fprintf(out, "<text class=\"failed\" x=\"%.2f\" y=\"%.2f\" "
                         "text-anchor=\"middle\">\u00d7<title>%s = %.6g: does not fit", x,
                         yy + 4, param, v);
-                if (jsonx_str(pr, "reason")) {
+                if (pr->reason) {
                     fputs(": ", out);
-                    html_text(out, jsonx_str(pr, "reason"));
+                    html_text(out, pr->reason);
                 }
                 fputs("</title></text>\n", out);
             }

@@ -19,8 +19,8 @@ static void o_lines(struct outline *o, struct export_lines *l, const char *intro
 
 void outline_sweep(struct outline *o)
 {
-    const json_t *sw = o->req->sweep;
-    outline_heading(o, 1, "mlbench sweep: %s", str_or(jsonx_str(sw, "id"), "(no id)"));
+    const struct doc_sweep *sw = o->req->sweep_doc;
+    outline_heading(o, 1, "mlbench sweep: %s", str_or(sw->id, "(no id)"));
     struct export_lines fm = {0};
     export_sweep_find_max(sw, &fm);
     outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
@@ -35,9 +35,8 @@ void outline_sweep(struct outline *o)
 
     outline_heading(o, 2, "Sweep");
     outline_para(o, "Sweep %s, created %s: every point is a full measured benchmark stored as a "
-           "result; the figures are its medians.", str_or(jsonx_str(sw, "id"), "?"),
-           str_or(jsonx_str(sw, "created"), "?"));
-    const json_t *cmd = json_object_get(sw, "command");
+           "result; the figures are its medians.", str_or(sw->id, "?"), str_or(sw->created, "?"));
+    const json_t *cmd = sw->command;
     if (json_array_size(cmd)) {
         struct strbuf b = {0};
         strbuf_puts(&b, "");
@@ -72,7 +71,7 @@ void outline_sweep(struct outline *o)
     if (!warn.n)
         outline_para(o, "No point has a warning about its measurement.");
     o_lines(o, &warn, "Warnings about the points' measurements:");
-    if (json_is_object(json_object_get(sw, "find_max"))) {
+    if (sw->find_max.present) {
         outline_heading(o, 3, "The largest value that fits");
         o->ops->list(o->ctx, (const char *const *)fm.v, fm.n);
         if (export_sweep_probes(&t, sw)) {

@@ -1,7 +1,8 @@
-/* sweep_tables.c: what every view of a sweep document says (see sweep.h): the columns found
- * over its points, the sweep table, the sentences about the sweep, its winner and objective,
- * the notes under the table and the find-max answer. The terminal (sweep_text.c), the
- * Markdown and HTML reports (outline.c) render these, so they agree. */
+/* sweep_tables.c: what every view of a sweep document says (see sweep.h), from its view
+ * (doc/sweep.h): the columns of the table laid out, the sweep table, the sentences about the
+ * sweep, its winner and objective, the notes under the table and the find-max answer. The
+ * terminal (sweep_text.c), the Markdown and HTML reports (outline.c) render these, so they
+ * agree. */
 #include "export/sweep.h"
 
 #include <math.h>
@@ -24,35 +25,6 @@ static char *one_line(char *s)
     return s;
 }
 
-/* A duration or size from a file as a measurement: NAN (shown "-") unless finite and below
- * 1e18 (31 years in ns, an exabyte), so a hostile 1e308 does not print 300 digits. */
-static double plausible(double v)
-{
-    return isfinite(v) && fabs(v) < 1e18 ? v : NAN;
-}
-
-static double num(const json_t *o, const char *key)
-{
-    return plausible(jsonx_num(o, key));
-}
-
-static const json_t *figures(const json_t *point)
-{
-    return json_object_get(point, "figures");
-}
-
-bool export_sweep_parse_number(const char *s, double *v)
-{
-    if (!s || !*s)
-        return false;
-    char *end;
-    double x = strtod(s, &end);
-    if (*end || !isfinite(x))
-        return false;
-    *v = x;
-    return true;
-}
-
 void export_lines_add(struct export_lines *l, const char *fmt, ...)
 {
     if (l->n == l->cap) {
@@ -66,48 +38,13 @@ void export_lines_add(struct export_lines *l, const char *fmt, ...)
     va_end(ap);
 }
 
-char *export_sweep_point_name(const json_t *point, size_t position)
+char *export_sweep_status(const struct doc_sweep_point *point)
 {
-    const char *name = jsonx_str(point, "name");
-    if (name && *name)
-        return xstrdup(name);
-    const json_t *cmd = json_object_get(point, "command");
-    if (json_array_size(cmd)) {
-        struct strbuf b = {0};
-        for (size_t i = 0; i < json_array_size(cmd) && b.len < 4096; i++) {
-            if (i)
-                strbuf_putc(&b, ' ');
-            strbuf_puts(&b, str_or(json_string_value(json_array_get(cmd, i)), "?"));
-        }
-        return strbuf_take(&b);
-    }
-    return xasprintf("point %lld", jsonx_int(point, "index", (long long)position));
-}
-
-const json_t *export_sweep_counter(const json_t *point, const char *name)
-{
-    const json_t *counters = json_object_get(figures(point), "counters");
-    for (size_t i = 0; i < json_array_size(counters); i++) {
-        const char *n = jsonx_str(json_array_get(counters, i), "name");
-        if (n && !strcmp(n, name))
-            return json_array_get(counters, i);
-    }
-    return NULL;
-}
-
-bool export_sweep_is_winner(const struct export_sweep_columns *c, const json_t *point,
-                            size_t position)
-{
-    return c->winner >= 0 && jsonx_int(point, "index", (long long)position) == c->winner;
-}
-
-char *export_sweep_status(const json_t *point)
-{
-    char *st = xstrdup(str_or(jsonx_str(point, "status"), "unknown"));
+    char *st = xstrdup(str_or(point->status, "unknown"));
     for (char *p = st; *p; p++)
         if (*p == '_')
             *p = ' ';
-    const char *detail = jsonx_str(point, "status_detail");
+    const char *detail = point->status_detail;
     if (!detail || !*detail)
         return st;
     char *s = xasprintf("%s: %s", st, detail);
@@ -116,7 +53,8 @@ char *export_sweep_status(const json_t *point)
 }
 
 /* The column the objective's figure is shown in, NO_COL when none is. */
-static size_t objective_column(const struct export_sweep_columns *c, const char *figure)
+static size_t objective_column(const struct export_sweep_columns *c,
+                               const struct doc_sweep_columns *have, const char *figure)
 {
     if (!figure)
         return NO_COL;
@@ -128,15 +66,15 @@ static size_t objective_column(const struct export_sweep_columns *c, const char 
         return c->col_peak;
     if (!strcmp(figure, "gpu_memory"))
         return c->col_gpu_memory;
-    for (size_t k = 0; k < c->nparams; k++)
-        if (!strcmp(figure, c->param[k]))
+    for (size_t k = 0; k < have->nparams; k++)
+        if (!strcmp(figure, have->param[k]))
             return 1; /* a parameter (find-max): the point's name holds it */
     if (!strncmp(figure, "counter:", 8)) {
         const char *name = figure + 8;
-        for (size_t k = 0; k < c->ncounters; k++) {
-            size_t n = strlen(c->counter[k]);
-            if (!strcmp(name, c->counter[k]) ||
-                (c->counter_count[k] && !strncmp(name, c->counter[k], n) &&
+        for (size_t k = 0; k < have->ncounters; k++) {
+            size_t n = strlen(have->counter[k]);
+            if (!strcmp(name, have->counter[k]) ||
+                (have->counter_count[k] && !strncmp(name, have->counter[k], n) &&
                  !strcmp(name + n, "_per_s")))
                 return c->col_counters + k;
         }
@@ -144,85 +82,19 @@ static size_t objective_column(const struct export_sweep_columns *c, const char 
     return NO_COL;
 }
 
-void export_sweep_columns(const json_t *sweep, struct export_sweep_columns *c)
+void export_sweep_columns(const struct doc_sweep *s, struct export_sweep_columns *c)
 {
+    const struct doc_sweep_columns *have = &s->columns;
     memset(c, 0, sizeof *c);
-    const json_t *points = json_object_get(sweep, "points");
-    c->npoints = json_array_size(points);
-    c->winner = json_is_object(json_object_get(sweep, "winner"))
-                    ? jsonx_count(json_object_get(sweep, "winner"), "index", INT64_MAX / 2, -1)
-                    : -1;
-    const json_t *price = json_object_get(sweep, "price");
-    c->priced = json_is_object(price);
-    c->currency = str_or(jsonx_str(price, "currency"), "USD");
-    bool mixed[EXPORT_SWEEP_MAX_COUNTERS] = {false};
-
-    const json_t *params = json_object_get(sweep, "parameters");
-    for (size_t i = 0; i < json_array_size(params) && c->nparams < EXPORT_SWEEP_MAX_PARAMS; i++) {
-        const char *name = jsonx_str(json_array_get(params, i), "name");
-        bool dup = false;
-        for (size_t k = 0; k < c->nparams && name; k++)
-            dup |= !strcmp(c->param[k], name);
-        if (name && !dup)
-            c->param[c->nparams++] = name;
-    }
-    bool has_value[EXPORT_SWEEP_MAX_PARAMS] = {false};
-    for (size_t k = 0; k < c->nparams; k++)
-        c->param_numeric[k] = true;
-
-    for (size_t i = 0; i < c->npoints; i++) {
-        const json_t *p = json_array_get(points, i);
-        const json_t *f = figures(p);
-        c->gpu_memory |= isfinite(num(f, "gpu_memory_peak_bytes"));
-        c->gpu_util |= isfinite(jsonx_num(f, "gpu_utilization_mean"));
-        c->priced |= isfinite(jsonx_num(f, "cost_per_run"));
-        const json_t *pv = json_object_get(p, "parameters");
-        for (size_t k = 0; k < c->nparams; k++) {
-            const json_t *v = json_object_get(pv, c->param[k]);
-            double x;
-            if (!v)
-                continue;
-            has_value[k] = true;
-            if (!export_sweep_parse_number(json_string_value(v), &x) && !json_is_number(v))
-                c->param_numeric[k] = false;
-        }
-        const json_t *counters = json_object_get(f, "counters");
-        for (size_t j = 0; j < json_array_size(counters); j++) {
-            const json_t *k = json_array_get(counters, j);
-            const char *name = jsonx_str(k, "name"), *stage = jsonx_str(k, "stage");
-            if (!name)
-                continue;
-            size_t at = 0;
-            while (at < c->ncounters && strcmp(c->counter[at], name))
-                at++;
-            if (at == c->ncounters) {
-                if (c->ncounters == EXPORT_SWEEP_MAX_COUNTERS)
-                    continue;
-                c->counter[at] = name;
-                c->counter_stage[at] = stage;
-                c->counter_count[at] = json_is_true(json_object_get(k, "count"));
-                c->ncounters++;
-            } else if (!mixed[at] && (!stage || !c->counter_stage[at] ||
-                                      strcmp(stage, c->counter_stage[at]))) {
-                mixed[at] = true;
-            }
-        }
-    }
-    for (size_t k = 0; k < c->nparams; k++)
-        c->param_numeric[k] &= has_value[k];
-    for (size_t k = 0; k < c->ncounters; k++)
-        if (mixed[k])
-            c->counter_stage[k] = NULL;
-
     size_t col = 7;
     c->col_counters = col;
-    col += c->ncounters;
+    col += have->ncounters;
     c->col_peak = 5;
-    c->col_gpu_memory = c->gpu_memory ? col++ : NO_COL;
-    c->col_gpu_util = c->gpu_util ? col++ : NO_COL;
-    c->col_cost = c->priced ? col++ : NO_COL;
-    const char *figure = jsonx_str(json_object_get(sweep, "objective"), "figure");
-    c->col_objective_mark = objective_column(c, figure);
+    c->col_gpu_memory = have->gpu_memory ? col++ : NO_COL;
+    c->col_gpu_util = have->gpu_util ? col++ : NO_COL;
+    c->col_cost = have->priced ? col++ : NO_COL;
+    const char *figure = s->objective.figure;
+    c->col_objective_mark = objective_column(c, have, figure);
     c->col_objective = NO_COL;
     if (c->col_objective_mark == NO_COL && figure) {
         c->col_objective = col++;
@@ -232,30 +104,32 @@ void export_sweep_columns(const json_t *sweep, struct export_sweep_columns *c)
 }
 
 /* The objective's value as its figure reads: a duration for a stage or the total. */
-static void objective_cell(char *buf, size_t len, const json_t *sweep, const json_t *point)
+static void objective_cell(char *buf, size_t len, const struct doc_sweep *s,
+                           const struct doc_sweep_point *point)
 {
-    const char *figure = str_or(jsonx_str(json_object_get(sweep, "objective"), "figure"), "");
-    double v = jsonx_num(point, "objective_value");
+    const char *figure = str_or(s->objective.figure, "");
+    double v = point->objective_value;
     if (!strncmp(figure, "stage:", 6) || !strcmp(figure, "total"))
-        export_fmt_duration(plausible(v), buf, len);
+        export_fmt_duration(doc_sweep_plausible(v), buf, len);
     else if (!strncmp(figure, "memory", 6) || !strncmp(figure, "gpu_memory", 10))
-        export_fmt_bytes(plausible(v), buf, len);
+        export_fmt_bytes(doc_sweep_plausible(v), buf, len);
     else
         export_fmt_num(v, "%.4g", 1, buf, len);
 }
 
-size_t export_sweep_table(struct export_table *t, const json_t *sweep,
+size_t export_sweep_table(struct export_table *t, const struct doc_sweep *s,
                           const struct export_sweep_columns *c)
 {
+    const struct doc_sweep_columns *have = &s->columns;
     const char **head = xcalloc(c->ncols, sizeof *head);
     char **owned = xcalloc(c->ncols, sizeof *owned);
     static const char *const fixed[] = {"", "point", "status", "total median",
                                         "95% CI of median", "peak memory", "bottleneck"};
     for (size_t i = 0; i < 7; i++)
         head[i] = fixed[i];
-    for (size_t k = 0; k < c->ncounters; k++)
+    for (size_t k = 0; k < have->ncounters; k++)
         head[c->col_counters + k] = owned[c->col_counters + k] =
-            xasprintf("%s%s", c->counter[k], c->counter_count[k] ? "/s" : "");
+            xasprintf("%s%s", have->counter[k], have->counter_count[k] ? "/s" : "");
     if (c->col_gpu_memory != NO_COL)
         head[c->col_gpu_memory] = "GPU memory";
     if (c->col_gpu_util != NO_COL)
@@ -278,67 +152,64 @@ size_t export_sweep_table(struct export_table *t, const json_t *sweep,
     for (size_t col = 7; col < c->ncols && col < 32; col++)
         t->numeric |= 1u << col;
 
-    const json_t *points = json_object_get(sweep, "points");
     char a[64], b[64];
-    for (size_t i = 0; i < c->npoints; i++) {
-        const json_t *p = json_array_get(points, i);
-        const json_t *f = figures(p);
+    for (size_t i = 0; i < s->n_points; i++) {
+        const struct doc_sweep_point *p = &s->points[i];
+        const struct doc_sweep_figures *f = &p->figures;
         size_t row = export_table_row(t, 0);
-        bool winner = export_sweep_is_winner(c, p, i);
-        bool unmet = json_is_false(json_object_get(p, "constraints_met"));
+        bool winner = doc_sweep_is_winner(s, p);
+        bool unmet = p->constraints_met == 0;
         export_table_set(t, row, 0, "%s", winner ? "\u2605" : unmet ? "\u2717" : "");
-        char *name = export_sweep_point_name(p, i);
+        char *name = doc_sweep_point_name(p);
         export_table_set(t, row, 1, "%s", name);
         free(name);
         char *status = export_sweep_status(p);
         export_table_set(t, row, 2, "%s", status);
         free(status);
-        const char *st = jsonx_str(p, "status");
-        if (st && strcmp(st, "ok"))
+        if (p->status && strcmp(p->status, "ok"))
             export_table_tone(t, row, 2, EXPORT_TONE_SLOWER);
         if (winner)
             export_table_tone(t, row, 1, EXPORT_TONE_FASTER);
-        const json_t *total = json_object_get(f, "total");
         export_table_set(t, row, 3, "%s",
-                         export_fmt_duration(num(total, "median_ns"), a, sizeof a));
-        double lo = num(total, "ci_low_ns"), hi = num(total, "ci_high_ns");
+                         export_fmt_duration(doc_sweep_plausible(f->total_median_ns), a, sizeof a));
+        double lo = doc_sweep_plausible(f->total_ci_low_ns);
+        double hi = doc_sweep_plausible(f->total_ci_high_ns);
         if (isfinite(lo) && isfinite(hi))
             export_table_set(t, row, 4, "%s .. %s", export_fmt_duration(lo, a, sizeof a),
                              export_fmt_duration(hi, b, sizeof b));
         else
             export_table_set(t, row, 4, "-");
         export_table_set(t, row, 5, "%s",
-                         export_fmt_bytes(num(f, "peak_memory_bytes"), a, sizeof a));
-        const json_t *bn = json_object_get(f, "bottleneck");
-        if (jsonx_str(bn, "stage"))
-            export_table_set(t, row, 6, "%s: %s, %s", jsonx_str(bn, "stage"),
-                             str_or(jsonx_str(bn, "verdict"), "?"),
-                             export_fmt_duration(num(bn, "median_ns"), a, sizeof a));
+                         export_fmt_bytes(doc_sweep_plausible(f->peak_memory_bytes), a, sizeof a));
+        const struct doc_sweep_bottleneck *bn = &f->bottleneck;
+        if (bn->stage)
+            export_table_set(t, row, 6, "%s: %s, %s", bn->stage, str_or(bn->verdict, "?"),
+                             export_fmt_duration(doc_sweep_plausible(bn->median_ns), a, sizeof a));
         else
             export_table_set(t, row, 6, "-");
-        for (size_t k = 0; k < c->ncounters; k++) {
-            const json_t *kc = export_sweep_counter(p, c->counter[k]);
-            double v = jsonx_num(kc, c->counter_count[k] ? "rate_per_s" : "last_median");
+        for (size_t k = 0; k < have->ncounters; k++) {
+            const struct doc_sweep_counter *kc = doc_sweep_counter(f, have->counter[k]);
+            double v = !kc ? NAN : have->counter_count[k] ? kc->rate_per_s : kc->last_median;
             export_table_set(t, row, c->col_counters + k, "%s",
                              export_fmt_num(v, "%.4g", 1, a, sizeof a));
         }
         if (c->col_gpu_memory != NO_COL)
             export_table_set(t, row, c->col_gpu_memory, "%s",
-                             export_fmt_bytes(num(f, "gpu_memory_peak_bytes"), a,
+                             export_fmt_bytes(doc_sweep_plausible(f->gpu_memory_peak_bytes), a,
                                               sizeof a));
         if (c->col_gpu_util != NO_COL)
             export_table_set(t, row, c->col_gpu_util, "%s",
-                             export_fmt_num(jsonx_num(f, "gpu_utilization_mean"), "%.0f %%", 100,
-                                            a, sizeof a));
+                             export_fmt_num(f->gpu_utilization_mean, "%.0f %%", 100, a,
+                                            sizeof a));
         if (c->col_cost != NO_COL) {
-            double cost = jsonx_num(f, "cost_per_run");
+            double cost = f->cost_per_run;
             if (isfinite(cost))
-                export_table_set(t, row, c->col_cost, "%.4g %s", cost, c->currency);
+                export_table_set(t, row, c->col_cost, "%.4g %s", cost, have->currency);
             else
                 export_table_set(t, row, c->col_cost, "-");
         }
         if (c->col_objective != NO_COL) {
-            objective_cell(a, sizeof a, sweep, p);
+            objective_cell(a, sizeof a, s, p);
             export_table_set(t, row, c->col_objective, "%s", a);
         }
     }
@@ -348,60 +219,55 @@ size_t export_sweep_table(struct export_table *t, const json_t *sweep,
 /* ---- sentences ------------------------------------------------------------------------ */
 
 /* "batch (32, 64, ...)" of parameters[i]. */
-static void about_parameter(struct strbuf *b, const json_t *param)
+static void about_parameter(struct strbuf *b, const struct doc_sweep_param *param)
 {
-    const json_t *values = json_object_get(param, "values");
-    strbuf_puts(b, str_or(jsonx_str(param, "name"), "?"));
+    strbuf_puts(b, str_or(param->name, "?"));
     strbuf_puts(b, " (");
-    size_t n = json_array_size(values);
+    size_t n = param->n_values;
     for (size_t i = 0; i < n && i < ABOUT_VALUES; i++) {
         char v[64];
         if (i)
             strbuf_puts(b, ", ");
-        strbuf_puts(b, export_fmt_value(json_array_get(values, i), v, sizeof v));
+        strbuf_puts(b, export_fmt_value(json_array_get(param->values, i), v, sizeof v));
     }
     if (n > ABOUT_VALUES)
         strbuf_printf(b, ", ... %zu values", n);
     strbuf_putc(b, ')');
 }
 
-char *export_sweep_about(const json_t *sweep)
+char *export_sweep_about(const struct doc_sweep *s)
 {
     struct strbuf b = {0};
-    const char *mode = str_or(jsonx_str(sweep, "mode"), "matrix");
-    size_t n = json_array_size(json_object_get(sweep, "points"));
-    const json_t *fm = json_object_get(sweep, "find_max");
-    if (!strcmp(mode, "find-max") && json_is_object(fm)) {
+    const char *mode = str_or(s->mode, "matrix");
+    size_t n = s->n_points;
+    const struct doc_sweep_find_max *fm = &s->find_max;
+    if (!strcmp(mode, "find-max") && fm->present) {
         char lo[64], hi[64];
         strbuf_printf(&b, "Find-max sweep of %s from %s to %s%s: %zu probe%s",
-                      str_or(jsonx_str(fm, "parameter"), "?"),
-                      export_fmt_num(jsonx_num(fm, "low"), "%.6g", 1, lo, sizeof lo),
-                      export_fmt_num(jsonx_num(fm, "high"), "%.6g", 1, hi, sizeof hi),
-                      json_is_true(json_object_get(fm, "pow2")) ? " (powers of two)" : "", n,
-                      n == 1 ? "" : "s");
+                      str_or(fm->parameter, "?"),
+                      export_fmt_num(fm->low, "%.6g", 1, lo, sizeof lo),
+                      export_fmt_num(fm->high, "%.6g", 1, hi, sizeof hi),
+                      fm->pow2 ? " (powers of two)" : "", n, n == 1 ? "" : "s");
     } else if (!strcmp(mode, "commands")) {
         strbuf_printf(&b, "Sweep of %zu command%s", n, n == 1 ? "" : "s");
     } else {
-        const json_t *params = json_object_get(sweep, "parameters");
         strbuf_printf(&b, "%s sweep of %zu point%s", !strcmp(mode, "matrix") ? "Matrix" : mode,
                       n, n == 1 ? "" : "s");
-        for (size_t i = 0; i < json_array_size(params) && i < EXPORT_SWEEP_MAX_PARAMS; i++) {
+        for (size_t i = 0; i < s->n_params && i < DOC_SWEEP_MAX_PARAMS; i++) {
             strbuf_puts(&b, i == 0 ? " over " : " \u00d7 ");
-            about_parameter(&b, json_array_get(params, i));
+            about_parameter(&b, &s->params[i]);
         }
     }
-    const json_t *rounds = json_object_get(sweep, "rounds");
-    if (json_is_true(json_object_get(sweep, "interleave"))) {
+    if (s->interleave == 1) {
         strbuf_puts(&b, ", interleaved");
-        if (json_array_size(rounds))
-            strbuf_printf(&b, " over %zu round%s", json_array_size(rounds),
-                          json_array_size(rounds) == 1 ? "" : "s");
-        if (json_is_integer(json_object_get(sweep, "seed")))
-            strbuf_printf(&b, " (seed %lld)", jsonx_int(sweep, "seed", 0));
-    } else if (json_is_false(json_object_get(sweep, "interleave"))) {
+        if (s->n_rounds)
+            strbuf_printf(&b, " over %zu round%s", s->n_rounds, s->n_rounds == 1 ? "" : "s");
+        if (s->has_seed)
+            strbuf_printf(&b, " (seed %lld)", s->seed);
+    } else if (s->interleave == 0) {
         strbuf_puts(&b, ", one point after another");
     }
-    const char *status = str_or(jsonx_str(sweep, "status"), "unknown");
+    const char *status = str_or(s->status, "unknown");
     if (!strcmp(status, "failed"))
         strbuf_puts(&b, "; failed: no point gave a result.");
     else if (!strcmp(status, "interrupted"))
@@ -411,22 +277,20 @@ char *export_sweep_about(const json_t *sweep)
     return one_line(strbuf_take(&b));
 }
 
-char *export_sweep_winner(const json_t *sweep)
+char *export_sweep_winner(const struct doc_sweep *s)
 {
-    const json_t *w = json_object_get(sweep, "winner");
-    if (json_is_object(w)) {
-        const char *reason = jsonx_str(w, "reason");
-        return one_line(xasprintf("winner: %s%s%s", str_or(jsonx_str(w, "name"), "?"),
-                                  reason ? ": " : "", reason ? reason : ""));
+    const struct doc_sweep_winner *w = &s->winner;
+    if (w->present) {
+        const char *reason = w->reason;
+        return one_line(xasprintf("winner: %s%s%s", str_or(w->name, "?"), reason ? ": " : "",
+                                  reason ? reason : ""));
     }
-    const json_t *points = json_object_get(sweep, "points");
     size_t ok = 0, met = 0;
-    for (size_t i = 0; i < json_array_size(points); i++) {
-        const json_t *p = json_array_get(points, i);
-        const char *st = jsonx_str(p, "status");
-        if (st && !strcmp(st, "ok")) {
+    for (size_t i = 0; i < s->n_points; i++) {
+        const struct doc_sweep_point *p = &s->points[i];
+        if (p->status && !strcmp(p->status, "ok")) {
             ok++;
-            met += !json_is_false(json_object_get(p, "constraints_met"));
+            met += p->constraints_met != 0;
         }
     }
     if (!ok)
@@ -436,53 +300,50 @@ char *export_sweep_winner(const json_t *sweep)
     return xstrdup("no winner: no point has a value of the objective");
 }
 
-char *export_sweep_objective(const json_t *sweep)
+char *export_sweep_objective(const struct doc_sweep *s)
 {
-    const json_t *obj = json_object_get(sweep, "objective");
     struct strbuf b = {0};
-    const char *spec = jsonx_str(obj, "spec"), *desc = jsonx_str(obj, "description");
+    const char *spec = s->objective.spec, *desc = s->objective.description;
     if (spec || desc)
         strbuf_printf(&b, "* the objective: %s%s%s", str_or(spec, "?"), desc ? ", " : "",
                       desc ? desc : "");
     else
         strbuf_puts(&b, "* no objective recorded");
-    const json_t *cons = json_object_get(sweep, "constraints");
-    for (size_t i = 0; i < json_array_size(cons); i++) {
-        const json_t *x = json_array_get(cons, i);
-        const char *s = json_is_string(x) ? json_string_value(x) : jsonx_str(x, "spec");
-        strbuf_printf(&b, "%s%s", i ? ", " : "; constraints: ", str_or(s, "?"));
-    }
-    if (json_array_size(cons))
+    for (size_t i = 0; i < s->n_constraints; i++)
+        strbuf_printf(&b, "%s%s", i ? ", " : "; constraints: ", str_or(s->constraints[i], "?"));
+    if (s->n_constraints)
         strbuf_puts(&b, " (\u2717: not met)");
-    const json_t *price = json_object_get(sweep, "price");
-    if (json_is_object(price) && isfinite(jsonx_num(price, "per_hour")))
-        strbuf_printf(&b, "; price %.6g %s per hour (the user's figure)",
-                      jsonx_num(price, "per_hour"), str_or(jsonx_str(price, "currency"), "USD"));
+    if (s->price.present && isfinite(s->price.per_hour))
+        strbuf_printf(&b, "; price %.6g %s per hour (the user's figure)", s->price.per_hour,
+                      str_or(s->price.currency, "USD"));
     strbuf_puts(&b, ". Counters: rates per second (name/s) over the stage they were sent in, "
                 "other counters their last value.");
     return one_line(strbuf_take(&b));
 }
 
-void export_sweep_notes(const json_t *sweep, struct export_lines *not_ok,
+/* A count of runs as a whole number (rounded), -1 when unknown. */
+static long long runs(double v)
+{
+    return v >= -9.2e18 && v <= 9.2e18 ? llround(v) : -1; /* false for NaN too */
+}
+
+void export_sweep_notes(const struct doc_sweep *s, struct export_lines *not_ok,
                         struct export_lines *constraints, struct export_lines *warnings)
 {
-    const json_t *points = json_object_get(sweep, "points");
-    for (size_t i = 0; i < json_array_size(points); i++) {
-        const json_t *p = json_array_get(points, i);
-        char *name = export_sweep_point_name(p, i);
-        const char *st = jsonx_str(p, "status");
-        if (!st || strcmp(st, "ok")) {
+    for (size_t i = 0; i < s->n_points; i++) {
+        const struct doc_sweep_point *p = &s->points[i];
+        char *name = doc_sweep_point_name(p);
+        if (!p->status || strcmp(p->status, "ok")) {
             char *status = export_sweep_status(p);
             export_lines_add(not_ok, "%s: %s", name, status);
             free(status);
         } else {
-            long long measured = jsonx_int(p, "runs_measured", -1);
-            long long okr = jsonx_int(p, "runs_ok", -1);
+            long long measured = runs(p->runs_measured), okr = runs(p->runs_ok);
             if (measured > 0 && okr >= 0 && okr < measured)
                 export_lines_add(not_ok, "%s: %lld of %lld runs ok", name, okr, measured);
         }
-        if (json_is_false(json_object_get(p, "constraints_met"))) {
-            const json_t *why = json_object_get(p, "constraint_failures");
+        if (p->constraints_met == 0) {
+            const json_t *why = p->constraint_failures;
             struct strbuf b = {0};
             for (size_t k = 0; k < json_array_size(why) && b.len < 65536; k++)
                 strbuf_printf(&b, "%s%s", k ? "; " : "",
@@ -493,13 +354,13 @@ void export_sweep_notes(const json_t *sweep, struct export_lines *not_ok,
         }
         /* One line per point: its warnings' codes, each with how often (a result warns per
          * stage); what each code means follows once, below. */
-        const json_t *w = json_object_get(p, "warnings");
+        const struct doc_sweep_warning *w = p->warnings;
         struct strbuf codes = {0};
-        for (size_t k = 0; k < json_array_size(w) && codes.len < 4096; k++) {
-            const char *code = str_or(jsonx_str(json_array_get(w, k), "code"), "?");
+        for (size_t k = 0; k < p->n_warnings && codes.len < 4096; k++) {
+            const char *code = str_or(w[k].code, "?");
             size_t times = 0, seen = 0;
-            for (size_t j = 0; j < json_array_size(w); j++) {
-                const char *other = str_or(jsonx_str(json_array_get(w, j), "code"), "?");
+            for (size_t j = 0; j < p->n_warnings; j++) {
+                const char *other = str_or(w[j].code, "?");
                 if (!strcmp(other, code)) {
                     times++;
                     seen += j < k;
@@ -519,20 +380,19 @@ void export_sweep_notes(const json_t *sweep, struct export_lines *not_ok,
     /* What each code says, from its first occurrence (at most 32 codes). */
     const char *done[32];
     size_t n_done = 0;
-    for (size_t i = 0; i < json_array_size(points) && n_done < 32; i++) {
-        const json_t *w = json_object_get(json_array_get(points, i), "warnings");
-        for (size_t k = 0; k < json_array_size(w) && n_done < 32; k++) {
-            const json_t *x = json_array_get(w, k);
-            const char *code = str_or(jsonx_str(x, "code"), "?");
+    for (size_t i = 0; i < s->n_points && n_done < 32; i++) {
+        const struct doc_sweep_point *p = &s->points[i];
+        for (size_t k = 0; k < p->n_warnings && n_done < 32; k++) {
+            const struct doc_sweep_warning *x = &p->warnings[k];
+            const char *code = str_or(x->code, "?");
             bool again = false;
             for (size_t j = 0; j < n_done && !again; j++)
                 again = !strcmp(done[j], code);
             if (again)
                 continue;
             done[n_done++] = code;
-            char *name = export_sweep_point_name(json_array_get(points, i), i);
-            export_lines_add(warnings, "%s (e.g. %s): %s", code, name,
-                             str_or(jsonx_str(x, "message"), ""));
+            char *name = doc_sweep_point_name(p);
+            export_lines_add(warnings, "%s (e.g. %s): %s", code, name, str_or(x->message, ""));
             free(name);
         }
     }
@@ -540,47 +400,34 @@ void export_sweep_notes(const json_t *sweep, struct export_lines *not_ok,
 
 /* ---- find-max ------------------------------------------------------------------------- */
 
-static const json_t *find_max(const json_t *sweep)
+size_t export_sweep_probes(struct export_table *t, const struct doc_sweep *s)
 {
-    const json_t *fm = json_object_get(sweep, "find_max");
-    return json_is_object(fm) ? fm : NULL;
-}
-
-size_t export_sweep_probes(struct export_table *t, const json_t *sweep)
-{
-    const json_t *fm = find_max(sweep);
-    const char *param = str_or(jsonx_str(fm, "parameter"), "value");
+    const struct doc_sweep_find_max *fm = &s->find_max;
+    const char *param = str_or(fm->parameter, "value");
     export_table_init(t, 5, param, "fits", "peak memory", "throughput", "point");
     t->numeric = 0x5;
-    const json_t *probes = json_object_get(fm, "probes");
-    const json_t *points = json_object_get(sweep, "points");
     char a[64];
-    for (size_t i = 0; i < json_array_size(probes); i++) {
-        const json_t *pr = json_array_get(probes, i);
+    for (size_t i = 0; i < fm->n_probes; i++) {
+        const struct doc_sweep_probe *pr = &fm->probes[i];
         size_t row = export_table_row(t, 0);
-        export_table_set(t, row, 0, "%s",
-                         export_fmt_num(jsonx_num(pr, "value"), "%.6g", 1, a, sizeof a));
-        const json_t *fits = json_object_get(pr, "fits");
-        const char *reason = jsonx_str(pr, "reason");
-        if (json_is_true(fits)) {
+        export_table_set(t, row, 0, "%s", export_fmt_num(pr->value, "%.6g", 1, a, sizeof a));
+        const char *reason = pr->reason;
+        if (pr->fits == 1) {
             export_table_set(t, row, 1, "yes");
         } else {
-            export_table_set(t, row, 1, "%s%s%s", json_is_false(fits) ? "no" : "?",
+            export_table_set(t, row, 1, "%s%s%s", pr->fits == 0 ? "no" : "?",
                              reason ? ": " : "", reason ? reason : "");
             export_table_tone(t, row, 1, EXPORT_TONE_SLOWER);
         }
         export_table_set(t, row, 2, "%s",
-                         export_fmt_bytes(num(pr, "peak_memory_bytes"), a, sizeof a));
-        const json_t *tp = json_object_get(pr, "throughput");
-        double rate = jsonx_num(tp, "rate_per_s");
+                         export_fmt_bytes(doc_sweep_plausible(pr->peak_memory_bytes), a, sizeof a));
+        double rate = pr->throughput_rate_per_s;
         if (isfinite(rate))
-            export_table_set(t, row, 3, "%.4g/s %s", rate, str_or(jsonx_str(tp, "name"), ""));
+            export_table_set(t, row, 3, "%.4g/s %s", rate, str_or(pr->throughput_name, ""));
         else
             export_table_set(t, row, 3, "-");
-        long long pt = jsonx_count(pr, "point", INT64_MAX / 2, -1);
-        const json_t *p = pt >= 0 ? json_array_get(points, (size_t)pt) : NULL;
-        if (p) {
-            char *name = export_sweep_point_name(p, (size_t)pt);
+        if (pr->point >= 0 && (size_t)pr->point < s->n_points) {
+            char *name = doc_sweep_point_name(&s->points[pr->point]);
             export_table_set(t, row, 4, "%s", name);
             free(name);
         } else {
@@ -590,15 +437,14 @@ size_t export_sweep_probes(struct export_table *t, const json_t *sweep)
     return t->nrows;
 }
 
-void export_sweep_find_max(const json_t *sweep, struct export_lines *l)
+void export_sweep_find_max(const struct doc_sweep *s, struct export_lines *l)
 {
-    const json_t *fm = find_max(sweep);
-    if (!fm)
+    const struct doc_sweep_find_max *fm = &s->find_max;
+    if (!fm->present)
         return;
-    const char *param = str_or(jsonx_str(fm, "parameter"), "the parameter");
-    double lf = jsonx_num(fm, "largest_fit"), ff = jsonx_num(fm, "first_failure");
-    double high = jsonx_num(fm, "high"), budget = num(fm, "memory_budget_bytes");
-    const json_t *probes = json_object_get(fm, "probes");
+    const char *param = str_or(fm->parameter, "the parameter");
+    double lf = fm->largest_fit, ff = fm->first_failure;
+    double high = fm->high, budget = doc_sweep_plausible(fm->memory_budget_bytes);
     char a[64], b[64];
     if (isfinite(lf) && isfinite(ff))
         export_lines_add(l, "The largest %s that fits: %.6g (the first failure: %.6g).", param,
@@ -619,10 +465,11 @@ void export_sweep_find_max(const json_t *sweep, struct export_lines *l)
                          export_fmt_bytes(budget, a, sizeof a));
     else
         export_lines_add(l, "No memory budget: a point fails only by running out of memory.");
-    const json_t *fit = json_object_get(fm, "memory_fit");
-    double slope = num(fit, "slope_bytes"), icpt = num(fit, "intercept_bytes");
+    const struct doc_sweep_memory_fit *fit = &fm->memory_fit;
+    double slope = doc_sweep_plausible(fit->slope_bytes);
+    double icpt = doc_sweep_plausible(fit->intercept_bytes);
     if (isfinite(slope) && isfinite(icpt)) {
-        double r2 = jsonx_num(fit, "r2"), pred = jsonx_num(fit, "predicted_max");
+        double r2 = fit->r2, pred = fit->predicted_max;
         char r2s[32] = "";
         if (isfinite(r2))
             snprintf(r2s, sizeof r2s, ", r\u00b2 = %.3f", r2);
@@ -637,16 +484,15 @@ void export_sweep_find_max(const json_t *sweep, struct export_lines *l)
     /* whether the largest batch is also the fastest */
     double best = -INFINITY, best_value = NAN, at_lf = NAN;
     const char *best_name = NULL;
-    for (size_t i = 0; i < json_array_size(probes); i++) {
-        const json_t *pr = json_array_get(probes, i);
-        const json_t *tp = json_object_get(pr, "throughput");
-        double rate = jsonx_num(tp, "rate_per_s"), v = jsonx_num(pr, "value");
-        if (!json_is_true(json_object_get(pr, "fits")) || !isfinite(rate))
+    for (size_t i = 0; i < fm->n_probes; i++) {
+        const struct doc_sweep_probe *pr = &fm->probes[i];
+        double rate = pr->throughput_rate_per_s, v = pr->value;
+        if (pr->fits != 1 || !isfinite(rate))
             continue;
         if (rate > best) {
             best = rate;
             best_value = v;
-            best_name = jsonx_str(tp, "name");
+            best_name = pr->throughput_name;
         }
         if (v == lf)
             at_lf = rate;

@@ -84,7 +84,8 @@ static void one_line(FILE *out, const char *s)
 
 static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
 {
-    const char *id = jsonx_str(sweep, "id"), *created = jsonx_str(sweep, "created");
+    struct doc_sweep *s = doc_sweep_read(sweep);
+    const char *id = s->id, *created = s->created;
     fputs("\nmlbench sweep ", out);
     one_line(out, id ? id : "(no id)");
     if (created) {
@@ -92,10 +93,10 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
         one_line(out, created);
     }
     putc('\n', out);
-    char *about = export_sweep_about(sweep);
+    char *about = export_sweep_about(s);
     wrapped(out, about, 0, 2);
     free(about);
-    const json_t *cmd = json_object_get(sweep, "command");
+    const json_t *cmd = s->command;
     if (json_array_size(cmd)) {
         fputs("command:", out);
         for (size_t i = 0; i < json_array_size(cmd) && i < 256; i++) {
@@ -109,14 +110,14 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     }
 
     struct export_sweep_columns c;
-    export_sweep_columns(sweep, &c);
+    export_sweep_columns(s, &c);
     struct export_table t;
-    if (export_sweep_table(&t, sweep, &c))
+    if (export_sweep_table(&t, s, &c))
         sweep_table(out, &t);
     else
         fputs("\nno point\n", out);
     export_table_free(&t);
-    char *obj = export_sweep_objective(sweep), *winner = export_sweep_winner(sweep);
+    char *obj = export_sweep_objective(s), *winner = export_sweep_winner(s);
     fputs("\n", out);
     wrapped(out, obj, 0, 2);
     wrapped(out, winner, 0, 2);
@@ -124,12 +125,12 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     free(winner);
 
     struct export_lines not_ok = {0}, cons = {0}, warn = {0};
-    export_sweep_notes(sweep, &not_ok, &cons, &warn);
+    export_sweep_notes(s, &not_ok, &cons, &warn);
     lines(out, "points that did not run ok:", &not_ok, "  ");
     lines(out, "constraints not met:", &cons, "  \u2717 ");
     lines(out, "warnings:", &warn, "  ! ");
 
-    if (export_sweep_probes(&t, sweep)) {
+    if (export_sweep_probes(&t, s)) {
         fputs("\nfind-max probes, in the order run:\n", out);
         /* value, fits, peak memory, throughput: the point is the value's */
         static const struct export_text_column col[4] = {
@@ -139,13 +140,14 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     }
     export_table_free(&t);
     struct export_lines fm = {0};
-    export_sweep_find_max(sweep, &fm);
+    export_sweep_find_max(s, &fm);
     lines(out, "find-max:", &fm, "  ");
     if (sweep_path) {
         fputs("\nsweep: ", out);
         one_line(out, sweep_path);
         putc('\n', out);
     }
+    doc_sweep_free(s);
 }
 
 int export_sweep_print(FILE *out, const json_t *sweep, const char *sweep_path)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc/sweep.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -108,11 +109,14 @@ json_t *store_sweep_load(const char *store_dir, const char *ref, char **path_out
         free(path);
         return NULL;
     }
-    const char *schema = json_string_value(json_object_get(doc, "schema"));
-    if (!schema || strcmp(schema, STORE_SWEEP_SCHEMA) ||
-        !json_is_array(json_object_get(doc, "points"))) {
+    struct doc_sweep *view = doc_sweep_read(doc);
+    const char *schema = view->schema;
+    bool is_sweep = schema && !strcmp(schema, DOC_SWEEP_SCHEMA) && view->has_points;
+    if (!is_sweep)
         snprintf(err, errlen, "%s is not a sweep document (schema %s with points expected, "
-                 "found %.60s)", path, STORE_SWEEP_SCHEMA, schema ? schema : "none");
+                 "found %.60s)", path, DOC_SWEEP_SCHEMA, schema ? schema : "none");
+    doc_sweep_free(view);
+    if (!is_sweep) {
         json_decref(doc);
         free(path);
         return NULL;
@@ -162,17 +166,16 @@ int store_sweep_results(const json_t *sweep, const char *sweep_path, const char 
         free(base);
         base = xstrdup(store_dir);
     }
-    const json_t *points = json_object_get(sweep, "points");
-    size_t count = json_array_size(points), i;
+    struct doc_sweep *view = doc_sweep_read(sweep);
+    size_t count = view->n_points;
     char **p = xcalloc(count + 1, sizeof *p);
     const char **nm = xcalloc(count + 1, sizeof *nm);
     size_t k = 0;
     long ref_at = -1;
     struct strbuf all = {0};
-    const json_t *pt;
-    json_array_foreach(points, i, pt) {
-        const char *rel = json_string_value(json_object_get(pt, "result_path"));
-        const char *name = json_string_value(json_object_get(pt, "name"));
+    for (size_t i = 0; i < count; i++) {
+        const char *rel = view->points[i].result_path;
+        const char *name = view->points[i].name;
         if (!rel)
             continue;
         if (!inside(rel)) { /* an edited file: that point is left out, the others count */
@@ -202,6 +205,7 @@ int store_sweep_results(const json_t *sweep, const char *sweep_path, const char 
     }
     strbuf_free(&all);
     free(base);
+    doc_sweep_free(view);
     *paths = p;
     *names = nm;
     *n = k;
@@ -213,5 +217,6 @@ fail:
     free(nm);
     strbuf_free(&all);
     free(base);
+    doc_sweep_free(view);
     return -1;
 }

@@ -11,7 +11,6 @@
 #include <jansson.h>
 
 #define STORE_SWEEPS_DIR "sweeps" /* in the store directory */
-#define STORE_SWEEP_SCHEMA "mlbench.sweep/1"
 
 /* Whether ref names a sweep rather than a result: "latest-sweep" or "sweep:ID" (an id or a
  * unique prefix of one). A file path is a sweep when its document says so (store_sweep_load
@@ -19,9 +18,10 @@
 bool store_is_sweep_ref(const char *ref);
 
 /* Loads the sweep document ref names: "latest-sweep", "sweep:ID" in the store at store_dir, or
- * a file path. The document must have schema "mlbench.sweep/1" and an array of points. Returns
- * a new reference and its file in *path_out (owned), or NULL with a message in err ("no sweep
- * 'x' in STORE (see ls STORE/sweeps)", the JSON error with its line and column, ...). */
+ * a file path. The document must have schema "mlbench.sweep/1" (DOC_SWEEP_SCHEMA) and an array
+ * of points (read with doc/sweep.h). Returns a new reference and its file in *path_out (owned),
+ * or NULL with a message in err ("no sweep 'x' in STORE (see ls STORE/sweeps)", the JSON error
+ * with its line and column, ...). */
 json_t *store_sweep_load(const char *store_dir, const char *ref, char **path_out, char *err,
                          size_t errlen);
 

@@ -1,4 +1,4 @@
-/* jsonx: tolerant typed getters (see jsonx.h). */
+/* jsonx: tolerant typed getters, and a number-or-null builder (see jsonx.h). */
 #include "util/jsonx.h"
 
 #include <math.h>
@@ -37,4 +37,27 @@ long long jsonx_int(const json_t *o, const char *key, long long fallback)
             return llround(d);
     }
     return fallback;
+}
+
+const json_t *jsonx_object(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_object(v) ? v : NULL;
+}
+
+const json_t *jsonx_array(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_array(v) ? v : NULL;
+}
+
+int jsonx_bool(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+json_t *jsonx_real_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }

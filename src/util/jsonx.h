@@ -1,7 +1,8 @@
 /* jsonx: typed getters for jansson documents that tolerate anything: a missing key, a null or
  * a value of the wrong type give the "absent" answer (NULL, NAN, the fallback), never a crash.
  * For documents read back from files that may be old, edited or hostile. Thread-safe on
- * documents nobody modifies. */
+ * documents nobody modifies. And the one builder writers share for a figure that may be unknown
+ * (jsonx_real_or_null). */
 #ifndef MLBENCH_JSONX_H
 #define MLBENCH_JSONX_H
 
@@ -19,5 +20,14 @@ const char *jsonx_str(const json_t *o, const char *key);
 long long jsonx_count(const json_t *o, const char *key, long long max, long long fallback);
 /* o[key] when it is an integer (a real in range is rounded to the nearest), else fallback. */
 long long jsonx_int(const json_t *o, const char *key, long long fallback);
+
+/* o[key] when it is an object (an array), else NULL. */
+const json_t *jsonx_object(const json_t *o, const char *key);
+const json_t *jsonx_array(const json_t *o, const char *key);
+/* o[key] as a boolean that may be absent: 1 true, 0 false, -1 anything else. */
+int jsonx_bool(const json_t *o, const char *key);
+
+/* For writers: a new JSON real of v, or null when v is not finite (NAN: not measured). */
+json_t *jsonx_real_or_null(double v);
 
 #endif

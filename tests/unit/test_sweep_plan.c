@@ -195,7 +195,10 @@ static json_t *figures(void)
 static void test_objectives_and_constraints(void **state)
 {
     (void)state;
-    json_t *f = figures();
+    json_t *doc = figures(); /* a point's figures as a sweep document has them, read */
+    struct doc_sweep_figures read;
+    doc_sweep_figures_read(doc, &read);
+    const struct doc_sweep_figures *f = &read;
     struct sweep_objective o;
     char err[512], why[512];
     assert_int_equal(sweep_objective_parse("min:total", &o, err, sizeof err), 0);
@@ -238,7 +241,8 @@ static void test_objectives_and_constraints(void **state)
     assert_int_equal(sweep_constraint_parse("speed>1", &c, err, sizeof err), -1);
     assert_int_equal(sweep_constraint_parse("counter:accuracy", &c, err, sizeof err), -1);
     assert_int_equal(sweep_constraint_parse("cost<=x", &c, err, sizeof err), -1);
-    json_decref(f);
+    doc_sweep_figures_free(&read);
+    json_decref(doc);
 }
 
 static void test_bytes(void **state)
