@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "doc/sweep.h"
 #include "store/store.h"
 #include "cli/demo_cmdline.h"
 #include "cli/options.h"
@@ -146,17 +147,18 @@ static json_t *load_doc(const char *path, bool result)
 static char *point_result(const struct demo *d, const char *sweep_path, const char *name)
 {
     json_t *doc = load_doc(sweep_path, false);
-    const json_t *p;
-    size_t i;
+    struct doc_sweep *s = doc_sweep_read(doc);
     char *path = NULL;
-    json_array_foreach(json_object_get(doc, "points"), i, p) {
-        const char *n = json_string_value(json_object_get(p, "name"));
-        const char *rp = json_string_value(json_object_get(p, "result_path"));
-        if (n && rp && !strcmp(n, name) && !strstr(rp, ".."))
+    for (size_t i = 0; i < s->n_points; i++) {
+        const char *n = s->points[i].name, *rp = s->points[i].result_path;
+        if (n && rp && !strcmp(n, name) && !strstr(rp, "..")) {
+            free(path);
             path = xasprintf("%s/%s", d->store, rp);
+        }
     }
     if (doc && !path)
         log_error("%s has no result of point '%s'", sweep_path, name);
+    doc_sweep_free(s);
     json_decref(doc);
     return path;
 }

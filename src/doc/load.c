@@ -9,18 +9,6 @@
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
-static const json_t *object(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_object(v) ? v : NULL;
-}
-
-static const json_t *array(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_array(v) ? v : NULL;
-}
-
 static void read_latency(const json_t *o, struct doc_latency *l)
 {
     l->json = json_is_object(o) ? o : NULL;
@@ -77,10 +65,10 @@ static void read_run(const json_t *o, struct doc_load_run *r)
     r->early_confidence = jsonx_num(es, "confidence");
     r->early_min_queries = jsonx_int(es, "min_queries", 0);
     r->valid = json_is_true(json_object_get(o, "valid"));
-    r->invalid_reasons = array(o, "invalid_reasons");
-    r->errors = object(o, "errors");
-    r->seconds = array(o, "seconds");
-    r->histogram = object(o, "histogram");
+    r->invalid_reasons = jsonx_array(o, "invalid_reasons");
+    r->errors = jsonx_object(o, "errors");
+    r->seconds = jsonx_array(o, "seconds");
+    r->histogram = jsonx_object(o, "histogram");
     r->histogram_total = jsonx_int(r->histogram, "total", 0);
     const json_t *c = json_object_get(o, "client");
     r->client.cpu_s = jsonx_num(c, "cpu_s");
@@ -90,22 +78,22 @@ static void read_run(const json_t *o, struct doc_load_run *r)
     r->client.reconnects = jsonx_int(c, "reconnects", 0);
     r->client.bytes_sent = jsonx_int(c, "bytes_sent", 0);
     r->client.bytes_received = jsonx_int(c, "bytes_received", 0);
-    const json_t *s = object(o, "server");
+    const json_t *s = jsonx_object(o, "server");
     r->server.present = s != NULL;
     r->server.cpu_cores = jsonx_num(s, "cpu_cores");
     r->server.resident_bytes_max = jsonx_num(s, "resident_bytes_max");
     r->server.system_cpu_busy_ratio = jsonx_num(s, "system_cpu_busy_ratio");
     r->server.gpu_utilization_ratio = jsonx_num(s, "gpu_utilization_ratio");
     r->server.samples = jsonx_int(s, "samples", 0);
-    r->server.stages = object(s, "stages");
-    r->server.counters = object(s, "counters");
-    read_spans(object(r->server.stages, "queue_wait"), &r->server.queue_wait);
-    read_spans(object(r->server.stages, "batch"), &r->server.batch);
-    read_spans(object(r->server.stages, "compute"), &r->server.compute);
+    r->server.stages = jsonx_object(s, "stages");
+    r->server.counters = jsonx_object(s, "counters");
+    read_spans(jsonx_object(r->server.stages, "queue_wait"), &r->server.queue_wait);
+    read_spans(jsonx_object(r->server.stages, "batch"), &r->server.batch);
+    read_spans(jsonx_object(r->server.stages, "compute"), &r->server.compute);
     r->server.queue_wait_s = isfinite(r->server.queue_wait.mean_s)
                                  ? r->server.queue_wait.mean_s
-                                 : jsonx_num(object(r->server.counters, "queue_wait_seconds"), "mean");
-    r->server.batch_size = jsonx_num(object(r->server.counters, "batch_size"), "mean");
+                                 : jsonx_num(jsonx_object(r->server.counters, "queue_wait_seconds"), "mean");
+    r->server.batch_size = jsonx_num(jsonx_object(r->server.counters, "batch_size"), "mean");
 }
 
 struct doc_load *doc_load_read(const json_t *load)
@@ -119,7 +107,7 @@ struct doc_load *doc_load_read(const json_t *load)
     l->address = jsonx_str(load, "address");
     l->scenario = jsonx_str(load, "scenario");
     l->server_cmd = jsonx_str(load, "server_cmd");
-    const json_t *command = array(load, "command");
+    const json_t *command = jsonx_array(load, "command");
     l->n_command = json_array_size(command);
     l->command = xcalloc(l->n_command ? l->n_command : 1, sizeof *l->command);
     for (size_t i = 0; i < l->n_command; i++)
@@ -131,7 +119,7 @@ struct doc_load *doc_load_read(const json_t *load)
     l->seed = jsonx_num(load, "seed");
     l->request_timeout_s = jsonx_num(load, "request_timeout_s");
     l->valid = json_is_true(json_object_get(load, "valid"));
-    const json_t *fp = object(load, "find_peak");
+    const json_t *fp = jsonx_object(load, "find_peak");
     l->find_peak = fp != NULL;
     l->peak_qps = jsonx_num(fp, "peak_qps");
     l->peak_latency_bound_s = jsonx_num(fp, "latency_bound_s");

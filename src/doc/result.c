@@ -15,25 +15,6 @@ static bool is_true(const json_t *o, const char *key)
     return json_is_true(json_object_get(o, key));
 }
 
-/* A boolean that may be absent: 1, 0, or -1. */
-static int tristate(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_boolean(v) ? json_is_true(v) : -1;
-}
-
-static const json_t *object(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_object(v) ? v : NULL;
-}
-
-static const json_t *array(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_array(v) ? v : NULL;
-}
-
 static int depth(const json_t *o)
 {
     long long d = jsonx_int(o, "depth", 0);
@@ -98,10 +79,10 @@ static void read_spans(const json_t *o, struct doc_spans *s)
     s->p99_ns = jsonx_num(o, "p99_ns");
     s->p999_ns = jsonx_num(o, "p999_ns");
     s->max_ns = jsonx_num(o, "max_ns");
-    const json_t *h = object(o, "histogram");
+    const json_t *h = jsonx_object(o, "histogram");
     s->histogram.bins_per_octave = jsonx_num(h, "bins_per_octave");
     s->histogram.first_bin = jsonx_num(h, "first_bin");
-    s->histogram.counts = array(h, "counts");
+    s->histogram.counts = jsonx_array(h, "counts");
     s->histogram.n = json_array_size(s->histogram.counts);
 }
 
@@ -145,7 +126,7 @@ static void read_gpu_clock(const json_t *o, struct doc_gpu_clock *g)
     g->scaling_median = jsonx_num(o, "scaling_median");
     g->scaling_min = jsonx_num(o, "scaling_min");
     g->threshold = jsonx_num(o, "threshold");
-    g->reasons = array(o, "reasons");
+    g->reasons = jsonx_array(o, "reasons");
 }
 
 /* An integer member, or -1 when it is absent or not an integer. */
@@ -160,9 +141,9 @@ static void read_ranks(const json_t *o, struct doc_ranks *r)
     r->present = o != NULL;
     r->world_size = jsonx_int(o, "world_size", 0);
     r->ranks_dropped = jsonx_int(o, "ranks_dropped", 0);
-    r->ranks = array(o, "ranks");
+    r->ranks = jsonx_array(o, "ranks");
     r->n_ranks = json_array_size(r->ranks);
-    r->hosts = object(o, "hosts");
+    r->hosts = jsonx_object(o, "hosts");
     const json_t *a = json_object_get(o, "stages");
     r->n_stages = json_array_size(a);
     r->stages = elements(r->n_stages, sizeof *r->stages);
@@ -177,13 +158,13 @@ static void read_ranks(const json_t *o, struct doc_ranks *r)
         st->slowest_rank = integer_or_none(x, "slowest_rank");
         st->fastest_rank = integer_or_none(x, "fastest_rank");
         st->ranks = jsonx_int(x, "ranks", 0);
-        st->per_rank = array(x, "per_rank");
+        st->per_rank = jsonx_array(x, "per_rank");
     }
 }
 
 static void read_summary(const json_t *o, struct doc_summary *s)
 {
-    s->json = object(o, "summary");
+    s->json = jsonx_object(o, "summary");
     o = s->json;
     s->runs_measured = jsonx_int(o, "runs_measured", 0);
     s->runs_ok = jsonx_int(o, "runs_ok", 0);
@@ -216,7 +197,7 @@ static void read_summary(const json_t *o, struct doc_summary *s)
     }
     doc_resources_read(json_object_get(o, "resources"), &s->resources);
     read_gpu_clock(json_object_get(o, "gpu_clock"), &s->gpu_clock);
-    read_ranks(object(o, "ranks"), &s->ranks);
+    read_ranks(jsonx_object(o, "ranks"), &s->ranks);
 }
 
 /* ---- runs ------------------------------------------------------------------------------- */
@@ -274,28 +255,28 @@ static void read_run(const json_t *o, size_t position, struct doc_run *run)
         c->max = jsonx_num(x, "max");
         c->last = jsonx_num(x, "last");
         c->last_ns = jsonx_num(x, "last_ns");
-        c->points = array(x, "points");
+        c->points = jsonx_array(x, "points");
         c->points_stride = jsonx_int(x, "points_stride", 1);
     }
     doc_resources_read(json_object_get(o, "resources"), &run->resources);
-    run->metadata = object(o, "metadata");
-    run->samples = object(o, "samples");
-    run->spans = array(o, "spans");
-    run->instants = array(o, "instants");
-    run->markers = object(o, "markers");
-    run->ranks = array(o, "ranks");
+    run->metadata = jsonx_object(o, "metadata");
+    run->samples = jsonx_object(o, "samples");
+    run->spans = jsonx_array(o, "spans");
+    run->instants = jsonx_array(o, "instants");
+    run->markers = jsonx_object(o, "markers");
+    run->ranks = jsonx_array(o, "ranks");
     a = json_object_get(o, "hosts");
     run->n_hosts = json_array_size(a);
     run->hosts = elements(run->n_hosts, sizeof *run->hosts);
     for (size_t i = 0; i < run->n_hosts; i++) {
         const json_t *x = json_array_get(a, i);
         run->hosts[i].host = jsonx_str(x, "host");
-        run->hosts[i].ranks = array(x, "ranks");
+        run->hosts[i].ranks = jsonx_array(x, "ranks");
         doc_resources_read(json_object_get(x, "resources"), &run->hosts[i].resources);
-        run->hosts[i].stages = array(x, "stages");
-        run->hosts[i].samples = object(x, "samples");
+        run->hosts[i].stages = jsonx_array(x, "stages");
+        run->hosts[i].samples = jsonx_object(x, "samples");
     }
-    run->gpu_clock = object(o, "gpu_clock");
+    run->gpu_clock = jsonx_object(o, "gpu_clock");
 }
 
 /* ---- the rest --------------------------------------------------------------------------- */
@@ -309,7 +290,7 @@ static void read_config(const json_t *o, struct doc_config *c)
     c->grace_s = jsonx_num(o, "grace_s");
     c->throttle_threshold = jsonx_num(o, "throttle_threshold");
     c->interval_ns = jsonx_int(o, "interval_ns", 100000000);
-    c->interval_adaptive = tristate(o, "interval_adaptive");
+    c->interval_adaptive = jsonx_bool(o, "interval_adaptive");
     c->prepare = jsonx_str(o, "prepare");
     c->cleanup = jsonx_str(o, "cleanup");
     c->fail_fast = is_true(o, "fail_fast");
@@ -318,7 +299,7 @@ static void read_config(const json_t *o, struct doc_config *c)
     c->discard_throttled = is_true(o, "discard_throttled");
     c->nvtx = is_true(o, "nvtx");
     c->ranks = is_true(o, "ranks");
-    c->timings = object(o, "timings");
+    c->timings = jsonx_object(o, "timings");
     c->timings_name = jsonx_str(c->timings, "name");
     c->json = json_is_object(o) ? o : NULL;
 }
@@ -327,7 +308,7 @@ static void read_analysis(const json_t *o, struct doc_analysis *a)
 {
     a->present = json_is_object(o);
     a->bottleneck = jsonx_str(o, "bottleneck");
-    a->gpus = array(o, "gpus");
+    a->gpus = jsonx_array(o, "gpus");
     const json_t *v = json_object_get(o, "verdicts");
     a->n_verdicts = json_array_size(v);
     a->verdicts = elements(a->n_verdicts, sizeof *a->verdicts);
@@ -358,9 +339,9 @@ static void read_sampling(const json_t *o, struct doc_sampling *s)
     s->cpu_ns = jsonx_num(o, "cpu_ns");
     s->cpu_ratio = jsonx_num(o, "cpu_ratio");
     s->errors = jsonx_num(o, "errors");
-    s->adaptive = tristate(o, "adaptive");
-    s->sources = array(o, "sources");
-    s->not_measured = array(o, "not_measured");
+    s->adaptive = jsonx_bool(o, "adaptive");
+    s->sources = jsonx_array(o, "sources");
+    s->not_measured = jsonx_array(o, "not_measured");
 }
 
 struct doc_result *doc_result_read(const json_t *j)
@@ -385,7 +366,7 @@ struct doc_result *doc_result_read(const json_t *j)
         r->argv[i] = json_string_value(json_array_get(argv, i));
     r->shell = is_true(cmd, "shell");
     read_config(json_object_get(j, "config"), &r->config);
-    r->environment = object(j, "environment");
+    r->environment = jsonx_object(j, "environment");
     r->hostname = jsonx_str(r->environment, "hostname");
     r->kernel = jsonx_str(r->environment, "kernel");
     r->machine = jsonx_str(r->environment, "machine");
@@ -406,14 +387,14 @@ struct doc_result *doc_result_read(const json_t *j)
     }
     read_sampling(json_object_get(j, "sampling"), &r->sampling);
     r->markers_outside_runs = jsonx_int(j, "markers_outside_runs", 0);
-    r->cost = object(j, "cost");
-    r->load = object(j, "load");
-    const json_t *sw = object(j, "sweep");
+    r->cost = jsonx_object(j, "cost");
+    r->load = jsonx_object(j, "load");
+    const json_t *sw = jsonx_object(j, "sweep");
     r->sweep.present = sw != NULL;
     r->sweep.id = jsonx_str(sw, "id");
     r->sweep.name = jsonx_str(sw, "name");
     r->sweep.point = jsonx_int(sw, "point", -1);
-    r->sweep.parameters = object(sw, "parameters");
+    r->sweep.parameters = jsonx_object(sw, "parameters");
     return r;
 }
 

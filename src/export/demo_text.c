@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "doc/result.h"
+#include "doc/sweep.h"
 #include "export/table.h"
 #include "export/text.h"
 #include "util/jsonx.h"
@@ -100,32 +101,47 @@ int export_demo_print_bottleneck(FILE *out, const json_t *r)
 
 /* ---- step 5 --------------------------------------------------------------------------- */
 
-static const json_t *winner_point(const json_t *sweep)
+/* The sweep's winner, or NULL when no point qualified. */
+static const struct doc_sweep_point *winner_point(const struct doc_sweep *s)
 {
-    const json_t *w = json_object_get(sweep, "winner");
-    long long index = jsonx_count(w, "index", 1000000, -1);
-    return index < 0 ? NULL : json_array_get(json_object_get(sweep, "points"), (size_t)index);
+    long long index = s->winner.index;
+    return s->winner.present && index >= 0 && (size_t)index < s->n_points ? &s->points[index]
+                                                                           : NULL;
 }
 
-int export_demo_chosen_batch(const json_t *sweep, int fallback)
+static int chosen_batch(const struct doc_sweep *s, int fallback)
 {
-    const char *v = jsonx_str(json_object_get(winner_point(sweep), "parameters"), "batch");
+    const struct doc_sweep_point *p = winner_point(s);
+    const char *v = p ? json_string_value(doc_sweep_parameter(p, "batch")) : NULL;
     long batch;
     return v && units_parse_long(v, 1, 1 << 24, &batch) == 0 ? (int)batch : fallback;
 }
 
+int export_demo_chosen_batch(const json_t *sweep, int fallback)
+{
+    struct doc_sweep *s = doc_sweep_read(sweep);
+    int batch = chosen_batch(s, fallback);
+    doc_sweep_free(s);
+    return batch;
+}
+
 struct batch_choice {
-    const json_t *sweep;
+    const struct doc_sweep *sweep;
     int fallback;
 };
+
+/* A value of the find-max answer as a whole number, -1 when absent. */
+static long long whole(double v)
+{
+    return isfinite(v) && v >= -9.2e18 && v <= 9.2e18 ? llround(v) : -1;
+}
 
 static void batch_text(FILE *out, const void *arg)
 {
     const struct batch_choice *c = arg;
-    const json_t *sweep = c->sweep;
-    const json_t *fm = json_object_get(sweep, "find_max");
+    const struct doc_sweep *sweep = c->sweep;
     int fallback = c->fallback;
-    long long fit = jsonx_int(fm, "largest_fit", -1), fail = jsonx_int(fm, "first_failure", -1);
+    long long fit = whole(sweep->find_max.largest_fit), fail = whole(sweep->find_max.first_failure);
     if (fit > 0)
         fprintf(out, "largest batch that fits the budget: %lld", fit);
     else
@@ -133,11 +149,10 @@ static void batch_text(FILE *out, const void *arg)
     if (fail > 0)
         fprintf(out, " (%lld does not)", fail);
     fputs("\n", out);
-    const json_t *w = json_object_get(sweep, "winner");
     if (winner_point(sweep)) {
-        int batch = export_demo_chosen_batch(sweep, fallback);
+        int batch = chosen_batch(sweep, fallback);
         fprintf(out, "chosen: batch %d, %s%s\n", batch,
-                jsonx_str(w, "reason") ? jsonx_str(w, "reason") : "the search's winner",
+                sweep->winner.reason ? sweep->winner.reason : "the search's winner",
                 fit > 0 && batch != fit ? ": the largest batch is not the fastest to the target"
                                         : "");
     } else if (fit > 0) {
@@ -152,8 +167,11 @@ static void batch_text(FILE *out, const void *arg)
 
 int export_demo_print_batch_choice(FILE *out, const json_t *sweep, int fallback)
 {
-    const struct batch_choice c = {sweep, fallback};
-    return export_text_draw(out, batch_text, &c);
+    struct doc_sweep *s = doc_sweep_read(sweep);
+    const struct batch_choice c = {s, fallback};
+    int rc = export_text_draw(out, batch_text, &c);
+    doc_sweep_free(s);
+    return rc;
 }
 
 /* ---- step 6 --------------------------------------------------------------------------- */

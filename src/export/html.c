@@ -366,7 +366,7 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
           "<meta name=\"generator\" content=\"mlbench " MLBENCH_VERSION "\">\n<title>", out);
     if (req->sweep) {
         fputs("mlbench sweep: ", out);
-        html_text(out, jsonx_str(req->sweep, "id") ? jsonx_str(req->sweep, "id") : "(no id)");
+        html_text(out, req->sweep_doc && req->sweep_doc->id ? req->sweep_doc->id : "(no id)");
     } else if (req->n) {
         fputs(req->n > 1 ? "mlbench comparison: " : "mlbench report: ", out);
         for (size_t i = 1; i < req->n; i++) {

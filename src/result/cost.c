@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/jsonx.h"
+
 double cost_of_seconds(double seconds, double per_hour)
 {
     if (!isfinite(seconds) || seconds < 0 || !isfinite(per_hour) || per_hour <= 0)
@@ -44,11 +46,6 @@ bool cost_is_to_target(const char *counter)
     return !strcmp(counter, "time_to_target_s") || (n > k && !strcmp(counter + n - k, suffix));
 }
 
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *jstr(const char *s)
 {
     return s ? json_string(s) : json_null();
@@ -59,9 +56,9 @@ static json_t *interval_json(const struct stats_summary *ns, bool valid, double 
 {
     double f = 1e-9;
     return json_pack("{s:o, s:o, s:o}", "median",
-                     jnum(valid ? cost_of_seconds(ns->median * f, per_hour) : NAN), "ci_low",
-                     jnum(valid ? cost_of_seconds(ns->ci_low * f, per_hour) : NAN), "ci_high",
-                     jnum(valid ? cost_of_seconds(ns->ci_high * f, per_hour) : NAN));
+                     jsonx_real_or_null(valid ? cost_of_seconds(ns->median * f, per_hour) : NAN), "ci_low",
+                     jsonx_real_or_null(valid ? cost_of_seconds(ns->ci_low * f, per_hour) : NAN), "ci_high",
+                     jsonx_real_or_null(valid ? cost_of_seconds(ns->ci_high * f, per_hour) : NAN));
 }
 
 static json_t *per_unit_json(const struct counter_summary *c, const struct price_match *m)
@@ -75,7 +72,7 @@ static json_t *per_unit_json(const struct counter_summary *c, const struct price
     char desc[300];
     snprintf(desc, sizeof desc, "%s per %s %s", m->currency, cost_unit_label(per), c->name);
     return json_pack("{s:s, s:f, s:o, s:s}", "counter", c->name, "per", per, "median",
-                     jnum(per_unit * per), "description", desc);
+                     jsonx_real_or_null(per_unit * per), "description", desc);
 }
 
 json_t *cost_json(const struct summary *s, const struct price_match *m)
@@ -84,7 +81,7 @@ json_t *cost_json(const struct summary *s, const struct price_match *m)
     for (size_t i = 0; i < s->n_stages; i++) {
         const struct stage_summary *st = &s->stages[i];
         json_array_append_new(stages, json_pack("{s:s, s:o}", "name", st->name, "median",
-                                                jnum(st->n ? cost_of_seconds(
+                                                jsonx_real_or_null(st->n ? cost_of_seconds(
                                                          st->active.median * 1e-9, m->per_hour)
                                                            : NAN)));
     }
@@ -98,10 +95,10 @@ json_t *cost_json(const struct summary *s, const struct price_match *m)
         if (cost_is_to_target(c->name) && c->n > 0)
             json_array_append_new(
                 to_target, json_pack("{s:s, s:o, s:o, s:o}", "counter", c->name, "median",
-                                     jnum(cost_of_seconds(c->last.median, m->per_hour)),
-                                     "ci_low", jnum(cost_of_seconds(c->last.ci_low, m->per_hour)),
+                                     jsonx_real_or_null(cost_of_seconds(c->last.median, m->per_hour)),
+                                     "ci_low", jsonx_real_or_null(cost_of_seconds(c->last.ci_low, m->per_hour)),
                                      "ci_high",
-                                     jnum(cost_of_seconds(c->last.ci_high, m->per_hour))));
+                                     jsonx_real_or_null(cost_of_seconds(c->last.ci_high, m->per_hour))));
     }
     json_t *file = json_null();
     if (m->file)

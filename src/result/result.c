@@ -19,6 +19,7 @@
 #include "measure/stages.h"
 #include "result/cost.h"
 #include "result/envinfo.h"
+#include "util/jsonx.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "util/fsx.h"
@@ -92,11 +93,6 @@ void result_free(struct bench_result *r)
 /* The reader refuses a file holding more names than one run aggregates. */
 _Static_assert(DOC_MAX_NAMES == STAGES_MAX_NAMES, "doc/result.h and measure/stages.h disagree");
 
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *jint(int64_t v)
 {
     return json_integer((json_int_t)v);
@@ -143,10 +139,10 @@ static json_t *jsignal(int sig)
 static json_t *stats_json(const struct stats_summary *s)
 {
     return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}",
-                     "n", (json_int_t)s->n, "median", jnum(s->median), "mean", jnum(s->mean),
-                     "stddev", jnum(s->stddev), "mad", jnum(s->mad), "min", jnum(s->min),
-                     "max", jnum(s->max), "ci_low", jnum(s->ci_low), "ci_high", jnum(s->ci_high),
-                     "ci_level", jnum(s->ci_level), "cv", jnum(s->cv),
+                     "n", (json_int_t)s->n, "median", jsonx_real_or_null(s->median), "mean", jsonx_real_or_null(s->mean),
+                     "stddev", jsonx_real_or_null(s->stddev), "mad", jsonx_real_or_null(s->mad), "min", jsonx_real_or_null(s->min),
+                     "max", jsonx_real_or_null(s->max), "ci_low", jsonx_real_or_null(s->ci_low), "ci_high", jsonx_real_or_null(s->ci_high),
+                     "ci_level", jsonx_real_or_null(s->ci_level), "cv", jsonx_real_or_null(s->cv),
                      "outliers", (json_int_t)s->n_outliers);
 }
 
@@ -162,7 +158,7 @@ static json_t *resources_json(const struct series_def *defs, size_t n_series,
         json_array_append_new(a, json_pack(
             "{s:s, s:s, s:s, s:o, s:o, s:o, s:I}", "metric", defs[i].name, "labels",
             defs[i].labels, "kind", defs[i].kind == SERIES_COUNTER ? "rate" : "gauge",
-            "mean", jnum(m[i].mean), "min", jnum(m[i].min), "peak", jnum(m[i].peak),
+            "mean", jsonx_real_or_null(m[i].mean), "min", jsonx_real_or_null(m[i].min), "peak", jsonx_real_or_null(m[i].peak),
             "n", (json_int_t)m[i].n));
     }
     return a;
@@ -177,7 +173,7 @@ static json_t *samples_json(const struct sample_table *t, int64_t t0)
     for (size_t i = 0; i < t->n_series; i++) {
         json_t *v = json_array();
         for (size_t r = 0; r < t->n; r++)
-            json_array_append_new(v, jnum(t->v[i][r]));
+            json_array_append_new(v, jsonx_real_or_null(t->v[i][r]));
         json_t *s = json_pack(
             "{s:s, s:s, s:s, s:s, s:o}", "metric", t->defs[i].name, "labels", t->defs[i].labels,
             "kind", t->defs[i].kind == SERIES_COUNTER ? "counter" : "gauge",
@@ -223,8 +219,8 @@ static void counter_points(json_t *jc, const struct counter_total *c)
     json_t *points = json_array();
     for (size_t k = 0; k < c->n_points; k++) {
         const struct counter_point *p = &c->points[k];
-        json_array_append_new(points, json_pack("[o, o, o]", jint(p->t_ns), jnum(p->value),
-                                                jnum(p->sum)));
+        json_array_append_new(points, json_pack("[o, o, o]", jint(p->t_ns), jsonx_real_or_null(p->value),
+                                                jsonx_real_or_null(p->sum)));
     }
     json_object_set_new(jc, "points", points);
     if (c->stride > 1)
@@ -300,8 +296,8 @@ static json_t *rep_stages_json(const struct repetition *rep, json_t *out)
         const struct counter_total *c = &d->counters[i];
         json_t *jc = json_pack(
             "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "name", event_log_str(log, c->name),
-            "n", (json_int_t)c->n, "sum", jnum(c->sum), "min", jnum(c->min), "max", jnum(c->max),
-            "last", jnum(c->last), "last_ns", jint(c->last_ns), "count", c->count);
+            "n", (json_int_t)c->n, "sum", jsonx_real_or_null(c->sum), "min", jsonx_real_or_null(c->min), "max", jsonx_real_or_null(c->max),
+            "last", jsonx_real_or_null(c->last), "last_ns", jint(c->last_ns), "count", c->count);
         counter_points(jc, c);
         json_array_append_new(counters, jc);
     }
@@ -352,7 +348,7 @@ static void rep_gpu_clock_json(const struct gpu_clock_run *gc, json_t *out)
         "busy_samples", (json_int_t)gc->busy_samples,
         "throttled_samples", (json_int_t)gc->throttled_samples,
         "slow_clock_samples", (json_int_t)gc->slow_samples,
-        "reasons", clock_reasons_json(gc->reasons), "scaling", jnum(gc->scaling),
+        "reasons", clock_reasons_json(gc->reasons), "scaling", jsonx_real_or_null(gc->scaling),
         "throttled", gc->throttled));
 }
 
@@ -387,9 +383,9 @@ static json_t *span_stats_json(const struct span_stats *st)
     for (size_t i = 0; i < st->n_bins; i++)
         json_array_append_new(counts, json_integer((json_int_t)st->counts[i]));
     return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:o}}",
-                     "n", (json_int_t)st->n, "p50_ns", jnum(st->p50_ns),
-                     "p90_ns", jnum(st->p90_ns), "p99_ns", jnum(st->p99_ns),
-                     "p999_ns", jnum(st->p999_ns), "max_ns", jnum(st->max_ns), "histogram",
+                     "n", (json_int_t)st->n, "p50_ns", jsonx_real_or_null(st->p50_ns),
+                     "p90_ns", jsonx_real_or_null(st->p90_ns), "p99_ns", jsonx_real_or_null(st->p99_ns),
+                     "p999_ns", jsonx_real_or_null(st->p999_ns), "max_ns", jsonx_real_or_null(st->max_ns), "histogram",
                      "bins_per_octave", SPAN_STATS_BINS_PER_OCTAVE, "first_bin", st->first_bin,
                      "counts", counts);
 }
@@ -400,11 +396,11 @@ static void summary_gpu_clock_json(const struct gpu_clock_summary *gc, json_t *o
     if (!gc->runs)
         return;
     json_object_set_new(out, "gpu_clock", json_pack(
-        "{s:o, s:I, s:I, s:I, s:o, s:o, s:o}", "threshold", jnum(gc->threshold),
+        "{s:o, s:I, s:I, s:I, s:o, s:o, s:o}", "threshold", jsonx_real_or_null(gc->threshold),
         "runs", (json_int_t)gc->runs, "throttled_runs", (json_int_t)gc->throttled_runs,
         "discarded_runs", (json_int_t)gc->discarded_runs,
-        "reasons", clock_reasons_json(gc->reasons), "scaling_median", jnum(gc->scaling_median),
-        "scaling_min", jnum(gc->scaling_min)));
+        "reasons", clock_reasons_json(gc->reasons), "scaling_median", jsonx_real_or_null(gc->scaling_median),
+        "scaling_min", jsonx_real_or_null(gc->scaling_min)));
 }
 
 static json_t *summary_json(const struct summary *s)
@@ -419,9 +415,9 @@ static json_t *summary_json(const struct summary *s)
     json_object_set_new(j, "user_ns", stats_json(&s->user));
     json_object_set_new(j, "sys_ns", stats_json(&s->sys));
     json_object_set_new(j, "max_rss_bytes", stats_json(&s->max_rss));
-    json_object_set_new(j, "cpu_cores", jnum(s->cpu_cores_median));
+    json_object_set_new(j, "cpu_cores", jsonx_real_or_null(s->cpu_cores_median));
     json_object_set_new(j, "outside_ns",
-                        s->outside_median_ns >= 0 ? jnum(s->outside_median_ns) : json_null());
+                        s->outside_median_ns >= 0 ? jsonx_real_or_null(s->outside_median_ns) : json_null());
     json_object_set_new(j, "resources", resources_json(s->series, s->n_series, s->total_resources));
 
     json_t *stages = json_array();
@@ -430,10 +426,10 @@ static json_t *summary_json(const struct summary *s)
         json_array_append_new(stages, json_pack(
             "{s:s, s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name", st->name, "depth",
             st->depth, "n", (json_int_t)st->n, "active_ns", stats_json(&st->active),
-            "busy_ns_median", jnum(st->busy_median_ns),
-            "overlap_ns_median", jnum(st->overlap_median_ns),
-            "span_ns_median", jnum(st->span_median_ns),
-            "count_median", jnum(st->count_median), "share", jnum(st->share),
+            "busy_ns_median", jsonx_real_or_null(st->busy_median_ns),
+            "overlap_ns_median", jsonx_real_or_null(st->overlap_median_ns),
+            "span_ns_median", jsonx_real_or_null(st->span_median_ns),
+            "count_median", jsonx_real_or_null(st->count_median), "share", jsonx_real_or_null(st->share),
             "resources", resources_json(s->series, s->n_series, st->resources)));
         json_object_set_new(json_array_get(stages, i), "spans", span_stats_json(st->spans));
     }
@@ -445,12 +441,12 @@ static json_t *summary_json(const struct summary *s)
         const struct counter_summary *c = &s->counters[i];
         json_array_append_new(counters, json_pack(
             "{s:s, s:I, s:o, s:o, s:o, s:b}", "name", c->name, "n", (json_int_t)c->n,
-            "last", stats_json(&c->last), "sum_median", jnum(c->sum_median),
-            "rate_per_s_median", jnum(c->rate_median), "count", c->count));
+            "last", stats_json(&c->last), "sum_median", jsonx_real_or_null(c->sum_median),
+            "rate_per_s_median", jsonx_real_or_null(c->rate_median), "count", c->count));
         json_t *o = json_array_get(counters, i);
         json_object_set_new(o, "stage", jstr_or_null(c->stage));
         json_object_set_new(o, "stage_mixed", json_boolean(c->stage_mixed));
-        json_object_set_new(o, "stage_rate_per_s_median", jnum(c->stage_rate_median));
+        json_object_set_new(o, "stage_rate_per_s_median", jsonx_real_or_null(c->stage_rate_median));
     }
     json_object_set_new(j, "counters", counters);
 
@@ -493,7 +489,7 @@ static json_t *sampling_json(const struct sampling_info *si)
                      jint(si->interval_ns), "adaptive", si->adaptive, "first_interval_ns",
                      jint(si->adaptive ? SAMPLER_MIN_INTERVAL_NS : si->interval_ns), "sources", active, "not_measured", skipped, "errors", (json_int_t)si->errors,
                      "cpu_ns", jint(si->cpu_ns),
-                     "cpu_ratio", si->sampled_ns > 0 ? jnum((double)si->cpu_ns / (double)si->sampled_ns)
+                     "cpu_ratio", si->sampled_ns > 0 ? jsonx_real_or_null((double)si->cpu_ns / (double)si->sampled_ns)
                                                      : json_null());
 }
 
@@ -511,7 +507,7 @@ static json_t *analysis_json(const struct bench_result *r)
         const struct finding *f = &a->findings[i];
         json_array_append_new(findings, json_pack(
             "{s:s, s:s, s:s, s:s, s:o}", "rule", f->rule, "stage", f->stage, "evidence",
-            f->evidence, "recommendation", f->recommendation, "saving_ns", jnum(f->saving_ns)));
+            f->evidence, "recommendation", f->recommendation, "saving_ns", jsonx_real_or_null(f->saving_ns)));
     }
     for (int g = 0; g < 64; g++)
         if (r->gpus_shown & (1ull << g))
@@ -530,15 +526,15 @@ json_t *result_to_json(const struct bench_result *r)
     json_t *config = json_pack(
         "{s:o, s:i, s:o, s:o, s:o, s:o, s:b, s:b}",
         "runs", c->runs ? json_integer(c->runs) : json_null(), "warmup", c->warmup,
-        "timeout_s", c->timeout_s > 0 ? jnum(c->timeout_s) : json_null(),
-        "grace_s", jnum(c->grace_s), "prepare", jstr_or_null(c->prepare),
+        "timeout_s", c->timeout_s > 0 ? jsonx_real_or_null(c->timeout_s) : json_null(),
+        "grace_s", jsonx_real_or_null(c->grace_s), "prepare", jstr_or_null(c->prepare),
         "cleanup", jstr_or_null(c->cleanup), "fail_fast", c->fail_fast,
         "show_output", c->show_output);
     json_object_set_new(config, "interval_ns", jint(c->interval_ns));
     json_object_set_new(config, "interval_adaptive", json_boolean(c->interval_adaptive));
     json_object_set_new(config, "all_gpus", json_boolean(c->all_gpus));
     json_object_set_new(config, "discard_throttled", json_boolean(c->discard_throttled));
-    json_object_set_new(config, "throttle_threshold", jnum(gpu_clock_threshold(c)));
+    json_object_set_new(config, "throttle_threshold", jsonx_real_or_null(gpu_clock_threshold(c)));
     json_object_set_new(config, "nvtx", json_boolean(c->nvtx));
     json_object_set_new(config, "ranks", json_boolean(c->ranks));
 
