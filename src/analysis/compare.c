@@ -414,10 +414,14 @@ int compare_env_key_matters(const char *key)
     return always || (!info && matters);
 }
 
-static json_t *env_row(const char *key, const json_t *b, const json_t *c)
+/* A row of the differences; a key that matters makes the results not like for like. */
+static json_t *env_row(const char *key, const json_t *b, const json_t *c, int *like_for_like)
 {
+    int matters = compare_env_key_matters(key);
+    if (matters)
+        *like_for_like = 0;
     return json_pack("{s:s, s:O, s:O, s:b}", "key", key, "baseline", b ? b : json_null(),
-                     "candidate", c ? c : json_null(), "matters", compare_env_key_matters(key));
+                     "candidate", c ? c : json_null(), "matters", matters);
 }
 
 static json_t *env_differences(const struct doc_result *base, const struct doc_result *cand,
@@ -428,19 +432,15 @@ static json_t *env_differences(const struct doc_result *base, const struct doc_r
     env_flatten(cand->environment, "", fc);
     const char *key;
     json_t *v;
+    *like_for_like = 1;
     json_object_foreach(fb, key, v) {
         const json_t *w = json_object_get(fc, key);
         if (!w || !json_equal(v, (json_t *)w))
-            json_array_append_new(rows, env_row(key, v, w));
+            json_array_append_new(rows, env_row(key, v, w, like_for_like));
     }
     json_object_foreach(fc, key, v)
         if (!json_object_get(fb, key))
-            json_array_append_new(rows, env_row(key, NULL, v));
-    *like_for_like = 1;
-    size_t i;
-    json_array_foreach(rows, i, v)
-        if (json_is_true(json_object_get(v, "matters")))
-            *like_for_like = 0;
+            json_array_append_new(rows, env_row(key, NULL, v, like_for_like));
     json_decref(fb);
     json_decref(fc);
     return rows;
