@@ -50,9 +50,13 @@ int export_write(const struct exporter *e, FILE *out, const struct export_reques
     for (size_t i = 0; i < r.n; i++)
         docs[i] = doc_result_read(r.results[i]);
     r.docs = docs;
+    struct doc_comparison *cmp = json_is_object(r.comparison) ? doc_comparison_read(r.comparison)
+                                                              : NULL;
+    r.cmp = cmp;
     int rc = e->write(out, &r, err, errlen);
     for (size_t i = 0; i < r.n; i++)
         doc_result_free(docs[i]);
     free(docs);
+    doc_comparison_free(cmp);
     return rc;
 }
