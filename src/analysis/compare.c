@@ -162,74 +162,79 @@ static json_t *stage_rows(const struct doc_result *base, const struct doc_result
 
 /* ---- counters, metadata, resources ---- */
 
+/* A list of a summary side_by_side walks, read by index: its counters or its metadata. */
+struct listing {
+    const char *field;     /* the member that names a row: "name" or "key" */
+    size_t (*count)(const struct doc_summary *s);
+    const char *(*name)(const struct doc_summary *s, size_t i);
+    json_t *(*value)(const struct doc_summary *s, size_t i); /* a new reference */
+};
+
+static size_t counter_count(const struct doc_summary *s)
+{
+    return s->n_counters;
+}
+
+static const char *counter_name(const struct doc_summary *s, size_t i)
+{
+    return s->counters[i].name;
+}
+
 /* A counter's figure per run: the sum for counts (images: the total per run), else the last
  * value (accuracy, loss); the median over the runs. */
-static double counter_value(const struct doc_counter *counter)
+static json_t *counter_value(const struct doc_summary *s, size_t i)
 {
-    return counter->count ? counter->sum_median : counter->last.median;
+    const struct doc_counter *c = &s->counters[i];
+    return jnum(c->count ? c->sum_median : c->last.median);
 }
 
-static const struct doc_counter *find_counter(const struct doc_summary *s, const char *name)
+static size_t metadata_count(const struct doc_summary *s)
 {
-    for (size_t i = 0; i < s->n_counters; i++)
-        if (s->counters[i].name && !strcmp(s->counters[i].name, name))
-            return &s->counters[i];
-    return NULL;
+    return s->n_metadata;
 }
 
-static const struct doc_meta *find_meta(const struct doc_summary *s, const char *key)
+static const char *metadata_key(const struct doc_summary *s, size_t i)
 {
-    for (size_t i = 0; i < s->n_metadata; i++)
-        if (s->metadata[i].key && !strcmp(s->metadata[i].key, key))
-            return &s->metadata[i];
-    return NULL;
+    return s->metadata[i].key;
 }
 
-/* Rows {"name": name, "baseline": x, "candidate": y} over the union of the counter names of
- * the two summaries, the baseline's order first (NULL: absent on that side). */
-static json_t *counter_rows(const struct doc_summary *sb, const struct doc_summary *sc)
+static json_t *metadata_value(const struct doc_summary *s, size_t i)
+{
+    return jstr_or_null(s->metadata[i].value);
+}
+
+static const struct listing counters = {"name", counter_count, counter_name, counter_value};
+static const struct listing metadata = {"key", metadata_count, metadata_key, metadata_value};
+
+/* The index of the first item of s named name, or -1. */
+static long find_item(const struct listing *l, const struct doc_summary *s, const char *name)
+{
+    for (size_t i = 0; i < l->count(s); i++)
+        if (l->name(s, i) && !strcmp(l->name(s, i), name))
+            return (long)i;
+    return -1;
+}
+
+/* Rows {field: name, "baseline": x, "candidate": y} over the union of the names of a list of
+ * the two summaries, the baseline's order first (null: absent on that side). */
+static json_t *side_by_side(const struct listing *l, const struct doc_summary *sb,
+                            const struct doc_summary *sc)
 {
     json_t *rows = json_array();
     for (int pass = 0; pass < 2; pass++) {
         const struct doc_summary *own = pass ? sc : sb, *other = pass ? sb : sc;
-        for (size_t i = 0; i < own->n_counters; i++) {
-            const char *name = own->counters[i].name;
+        for (size_t i = 0; i < l->count(own); i++) {
+            const char *name = l->name(own, i);
             if (!name)
                 continue;
-            const struct doc_counter *twin = find_counter(other, name);
-            if (pass && twin)
+            long twin = find_item(l, other, name);
+            if (pass && twin >= 0)
                 continue; /* already listed from the baseline */
-            const struct doc_counter *eb = pass ? twin : &own->counters[i];
-            const struct doc_counter *ec = pass ? &own->counters[i] : twin;
-            json_array_append_new(rows, json_pack("{s:s, s:o, s:o}", "name", name, "baseline",
-                                                  jnum(eb ? counter_value(eb) : NAN),
-                                                  "candidate",
-                                                  jnum(ec ? counter_value(ec) : NAN)));
-        }
-    }
-    return rows;
-}
-
-/* Rows {"key": key, "baseline": x, "candidate": y} over the union of the metadata keys, as
- * counter_rows. */
-static json_t *metadata_rows(const struct doc_summary *sb, const struct doc_summary *sc)
-{
-    json_t *rows = json_array();
-    for (int pass = 0; pass < 2; pass++) {
-        const struct doc_summary *own = pass ? sc : sb, *other = pass ? sb : sc;
-        for (size_t i = 0; i < own->n_metadata; i++) {
-            const char *key = own->metadata[i].key;
-            if (!key)
-                continue;
-            const struct doc_meta *twin = find_meta(other, key);
-            if (pass && twin)
-                continue;
-            const struct doc_meta *eb = pass ? twin : &own->metadata[i];
-            const struct doc_meta *ec = pass ? &own->metadata[i] : twin;
-            json_array_append_new(rows, json_pack("{s:s, s:o, s:o}", "key", key, "baseline",
-                                                  jstr_or_null(eb ? eb->value : NULL),
-                                                  "candidate",
-                                                  jstr_or_null(ec ? ec->value : NULL)));
+            json_t *mine = l->value(own, i);
+            json_t *theirs = twin >= 0 ? l->value(other, (size_t)twin) : json_null();
+            json_array_append_new(rows, json_pack("{s:s, s:o, s:o}", l->field, name, "baseline",
+                                                  pass ? theirs : mine, "candidate",
+                                                  pass ? mine : theirs));
         }
     }
     return rows;
@@ -487,8 +492,10 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
         char *clean = compare_clean_answer(hits);
         json_object_set_new(c, "clean_answer", jstr_or_null(clean));
         free(clean);
-        json_object_set_new(c, "counters", counter_rows(&base->summary, &cand->summary));
-        json_object_set_new(c, "metadata", metadata_rows(&base->summary, &cand->summary));
+        json_object_set_new(c, "counters", side_by_side(&counters, &base->summary,
+                                                        &cand->summary));
+        json_object_set_new(c, "metadata", side_by_side(&metadata, &base->summary,
+                                                        &cand->summary));
         json_object_set_new(c, "resources", resource_rows(base, cand));
         json_object_set_new(c, "cost", compare_cost(base, cand));
         json_object_set_new(c, "scaling", compare_scaling(base, cand));

@@ -121,11 +121,16 @@ static char *metric_value(const char *metric, double x, char *buf, size_t len)
     return export_fmt_num(x, "%.4g", 1, buf, len);
 }
 
-/* The last cell of a row that differs ("yes"), and its tone over the row. */
-static void mark(struct export_table *t, size_t row, size_t col, bool differs)
+/* A row "name | baseline | candidate | yes/no", toned DIFFERS over the row when it differs. */
+static void pair_row(struct export_table *t, const char *name, const char *b, const char *c,
+                     bool differs)
 {
-    export_table_set(t, row, col, "%s", differs ? "yes" : "no");
-    for (size_t k = 0; differs && k <= col; k++)
+    size_t row = export_table_row(t, 0);
+    export_table_set(t, row, 0, "%s", str_or(name, "-"));
+    export_table_set(t, row, 1, "%s", b);
+    export_table_set(t, row, 2, "%s", c);
+    export_table_set(t, row, 3, "%s", differs ? "yes" : "no");
+    for (size_t k = 0; differs && k <= 3; k++)
         export_table_tone(t, row, k, EXPORT_TONE_DIFFERS);
 }
 
@@ -143,23 +148,18 @@ size_t export_cmp_pairs(struct export_table *t, const struct doc_cmp_candidate *
         export_table_init(t, 4, "counter", "baseline", "candidate", "differs");
         for (size_t i = 0; i < cand->n_counters; i++) {
             const struct doc_cmp_counter *x = &cand->counters[i];
-            size_t row = export_table_row(t, 0);
-            export_table_set(t, row, 0, "%s", str_or(x->name, "-"));
-            export_table_set(t, row, 1, "%s", metric_value(NULL, x->baseline, b, sizeof b));
-            export_table_set(t, row, 2, "%s", metric_value(NULL, x->candidate, c, sizeof c));
-            mark(t, row, 3, !same_number(x->baseline, x->candidate));
+            pair_row(t, x->name, metric_value(NULL, x->baseline, b, sizeof b),
+                     metric_value(NULL, x->candidate, c, sizeof c),
+                     !same_number(x->baseline, x->candidate));
         }
         break;
     case EXPORT_CMP_METADATA:
         export_table_init(t, 4, "key", "baseline", "candidate", "differs");
         for (size_t i = 0; i < cand->n_metadata; i++) {
             const struct doc_cmp_meta *x = &cand->metadata[i];
-            size_t row = export_table_row(t, 0);
-            export_table_set(t, row, 0, "%s", str_or(x->key, "-"));
-            export_table_set(t, row, 1, "%s", str_or(x->baseline, "-"));
-            export_table_set(t, row, 2, "%s", str_or(x->candidate, "-"));
-            mark(t, row, 3, x->baseline && x->candidate ? strcmp(x->baseline, x->candidate) != 0
-                                                        : x->baseline != x->candidate);
+            pair_row(t, x->key, str_or(x->baseline, "-"), str_or(x->candidate, "-"),
+                     x->baseline && x->candidate ? strcmp(x->baseline, x->candidate) != 0
+                                                 : x->baseline != x->candidate);
         }
         break;
     case EXPORT_CMP_RESOURCES:
@@ -179,11 +179,8 @@ size_t export_cmp_pairs(struct export_table *t, const struct doc_cmp_candidate *
         export_table_init(t, 4, "property", "baseline", "candidate", "matters");
         for (size_t i = 0; i < cand->n_environment_differences; i++) {
             const struct doc_cmp_env *x = &cand->environment_differences[i];
-            size_t row = export_table_row(t, 0);
-            export_table_set(t, row, 0, "%s", str_or(x->key, "-"));
-            export_table_set(t, row, 1, "%s", export_fmt_value(x->baseline, b, sizeof b));
-            export_table_set(t, row, 2, "%s", export_fmt_value(x->candidate, c, sizeof c));
-            mark(t, row, 3, x->matters);
+            pair_row(t, x->key, export_fmt_value(x->baseline, b, sizeof b),
+                     export_fmt_value(x->candidate, c, sizeof c), x->matters);
         }
         break;
     }

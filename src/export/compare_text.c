@@ -7,12 +7,14 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "doc/comparison.h"
 #include "export/table.h"
 #include "export/text.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
 #define DASH "\u2014"
 #define ARROW "\u2192"
@@ -76,16 +78,25 @@ static void set_verdict(struct export_table *t, size_t row, size_t col, const ch
 enum { S_STAGE, S_BASE, S_ARROW, S_CAND, S_CHANGE, S_SPEEDUP, S_CI, S_P, S_VERDICT, S_RUNS,
        S_COLS };
 
-/* Figures right-aligned under left-aligned headers, one blank around the arrow. */
-static const struct export_text_column stage_columns[S_COLS] = {
-    [S_STAGE] = {.sep = "  "},
-    [S_BASE] = {.head_left = true},
-    [S_ARROW] = {.sep = " "},
-    [S_CAND] = {.sep = " ", .head_left = true},
-    [S_CHANGE] = {.head_left = true},
-    [S_SPEEDUP] = {.head_left = true},
-    [S_RUNS] = {.head_left = true},
-};
+/* Draws the stage or load table t, then frees it: its interval column ci headed with
+ * ci_level, the figures of t->numeric right-aligned under left-aligned headers, one blank on
+ * each side of the arrow column. */
+static void side_table_print(FILE *out, struct export_table *t, size_t arrow, size_t ci,
+                             double ci_level)
+{
+    char head[64];
+    snprintf(head, sizeof head, "ratio %g %% CI", ci_level * 100);
+    export_table_head(t, ci, head);
+    struct export_text_column *col = xcalloc(t->ncols, sizeof *col);
+    col[0].sep = "  ";
+    col[arrow].sep = col[arrow + 1].sep = " ";
+    for (size_t c = 0; c < t->ncols; c++)
+        col[c].head_left = (t->numeric >> c) & 1u;
+    const struct export_text_layout layout = {.col = col, .header = true};
+    export_table_print(out, t, &layout);
+    free(col);
+    export_table_free(t);
+}
 
 #define STAGE_MAX_INDENT 8 /* deeper nesting is shown at this depth */
 
@@ -95,8 +106,6 @@ static void stage_table(FILE *out, const struct doc_cmp_candidate *c, double ci_
     char buf[64];
     export_table_init(&t, S_COLS, "stage", "baseline", "", "candidate", "change", "speedup", "",
                       "p", "verdict", "runs", NULL);
-    snprintf(buf, sizeof buf, "ratio %g %% CI", ci_level * 100);
-    export_table_head(&t, S_CI, buf);
     t.numeric = 1u << S_BASE | 1u << S_CAND | 1u << S_CHANGE | 1u << S_SPEEDUP | 1u << S_RUNS;
     for (size_t i = 0; i < c->n_stages; i++) {
         const struct doc_cmp_stage *s = &c->stages[i];
@@ -116,9 +125,7 @@ static void stage_table(FILE *out, const struct doc_cmp_candidate *c, double ci_
         set_verdict(&t, row, S_VERDICT, s->verdict);
         export_table_set(&t, row, S_RUNS, "%lld/%lld", s->n_baseline, s->n_candidate);
     }
-    const struct export_text_layout layout = {.col = stage_columns, .header = true};
-    export_table_print(out, &t, &layout);
-    export_table_free(&t);
+    side_table_print(out, &t, S_ARROW, S_CI, ci_level);
 }
 
 /* Says when the stage rows cannot be compared: no stage in common, or one side without any. */
@@ -239,16 +246,6 @@ static void latency(FILE *out, const struct doc_cmp_candidate *c, double ci_leve
 
 enum { D_SCEN, D_Q, D_BASE, D_ARROW, D_CAND, D_CHANGE, D_CI, D_P, D_VERDICT, D_N, D_COLS };
 
-/* As the stage table: figures right-aligned under left-aligned headers. */
-static const struct export_text_column load_columns[D_COLS] = {
-    [D_SCEN] = {.sep = "  "},
-    [D_BASE] = {.head_left = true},
-    [D_ARROW] = {.sep = " "},
-    [D_CAND] = {.sep = " ", .head_left = true},
-    [D_CHANGE] = {.head_left = true},
-    [D_N] = {.head_left = true},
-};
-
 /* A figure of a load metric: a duration for latencies (seconds), else a rate. */
 static const char *load_value(const struct doc_cmp_load_metric *m, double v, char *buf,
                               size_t len)
@@ -319,18 +316,13 @@ static void load(FILE *out, const struct doc_cmp_load *l, double ci_level)
                  "%g %% CI: %s)\n", ci_level * 100, how);
     if (l->n_matches) {
         struct export_table t;
-        char ci[64];
         export_table_init(&t, D_COLS, "scenario", "", "baseline", "", "candidate", "change", "",
                           "p", "verdict", "n", NULL);
-        snprintf(ci, sizeof ci, "ratio %g %% CI", ci_level * 100);
-        export_table_head(&t, D_CI, ci);
         t.numeric = 1u << D_BASE | 1u << D_CAND | 1u << D_CHANGE | 1u << D_N;
         for (size_t i = 0; i < l->n_matches; i++)
             for (size_t k = 0; k < l->matches[i].n_metrics; k++)
                 load_row(&t, &l->matches[i], &l->matches[i].metrics[k], k == 0);
-        const struct export_text_layout layout = {.col = load_columns, .header = true};
-        export_table_print(out, &t, &layout);
-        export_table_free(&t);
+        side_table_print(out, &t, D_ARROW, D_CI, ci_level);
     }
     for (size_t i = 0; i < l->n_unmatched; i++) {
         const struct doc_cmp_load_unmatched *u = &l->unmatched[i];
@@ -374,6 +366,15 @@ static void ratio(FILE *out, const char *what, double r)
         fprintf(out, "%s -", what);
 }
 
+/* "0.003 USD at 3.6 USD/h": what a run of a side cost, at its price. */
+static void run_cost(FILE *out, const struct doc_cmp_cost_side *s)
+{
+    money(out, s->run_median, s->currency);
+    fputs(" at ", out);
+    money(out, s->price_per_hour, s->currency);
+    fputs("/h", out);
+}
+
 /* Cost when both sides are priced: each at its own price, the time ratio beside the cost
  * ratio (docs/compare.md#cost). */
 static void cost(FILE *out, const struct doc_cmp_cost *cost)
@@ -383,14 +384,10 @@ static void cost(FILE *out, const struct doc_cmp_cost *cost)
     const struct doc_cmp_cost_side *b = &cost->baseline, *c = &cost->candidate;
     fputs("\ncost (each side at its own price per hour; candidate / baseline)\n", out);
     fputs("  a run    baseline ", out);
-    money(out, b->run_median, b->currency);
-    fputs(" at ", out);
-    money(out, b->price_per_hour, b->currency);
-    fputs("/h   candidate ", out);
-    money(out, c->run_median, c->currency);
-    fputs(" at ", out);
-    money(out, c->price_per_hour, c->currency);
-    fputs("/h\n  ratio    ", out);
+    run_cost(out, b);
+    fputs("   candidate ", out);
+    run_cost(out, c);
+    fputs("\n  ratio    ", out);
     ratio(out, "time", cost->time_ratio);
     fputs("   ", out);
     ratio(out, "cost", cost->cost_ratio);
@@ -452,6 +449,17 @@ static void pairs(FILE *out, const char *title, struct export_table *t)
     export_table_free(t);
 }
 
+/* A row "name   a → b   (note)" of a table of pairs, the values cut at VALUE_BYTES. */
+static void pair_line(struct export_table *t, const char *name, const char *b, const char *c,
+                      const char *note)
+{
+    size_t row = export_table_row(t, 0);
+    export_table_set(t, row, 0, "%s", or_q(name));
+    export_table_set(t, row, 1, "%.*s " ARROW " %.*s%s", VALUE_BYTES, b, VALUE_BYTES, c, note);
+}
+
+#define DIFFERS "   (differs)"
+
 static const char *number(double v, char *buf, size_t len)
 {
     if (isfinite(v))
@@ -459,39 +467,6 @@ static const char *number(double v, char *buf, size_t len)
     else
         snprintf(buf, len, DASH);
     return buf;
-}
-
-static void counters(FILE *out, const struct doc_cmp_candidate *c)
-{
-    struct export_table t;
-    export_table_init(&t, 2, "", "", NULL);
-    for (size_t i = 0; i < c->n_counters; i++) {
-        const struct doc_cmp_counter *x = &c->counters[i];
-        char b[64], v[64];
-        bool same = x->baseline == x->candidate || (isnan(x->baseline) && isnan(x->candidate));
-        size_t row = export_table_row(&t, 0);
-        export_table_set(&t, row, 0, "%s", or_q(x->name));
-        export_table_set(&t, row, 1, "%s " ARROW " %s%s", number(x->baseline, b, sizeof b),
-                         number(x->candidate, v, sizeof v), same ? "" : "   (differs)");
-    }
-    pairs(out, "counters (median per run of the sum for counts, else of the last value)", &t);
-}
-
-static void metadata(FILE *out, const struct doc_cmp_candidate *c)
-{
-    struct export_table t;
-    export_table_init(&t, 2, "", "", NULL);
-    for (size_t i = 0; i < c->n_metadata; i++) {
-        const struct doc_cmp_meta *x = &c->metadata[i];
-        bool same = x->baseline && x->candidate ? !strcmp(x->baseline, x->candidate)
-                                                : x->baseline == x->candidate;
-        size_t row = export_table_row(&t, 0);
-        export_table_set(&t, row, 0, "%s", or_q(x->key));
-        export_table_set(&t, row, 1, "%.*s " ARROW " %.*s%s", VALUE_BYTES,
-                         x->baseline ? x->baseline : DASH, VALUE_BYTES,
-                         x->candidate ? x->candidate : DASH, same ? "" : "   (differs)");
-    }
-    pairs(out, "metadata", &t);
 }
 
 /* A value of the environment as text (a dash for absent or null). */
@@ -510,17 +485,44 @@ static const char *scalar(const json_t *v, char *buf, size_t len)
     return buf;
 }
 
-static void environment(FILE *out, const struct doc_cmp_candidate *c)
+/* Counters, metadata and the environment differences side by side (resources below). */
+static void counters(FILE *out, const struct doc_cmp_candidate *c)
+{
+    struct export_table t;
+    char b[64], v[64];
+    export_table_init(&t, 2, "", "", NULL);
+    for (size_t i = 0; i < c->n_counters; i++) {
+        const struct doc_cmp_counter *x = &c->counters[i];
+        bool same = x->baseline == x->candidate || (isnan(x->baseline) && isnan(x->candidate));
+        pair_line(&t, x->name, number(x->baseline, b, sizeof b),
+                  number(x->candidate, v, sizeof v), same ? "" : DIFFERS);
+    }
+    pairs(out, "counters (median per run of the sum for counts, else of the last value)", &t);
+}
+
+static void metadata(FILE *out, const struct doc_cmp_candidate *c)
 {
     struct export_table t;
     export_table_init(&t, 2, "", "", NULL);
+    for (size_t i = 0; i < c->n_metadata; i++) {
+        const struct doc_cmp_meta *x = &c->metadata[i];
+        bool same = x->baseline && x->candidate ? !strcmp(x->baseline, x->candidate)
+                                                : x->baseline == x->candidate;
+        pair_line(&t, x->key, x->baseline ? x->baseline : DASH,
+                  x->candidate ? x->candidate : DASH, same ? "" : DIFFERS);
+    }
+    pairs(out, "metadata", &t);
+}
+
+static void environment(FILE *out, const struct doc_cmp_candidate *c)
+{
+    struct export_table t;
+    char b[VALUE_BYTES + 1], v[VALUE_BYTES + 1];
+    export_table_init(&t, 2, "", "", NULL);
     for (size_t i = 0; i < c->n_environment_differences; i++) {
         const struct doc_cmp_env *x = &c->environment_differences[i];
-        char b[VALUE_BYTES + 1], v[VALUE_BYTES + 1];
-        size_t row = export_table_row(&t, 0);
-        export_table_set(&t, row, 0, "%s", or_q(x->key));
-        export_table_set(&t, row, 1, "%s " ARROW " %s%s", scalar(x->baseline, b, sizeof b),
-                         scalar(x->candidate, v, sizeof v), x->matters ? "   (matters)" : "");
+        pair_line(&t, x->key, scalar(x->baseline, b, sizeof b), scalar(x->candidate, v, sizeof v),
+                  x->matters ? "   (matters)" : "");
     }
     pairs(out, "environment differences", &t);
 }
