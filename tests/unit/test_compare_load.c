@@ -1,6 +1,7 @@
 /* Unit tests of the load part of a comparison: significance_block_bootstrap_ratio (the circular
  * block bootstrap of a ratio of weighted means) and compare_load() on synthetic load results
- * with known answers (matching, per-second and per-result modes, INVALID runs, find-peak). */
+ * with known answers (matching, per-second and per-result modes, INVALID runs, find-peak, a
+ * percentile from a run's histogram). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/significance.h"
+#include "doc/load.h"
 
 /* ---- the block bootstrap ---- */
 
@@ -266,6 +268,25 @@ static void test_find_peak_confirmations(void **state)
     json_decref(b);
 }
 
+/* A percentile latency_s does not list is read from the run's histogram with LoadGen's rank,
+ * the high end of its bucket, never above the maximum (doc_load_run_percentile). */
+static void test_percentile_from_histogram(void **state)
+{
+    (void)state;
+    json_t *load = json_loads(
+        "{\"scenarios\": [{\"latency_s\": {\"p50\": 0.1}, \"histogram\": {\"total\": 10, "
+        "\"max\": 5e6, \"buckets\": [[0, 1e6, 5], [1e6, 2e6, 4], [2e6, 9e6, 1]]}}, {}]}",
+        0, NULL);
+    assert_non_null(load);
+    struct doc_load *l = doc_load_read(load);
+    assert_true(fabs(doc_load_run_percentile(&l->runs[0], 50) - 0.1) < 1e-15);
+    assert_true(fabs(doc_load_run_percentile(&l->runs[0], 70) - 0.002) < 1e-15);
+    assert_true(fabs(doc_load_run_percentile(&l->runs[0], 97) - 0.005) < 1e-15);
+    assert_true(isnan(doc_load_run_percentile(&l->runs[1], 97)));
+    doc_load_free(l);
+    json_decref(load);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_invalid_and_unmatched),
         cmocka_unit_test(test_per_result_mode),
         cmocka_unit_test(test_find_peak_confirmations),
+        cmocka_unit_test(test_percentile_from_histogram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
