@@ -636,15 +636,13 @@ static void finish(struct bench *b, struct bench_point *p)
     r->sampling.cpu_ns = sampler_cpu_ns(s->sampler);
     for (size_t i = 0; i < r->n_reps; i++)
         r->sampling.sampled_ns += r->reps[i].outcome.wall_ns;
-    /* Once, while the sources are open (GPU facts), and before the summary (each GPU's maximum
-     * SM clock marks throttled runs) and the analysis, which read them. The capture reads the
-     * sampler, the config and the machine, nothing of the summary. */
-    result_capture_environment(r, s->sampler);
-    summary_compute(r);
-    /* A price file is matched against the environment captured; after the summary, whose
-     * warnings ("unpriced") summary_compute would clear. */
-    result_price(r);
-    resources_analyze(r);
+    /* Once, while the sources are open (GPU facts). The capture reads the sampler, the config
+     * and the machine, nothing of the summary. */
+    const struct machine_facts *machine = result_capture_environment(r, s->sampler);
+    summary_compute(r, machine);
+    /* After the summary, whose warnings ("unpriced") summary_compute would clear. */
+    result_price(r, machine);
+    resources_analyze(r, machine);
     if (!p->cfg->runs && p->measured == 1 && p->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&r->summary, "single_run",
                      "one run took over %.0f s, so only one was made: no confidence interval can be "

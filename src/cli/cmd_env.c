@@ -47,11 +47,12 @@ int cmd_env(int argc, char **argv)
 
     /* No sampler runs here: the nvml metric source is opened for its facts alone. */
     char gpu_error[512];
-    json_t *sources = sampler_describe_source("nvml", gpu_error, sizeof gpu_error);
-    opt.sources = sources;
-    opt.gpu_error = json_object_get(sources, "nvml") ? NULL : gpu_error;
-    json_t *env = envinfo_capture(&opt);
-    json_decref(sources);
+    struct source_facts sources;
+    opt.gpu_error = sampler_source_facts("nvml", &sources, gpu_error, sizeof gpu_error) == 0
+                        ? NULL : gpu_error;
+    opt.sources = &sources;
+    json_t *env = envinfo_capture(&opt, NULL);
+    source_facts_free(&sources);
     rc = 0;
     if (json) {
         rc = json_dumpf(env, stdout, JSON_INDENT(2)) == 0 ? 0 : 1;

@@ -127,19 +127,19 @@ static const char usage_text[] =
 
 int cmd_rank_exec(int argc, char **argv)
 {
-    int first = 1;
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        static const struct cli_option none[] = {CLI_OPT_END}; /* it takes no option */
-        return cli_help(&(const struct cli_parser){"rank-exec", none, 0, usage_text});
-    }
-    if (argc > 1 && !strcmp(argv[1], "--"))
-        first = 2;
-    if (first >= argc || argv[first][0] == '-') {
-        log_error("rank-exec: %s\n%s", first >= argc ? "no COMMAND given"
-                                                     : "unknown option before the command",
+    static const struct cli_option none[] = {CLI_OPT_END}; /* it takes no option */
+    const struct cli_parser parser = {"rank-exec", none, CLI_STOP_AT_ARG, usage_text};
+    struct cli_args args;
+    char usage_err[512];
+    int parsed = cli_options_parse(&parser, argc, argv, &args, usage_err, sizeof usage_err);
+    if (parsed == CLI_HELP)
+        return 0;
+    if (parsed == CLI_ERROR || args.n == 0) {
+        log_error("rank-exec: %s\n%s", parsed == CLI_ERROR ? usage_err : "no COMMAND given",
                   usage_text);
         return 2;
     }
+    int first = (int)(args.v - argv);
     int world;
     int rank = mlb_rank(&world);
     if (rank < 0)

@@ -151,12 +151,13 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
 {
     int status = 0;
     json_t *env = NULL, *stored = json_array();
+    struct machine_facts facts = {.n_cpu_features = 0};
     for (size_t i = 0; i < n; i++) {
         struct run_config cfg;
         struct bench_result r;
         cfg = (struct run_config){.output = o->output, .store = o->store, .quiet = o->quiet,
                                   .json = o->json};
-        record_result(&docs[i], &cfg, &r, &env);
+        record_result(&docs[i], &cfg, &r, &env, &facts);
         struct bench_output out = {.doc = result_to_json(&r)};
         if (out.doc)
             record_mark_unmeasured(out.doc, &docs[i]);
@@ -177,6 +178,7 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
     }
     json_decref(stored);
     json_decref(env);
+    machine_facts_free(&facts);
     return status;
 }
 

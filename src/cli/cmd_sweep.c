@@ -61,28 +61,6 @@ static const char usage[] =
     "answer, not a failure); 2 bad usage; 3 a result could not be written; 130/143\n"
     "interrupted (every finished point and the sweep document are written first).\n";
 
-/* sweep's own options, which prescan() reads (some take several words), as rows of a table:
- * what --help's collector (the shell completions) learns of them. Never parsed by the table. */
-static const char *own_value;
-static bool own_flag;
-static const struct cli_option own_options[] = {
-    CLI_OPT_STRING("parameter-list", 'L', &own_value, 0, NULL),
-    CLI_OPT_STRING("parameter-scan", 'P', &own_value, 0, NULL),
-    CLI_OPT_STRING("parameter-step-size", 'D', &own_value, 0, NULL),
-    CLI_OPT_FLAG("pow2", 0, &own_flag),
-    CLI_OPT_STRING("command", 'c', &own_value, 0, NULL),
-    CLI_OPT_STRING("command-name", 'n', &own_value, 0, NULL),
-    CLI_OPT_FLAG("no-interleave", 0, &own_flag),
-    CLI_OPT_STRING("seed", 0, &own_value, 0, NULL),
-    CLI_OPT_STRING("objective", 0, &own_value, 0, NULL),
-    CLI_OPT_STRING("constraint", 0, &own_value, 0, NULL),
-    CLI_OPT_STRING("find-max", 0, &own_value, 0, NULL),
-    CLI_OPT_STRING("memory-budget", 0, &own_value, 0, NULL),
-    CLI_OPT_STRING("probe-args", 0, &own_value, 0, NULL),
-    CLI_OPT_STRING("oom-pattern", 0, &own_value, 0, NULL),
-    CLI_OPT_END,
-};
-
 /* -L NAME VALUES or -P NAME MIN MAX [-D STEP], as given: -P is built once --pow2 is known. */
 struct param_def {
     bool list;
@@ -93,8 +71,6 @@ struct sweep_cli {
     struct sweep_spec spec;
     struct param_def *defs;
     size_t n_defs;
-    char **run_argv;           /* what run's parser reads: argv[0], the run options, the command */
-    int run_argc;
     char **commands;           /* -c */
     size_t n_commands;
     char **names;              /* -n */
@@ -114,153 +90,118 @@ static void push(char ***v, size_t *n, char *s)
     (*v)[(*n)++] = s;
 }
 
-/* A long option "--name VALUE" or "--name=VALUE"; returns the value (and advances *i), or NULL
- * when arg is not the option. Sets *missing when the value is missing. */
-static char *long_value(int argc, char **argv, int *i, const char *name, bool *missing)
+/* ---- sweep's own options: rows parsed with run's (run_options_parse_with) ---- */
+
+static struct param_def *add_def(struct sweep_cli *c, bool list, char **words, int n)
 {
-    const char *arg = argv[*i];
-    size_t len = strlen(name);
-    if (strncmp(arg, "--", 2) || strncmp(arg + 2, name, len))
-        return NULL;
-    if (arg[2 + len] == '=')
-        return (char *)arg + 3 + len;
-    if (arg[2 + len])
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
+    c->defs = xreallocarray(c->defs, c->n_defs + 1, sizeof *c->defs);
+    struct param_def *d = &c->defs[c->n_defs++];
+    memset(d, 0, sizeof *d);
+    d->list = list;
+    for (int w = 0; w < n; w++)
+        d->words[w] = words[w];
+    return d;
 }
 
-/* Takes the sweep's options out of argv; the rest goes to run's parser. Returns 0, 1 for
- * --help, or -1 with a message. */
-static int prescan(struct sweep_cli *c, int argc, char **argv, char *err, size_t errlen)
+static int store_list(void *dest, char **words, int n, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    add_def(dest, true, words, n);
+    return 0;
+}
+
+static int store_scan(void *dest, char **words, int n, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    add_def(dest, false, words, n);
+    return 0;
+}
+
+static int store_step(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct sweep_cli *c = dest;
+    struct param_def *d = c->n_defs ? &c->defs[c->n_defs - 1] : NULL;
+    if (!d || d->list || d->words[3]) {
+        snprintf(err, errlen, "-D STEP follows a -P NAME MIN MAX (the scan it steps)");
+        return -1;
+    }
+    d->words[3] = (char *)value;
+    return 0;
+}
+
+static int store_command(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct sweep_cli *c = dest;
+    if (!*value || strspn(value, " \t") == strlen(value)) {
+        snprintf(err, errlen, "-c: the command is empty: give a command to measure");
+        return -1;
+    }
+    push(&c->commands, &c->n_commands, (char *)value);
+    return 0;
+}
+
+static int store_name(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct sweep_cli *c = dest;
+    if (!*value) {
+        snprintf(err, errlen, "-n: the name is empty: give a name");
+        return -1;
+    }
+    push(&c->names, &c->n_names, (char *)value);
+    return 0;
+}
+
+static int store_oom_pattern(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct sweep_spec *s = dest;
+    if (!*value) {
+        snprintf(err, errlen, "--oom-pattern is empty: give the text that means out of memory");
+        return -1;
+    }
+    s->oom_patterns = xreallocarray(s->oom_patterns, s->n_oom_patterns + 1,
+                                    sizeof *s->oom_patterns);
+    s->oom_patterns[s->n_oom_patterns++] = (char *)value;
+    return 0;
+}
+
+static int store_constraint(void *dest, const char *value, char *err, size_t errlen)
+{
+    struct sweep_spec *s = dest;
+    s->constraints = xreallocarray(s->constraints, s->n_constraints + 1, sizeof *s->constraints);
+    s->constraint_specs = xreallocarray(s->constraint_specs, s->n_constraints + 1,
+                                        sizeof *s->constraint_specs);
+    if (sweep_constraint_parse(value, &s->constraints[s->n_constraints], err, errlen))
+        return -1;
+    s->constraint_specs[s->n_constraints++] = (char *)value;
+    return 0;
+}
+
+/* The rows of sweep's own options into out (SWEEP_ROWS of them, ended by CLI_OPT_END). */
+#define SWEEP_ROWS 16
+static void sweep_rows(struct sweep_cli *c, struct cli_option *out)
 {
     struct sweep_spec *s = &c->spec;
-    size_t n_run = 0;
-    char **run = NULL;
-    push(&run, &n_run, argv[0]);
-    int i = 1;
-    for (; i < argc; i++) {
-        char *a = argv[i];
-        bool missing = false;
-        char *v;
-        if (!strcmp(a, "--")) {
-            break;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            free(run);
-            return 1;
-        } else if (!strcmp(a, "-L") || !strcmp(a, "--parameter-list") || !strcmp(a, "-P") ||
-                   !strcmp(a, "--parameter-scan")) {
-            bool list = a[1] == 'L' || !strcmp(a, "--parameter-list");
-            int words = list ? 2 : 3;
-            if (i + words >= argc) {
-                snprintf(err, errlen, list ? "%s needs NAME and VALUES, e.g. -L batch 32,64,128"
-                                           : "%s needs NAME MIN MAX, e.g. -P threads 1 4", a);
-                goto fail;
-            }
-            c->defs = xreallocarray(c->defs, c->n_defs + 1, sizeof *c->defs);
-            struct param_def *d = &c->defs[c->n_defs++];
-            memset(d, 0, sizeof *d);
-            d->list = list;
-            for (int w = 0; w < words; w++)
-                d->words[w] = argv[i + 1 + w];
-            i += words;
-        } else if (!strcmp(a, "-D") || !strcmp(a, "--parameter-step-size")) {
-            struct param_def *d = c->n_defs ? &c->defs[c->n_defs - 1] : NULL;
-            if (i + 1 >= argc || !d || d->list || d->words[3]) {
-                snprintf(err, errlen, "%s STEP follows a -P NAME MIN MAX (the scan it steps)", a);
-                goto fail;
-            }
-            d->words[3] = argv[++i];
-        } else if (!strcmp(a, "--pow2")) {
-            c->pow2 = true;
-        } else if (!strcmp(a, "--no-interleave")) {
-            c->no_interleave = true;
-        } else if (!strcmp(a, "-c") || (v = long_value(argc, argv, &i, "command", &missing))) {
-            if (!strcmp(a, "-c")) {
-                if (i + 1 >= argc) {
-                    missing = true;
-                } else {
-                    v = argv[++i];
-                }
-            }
-            if (missing)
-                goto no_value;
-            if (!*v || strspn(v, " \t") == strlen(v)) {
-                snprintf(err, errlen, "-c: the command is empty: give a command to measure");
-                goto fail;
-            }
-            push(&c->commands, &c->n_commands, v);
-        } else if (!strcmp(a, "-n") || (v = long_value(argc, argv, &i, "command-name", &missing))) {
-            if (!strcmp(a, "-n")) {
-                if (i + 1 >= argc)
-                    missing = true;
-                else
-                    v = argv[++i];
-            }
-            if (missing)
-                goto no_value;
-            if (!*v) {
-                snprintf(err, errlen, "-n: the name is empty: give a name");
-                goto fail;
-            }
-            push(&c->names, &c->n_names, v);
-        } else if ((v = long_value(argc, argv, &i, "find-max", &missing))) {
-            c->find_max = v;
-        } else if ((v = long_value(argc, argv, &i, "memory-budget", &missing))) {
-            c->budget = v;
-        } else if ((v = long_value(argc, argv, &i, "probe-args", &missing))) {
-            c->probe_args = v;
-        } else if ((v = long_value(argc, argv, &i, "oom-pattern", &missing))) {
-            if (!*v) {
-                snprintf(err, errlen, "--oom-pattern is empty: give the text that means out of "
-                         "memory");
-                goto fail;
-            }
-            s->oom_patterns = xreallocarray(s->oom_patterns, s->n_oom_patterns + 1,
-                                            sizeof *s->oom_patterns);
-            s->oom_patterns[s->n_oom_patterns++] = v;
-        } else if ((v = long_value(argc, argv, &i, "objective", &missing))) {
-            s->objective_spec = v;
-        } else if ((v = long_value(argc, argv, &i, "constraint", &missing))) {
-            s->constraints = xreallocarray(s->constraints, s->n_constraints + 1,
-                                           sizeof *s->constraints);
-            s->constraint_specs = xreallocarray(s->constraint_specs, s->n_constraints + 1,
-                                                sizeof *s->constraint_specs);
-            if (sweep_constraint_parse(v, &s->constraints[s->n_constraints], err, errlen))
-                goto fail;
-            s->constraint_specs[s->n_constraints++] = v;
-        } else if ((v = long_value(argc, argv, &i, "seed", &missing))) {
-            c->seed = v;
-        } else if (missing) {
-            goto no_value;
-        } else if (a[0] == '-' && a[1]) { /* run's option, or a bad one: run's parser says */
-            push(&run, &n_run, a);
-            if (run_options_arity(a) == 1 && i + 1 < argc)
-                push(&run, &n_run, argv[++i]);
-        } else {
-            break; /* the command */
-        }
-        continue;
-    no_value:
-        snprintf(err, errlen, "%s needs a value (see mlbench sweep --help)", a);
-        goto fail;
-    }
-    if (i < argc && !strcmp(argv[i], "--"))
-        push(&run, &n_run, argv[i++]);
-    else if (i < argc)
-        push(&run, &n_run, "--");
-    for (; i < argc; i++)
-        push(&run, &n_run, argv[i]);
-    push(&run, &n_run, NULL);
-    c->run_argv = run;
-    c->run_argc = (int)n_run - 1;
-    return 0;
-fail:
-    free(run);
-    return -1;
+    const struct cli_option rows[] = {
+        CLI_OPT_WORDS("parameter-list", 'L', c, 2, store_list,
+                      "needs NAME and VALUES, e.g. -L batch 32,64,128"),
+        CLI_OPT_WORDS("parameter-scan", 'P', c, 3, store_scan,
+                      "needs NAME MIN MAX, e.g. -P threads 1 4"),
+        CLI_OPT_CALL("parameter-step-size", 'D', c, store_step, NULL),
+        CLI_OPT_FLAG("pow2", 0, &c->pow2),
+        CLI_OPT_CALL("command", 'c', c, store_command, NULL),
+        CLI_OPT_CALL("command-name", 'n', c, store_name, NULL),
+        CLI_OPT_FLAG("no-interleave", 0, &c->no_interleave),
+        CLI_OPT_STRING("seed", 0, &c->seed, 0, NULL),
+        CLI_OPT_STRING("objective", 0, &s->objective_spec, 0, NULL),
+        CLI_OPT_CALL("constraint", 0, s, store_constraint, NULL),
+        CLI_OPT_STRING("find-max", 0, &c->find_max, 0, NULL),
+        CLI_OPT_STRING("memory-budget", 0, &c->budget, 0, NULL),
+        CLI_OPT_STRING("probe-args", 0, &c->probe_args, 0, NULL),
+        CLI_OPT_CALL("oom-pattern", 0, s, store_oom_pattern, NULL),
+        CLI_OPT_END,
+    };
+    _Static_assert(sizeof rows / sizeof rows[0] <= SWEEP_ROWS, "SWEEP_ROWS");
+    memcpy(out, rows, sizeof rows);
 }
 
 /* Substitutes one word (or NULL) for combination idx; on an unknown name, -1 with err. */
@@ -509,16 +450,12 @@ int cmd_sweep(int argc, char **argv)
     struct sweep_cli c = {0};
     struct run_config cfg;
     char err[1024];
-    int rc = prescan(&c, argc, argv, err, sizeof err);
-    if (rc == 0)
-        rc = run_options_parse_as("sweep", c.run_argc, c.run_argv, &cfg, err, sizeof err);
-    else
-        memset(&cfg, 0, sizeof cfg);
+    struct cli_option rows[SWEEP_ROWS];
+    sweep_rows(&c, rows);
+    int rc = run_options_parse_with("sweep", usage, rows, argc, argv, &cfg, err, sizeof err);
     int status = 0;
-    if (rc == RUN_OPTIONS_HELP) {
-        run_options_help("sweep", usage, own_options);
+    if (rc == RUN_OPTIONS_HELP)
         goto out;
-    }
     /* A workflow file is measured by mlbench run; sweeping its parameters is not built yet. */
     if (rc == 0 && (cfg.n_params || (cfg.argc >= 1 && workflow_is_file(cfg.argv[0])))) {
         snprintf(err, sizeof err, "mlbench sweep measures commands, not workflow files (%s): "
@@ -554,7 +491,6 @@ out:
     free(c.defs);
     free(c.commands);
     free(c.names);
-    free(c.run_argv);
     free(c.spec.constraint_specs);
     free(c.spec.oom_patterns);
     run_options_free(&cfg);

@@ -3,18 +3,16 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
 #include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 #include "live/http_server.h"
-
-#define VAL_FIRST 256 /* getopt_long's value for row i is VAL_FIRST + i: above every char */
 
 static void (*collector)(const struct cli_parser *p, void *arg);
 static void *collector_arg;
@@ -40,13 +38,107 @@ void cli_options_collect(void (*fn)(const struct cli_parser *p, void *arg), void
     collector_arg = arg;
 }
 
+#define HELP_COLS 88      /* the width --help is wrapped to */
+#define HELP_LEAD_MAX 30  /* options longer than this put their description on the next line */
+
+/* "  -r, --runs N" of row o into buf. */
+static void option_lead(const struct cli_option *o, char *buf, size_t len)
+{
+    char sh[8] = "    ";
+    if (o->short_name)
+        snprintf(sh, sizeof sh, "-%c, ", o->short_name);
+    snprintf(buf, len, "  %s--%s%s%s", sh, o->name, o->metavar ? " " : "",
+             o->metavar ? o->metavar : "");
+}
+
+/* Writes text from column col, wrapped at HELP_COLS, continuation lines from column indent. */
+static void help_words(FILE *out, const char *text, int col, int indent)
+{
+    const char *p = text;
+    bool first = true;
+    while (*p) {
+        if (*p == '\n') {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+            first = true;
+            p++;
+            continue;
+        }
+        size_t n = strcspn(p, " \n");
+        if (n == 0) {
+            p++;
+            continue;
+        }
+        if (!first && col + 1 + (int)n > HELP_COLS) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+            first = true;
+        }
+        if (!first) {
+            putc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, n, out);
+        col += (int)n;
+        first = false;
+        p += n;
+    }
+    putc('\n', out);
+}
+
+void cli_help_options(FILE *out, const struct cli_option *table)
+{
+    static const struct cli_option help_row = {"help", 'h', CLI_FLAG, NULL, .help = "this help"};
+    char lead[128];
+    int column = 0;
+    for (size_t i = 0;; i++) {
+        const struct cli_option *o = table[i].name ? &table[i] : &help_row;
+        option_lead(o, lead, sizeof lead);
+        int w = (int)strlen(lead) + 2;
+        if (w <= HELP_LEAD_MAX && w > column)
+            column = w;
+        if (o == &help_row)
+            break;
+    }
+    for (size_t i = 0;; i++) {
+        const struct cli_option *o = table[i].name ? &table[i] : &help_row;
+        if (o->help) {
+            option_lead(o, lead, sizeof lead);
+            int w = (int)strlen(lead);
+            fputs(lead, out);
+            if (w + 2 > column)
+                fprintf(out, "\n%*s", column, "");
+            else
+                fprintf(out, "%*s", column - w, "");
+            help_words(out, o->help, column, column);
+        }
+        if (o == &help_row)
+            break;
+    }
+}
+
 int cli_help(const struct cli_parser *p)
 {
-    if (collector)
+    if (collector) {
         collector(p, collector_arg);
-    else if (p->usage)
+        return 0;
+    }
+    if (p->usage)
         fputs(p->usage, stdout);
     return 0;
+}
+
+bool cli_parse_args(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
+                    int *exit_status)
+{
+    char err[1024];
+    int rc = cli_options_parse(p, argc, argv, args, err, sizeof err);
+    if (rc == CLI_OK)
+        return true;
+    if (rc == CLI_ERROR)
+        log_error("%s: %s", p->verb, err);
+    *exit_status = rc == CLI_HELP ? 0 : 2;
+    return false;
 }
 
 /* "--name 'VALUE' <expected>", or the default text when the row has none. */
@@ -184,6 +276,9 @@ static int store(const struct cli_option *o, char *value, int argc, char *err, s
     case CLI_SECONDS:
     case CLI_NANOSECONDS:
         return parse_duration(o, value, err, errlen);
+    case CLI_WORDS:
+        assert(!"CLI_WORDS rows are given their words by give()");
+        return -1;
     case CLI_CALL:
         if (o->call(o->dest, value, err, errlen) < 0) {
             if (!*err)
@@ -195,84 +290,207 @@ static int store(const struct cli_option *o, char *value, int argc, char *err, s
     return -1;
 }
 
-/* The row of short option c, or -1. */
-static int row_of_short(const struct cli_option *t, size_t n, int c)
+/* ---- the parser --------------------------------------------------------------------------
+ * GNU getopt_long's conventions, read from the table itself (so that one table also tells how
+ * many words each option takes, which getopt cannot: -P NAME MIN MAX): --name VALUE,
+ * --name=VALUE, a unique prefix of a long name (--lab for --label; an exact name wins), -r 5,
+ * -r5, clusters of short flags (-qv, -qr5), "--" ends the options, "-" alone is an argument.
+ * Arguments may come between options unless CLI_STOP_AT_ARG; argv is then reordered, options
+ * first, so that the arguments are argv's tail, in their order. */
+
+struct scan {
+    const struct cli_parser *p;
+    const struct cli_option *t;
+    size_t n;              /* rows of t */
+    int argc;
+    char **argv;
+    char *err;
+    size_t errlen;
+};
+
+/* The help and color rows, which every table has. */
+#define ROW_COLOR ((size_t)-2)
+#define ROW_HELP ((size_t)-3)
+
+static const struct cli_option *row_at(const struct scan *sc, size_t row)
 {
-    for (size_t i = 0; i < n; i++)
-        if (t[i].short_name && t[i].short_name == c)
-            return (int)i;
-    return -1;
+    return row == ROW_COLOR ? &cli_color_option : &sc->t[row];
+}
+
+/* The words a row takes after its name: 0 for a flag. */
+static int words_of(const struct cli_option *o)
+{
+    return o->kind == CLI_FLAG ? 0 : o->kind == CLI_WORDS ? o->nwords : 1;
+}
+
+/* The row of long option name[0..len): the exact name, else the one whose name it is a prefix
+ * of. Returns the row, ROW_HELP/ROW_COLOR, or (size_t)-1 with a message in err (unknown or
+ * ambiguous; word is the argument as written). */
+static size_t long_row(struct scan *sc, const char *name, size_t len, const char *word)
+{
+    const char *extra[2] = {"color", "help"};
+    size_t found = (size_t)-1, matches = 0;
+    char which[160] = "";
+    for (size_t i = 0; i < sc->n + 2; i++) {
+        const char *row_name = i < sc->n ? sc->t[i].name : extra[i - sc->n];
+        size_t row = i < sc->n ? i : i == sc->n ? ROW_COLOR : ROW_HELP;
+        if (strlen(row_name) == len && !strncmp(row_name, name, len))
+            return row;
+        if (len && !strncmp(row_name, name, len)) {
+            found = row;
+            size_t used = strlen(which);
+            snprintf(which + used, sizeof which - used, "%s--%s", matches++ ? " or " : "",
+                     row_name);
+        }
+    }
+    if (matches == 1)
+        return found;
+    if (matches > 1)
+        snprintf(sc->err, sc->errlen, "option '%s' is ambiguous: %s (see mlbench %s --help)",
+                 word, which, sc->p->verb);
+    else
+        snprintf(sc->err, sc->errlen, "unknown option '%s' (see mlbench %s --help)", word,
+                 sc->p->verb);
+    return (size_t)-1;
+}
+
+static size_t short_row(const struct scan *sc, char c)
+{
+    if (c == 'h')
+        return ROW_HELP;
+    for (size_t i = 0; i < sc->n; i++)
+        if (sc->t[i].short_name && sc->t[i].short_name == c)
+            return i;
+    return (size_t)-1;
+}
+
+/* Gives row its words: inline (the rest of "-r5" or "--name=5"; NULL when none), then as many
+ * of argv[*i + 1 ..] as it still needs, advancing *i. written: the option as the user wrote it,
+ * for messages. Returns CLI_OK, CLI_HELP or CLI_ERROR. */
+static int give(struct scan *sc, size_t row, char *inline_value, int *i, const char *written)
+{
+    if (row == ROW_HELP) {
+        cli_help(sc->p);
+        return CLI_HELP;
+    }
+    const struct cli_option *o = row_at(sc, row);
+    int need = words_of(o);
+    char *words[CLI_MAX_WORDS];
+    int have = 0;
+    if (inline_value) {
+        if (!need) {
+            snprintf(sc->err, sc->errlen, "unknown option '%s': --%s takes no value (see "
+                     "mlbench %s --help)", written, o->name, sc->p->verb);
+            return CLI_ERROR;
+        }
+        words[have++] = inline_value;
+    }
+    while (have < need) {
+        if (*i + 1 >= sc->argc) {
+            if (need > 1 && o->expected)
+                snprintf(sc->err, sc->errlen, "%s %s", written, o->expected);
+            else
+                snprintf(sc->err, sc->errlen, "option '%s' needs %s (see mlbench %s --help)",
+                         written, need > 1 ? "more values" : "a value", sc->p->verb);
+            return CLI_ERROR;
+        }
+        words[have++] = sc->argv[++*i];
+    }
+    sc->err[0] = '\0';
+    if (o->kind == CLI_WORDS) {
+        if (o->call_words(o->dest, words, need, sc->err, sc->errlen) < 0) {
+            if (!*sc->err)
+                snprintf(sc->err, sc->errlen, "--%s %s", o->name,
+                         o->expected ? o->expected : "is not valid");
+            return CLI_ERROR;
+        }
+        return CLI_OK;
+    }
+    return store(o, need ? words[0] : NULL, sc->argc, sc->err, sc->errlen) < 0 ? CLI_ERROR
+                                                                              : CLI_OK;
+}
+
+/* Reads one word that starts with '-' (not "-" nor "--") at argv[*i]. */
+static int option_word(struct scan *sc, int *i)
+{
+    char *word = sc->argv[*i];
+    if (word[1] == '-') {
+        char *name = word + 2, *eq = strchr(name, '=');
+        size_t row = long_row(sc, name, eq ? (size_t)(eq - name) : strlen(name), word);
+        if (row == (size_t)-1)
+            return CLI_ERROR;
+        return give(sc, row, eq ? eq + 1 : NULL, i, word);
+    }
+    for (char *c = word + 1; *c; c++) {
+        size_t row = short_row(sc, *c);
+        if (row == (size_t)-1) {
+            snprintf(sc->err, sc->errlen, "unknown option '-%c' (see mlbench %s --help)", *c,
+                     sc->p->verb);
+            return CLI_ERROR;
+        }
+        char written[3] = {'-', *c, '\0'};
+        if (row == ROW_HELP || !words_of(row_at(sc, row))) {
+            int rc = give(sc, row, NULL, i, written);
+            if (rc != CLI_OK)
+                return rc;
+            continue;
+        }
+        /* the rest of the word is its value; a missing one is named as the user wrote it */
+        return give(sc, row, c[1] ? c + 1 : NULL, i, c == word + 1 ? word : written);
+    }
+    return CLI_OK;
 }
 
 int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                       char *err, size_t errlen)
 {
-    const struct cli_option *t = p->options;
-    size_t n = 0;
-    while (t[n].name)
-        n++;
-    /* getopt's tables: a long option per row, --color and --help; short options "+:ab:h" */
-    struct option *longs = xcalloc(n + 3, sizeof *longs);
-    char *shorts = xmalloc(3 * n + 4), *s = shorts;
-    if (p->flags & CLI_STOP_AT_ARG)
-        *s++ = '+';
-    *s++ = ':'; /* a missing value returns ':' */
-    for (size_t i = 0; i < n; i++) {
-        int has_arg = t[i].kind == CLI_FLAG ? no_argument : required_argument;
-        assert(t[i].short_name != 'h' && "-h is --help");
-        assert(t[i].dest || t[i].kind == CLI_CALL);
-        longs[i] = (struct option){t[i].name, has_arg, NULL, VAL_FIRST + (int)i};
-        if (t[i].short_name) {
-            *s++ = t[i].short_name;
-            if (has_arg == required_argument)
-                *s++ = ':';
-        }
+    struct scan sc = {.p = p, .t = p->options, .argc = argc, .argv = argv, .err = err,
+                      .errlen = errlen};
+    while (sc.t[sc.n].name) {
+        assert(sc.t[sc.n].short_name != 'h' && "-h is --help");
+        assert(sc.t[sc.n].dest || sc.t[sc.n].kind == CLI_CALL);
+        assert(words_of(&sc.t[sc.n]) <= CLI_MAX_WORDS);
+        sc.n++;
     }
-    longs[n] = (struct option){"color", required_argument, NULL, VAL_FIRST + (int)n};
-    longs[n + 1] = (struct option){"help", no_argument, NULL, VAL_FIRST + (int)n + 1};
-    *s++ = 'h';
-    *s = '\0';
-
-    optind = 0; /* full reset: getopt may have been used before */
-    opterr = 0;
-    int c, rc = CLI_OK;
-    while (rc == CLI_OK && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        int row = c >= VAL_FIRST ? c - VAL_FIRST : row_of_short(t, n, c);
-        if (c == 'h' || row == (int)n + 1) {
-            cli_help(p);
-            rc = CLI_HELP;
-        } else if (row == (int)n) {
-            if (store(&cli_color_option, optarg, argc, err, errlen) < 0)
-                rc = CLI_ERROR;
-        } else if (c == ':') {
-            snprintf(err, errlen, "option '%s' needs a value (see mlbench %s --help)",
-                     argv[optind - 1], p->verb);
-            rc = CLI_ERROR;
-        } else if (c == '?' || row < 0) {
-            /* optopt: the unknown short option (argv[optind - 1] may be a cluster "-qx");
-             * 0 or a row's value for a long one */
-            if (optopt > 0 && optopt < VAL_FIRST)
-                snprintf(err, errlen, "unknown option '-%c' (see mlbench %s --help)", optopt,
-                         p->verb);
-            else
-                snprintf(err, errlen, "unknown option '%s' (see mlbench %s --help)",
-                         argv[optind - 1], p->verb);
-            rc = CLI_ERROR;
-        } else if (store(&t[row], optarg, argc, err, errlen) < 0) {
-            rc = CLI_ERROR;
+    /* the words that are options, then the arguments, each in their order */
+    char **opts = xcalloc((size_t)argc + 1, sizeof *opts);
+    char **rest = xcalloc((size_t)argc + 1, sizeof *rest);
+    int n_opts = 0, n_rest = 0, rc = CLI_OK, i = 1;
+    for (; i < argc && rc == CLI_OK; i++) {
+        char *word = argv[i];
+        if (!strcmp(word, "--")) {
+            opts[n_opts++] = word;
+            i++;
+            break;
         }
+        if (word[0] != '-' || !word[1]) {
+            if (p->flags & CLI_STOP_AT_ARG)
+                break;
+            rest[n_rest++] = word;
+            continue;
+        }
+        int first = i;
+        rc = option_word(&sc, &i);
+        for (int k = first; k <= i && k < argc; k++)
+            opts[n_opts++] = argv[k];
     }
-    free(longs);
-    free(shorts);
+    for (; i < argc && rc == CLI_OK; i++)
+        rest[n_rest++] = argv[i];
+    if (rc == CLI_OK) {
+        memcpy(argv + 1, opts, (size_t)n_opts * sizeof *argv);
+        memcpy(argv + 1 + n_opts, rest, (size_t)n_rest * sizeof *argv);
+    }
+    free(opts);
+    free(rest);
     if (rc != CLI_OK)
         return rc;
-    if ((p->flags & CLI_NO_ARGS) && optind < argc) {
-        snprintf(err, errlen, "unexpected argument '%s' (see mlbench %s --help)", argv[optind],
-                 p->verb);
+    if ((p->flags & CLI_NO_ARGS) && n_rest) {
+        snprintf(err, errlen, "unexpected argument '%s' (see mlbench %s --help)",
+                 argv[1 + n_opts], p->verb);
         return CLI_ERROR;
     }
-    args->v = argv + optind;
-    args->n = argc - optind;
+    args->v = argv + 1 + n_opts;
+    args->n = n_rest;
     return CLI_OK;
 }
 

@@ -18,7 +18,8 @@
  *     switch (cli_options_parse(&p, argc, argv, &args, err, sizeof err)) { ... }
  *
  * "--last 0" gives "--last '0' is not a number of results (1 or more)"; "--bogus" gives
- * "unknown option '--bogus' (see mlbench history --help)". Not thread-safe (getopt). */
+ * "unknown option '--bogus' (see mlbench history --help)". Not thread-safe (--color sets the
+ * terminal's colour for the process). */
 #ifndef MLBENCH_CLI_OPTIONS_H
 #define MLBENCH_CLI_OPTIONS_H
 
@@ -26,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum cli_kind {
     CLI_FLAG,        /* bool *: set to true; takes no value */
@@ -42,7 +44,10 @@ enum cli_kind {
                       * in [dmin, dmax] */
     CLI_NANOSECONDS, /* int64_t *: a duration rounded to nanoseconds, in [imin, imax] ns */
     CLI_CALL,        /* anything: call(dest, value) stores it */
+    CLI_WORDS,       /* several words (-P NAME MIN MAX): call_words(dest, words, nwords) */
 };
+
+#define CLI_MAX_WORDS 4 /* the most words a CLI_WORDS row takes */
 
 /* Row flags. */
 #define CLI_NONEMPTY (1u << 0)  /* strings: "" is refused */
@@ -78,6 +83,16 @@ struct cli_option {
      * parser writes "--name 'VALUE' <expected>". */
     int (*check)(const char *value, char *err, size_t errlen);
     int (*call)(void *dest, const char *value, char *err, size_t errlen);
+    /* CLI_WORDS: the number of words it takes, and what stores them (words[0..nwords)). A
+     * missing word gets "<the option as written> <expected>" (expected then says what the
+     * words are: "needs NAME and VALUES, e.g. -L batch 32,64"). */
+    int nwords;
+    int (*call_words)(void *dest, char **words, int nwords, char *err, size_t errlen);
+    /* --help: what the value is called ("N", "FILE", "NAME MIN MAX"; NULL for a flag) and what
+     * the option does. The help is wrapped to the screen; a '\n' in it starts a new line (a
+     * list of values). The options block of --help, the man page and the completions' texts
+     * all come from these two. */
+    const char *metavar, *help;
 };
 
 /* Makes a compile error of a dest that is not a `type *`. */
@@ -113,6 +128,9 @@ struct cli_option {
      .expected = (expected_)}
 #define CLI_OPT_CALL(name, sh, dest, call_, expected_)                                       \
     {(name), (sh), CLI_CALL, (dest), .expected = (expected_), .call = (call_)}
+#define CLI_OPT_WORDS(name, sh, dest, n, call_, expected_)                                   \
+    {(name), (sh), CLI_WORDS, (dest), .expected = (expected_), .nwords = (n),                  \
+     .call_words = (call_)}
 #define CLI_OPT_END {NULL, 0, CLI_FLAG, NULL, .expected = NULL}
 
 /* Rows several commands share, with one wording. */
@@ -164,14 +182,26 @@ struct cli_args {
  * options. --color WHEN (auto, always, never) is known to every command and sets the
  * terminal's colour (util/term.h). Returns CLI_OK with the other arguments in *args,
  * CLI_HELP (after cli_help(p)), or CLI_ERROR with a message in err (no "verb: " prefix: the
- * caller adds its own), after which some dests may already be written. May reorder argv (GNU
- * getopt). Not thread-safe. */
+ * caller adds its own), after which some dests may already be written. Reorders argv (the
+ * options first) unless CLI_STOP_AT_ARG, as GNU getopt does. Not thread-safe (--color). */
 int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                       char *err, size_t errlen);
 
-/* --help: prints p->usage on stdout; while a collector is set (cli_options_collect), hands p to
- * it instead and prints nothing. Returns 0 (the exit status of --help). */
+/* --help: prints p's help (see struct cli_parser) on stdout; while a collector is set
+ * (cli_options_collect), hands p to it instead and prints nothing. Returns 0 (the exit status
+ * of --help). */
 int cli_help(const struct cli_parser *p);
+
+/* Writes the options block of --help made from the rows of table (ended by CLI_OPT_END) that
+ * carry help, then -h, --help: "  -r, --runs N        what it does", descriptions wrapped at
+ * the screen's width and aligned in one column. */
+void cli_help_options(FILE *out, const struct cli_option *table);
+
+/* The parse every command starts with: cli_options_parse, then on --help or a bad option what
+ * the command does next. Returns true when the command goes on; false with *exit_status 0
+ * (--help was printed) or 2 (the error, "verb: message", was logged). */
+bool cli_parse_args(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
+                    int *exit_status);
 
 /* Makes cli_help (and so cli_options_parse, on --help) give each parser to fn instead of
  * printing it: how `mlbench completion` reads every command's options by running it with

@@ -206,8 +206,7 @@ void run_options_free(struct run_config *cfg)
     cfg->price = NULL;
 }
 
-/* The option table of run (and of sweep's run options), filled into out (RUN_TABLE_ROWS rows):
- * one table for parsing and for run_options_arity. */
+/* The option table of run (and of sweep's run options), filled into out (RUN_TABLE_ROWS rows). */
 #define RUN_TABLE_ROWS 32
 static void run_table(struct run_config *cfg, struct cli_strings *params, struct cli_option *out)
 {
@@ -249,73 +248,14 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
     memcpy(out, table, sizeof table);
 }
 
-int run_options_arity(const char *arg)
-{
-    struct run_config cfg;
-    struct cli_strings params = {0};
-    struct cli_option table[RUN_TABLE_ROWS];
-    memset(&cfg, 0, sizeof cfg);
-    run_table(&cfg, &params, table);
-    if (arg[0] != '-' || !arg[1])
-        return -1;
-    if (arg[1] != '-') { /* -q, -r5, -qr 5 */
-        for (const char *c = arg + 1; *c; c++) {
-            const struct cli_option *o = NULL;
-            for (size_t i = 0; table[i].name && !o; i++)
-                if (table[i].short_name == *c)
-                    o = &table[i];
-            if (*c == 'h' && !o)
-                continue;
-            if (!o)
-                return -1;
-            if (o->kind != CLI_FLAG)
-                return c[1] ? 0 : 1;
-        }
-        return 0;
-    }
-    const char *name = arg + 2, *eq = strchr(name, '=');
-    size_t len = eq ? (size_t)(eq - name) : strlen(name);
-    const struct cli_option *match = NULL;
-    int matches = 0;
-    for (size_t i = 0; table[i].name; i++) { /* exact, else a unique prefix, as getopt_long */
-        if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len)) {
-            match = &table[i];
-            matches = 1;
-            break;
-        }
-        if (!strncmp(table[i].name, name, len) && len) {
-            match = &table[i];
-            matches++;
-        }
-    }
-    if (matches != 1)
-        return !strncmp("help", name, len) && len ? 0 : -1;
-    return match->kind == CLI_FLAG || eq ? 0 : 1;
-}
-
-int run_options_help(const char *verb, const char *usage, const struct cli_option *extra)
-{
-    struct run_config cfg;
-    struct cli_strings params = {0};
-    struct cli_option table[2 * RUN_TABLE_ROWS];
-    memset(&cfg, 0, sizeof cfg);
-    run_table(&cfg, &params, table);
-    size_t n = 0;
-    while (table[n].name)
-        n++;
-    for (size_t k = 0; extra && extra[k].name && n + 1 < sizeof table / sizeof table[0]; k++)
-        table[n++] = extra[k];
-    table[n] = (struct cli_option)CLI_OPT_END;
-    return cli_help(&(const struct cli_parser){verb, table, CLI_STOP_AT_ARG, usage});
-}
-
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
 {
-    return run_options_parse_as("run", argc, argv, cfg, err, errlen);
+    return run_options_parse_with("run", run_options_usage(), NULL, argc, argv, cfg, err, errlen);
 }
 
-int run_options_parse_as(const char *verb, int argc, char **argv, struct run_config *cfg,
-                         char *err, size_t errlen)
+int run_options_parse_with(const char *verb, const char *usage, const struct cli_option *extra,
+                           int argc, char **argv, struct run_config *cfg, char *err,
+                           size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->grace_s = RUN_DEFAULT_GRACE;
@@ -325,11 +265,19 @@ int run_options_parse_as(const char *verb, int argc, char **argv, struct run_con
         cfg->store = ".mlbench";
 
     struct cli_strings params = {0};
-    struct cli_option table[RUN_TABLE_ROWS];
+    size_t n_extra = 0;
+    while (extra && extra[n_extra].name)
+        n_extra++;
+    struct cli_option *table = xcalloc(RUN_TABLE_ROWS + n_extra, sizeof *table);
     run_table(cfg, &params, table);
-    const struct cli_parser parser = {verb, table, CLI_STOP_AT_ARG, run_options_usage()};
+    size_t n = 0;
+    while (table[n].name)
+        n++;
+    memcpy(table + n, extra ? extra : table + n, (n_extra + 1) * sizeof *table);
+    const struct cli_parser parser = {verb, table, CLI_STOP_AT_ARG, usage};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
+    free(table);
     cfg->params = params.v;
     cfg->n_params = (int)params.n;
     cfg->interval_adaptive = cfg->interval_ns == 0;

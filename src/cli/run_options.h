@@ -16,22 +16,17 @@
  * cfg points into argv afterwards. Not thread-safe (getopt). */
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen);
 
-/* The same for another verb that takes run's options (sweep): messages name that verb. */
-int run_options_parse_as(const char *verb, int argc, char **argv, struct run_config *cfg,
-                         char *err, size_t errlen);
-/* How many of the following words the argument arg takes as its value when it is one of run's
- * options: 0 (a flag, or the value is attached: -r5, --runs=5), 1 (-r, --runs; also a unique
- * prefix such as --lab, as getopt_long takes it), or -1 when it is none of them. Pure. */
-int run_options_arity(const char *arg);
+/* The same for another verb that takes run's options (sweep) and options of its own, the rows
+ * of extra (ended by CLI_OPT_END; NULL: none), parsed with run's in one pass: messages name
+ * verb, and --help prints usage (which describes both). */
+int run_options_parse_with(const char *verb, const char *usage, const struct cli_option *extra,
+                           int argc, char **argv, struct run_config *cfg, char *err,
+                           size_t errlen);
 /* Frees what run_options_parse allocated in cfg (--param list, the parsed price); cfg's
  * other fields are untouched. Safe after any return of run_options_parse. */
 void run_options_free(struct run_config *cfg);
 
 /* The usage text of `mlbench run`. */
 const char *run_options_usage(void);
-
-/* --help of a verb that takes run's options (sweep), whose usage text describes them and the
- * rows of extra (ended by CLI_OPT_END; may be NULL): cli_help with run's table and extra's. */
-int run_options_help(const char *verb, const char *usage, const struct cli_option *extra);
 
 #endif

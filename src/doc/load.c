@@ -104,6 +104,7 @@ static void read_run(const json_t *o, struct doc_load_run *r)
     r->errors = object(o, "errors");
     r->seconds = array(o, "seconds");
     r->histogram = object(o, "histogram");
+    r->histogram_total = jsonx_int(r->histogram, "total", 0);
     const json_t *c = json_object_get(o, "client");
     r->client.cpu_s = jsonx_num(c, "cpu_s");
     r->client.busiest_thread_ratio = jsonx_num(c, "busiest_thread_ratio");
@@ -141,7 +142,11 @@ struct doc_load *doc_load_read(const json_t *load)
     l->address = jsonx_str(load, "address");
     l->scenario = jsonx_str(load, "scenario");
     l->server_cmd = jsonx_str(load, "server_cmd");
-    l->command = array(load, "command");
+    const json_t *command = array(load, "command");
+    l->n_command = json_array_size(command);
+    l->command = xcalloc(l->n_command ? l->n_command : 1, sizeof *l->command);
+    for (size_t i = 0; i < l->n_command; i++)
+        l->command[i] = json_string_value(json_array_get(command, i));
     l->connections = jsonx_int(load, "connections", 0);
     l->threads = jsonx_int(load, "threads", 0);
     l->bodies = jsonx_int(load, "bodies", 0);
@@ -186,6 +191,7 @@ void doc_load_free(struct doc_load *l)
     if (!l)
         return;
     free(l->runs);
+    free(l->command);
     free(l);
 }
 
@@ -219,4 +225,17 @@ void doc_load_second(const struct doc_load_run *run, size_t i, struct doc_load_s
     s->p90_s = jsonx_num(x, "p90_s");
     s->p99_s = jsonx_num(x, "p99_s");
     s->max_s = jsonx_num(x, "max_s");
+}
+
+size_t doc_load_n_buckets(const struct doc_load_run *run)
+{
+    return json_array_size(json_object_get(run->histogram, "buckets"));
+}
+
+void doc_load_bucket(const struct doc_load_run *run, size_t i, struct doc_load_bucket *b)
+{
+    const json_t *x = json_array_get(json_object_get(run->histogram, "buckets"), i);
+    b->low_ns = jsonx_number(json_array_get(x, 0));
+    b->high_ns = jsonx_number(json_array_get(x, 1));
+    b->count = jsonx_number(json_array_get(x, 2));
 }

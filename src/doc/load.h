@@ -62,7 +62,8 @@ struct doc_load_run {
     const json_t *invalid_reasons; /* array of strings, or NULL */
     const json_t *errors;          /* object of counts by kind, or NULL */
     const json_t *seconds;         /* array of per-second rows, or NULL */
-    const json_t *histogram;       /* object, or NULL */
+    const json_t *histogram;       /* object, or NULL: its buckets read with doc_load_bucket */
+    long long histogram_total;     /* the queries it counts, 0 when absent */
     struct doc_load_client client;
     struct doc_load_server server;
     const json_t *json;
@@ -71,7 +72,9 @@ struct doc_load_run {
 struct doc_load {
     bool present;                  /* the section is an object */
     const char *schema, *url, *address, *scenario, *server_cmd;
-    const json_t *command;         /* array of words, or NULL (results before it) */
+    const char **command;          /* the mlbench load command recorded: n_command words, NULL
+                                    * for one not a string; none in results before it */
+    size_t n_command;
     long long connections, threads, bodies;
     double samples_per_query, seed, request_timeout_s; /* NAN when null */
     bool valid;
@@ -90,6 +93,13 @@ struct doc_load_second {
 };
 size_t doc_load_n_seconds(const struct doc_load_run *run);
 void doc_load_second(const struct doc_load_run *run, size_t i, struct doc_load_second *s);
+
+/* load.scenarios[].histogram.buckets[]: the queries of one latency bucket (NAN where absent). */
+struct doc_load_bucket {
+    double low_ns, high_ns, count;
+};
+size_t doc_load_n_buckets(const struct doc_load_run *run);
+void doc_load_bucket(const struct doc_load_run *run, size_t i, struct doc_load_bucket *b);
 
 /* Reads load (a result's "load" member; NULL or not an object: an empty view, present false).
  * Never NULL; free with doc_load_free. */

@@ -98,7 +98,11 @@ static void read_spans(const json_t *o, struct doc_spans *s)
     s->p99_ns = jsonx_num(o, "p99_ns");
     s->p999_ns = jsonx_num(o, "p999_ns");
     s->max_ns = jsonx_num(o, "max_ns");
-    s->histogram = object(o, "histogram");
+    const json_t *h = object(o, "histogram");
+    s->histogram.bins_per_octave = jsonx_num(h, "bins_per_octave");
+    s->histogram.first_bin = jsonx_num(h, "first_bin");
+    s->histogram.counts = array(h, "counts");
+    s->histogram.n = json_array_size(s->histogram.counts);
 }
 
 static void read_stage(const json_t *o, struct doc_stage *st)
@@ -221,6 +225,7 @@ static void read_run(const json_t *o, size_t position, struct doc_run *run)
 {
     run->json = o;
     run->position = position;
+    run->index = jsonx_int(o, "index", (long long)position);
     run->warmup = is_true(o, "warmup");
     run->status = jsonx_str(o, "status");
     run->ok = run->status && !strcmp(run->status, "ok");
@@ -270,6 +275,7 @@ static void read_run(const json_t *o, size_t position, struct doc_run *run)
         c->last = jsonx_num(x, "last");
         c->last_ns = jsonx_num(x, "last_ns");
         c->points = array(x, "points");
+        c->points_stride = jsonx_int(x, "points_stride", 1);
     }
     doc_resources_read(json_object_get(o, "resources"), &run->resources);
     run->metadata = object(o, "metadata");
@@ -297,6 +303,7 @@ static void read_run(const json_t *o, size_t position, struct doc_run *run)
 static void read_config(const json_t *o, struct doc_config *c)
 {
     c->runs = jsonx_int(o, "runs", -1);
+    c->runs_automatic = json_is_null(json_object_get(o, "runs"));
     c->warmup = jsonx_int(o, "warmup", 0);
     c->timeout_s = jsonx_num(o, "timeout_s");
     c->grace_s = jsonx_num(o, "grace_s");
@@ -313,6 +320,7 @@ static void read_config(const json_t *o, struct doc_config *c)
     c->ranks = is_true(o, "ranks");
     c->timings = object(o, "timings");
     c->timings_name = jsonx_str(c->timings, "name");
+    c->json = json_is_object(o) ? o : NULL;
 }
 
 static void read_analysis(const json_t *o, struct doc_analysis *a)
@@ -344,6 +352,7 @@ static void read_analysis(const json_t *o, struct doc_analysis *a)
 
 static void read_sampling(const json_t *o, struct doc_sampling *s)
 {
+    s->present = o != NULL;
     s->interval_ns = jsonx_num(o, "interval_ns");
     s->first_interval_ns = jsonx_num(o, "first_interval_ns");
     s->cpu_ns = jsonx_num(o, "cpu_ns");
@@ -685,6 +694,7 @@ void doc_series_read(const json_t *x, struct doc_series *s)
     s->labels = jsonx_str(x, "labels");
     s->kind = jsonx_str(x, "kind");
     s->source = jsonx_str(x, "source");
+    s->max_rate = jsonx_num(x, "max_rate");
     s->values = json_object_get(x, "values");
 }
 
@@ -696,4 +706,22 @@ void doc_run_series_at(const struct doc_run *run, size_t i, struct doc_series *s
 double doc_series_value(const struct doc_series *s, size_t i)
 {
     return jsonx_number(json_array_get(s->values, i));
+}
+
+size_t doc_counter_n_points(const struct doc_run_counter *c)
+{
+    return json_array_size(c->points);
+}
+
+void doc_counter_point(const struct doc_run_counter *c, size_t i, struct doc_point *p)
+{
+    const json_t *x = json_array_get(c->points, i);
+    p->t_ns = jsonx_number(json_array_get(x, 0));
+    p->value = jsonx_number(json_array_get(x, 1));
+    p->sum = jsonx_number(json_array_get(x, 2));
+}
+
+double doc_histogram_count(const struct doc_histogram *h, size_t i)
+{
+    return jsonx_number(json_array_get(h->counts, i));
 }

@@ -60,11 +60,20 @@ struct doc_figures {
     size_t samples;                /* the most samples of any series (0: none in the stage) */
 };
 
+/* The histogram of a stage's span durations (summary.stages[].spans.histogram), on a log time
+ * axis: bin i covers 2^((first_bin + i) / bins_per_octave) ns up to the next. NAN where absent;
+ * its counts are read one at a time (doc_histogram_count). */
+struct doc_histogram {
+    double bins_per_octave, first_bin;
+    size_t n;                      /* bins */
+    const json_t *counts;          /* array, or NULL */
+};
+
 /* Span latencies of a stage over the spans of every ok run (summary.stages[].spans). */
 struct doc_spans {
     long long n;
     double p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
-    const json_t *histogram;       /* {bins_per_octave, first_bin, counts[]}, or NULL */
+    struct doc_histogram histogram;
 };
 
 /* summary.stages[]: one stage over the runs. */
@@ -141,13 +150,16 @@ struct doc_run_counter {
     bool count;
     long long n;
     double sum, min, max, last, last_ns;
-    const json_t *points;          /* [[t_ns, value, sum], ...], or NULL (older results) */
+    const json_t *points;          /* [[t_ns, value, sum], ...], or NULL (older results): read
+                                    * with doc_counter_point */
+    long long points_stride;       /* every points_stride-th sample kept (1: every one) */
     const json_t *json;
 };
 
 /* runs[]: one repetition. */
 struct doc_run {
     size_t position;               /* its index in runs[] */
+    long long index;               /* runs[].index as written, position when absent */
     bool warmup;
     const char *status;            /* "ok", "failed", "timeout"...; NULL when absent */
     bool ok;                       /* status is "ok" */
@@ -219,6 +231,7 @@ struct doc_analysis {
 /* config: the options that shaped the measurement. */
 struct doc_config {
     long long runs;                /* -r; -1: automatic (null) or absent */
+    bool runs_automatic;           /* runs is null: chosen automatically */
     long long warmup;              /* 0 when absent */
     double timeout_s, grace_s, throttle_threshold; /* NAN when absent */
     long long interval_ns;         /* 100 ms when absent (the default before adaptive) */
@@ -227,10 +240,12 @@ struct doc_config {
     bool fail_fast, show_output, all_gpus, discard_throttled, nvtx, ranks;
     const json_t *timings;         /* config.timings of `mlbench record`, or NULL */
     const char *timings_name;      /* config.timings.name: what was timed */
+    const json_t *json;            /* the object, for a view listing every option as written */
 };
 
 /* sampling: how resources were sampled. */
 struct doc_sampling {
+    bool present;                  /* the member is there */
     double interval_ns, first_interval_ns, cpu_ns, cpu_ratio, errors; /* NAN when absent */
     int adaptive;                  /* 1, 0, or -1 when absent */
     const json_t *sources, *not_measured; /* arrays of strings, or NULL */
@@ -356,6 +371,9 @@ void doc_run_instant(const struct doc_run *run, size_t i, struct doc_instant *e)
 /* runs[].samples: the times of the samples and one series per metric and label set. */
 struct doc_series {
     const char *metric, *labels, *kind, *source; /* NULL when absent */
+    double max_rate;               /* a counter's highest rate per second (the CPUs online for
+                                    * CPU time): rates above it are its granularity; NAN when
+                                    * absent (unbounded) */
     const json_t *values;          /* array, one value per sample time (null: not read) */
 };
 size_t doc_run_n_samples(const struct doc_run *run);
@@ -365,7 +383,17 @@ size_t doc_run_n_series(const struct doc_run *run);
 void doc_run_series_at(const struct doc_run *run, size_t i, struct doc_series *s);
 /* Value i of a series, NAN when absent or null. */
 double doc_series_value(const struct doc_series *s, size_t i);
-/* The same of a series found with doc_run_series. */
+/* The same of a series found with doc_run_series (NULL: a series of nothing). */
 void doc_series_read(const json_t *series, struct doc_series *s);
+
+/* runs[].counters[].points: one point of a counter in a run (NAN where absent). */
+struct doc_point {
+    double t_ns, value, sum;       /* time from the run's start, the value sent, running sum */
+};
+size_t doc_counter_n_points(const struct doc_run_counter *c);
+void doc_counter_point(const struct doc_run_counter *c, size_t i, struct doc_point *p);
+
+/* Count i of a span histogram, NAN when absent or not a number. */
+double doc_histogram_count(const struct doc_histogram *h, size_t i);
 
 #endif

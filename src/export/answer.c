@@ -2,8 +2,8 @@
  * (the bottleneck, its verdict and evidence), the total with its interval, the top findings in
  * the analysis's own order, and for a comparison the verdict of the total per candidate (of
  * each scenario run's latency percentile and throughput, for load results). Pure
- * functions of the JSON documents, shared by the Markdown and HTML outline (outline.c) so that
- * both lead with the same answer. */
+ * functions of the documents (a result read through doc/result.h; the comparison document),
+ * shared by the Markdown and HTML outline (outline.c) so that both lead with the same answer. */
 #include "export/export.h"
 
 #include <math.h>
@@ -13,13 +13,12 @@
 #include "util/strbuf.h"
 
 /* The verdict of stage in the analysis, or NULL. */
-static const json_t *verdict_of(const json_t *r, const char *stage)
+static const struct doc_verdict *verdict_of(const struct doc_result *r, const char *stage)
 {
-    const json_t *v = json_object_get(json_object_get(r, "analysis"), "verdicts");
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        const char *s = jsonx_str(json_array_get(v, i), "stage");
+    for (size_t i = 0; i < r->analysis.n_verdicts; i++) {
+        const char *s = r->analysis.verdicts[i].stage;
         if (s && !strcmp(s, stage))
-            return json_array_get(v, i);
+            return &r->analysis.verdicts[i];
     }
     return NULL;
 }
@@ -34,69 +33,64 @@ static char *fmt(const char *f, ...)
     return s;
 }
 
-char *export_answer_verdict(const json_t *r)
+char *export_answer_verdict(const struct doc_result *r)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *analysis = json_object_get(r, "analysis");
-    const char *bottleneck = jsonx_str(analysis, "bottleneck");
+    const char *bottleneck = r->analysis.bottleneck;
     char share[32];
-    if (!json_object_get(s, "wall_ns"))
+    if (!r->summary.wall.present)
         return fmt("No verdict: no run was measured to the end, so there is nothing to "
                    "analyse (Runs, below, says what happened to each).");
-    if (!json_is_object(analysis))
+    if (!r->analysis.present)
         return fmt("No verdict: the result has no analysis (no resource samples or no usable "
                    "run).");
     if (!bottleneck)
         return fmt("No bottleneck: no stage stands out (Analysis, below, has a verdict per "
                    "stage).");
-    const json_t *v = verdict_of(r, bottleneck);
-    export_fmt_num(export_stage_share(r, bottleneck), "%.1f %%", 100, share, sizeof share);
-    const char *evidence = jsonx_str(v, "evidence");
+    const struct doc_verdict *v = verdict_of(r, bottleneck);
+    export_fmt_num(doc_result_stage_share(r, bottleneck), "%.1f %%", 100, share, sizeof share);
+    const char *evidence = v ? v->evidence : NULL;
     return fmt("Verdict: %s is the bottleneck (%s of the total), %s%s%s.", bottleneck, share,
-               str_or(jsonx_str(v, "rule"), "no verdict"), evidence && *evidence ? ": " : "",
+               str_or(v ? v->rule : NULL, "no verdict"), evidence && *evidence ? ": " : "",
                evidence ? evidence : "");
 }
 
-char *export_answer_total(const json_t *r)
+char *export_answer_total(const struct doc_result *r)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *wall = json_object_get(s, "wall_ns");
-    long long measured = jsonx_int(s, "runs_measured", 0), ok = jsonx_int(s, "runs_ok", 0);
+    const struct doc_summary *s = &r->summary;
+    const struct doc_stats *wall = &s->wall;
+    long long measured = s->runs_measured, ok = s->runs_ok;
     char a[32], b[32], c[32];
-    if (!wall)
+    if (!wall->present)
         return fmt("No run completed (%lld measured).", measured);
-    export_fmt_duration(jsonx_num(wall, "median"), a, sizeof a);
+    export_fmt_duration(wall->median, a, sizeof a);
     /* a bottleneck among the stages means little when most of the run is in none of them */
-    double outside = jsonx_num(s, "outside_ns") / jsonx_num(wall, "median");
+    double outside = s->outside_ns / wall->median;
     char tail[160] = "";
-    if (json_array_size(json_object_get(s, "stages")) && isfinite(outside) && outside >= 0.1)
+    if (s->n_stages && isfinite(outside) && outside >= 0.1)
         snprintf(tail, sizeof tail, " %.1f %% of it is outside any stage (start-up, imports, or "
                  "code without markers).", 100 * outside);
-    if (jsonx_int(wall, "n", 0) >= 2 && isfinite(jsonx_num(wall, "ci_low"))) {
-        double level = jsonx_num(wall, "ci_level");
+    if (wall->n >= 2 && isfinite(wall->ci_low)) {
+        double level = wall->ci_level;
         return fmt("Total: %s median, %.0f %% interval %s .. %s, over %lld run%s (%lld ok).%s",
                    a, isfinite(level) ? 100 * level : 95.0,
-                   export_fmt_duration(jsonx_num(wall, "ci_low"), b, sizeof b),
-                   export_fmt_duration(jsonx_num(wall, "ci_high"), c, sizeof c), measured,
+                   export_fmt_duration(wall->ci_low, b, sizeof b),
+                   export_fmt_duration(wall->ci_high, c, sizeof c), measured,
                    measured == 1 ? "" : "s", ok, tail);
     }
     return fmt("Total: %s over %lld run%s (%lld ok): too few for an interval.%s", a, measured,
                measured == 1 ? "" : "s", ok, tail);
 }
 
-size_t export_answer_findings(const json_t *r, size_t max, char **out)
+size_t export_answer_findings(const struct doc_result *r, size_t max, char **out)
 {
-    const json_t *findings = json_object_get(json_object_get(r, "analysis"), "findings");
     size_t n = 0;
-    for (size_t i = 0; i < json_array_size(findings) && n < max; i++) {
-        const json_t *f = json_array_get(findings, i);
-        double saving = jsonx_num(f, "saving_ns");
+    for (size_t i = 0; i < r->analysis.n_findings && n < max; i++) {
+        const struct doc_finding *f = &r->analysis.findings[i];
         char b[32] = "";
-        if (saving > 0)
-            export_fmt_duration(saving, b, sizeof b);
-        out[n++] = fmt("%s (%s): %s%s%s%s", str_or(jsonx_str(f, "stage"), "?"),
-                       str_or(jsonx_str(f, "rule"), "?"),
-                       str_or(jsonx_str(f, "recommendation"), ""), *b ? " (could save " : "", b,
+        if (f->saving_ns > 0)
+            export_fmt_duration(f->saving_ns, b, sizeof b);
+        out[n++] = fmt("%s (%s): %s%s%s%s", str_or(f->stage, "?"), str_or(f->rule, "?"),
+                       str_or(f->recommendation, ""), *b ? " (could save " : "", b,
                        *b ? " per run)" : "");
     }
     return n;

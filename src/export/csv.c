@@ -422,7 +422,7 @@ static int table_load(FILE *out, const struct export_request *req, bool seconds,
                                                  "p50_s", "p90_s", "p99_s", "max_s", NULL};
     bool any = false;
     for (size_t i = 0; i < req->n; i++)
-        any |= req->docs[i]->load != NULL;
+        any |= req->loads[i]->present;
     if (!any) {
         snprintf(err, errlen, "--table %s needs a load result (made by mlbench load)",
                  seconds ? "load-seconds" : "load");
@@ -430,14 +430,13 @@ static int table_load(FILE *out, const struct export_request *req, bool seconds,
     }
     csv_header(out, seconds ? seconds_header : runs_header);
     for (size_t i = 0; i < req->n; i++) {
-        struct doc_load *load = doc_load_read(req->docs[i]->load);
+        const struct doc_load *load = req->loads[i];
         for (size_t k = 0; k < load->n_runs; k++) {
             if (!seconds)
                 load_run_row(out, req->docs[i], k, &load->runs[k]);
             else if (load->runs[k].counts)
                 load_second_rows(out, req->docs[i], k, &load->runs[k]);
         }
-        doc_load_free(load);
     }
     return EXPORT_OK;
 }

@@ -47,16 +47,23 @@ int export_write(const struct exporter *e, FILE *out, const struct export_reques
 {
     struct export_request r = *req;
     struct doc_result **docs = xcalloc(r.n ? r.n : 1, sizeof *docs);
-    for (size_t i = 0; i < r.n; i++)
+    struct doc_load **loads = xcalloc(r.n ? r.n : 1, sizeof *loads);
+    for (size_t i = 0; i < r.n; i++) {
         docs[i] = doc_result_read(r.results[i]);
+        loads[i] = doc_load_read(docs[i]->load);
+    }
     r.docs = docs;
+    r.loads = loads;
     struct doc_comparison *cmp = json_is_object(r.comparison) ? doc_comparison_read(r.comparison)
                                                               : NULL;
     r.cmp = cmp;
     int rc = e->write(out, &r, err, errlen);
-    for (size_t i = 0; i < r.n; i++)
+    for (size_t i = 0; i < r.n; i++) {
         doc_result_free(docs[i]);
+        doc_load_free(loads[i]);
+    }
     free(docs);
+    free(loads);
     doc_comparison_free(cmp);
     return rc;
 }

@@ -1,12 +1,13 @@
 /* export: the report formats of `mlbench report` (docs/reports.md). One exporter = one file =
  * one `struct exporter` (markdown.c, html.c, trace.c, csv.c), listed in the one table of
  * export.c; what they share is support.c, the outline of the documents outline.c. Exporters
- * read result documents ("mlbench.result/1", docs/result-schema.md) and, for several results,
- * the comparison document of compare_results ("mlbench.comparison/1").
+ * read result documents ("mlbench.result/1", docs/result-schema.md) through the typed views of
+ * doc/result.h and doc/load.h that export_write hands them, and, for several results, the
+ * comparison document of compare_results ("mlbench.comparison/1").
  *
- * The second half of this header is for the exporters themselves: JSON accessors, the table
- * model and the document outline that the Markdown and HTML reports share, so that both say
- * the same things in the same order and only their markup differs. Not thread-safe. */
+ * The second half of this header is for the exporters themselves: formatting, the table model
+ * and the document outline that the Markdown and HTML reports share, so that both say the same
+ * things in the same order and only their markup differs. Not thread-safe. */
 #ifndef MLBENCH_EXPORT_H
 #define MLBENCH_EXPORT_H
 
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "doc/comparison.h"
+#include "doc/load.h"
 #include "doc/result.h"
 
 #include "util/jsonx.h"   /* the tolerant getters every format uses */
@@ -28,6 +30,8 @@
 struct export_request {
     json_t *const *results;    /* n result documents (borrowed) */
     struct doc_result *const *docs; /* the same n read (doc/result.h): export_write reads them */
+    struct doc_load *const *loads; /* the load section of each (doc/load.h; present only in a
+                                    * load result's): export_write reads them */
     const char *const *paths;  /* the file each was read from, for the reader; may be NULL */
     size_t n;
     json_t *comparison;        /* "mlbench.comparison/1" when n >= 2, else NULL (borrowed) */
@@ -66,7 +70,7 @@ extern const struct exporter export_trace;
 extern const struct exporter export_csv;
 
 /* Writes the report of req in format e to out: reads the documents of req (req->docs,
- * req->cmp), then e->write. Returns what e->write returns. */
+ * req->loads, req->cmp), then e->write. Returns what e->write returns. */
 int export_write(const struct exporter *e, FILE *out, const struct export_request *req,
                  char *err, size_t errlen);
 
@@ -96,27 +100,24 @@ struct export_lines {
 };
 void export_lines_free(struct export_lines *l);
 
-/* The result's label, or its id when it has none (never NULL). */
-const char *export_result_name(const json_t *result);
-/* The representative run: among measured runs with status ok (else measured runs, else all
- * runs) the one with the median wall time (the lower one for an even count). Returns its
- * index in runs[], or -1 when there is no run. */
-int export_median_run(const json_t *result);
-/* req->run when it is not -1, else export_median_run(result). */
-int export_chosen_run(const struct export_request *req, const json_t *result);
+/* req->run when it is not -1, else the representative run of result (doc_result_median_run):
+ * an index in runs[], or -1 when it has none. */
+int export_chosen_run(const struct export_request *req, const struct doc_result *result);
 /* Checks that req->run, when given, names a run of every result. Returns 0, or
  * EXPORT_EREQUEST with a message. */
 int export_check_run(const struct export_request *req, char *err, size_t errlen);
 
 /* The shell command that makes the measurement again: "mlbench run" with the options kept
- * in the result's config and label, then "--" and the command, each word shell-quoted.
- * New string owned by the caller. */
-char *export_reproduce_command(const json_t *result);
+ * in the result's config and label, then "--" and the command, each word shell-quoted; for a
+ * load result (load present: its load section) the mlbench load command it recorded; for one
+ * timed in-process (mlbench record) the command that ran the timer. New string owned by the
+ * caller. */
+char *export_reproduce_command(const struct doc_result *result, const struct doc_load *load);
 /* s quoted for a POSIX shell when it needs it ('it'\''s'). New string owned by the caller. */
 char *export_shell_quote(const char *s);
-/* The words of a JSON array of strings, each quoted as export_shell_quote does, joined by
- * spaces (a new string; "" for none). */
-char *export_shell_join(const json_t *argv);
+/* The n words, each quoted as export_shell_quote does (NULL as ''), joined by spaces (a new
+ * string; "" for none). */
+char *export_shell_join(const char *const *words, size_t n);
 /* s with what could drive a terminal replaced by '?' (term_clean's rule: C0 controls but
  * newline, DEL, C1 controls, bidi overrides, bytes that are not UTF-8); a new string. Markdown
  * and CSV write names, labels and metadata through it, since those files are read with cat
@@ -131,9 +132,6 @@ void export_md_text(FILE *out, const char *text, int in_table);
 void export_csv_field(FILE *out, const char *text);
 /* A CSV number field: digits that read back the same double; empty when v is not finite. */
 void export_csv_num(FILE *out, double v);
-/* The nesting depth of a stage object, clamped to [0, EXPORT_MAX_DEPTH] (from a file, it
- * bounds indentation loops). */
-int export_stage_depth(const json_t *stage);
 
 /* Formatting into buf (returned): "-" for a value that is NAN (not measured). */
 char *export_fmt_duration(double ns, char *buf, size_t len);  /* "50.11 ms" */
@@ -150,41 +148,9 @@ char *export_fmt_counter_rate(const struct doc_counter *counter, char *buf, size
 char *export_fmt_exact(double v, char *buf, size_t len);
 
 /* The colour index of a stage: its position among the stage names of all results
- * (summary.stages order, baseline first), so a stage keeps its colour in every chart. */
+ * (summary.stages order of req->docs, baseline first), so a stage keeps its colour in every
+ * chart. */
 size_t export_stage_colour(const struct export_request *req, const char *name);
-
-/* A sampled series of a run: samples.series[] with this metric and labels (NULL labels: the
- * first series of the metric). NULL when absent. */
-json_t *export_series_find(const json_t *run, const char *metric, const char *labels);
-
-/* Whether run index of a load result's section "load" counts (not a probe; with find-peak the
- * last confirmation), as compare_load decides. */
-bool export_load_counts(const json_t *load, size_t index);
-/* "server run at 40 QPS", "offline run": a load run's name in headings and captions. */
-void export_load_run_name(const json_t *run, char *buf, size_t len);
-
-/* The member of a resources array ({metric, labels, mean, peak, n}) with this metric and
- * labels (NULL labels: the first with the metric), or NULL. */
-const json_t *export_resource_find(const json_t *resources, const char *metric,
-                                   const char *labels);
-/* What a stage (or the whole run) used of the machine, from its resources array: NAN for what
- * was not measured. GPU figures cover the GPUs in gpus (analysis.gpus): mean utilisation
- * averaged, memory peak of the busiest, power added up. */
-struct export_stage_figures {
-    double cpu_cores;           /* mean rate of process CPU time */
-    double rss_peak_bytes;
-    double read_bps, write_bps; /* storage bytes per second of the process tree */
-    double iowait;              /* ratio, the machine's */
-    double gpu_util;            /* ratio */
-    double gpu_sm_active;       /* ratio (NVML GPM), NAN without GPM */
-    double gpu_mem_peak_bytes;
-    double gpu_power_watts;
-    size_t samples;             /* the most samples of any series (0: none fell in the stage) */
-};
-void export_stage_figures(const json_t *resources, const json_t *gpus,
-                          struct export_stage_figures *f);
-/* The share of the run of the stage named stage in result r (1 for "total"), or NAN. */
-double export_stage_share(const json_t *r, const char *stage);
 
 /* What export_cmp_pairs shows of a candidate side by side. */
 enum export_cmp_pairs {
@@ -215,12 +181,12 @@ void export_env_table(struct export_table *t, const json_t *env);
 /* The answer a report opens with (answer.c); new strings owned by the caller, plain text.
  * export_answer_verdict: "Verdict: <bottleneck> is the bottleneck (<share>), <rule>: <evidence>."
  * or why there is none (no measured run, no analysis, no bottleneck). */
-char *export_answer_verdict(const json_t *result);
+char *export_answer_verdict(const struct doc_result *result);
 /* "Total: <median> median, <level> interval <lo> .. <hi>, over <n> runs (<ok> ok)." */
-char *export_answer_total(const json_t *result);
+char *export_answer_total(const struct doc_result *result);
 /* The first max findings of analysis.findings, in its order (the one the analysis gives, which
  * agrees with the bottleneck), one line each, into out[0..max). Returns how many. */
-size_t export_answer_findings(const json_t *result, size_t max, char **out);
+size_t export_answer_findings(const struct doc_result *result, size_t max, char **out);
 /* The verdict of the total of one candidate of a comparison against baseline (its name):
  * verdict, change, speedup, ratio interval, p; for load results, per scenario run its metric
  * percentile and throughput. */

@@ -132,24 +132,22 @@ struct segment {
 };
 
 /* The bar of one result: its top-level stages, then the time outside stages. */
-static size_t breakdown_segments(const struct export_request *req, const json_t *r,
+static size_t breakdown_segments(const struct export_request *req, const struct doc_result *r,
                                  struct segment **out)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *stages = json_object_get(s, "stages");
-    struct segment *seg = xcalloc(json_array_size(stages) + 2, sizeof *seg);
+    const struct doc_summary *s = &r->summary;
+    struct segment *seg = xcalloc(s->n_stages + 2, sizeof *seg);
     size_t n = 0;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        const char *name = jsonx_str(st, "name");
-        double ns = jsonx_num(json_object_get(st, "active_ns"), "median");
-        if (!name || jsonx_int(st, "depth", 0) != 0 || !(ns > 0))
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        double ns = st->active.median;
+        if (!st->name || st->depth != 0 || !(ns > 0))
             continue;
-        seg[n++] = (struct segment){name, ns, html_stage_colour(req, name)};
+        seg[n++] = (struct segment){st->name, ns, html_stage_colour(req, st->name)};
     }
-    double outside = jsonx_num(s, "outside_ns");
+    double outside = s->outside_ns;
     if (n == 0) {
-        double wall = jsonx_num(json_object_get(s, "wall_ns"), "median");
+        double wall = s->wall.median;
         if (wall > 0)
             seg[n++] = (struct segment){"total (no stages)", wall, OUTSIDE_COLOUR};
     } else if (outside > 0) {
@@ -161,12 +159,11 @@ static size_t breakdown_segments(const struct export_request *req, const json_t 
 
 /* Whether a top-level stage of r was open, in the median over the runs, while another
  * top-level stage was open too (summary.stages[].overlap_ns_median). */
-static bool stages_overlap(const json_t *r)
+static bool stages_overlap(const struct doc_result *r)
 {
-    const json_t *stages = json_object_get(json_object_get(r, "summary"), "stages");
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        if (jsonx_int(st, "depth", 0) == 0 && jsonx_num(st, "overlap_ns_median") > 0)
+    for (size_t i = 0; i < r->summary.n_stages; i++) {
+        const struct doc_stage *st = &r->summary.stages[i];
+        if (st->depth == 0 && st->overlap_ns_median > 0)
             return true;
     }
     return false;
@@ -179,12 +176,11 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
     double max_ns = 0;
     for (size_t i = 0; i < req->n; i++) {
         struct segment *seg;
-        size_t n = breakdown_segments(req, req->results[i], &seg);
+        size_t n = breakdown_segments(req, req->docs[i], &seg);
         double sum = 0;
         for (size_t k = 0; k < n; k++)
             sum += seg[k].ns;
-        double wall = jsonx_num(json_object_get(json_object_get(req->results[i], "summary"),
-                                                     "wall_ns"), "median");
+        double wall = req->docs[i]->summary.wall.median;
         if (sum > max_ns)
             max_ns = sum;
         if (wall > max_ns)
@@ -215,13 +211,13 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
     html_time_axis(out, BAR_X0, span, top, bottom);
     bool overlap = false, medians = false; /* why some bar runs past its total */
     for (size_t i = 0; i < req->n; i++) {
-        const json_t *r = req->results[i];
+        const struct doc_result *r = req->docs[i];
         struct segment *seg;
         size_t n = breakdown_segments(req, r, &seg);
         double y = top + gap / 2 + i * (row_h + gap);
         fprintf(out, "<text class=\"rowlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
                 BAR_X0 - 6, y + row_h / 2 + 4);
-        html_short_text(out, export_result_name(r), 30);
+        html_short_text(out, doc_result_name(r), 30);
         fputs("</text>\n", out);
         double at = BAR_X0, total = 0;
         for (size_t k = 0; k < n; k++) {
@@ -244,8 +240,7 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
             total += seg[k].ns;
         }
         char d[32];
-        double wall = jsonx_num(json_object_get(json_object_get(r, "summary"), "wall_ns"),
-                                     "median");
+        double wall = r->summary.wall.median;
         double end = at;
         if (isfinite(wall) && total > wall * 1.02) {
             /* the parts add up to more than the total: mark where the total ends */
@@ -268,7 +263,7 @@ static void figure_breakdown(FILE *out, const struct export_request *req, int n_
     size_t nseen = 0;
     for (size_t i = 0; i < req->n; i++) {
         struct segment *seg;
-        size_t n = breakdown_segments(req, req->results[i], &seg);
+        size_t n = breakdown_segments(req, req->docs[i], &seg);
         seen = xreallocarray(seen, nseen + n + 1, sizeof *seen);
         for (size_t k = 0; k < n; k++) {
             bool earlier = false;
@@ -375,10 +370,10 @@ static int html_write(FILE *out, const struct export_request *req, char *err, si
     } else if (req->n) {
         fputs(req->n > 1 ? "mlbench comparison: " : "mlbench report: ", out);
         for (size_t i = 1; i < req->n; i++) {
-            html_text(out, export_result_name(req->results[i]));
+            html_text(out, doc_result_name(req->docs[i]));
             fputs(i + 1 < req->n ? ", " : " against ", out);
         }
-        html_text(out, export_result_name(req->results[0]));
+        html_text(out, doc_result_name(req->docs[0]));
     }
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", html_style);
     struct page pg = {out, 0, 0, 0};

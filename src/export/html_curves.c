@@ -21,8 +21,8 @@
 
 /* One run's points of the counter: [[t_ns, value, running sum], ...]. */
 struct curve_run {
-    const json_t *points;
-    long long index;   /* in runs[] */
+    const struct doc_run_counter *counter;
+    long long index;   /* runs[].index */
     bool chosen;       /* the representative run: drawn dark, last */
     long long stride;  /* 1: every sample kept */
     double t0_ns;      /* the time of its first point: runs are drawn from their first sample,
@@ -34,20 +34,20 @@ struct curve_run {
 static bool curve_point(const struct curve_run *cr, bool count, size_t i, size_t *from,
                         double *t0, double *t1, double *v)
 {
-    const json_t *p = json_array_get(cr->points, i);
-    *t1 = jsonx_number(json_array_get(p, 0)) - cr->t0_ns;
+    struct doc_point p, q;
+    doc_counter_point(cr->counter, i, &p);
+    *t1 = p.t_ns - cr->t0_ns;
     *t0 = *t1;
     if (!count) {
-        *v = jsonx_number(json_array_get(p, 1));
+        *v = p.value;
         return isfinite(*t1) && isfinite(*v);
     }
-    const json_t *q = json_array_get(cr->points, *from);
-    double tq = jsonx_number(json_array_get(q, 0)) - cr->t0_ns;
-    double sq = jsonx_number(json_array_get(q, 2)), s = jsonx_number(json_array_get(p, 2));
+    doc_counter_point(cr->counter, *from, &q);
+    double tq = q.t_ns - cr->t0_ns;
     if (i == 0 || !isfinite(*t1) || !isfinite(tq) || !(*t1 > tq))
         return false; /* the same instant as the last point: its count joins the next interval */
     *t0 = tq;
-    *v = (s - sq) / ((*t1 - tq) / 1e9);
+    *v = (p.sum - q.sum) / ((*t1 - tq) / 1e9);
     *from = i;
     return isfinite(*v);
 }
@@ -59,7 +59,7 @@ static void curve_range(const struct curve_run *runs, size_t n, bool count, doub
     *span_ns = 0;
     for (size_t k = 0; k < n; k++) {
         size_t from = 0;
-        for (size_t i = 0; i < json_array_size(runs[k].points); i++) {
+        for (size_t i = 0; i < doc_counter_n_points(runs[k].counter); i++) {
             double t0, t1, v;
             if (!curve_point(&runs[k], count, i, &from, &t0, &t1, &v))
                 continue;
@@ -77,7 +77,7 @@ static void curve_range(const struct curve_run *runs, size_t n, bool count, doub
 static void curve_line(FILE *out, const struct curve_run *cr, bool count, double lo, double hi,
                        double span_ns)
 {
-    size_t n = json_array_size(cr->points), from = 0;
+    size_t n = doc_counter_n_points(cr->counter), from = 0;
     fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" "
             "stroke-opacity=\"%s\" stroke-linejoin=\"round\" points=\"",
             cr->chosen ? "#1d4ed8" : "#94a3b8", cr->chosen ? "1.8" : "1", cr->chosen ? "1" : "0.7");
@@ -135,47 +135,44 @@ static void curve_chart(FILE *out, const char *name, const struct curve_run *run
 }
 
 /* The counter named name in run, or NULL. */
-static const json_t *run_counter(const json_t *run, const char *name)
+static const struct doc_run_counter *run_counter(const struct doc_run *run, const char *name)
 {
-    const json_t *counters = json_object_get(run, "counters");
-    for (size_t i = 0; i < json_array_size(counters); i++) {
-        const char *n = jsonx_str(json_array_get(counters, i), "name");
+    for (size_t i = 0; i < run->n_counters; i++) {
+        const char *n = run->counters[i].name;
         if (n && !strcmp(n, name))
-            return json_array_get(counters, i);
+            return &run->counters[i];
     }
     return NULL;
 }
 
 void html_figure_curves(FILE *out, const struct export_request *req, size_t index)
 {
-    const json_t *r = req->results[index];
-    const json_t *runs = json_object_get(r, "runs");
-    const json_t *counters = json_object_get(json_object_get(r, "summary"), "counters");
-    size_t nruns = json_array_size(runs);
+    const struct doc_result *r = req->docs[index];
+    const struct doc_summary *s = &r->summary;
+    size_t nruns = r->n_runs;
     bool measured = false; /* draw the measured runs, or all when none was */
     for (size_t k = 0; k < nruns; k++)
-        measured |= !json_is_true(json_object_get(json_array_get(runs, k), "warmup"));
+        measured |= !r->runs[k].warmup;
     int chosen = export_chosen_run(req, r);
     struct curve_run *cr = xcalloc(nruns + 1, sizeof *cr);
-    for (size_t i = 0; i < json_array_size(counters); i++) {
-        const json_t *c = json_array_get(counters, i);
-        const char *name = jsonx_str(c, "name");
+    for (size_t i = 0; i < s->n_counters; i++) {
+        const struct doc_counter *c = &s->counters[i];
+        const char *name = c->name;
         size_t n = 0, most = 0;
         for (size_t k = 0; name && k < nruns; k++) {
-            const json_t *run = json_array_get(runs, k);
-            const json_t *rc = run_counter(run, name);
-            const json_t *points = json_object_get(rc, "points");
-            if (!json_array_size(points) || (measured && json_is_true(json_object_get(run,
-                                                                                "warmup"))))
+            const struct doc_run *run = &r->runs[k];
+            const struct doc_run_counter *rc = run_counter(run, name);
+            size_t points = rc ? doc_counter_n_points(rc) : 0;
+            if (!points || (measured && run->warmup))
                 continue;
-            double t0 = jsonx_number(json_array_get(json_array_get(points, 0), 0));
-            cr[n++] = (struct curve_run){points, jsonx_int(run, "index", (long long)k),
-                                         (int)k == chosen, jsonx_int(rc, "points_stride", 1),
-                                         isfinite(t0) ? t0 : 0};
-            most = json_array_size(points) > most ? json_array_size(points) : most;
+            struct doc_point first;
+            doc_counter_point(rc, 0, &first);
+            cr[n++] = (struct curve_run){rc, run->index, (int)k == chosen, rc->points_stride,
+                                         isfinite(first.t_ns) ? first.t_ns : 0};
+            most = points > most ? points : most;
         }
         if (most >= CURVE_MIN_POINTS)
-            curve_chart(out, name, cr, n, json_is_true(json_object_get(c, "count")));
+            curve_chart(out, name, cr, n, c->count);
     }
     free(cr);
 }

@@ -54,22 +54,31 @@ static void y_axis(FILE *out, double y_max, bool seconds)
 }
 
 /* The length the time axis spans: the run, or its windows when they reach further. */
-static double span_of(const json_t *run)
+static double span_of(const struct doc_load_run *run)
 {
-    const json_t *secs = json_object_get(run, "seconds");
-    double span = jsonx_num(run, "duration_s");
-    double last = jsonx_num(json_array_get(secs, json_array_size(secs) - 1), "t_s") + 1;
-    if (!(span > 0) || (isfinite(last) && last > span))
-        span = last;
+    struct doc_load_second last;
+    doc_load_second(run, doc_load_n_seconds(run) - 1, &last);
+    double span = run->duration_s, end = last.t_s + 1;
+    if (!(span > 0) || (isfinite(end) && end > span))
+        span = end;
     return span;
 }
 
-static void latency_chart(FILE *out, const json_t *run, const char *name)
+/* The per-second figure of a line of the latency chart. */
+static double second_value(const struct doc_load_second *s, bool p99)
 {
-    const json_t *secs = json_object_get(run, "seconds");
+    return p99 ? s->p99_s : s->p50_s;
+}
+
+static void latency_chart(FILE *out, const struct doc_load_run *run, const char *name)
+{
+    size_t n = doc_load_n_seconds(run);
     double span = span_of(run), max = 0;
-    for (size_t i = 0; i < json_array_size(secs); i++)
-        max = fmax(max, jsonx_num(json_array_get(secs, i), "p99_s"));
+    for (size_t i = 0; i < n; i++) {
+        struct doc_load_second s;
+        doc_load_second(run, i, &s);
+        max = fmax(max, s.p99_s);
+    }
     if (!(span > 0) || !(max > 0))
         return;
     double y_max = html_nice_ceil(max * 1.05);
@@ -81,24 +90,26 @@ static void latency_chart(FILE *out, const json_t *run, const char *name)
     svg_open(out, "latency per second");
     html_time_axis(out, PLOT_X0, span * 1e9, TOP, BOTTOM);
     y_axis(out, y_max, true);
-    static const struct { const char *key, *colour, *label; } lines[] = {
-        {"p50_s", P50_COLOUR, "p50"}, {"p99_s", P99_COLOUR, "p99"}};
+    static const struct { bool p99; const char *colour, *label; } lines[] = {
+        {false, P50_COLOUR, "p50"}, {true, P99_COLOUR, "p99"}};
     for (size_t l = 0; l < 2; l++) {
         fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
                 lines[l].colour);
-        for (size_t i = 0; i < json_array_size(secs); i++) {
-            const json_t *s = json_array_get(secs, i);
-            double v = jsonx_num(s, lines[l].key), t = jsonx_num(s, "t_s");
-            if (isfinite(v) && isfinite(t) && jsonx_num(s, "completed") > 0)
+        for (size_t i = 0; i < n; i++) {
+            struct doc_load_second s;
+            doc_load_second(run, i, &s);
+            double v = second_value(&s, lines[l].p99), t = s.t_s;
+            if (isfinite(v) && isfinite(t) && s.completed > 0)
                 fprintf(out, "%.1f,%.1f ", x_of(fmin(t + 0.5, span), span),
                         BOTTOM - (BOTTOM - TOP) * fmin(v / y_max, 1));
         }
         fputs("\"/>\n", out);
-        for (size_t i = 0; i < json_array_size(secs); i++) {
-            const json_t *s = json_array_get(secs, i);
-            double v = jsonx_num(s, lines[l].key), t = jsonx_num(s, "t_s");
+        for (size_t i = 0; i < n; i++) {
+            struct doc_load_second s;
+            doc_load_second(run, i, &s);
+            double v = second_value(&s, lines[l].p99), t = s.t_s;
             char a[32];
-            if (isfinite(v) && isfinite(t) && jsonx_num(s, "completed") > 0)
+            if (isfinite(v) && isfinite(t) && s.completed > 0)
                 fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"%s\"><title>second "
                         "%.0f: %s %s</title></circle>\n", x_of(fmin(t + 0.5, span), span),
                         BOTTOM - (BOTTOM - TOP) * fmin(v / y_max, 1), lines[l].colour, t,
@@ -108,12 +119,15 @@ static void latency_chart(FILE *out, const json_t *run, const char *name)
     fputs("</svg>\n</figure>\n", out);
 }
 
-static void qps_chart(FILE *out, const json_t *run, const char *name)
+static void qps_chart(FILE *out, const struct doc_load_run *run, const char *name)
 {
-    const json_t *secs = json_object_get(run, "seconds");
-    double span = span_of(run), max = 0, duration = jsonx_num(run, "duration_s");
-    for (size_t i = 0; i < json_array_size(secs); i++)
-        max = fmax(max, jsonx_num(json_array_get(secs, i), "completed"));
+    size_t n = doc_load_n_seconds(run);
+    double span = span_of(run), max = 0, duration = run->duration_s;
+    for (size_t i = 0; i < n; i++) {
+        struct doc_load_second s;
+        doc_load_second(run, i, &s);
+        max = fmax(max, s.completed);
+    }
     if (!(span > 0) || !(max > 0))
         return;
     double y_max = html_nice_ceil(max * 1.05);
@@ -121,13 +135,14 @@ static void qps_chart(FILE *out, const json_t *run, const char *name)
     fputs("<figure class=\"timeline\">\n<figcaption>", out);
     html_text(out, name);
     fprintf(out, ": queries completed per second (throughput %.1f QPS over the run)"
-            "</figcaption>\n", jsonx_num(run, "throughput_qps"));
+            "</figcaption>\n", run->throughput_qps);
     svg_open(out, "queries per second");
     html_time_axis(out, PLOT_X0, span * 1e9, TOP, BOTTOM);
     y_axis(out, y_max, false);
-    for (size_t i = 0; i < json_array_size(secs); i++) {
-        const json_t *s = json_array_get(secs, i);
-        double c = jsonx_num(s, "completed"), f = jsonx_num(s, "failed"), t = jsonx_num(s, "t_s");
+    for (size_t i = 0; i < n; i++) {
+        struct doc_load_second s;
+        doc_load_second(run, i, &s);
+        double c = s.completed, f = s.failed, t = s.t_s;
         if (!isfinite(c) || !isfinite(t) || t >= span)
             continue;
         /* a second the run did not fill (its end, the responses after the last query was
@@ -152,16 +167,16 @@ static void qps_chart(FILE *out, const json_t *run, const char *name)
 /* The histogram of a run, its 128 buckets per octave summed into a power of two from
  * MIN_BINS_PER_OCTAVE to MAX_BINS_PER_OCTAVE, the one that gives about WANT_BINS bars from the
  * fastest query to the slowest. */
-static void histogram(FILE *out, const json_t *run, const char *name)
+static void histogram(FILE *out, const struct doc_load_run *run, const char *name)
 {
-    const json_t *h = json_object_get(run, "histogram");
-    const json_t *b = json_object_get(h, "buckets");
+    size_t nb = doc_load_n_buckets(run);
     double lo_ns = INFINITY, hi_ns = 0;
-    for (size_t i = 0; i < json_array_size(b); i++) {
-        double low = jsonx_number(json_array_get(json_array_get(b, i), 0));
-        if (low >= 1 && low < 1e18) {
-            lo_ns = fmin(lo_ns, low);
-            hi_ns = fmax(hi_ns, low);
+    for (size_t i = 0; i < nb; i++) {
+        struct doc_load_bucket b;
+        doc_load_bucket(run, i, &b);
+        if (b.low_ns >= 1 && b.low_ns < 1e18) {
+            lo_ns = fmin(lo_ns, b.low_ns);
+            hi_ns = fmax(hi_ns, b.low_ns);
         }
     }
     if (!(hi_ns >= lo_ns))
@@ -172,21 +187,21 @@ static void histogram(FILE *out, const json_t *run, const char *name)
     long lo = (long)floor(log2(lo_ns) * per), hi = (long)floor(log2(hi_ns) * per);
     size_t n = (size_t)(hi - lo + 1);
     double *counts = xcalloc(n, sizeof *counts);
-    for (size_t i = 0; i < json_array_size(b); i++) {
-        const json_t *x = json_array_get(b, i);
-        double low = jsonx_number(json_array_get(x, 0)), c = jsonx_number(json_array_get(x, 2));
-        if (low >= 1 && low < 1e18 && c > 0)
-            counts[(long)floor(log2(low) * per) - lo] += c;
+    for (size_t i = 0; i < nb; i++) {
+        struct doc_load_bucket b;
+        doc_load_bucket(run, i, &b);
+        if (b.low_ns >= 1 && b.low_ns < 1e18 && b.count > 0)
+            counts[(long)floor(log2(b.low_ns) * per) - lo] += b.count;
     }
-    const json_t *lat = json_object_get(run, "latency_s");
+    const struct doc_latency *lat = &run->latency;
     struct html_hist_mark marks[] = {
-        {"p50", jsonx_num(lat, "p50") * 1e9}, {"p90", jsonx_num(lat, "p90") * 1e9},
-        {"p99", jsonx_num(lat, "p99") * 1e9}, {"p99.9", jsonx_num(lat, "p99.9") * 1e9}};
+        {"p50", lat->p50 * 1e9}, {"p90", lat->p90 * 1e9},
+        {"p99", lat->p99 * 1e9}, {"p99.9", lat->p999 * 1e9}};
     fputs("<figure class=\"latency\">\n<figcaption>", out);
     html_text(out, name);
     char a[32];
     fprintf(out, ": latency of %lld queries, median %s (%.0f bins per doubling)</figcaption>\n",
-            jsonx_int(h, "total", 0), export_fmt_duration(marks[0].ns, a, sizeof a), per);
+            run->histogram_total, export_fmt_duration(marks[0].ns, a, sizeof a), per);
     html_histogram_svg(out, per, (double)lo, counts, n, marks,
                        sizeof marks / sizeof marks[0], "queries");
     fputs("</figure>\n", out);
@@ -195,14 +210,13 @@ static void histogram(FILE *out, const json_t *run, const char *name)
 
 void html_figure_load(FILE *out, const struct export_request *req, size_t index)
 {
-    const json_t *load = json_object_get(req->results[index], "load");
-    const json_t *runs = json_object_get(load, "scenarios");
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        if (!export_load_counts(load, i))
+    const struct doc_load *load = req->loads[index];
+    for (size_t i = 0; i < load->n_runs; i++) {
+        if (!doc_load_counts(load, i))
             continue;
-        const json_t *run = json_array_get(runs, i);
+        const struct doc_load_run *run = &load->runs[i];
         char name[96];
-        export_load_run_name(run, name, sizeof name);
+        doc_load_run_name(run, name, sizeof name);
         latency_chart(out, run, name);
         qps_chart(out, run, name);
         histogram(out, run, name);

@@ -41,36 +41,36 @@ static int by_start(const void *a, const void *b)
 
 /* Shades the top-level spans of run, one colour per stage, merging intervals closer than one
  * pixel so that 20 000 spans stay a light drawing. */
-static void shade_stages(FILE *out, const struct export_request *req, const json_t *run,
-                         double span_ns, double y_top, double y_bottom)
+static void shade_stages(FILE *out, const struct export_request *req,
+                         const struct doc_run *run, double span_ns, double y_top,
+                         double y_bottom)
 {
-    const json_t *spans = json_object_get(run, "spans");
-    size_t n = json_array_size(spans);
+    size_t n = doc_run_n_spans(run);
     if (!n)
         return;
     const char **names = xcalloc(n, sizeof *names);
     size_t nn = 0;
     for (size_t i = 0; i < n; i++) {
-        const json_t *sp = json_array_get(spans, i);
-        const char *name = jsonx_str(sp, "name");
-        if (!name || jsonx_int(sp, "depth", 0) != 0)
+        struct doc_span sp;
+        doc_run_span(run, i, &sp);
+        if (!sp.name || sp.depth != 0)
             continue;
         bool known = false;
         for (size_t k = 0; k < nn && !known; k++)
-            known = !strcmp(names[k], name);
+            known = !strcmp(names[k], sp.name);
         if (!known)
-            names[nn++] = name;
+            names[nn++] = sp.name;
     }
     double px_ns = span_ns / (PLOT_X1 - PLOT_X0);
     struct interval *iv = xcalloc(n, sizeof *iv);
     for (size_t k = 0; k < nn; k++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
-            const json_t *sp = json_array_get(spans, i);
-            const char *name = jsonx_str(sp, "name");
-            if (!name || strcmp(name, names[k]) || jsonx_int(sp, "depth", 0) != 0)
+            struct doc_span sp;
+            doc_run_span(run, i, &sp);
+            if (!sp.name || strcmp(sp.name, names[k]) || sp.depth != 0)
                 continue;
-            double s = jsonx_num(sp, "start_ns"), e = jsonx_num(sp, "end_ns");
+            double s = sp.start_ns, e = sp.end_ns;
             if (isfinite(s) && isfinite(e) && e >= s)
                 iv[m++] = (struct interval){s < 0 ? 0 : s, e};
         }
@@ -101,7 +101,7 @@ static void shade_stages(FILE *out, const struct export_request *req, const json
  * step over windows of consecutive intervals (see segments). NULL values and negative rates
  * break the line. */
 struct line {
-    const json_t *series;
+    struct doc_series series;
     const char *name;
     const char *colour;
     bool rate;
@@ -119,7 +119,7 @@ struct seg {
 
 static double seg_rate(const struct line *l, double delta, double seconds)
 {
-    double max = jsonx_num(l->series, "max_rate"), v = delta / seconds;
+    double max = l->series.max_rate, v = delta / seconds;
     if (max > 0 && v > max) /* the counter's granularity, not the workload (metrics.md) */
         v = max;
     return v * l->scale;
@@ -144,23 +144,22 @@ static size_t close_window(const struct line *l, struct seg *out, size_t n, cons
     return n + 1;
 }
 
-/* The pieces of line l over the sample times t, into out (room for one per sample). */
-static size_t segments(const struct line *l, const json_t *t, struct seg *out)
+/* The pieces of line l over the sample times of run, into out (room for one per sample). */
+static size_t segments(const struct line *l, const struct doc_run *run, struct seg *out)
 {
-    const json_t *values = json_object_get(l->series, "values");
-    size_t n = 0, samples = json_array_size(t);
+    size_t n = 0, samples = doc_run_n_samples(run);
     struct seg w = {0, 0, 0, 0, 0};
     for (size_t i = 0; i < samples; i++) {
-        double v = jsonx_number(json_array_get(values, i));
-        double t1 = jsonx_number(json_array_get(t, i));
+        double v = doc_series_value(&l->series, i);
+        double t1 = doc_run_sample_t(run, i);
         if (!l->rate) {
             out[n++] = (struct seg){t1, t1, isfinite(t1) ? v * l->scale : NAN, 0, 0};
             continue;
         }
         if (i == 0)
             continue;
-        double prev = jsonx_number(json_array_get(values, i - 1));
-        double t0 = jsonx_number(json_array_get(t, i - 1));
+        double prev = doc_series_value(&l->series, i - 1);
+        double t0 = doc_run_sample_t(run, i - 1);
         if (!(t1 > t0) || !(v >= prev)) { /* a break: the window so far, then a gap */
             n = close_window(l, out, n, &w);
             w.seconds = 0;
@@ -239,20 +238,19 @@ static void y_label(double v, enum y_unit unit, char *buf, size_t len)
 /* One timeline chart: title, lines, the run's stages shaded. */
 /* Shades the scenario runs of a load section (load.scenarios[].start_offset_s, duration_s):
  * the runs that count in blue, find-peak's probes in grey, each with its name. */
-static void shade_load(FILE *out, const json_t *load, double span_ns, double y_top,
+static void shade_load(FILE *out, const struct doc_load *load, double span_ns, double y_top,
                        double y_bottom)
 {
-    const json_t *runs = json_object_get(load, "scenarios");
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        const json_t *r = json_array_get(runs, i);
-        double s = jsonx_num(r, "start_offset_s") * 1e9, d = jsonx_num(r, "duration_s") * 1e9;
+    for (size_t i = 0; i < load->n_runs; i++) {
+        const struct doc_load_run *r = &load->runs[i];
+        double s = r->start_offset_s * 1e9, d = r->duration_s * 1e9;
         if (!isfinite(s) || !(d > 0) || s >= span_ns)
             continue;
-        const char *colour = export_load_counts(load, i) ? "#1d4ed8" : "#9ca3af";
+        const char *colour = doc_load_counts(load, i) ? "#1d4ed8" : "#9ca3af";
         double x0 = PLOT_X0 + (PLOT_X1 - PLOT_X0) * fmax(s, 0) / span_ns;
         double w = fmax((PLOT_X1 - PLOT_X0) * (fmin(s + d, span_ns) - fmax(s, 0)) / span_ns, 0.5);
         char name[96];
-        export_load_run_name(r, name, sizeof name);
+        doc_load_run_name(r, name, sizeof name);
         fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
                 "fill-opacity=\"0.13\"/><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
                 "height=\"5\" fill=\"%s\"><title>", x0, y_top, w, y_bottom - y_top, colour, x0,
@@ -263,13 +261,13 @@ static void shade_load(FILE *out, const json_t *load, double span_ns, double y_t
 }
 
 /* One timeline chart; load non-NULL: its scenario runs are shaded instead of the stages. */
-static void timeline(FILE *out, const struct export_request *req, const json_t *run,
+static void timeline(FILE *out, const struct export_request *req, const struct doc_run *run,
                      const char *title, const struct line *lines, size_t nl, enum y_unit unit,
-                     double fixed_max, const json_t *load)
+                     double fixed_max, const struct doc_load *load)
 {
-    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
-    double span_ns = jsonx_num(run, "wall_ns");
-    double last_t = jsonx_number(json_array_get(t, json_array_size(t) - 1));
+    size_t samples = doc_run_n_samples(run);
+    double span_ns = run->wall_ns;
+    double last_t = doc_run_sample_t(run, samples - 1);
     if (!(span_ns > 0) || last_t > span_ns)
         span_ns = last_t;
     if (!(span_ns > 0))
@@ -279,8 +277,8 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
     size_t *n_sg = xcalloc(nl + 1, sizeof *n_sg);
     double max = 0;
     for (size_t k = 0; k < nl; k++) {
-        sg[k] = xcalloc(json_array_size(t) + 1, sizeof **sg);
-        n_sg[k] = segments(&lines[k], t, sg[k]);
+        sg[k] = xcalloc(samples + 1, sizeof **sg);
+        n_sg[k] = segments(&lines[k], run, sg[k]);
         max = fmax(max, line_max(sg[k], n_sg[k]));
     }
     if (!(max > 0)) {
@@ -295,7 +293,7 @@ static void timeline(FILE *out, const struct export_request *req, const json_t *
      * 2-CPU machine's axis went to 2.5 cores. */
     double cap = 0;
     for (size_t k = 0; k < nl; k++) {
-        double m = jsonx_num(lines[k].series, "max_rate") * lines[k].scale;
+        double m = lines[k].series.max_rate * lines[k].scale;
         cap = lines[k].rate && m > 0 ? fmax(cap, m) : INFINITY;
     }
     if (fixed_max <= 0 && isfinite(cap) && cap >= max && y_max > cap)
@@ -338,29 +336,38 @@ done:
 }
 
 /* Whether a series has at least one value that is not null. */
-static bool has_values(const json_t *series)
+static bool has_values(const struct doc_series *series)
 {
-    const json_t *v = json_object_get(series, "values");
-    for (size_t i = 0; i < json_array_size(v); i++)
-        if (json_is_number(json_array_get(v, i)))
+    for (size_t i = 0; i < json_array_size(series->values); i++)
+        if (!isnan(doc_series_value(series, i)))
             return true;
     return false;
 }
 
+/* The series of run with this metric and labels (a series of nothing when there is none). */
+static struct doc_series series_of(const struct doc_run *run, const char *metric,
+                                   const char *labels)
+{
+    struct doc_series s;
+    doc_series_read(doc_run_series(run, metric, labels), &s);
+    return s;
+}
+
 /* One chart of a GPU ratio (metric), one line per GPU the analysis shows, or per GPU with
  * values; nothing when no GPU has a value (no GPU, or no GPM for its activities). */
-static void gpu_timeline(FILE *out, const struct export_request *req, const json_t *r,
-                         const json_t *run, const char *metric, const char *title)
+static void gpu_timeline(FILE *out, const struct export_request *req, const struct doc_result *r,
+                         const struct doc_run *run, const char *metric, const char *title)
 {
-    const json_t *series = json_object_get(json_object_get(run, "samples"), "series");
-    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
-    struct line *g = xcalloc(json_array_size(series) + 1, sizeof *g);
-    char (*names)[48] = xcalloc(json_array_size(series) + 1, sizeof *names);
+    const json_t *gpus = r->analysis.gpus;
+    size_t n = doc_run_n_series(run);
+    struct line *g = xcalloc(n + 1, sizeof *g);
+    char (*names)[48] = xcalloc(n + 1, sizeof *names);
     size_t ng = 0;
-    for (size_t i = 0; i < json_array_size(series); i++) {
-        const json_t *s = json_array_get(series, i);
-        const char *m = jsonx_str(s, "metric"), *labels = jsonx_str(s, "labels");
-        if (!m || strcmp(m, metric) || !has_values(s))
+    for (size_t i = 0; i < n; i++) {
+        struct doc_series s;
+        doc_run_series_at(run, i, &s);
+        const char *labels = s.labels;
+        if (!s.metric || strcmp(s.metric, metric) || !has_values(&s))
             continue;
         bool shown = json_array_size(gpus) == 0;
         for (size_t j = 0; j < json_array_size(gpus) && !shown; j++) {
@@ -387,39 +394,38 @@ static void gpu_timeline(FILE *out, const struct export_request *req, const json
 
 void html_figure_timelines(FILE *out, const struct export_request *req, size_t index)
 {
-    const json_t *r = req->results[index];
+    const struct doc_result *r = req->docs[index];
     int k = export_chosen_run(req, r);
-    const json_t *run = json_array_get(json_object_get(r, "runs"), k < 0 ? 0 : (size_t)k);
-    const json_t *t = json_object_get(json_object_get(run, "samples"), "t_ns");
-    char d[32];
-    if (!run)
+    size_t at = k < 0 ? 0 : (size_t)k;
+    if (at >= r->n_runs)
         return;
-    if (json_array_size(t) < 2) {
+    const struct doc_run *run = &r->runs[at];
+    size_t samples = doc_run_n_samples(run);
+    char d[32];
+    if (samples < 2) {
         fprintf(out, "<p>Run %d has %s resource sample: no timeline to draw.</p>\n", k,
-                json_array_size(t) ? "only one" : "no");
+                samples ? "only one" : "no");
         return;
     }
     fprintf(out, "<p>Timelines of run %d (%s, %s, %s); top-level stages shaded.</p>\n", k,
             req->run >= 0 ? "chosen with --run" : "the run with the median wall time",
-            json_is_true(json_object_get(run, "warmup")) ? "a warm-up run" : "a measured run",
-            export_fmt_duration(jsonx_num(run, "wall_ns"), d, sizeof d));
+            run->warmup ? "a warm-up run" : "a measured run",
+            export_fmt_duration(run->wall_ns, d, sizeof d));
 
-    struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
-                       line_colours[0], true, 1};
-    if (has_values(one.series))
+    struct line one = {series_of(run, "process_cpu_seconds_total", ""), "", line_colours[0],
+                       true, 1};
+    if (has_values(&one.series))
         timeline(out, req, run, "CPU cores busy (rate of process CPU time)", &one, 1, Y_PLAIN, 0, NULL);
-    one = (struct line){export_series_find(run, "process_resident_bytes", ""), "",
-                        line_colours[0], false, 1};
-    if (has_values(one.series))
+    one = (struct line){series_of(run, "process_resident_bytes", ""), "", line_colours[0], false,
+                        1};
+    if (has_values(&one.series))
         timeline(out, req, run, "Memory of the process tree (PSS, else RSS)", &one, 1, Y_BYTES,
                  0, NULL);
     struct line io[2] = {
-        {export_series_find(run, "process_read_bytes_total", ""), "read", line_colours[1], true,
-         1},
-        {export_series_find(run, "process_written_bytes_total", ""), "written", line_colours[2],
-         true, 1},
+        {series_of(run, "process_read_bytes_total", ""), "read", line_colours[1], true, 1},
+        {series_of(run, "process_written_bytes_total", ""), "written", line_colours[2], true, 1},
     };
-    if (has_values(io[0].series) || has_values(io[1].series))
+    if (has_values(&io[0].series) || has_values(&io[1].series))
         timeline(out, req, run, "Storage I/O of the process tree, bytes/s", io, 2, Y_BYTES, 0,
                  NULL);
 
@@ -431,15 +437,13 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
                  "GPU tensor pipes active (NVML GPM)");
 
     /* the stage colours used by the shading */
-    const json_t *stages = json_object_get(run, "stages");
     fputs("<div class=\"legend\">", out);
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        const char *name = jsonx_str(st, "name");
-        if (!name || jsonx_int(st, "depth", 0) != 0)
+    for (size_t i = 0; i < run->n_stages; i++) {
+        const struct doc_run_stage *st = &run->stages[i];
+        if (!st->name || st->depth != 0)
             continue;
-        fprintf(out, "<span><i style=\"background:%s\"></i>", html_stage_colour(req, name));
-        html_text(out, name);
+        fprintf(out, "<span><i style=\"background:%s\"></i>", html_stage_colour(req, st->name));
+        html_text(out, st->name);
         fputs("</span>", out);
     }
     fputs("</div>\n", out);
@@ -447,12 +451,14 @@ void html_figure_timelines(FILE *out, const struct export_request *req, size_t i
 
 void html_figure_load_cpu(FILE *out, const struct export_request *req, size_t index)
 {
-    const json_t *r = req->results[index];
-    const json_t *load = json_object_get(r, "load");
-    const json_t *run = json_array_get(json_object_get(r, "runs"), 0);
-    struct line one = {export_series_find(run, "process_cpu_seconds_total", ""), "",
-                       line_colours[0], true, 1};
-    if (!json_is_string(json_object_get(load, "server_cmd")) || !has_values(one.series))
+    const struct doc_result *r = req->docs[index];
+    const struct doc_load *load = req->loads[index];
+    if (!load->server_cmd || !r->n_runs)
+        return;
+    const struct doc_run *run = &r->runs[0];
+    struct line one = {series_of(run, "process_cpu_seconds_total", ""), "", line_colours[0],
+                       true, 1};
+    if (!has_values(&one.series))
         return;
     timeline(out, req, run, "The server's CPU cores busy (rate of its process tree's CPU time); "
              "scenario runs shaded (the runs that count in blue, probes in grey)", &one, 1,

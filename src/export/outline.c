@@ -2,9 +2,10 @@
  * order (the comparison first when there are several results, then for each: summary (the
  * answer), results, analysis, resource use, warnings, workload and configuration, methodology,
  * environment, runs, how to reproduce), as calls to the format's export_outline_ops, so both formats
- * say the same things and only their markup differs (see export.h). The sections with a file of
- * their own (outline_sections.h: the comparison, the sweep, a load result's, the ranks) are
- * called from here; all write with the primitives of outline_write.h. */
+ * say the same things and only their markup differs (see export.h). Each result is read through
+ * its views of doc/ (req->docs, req->loads). The sections with a file of their own
+ * (outline_sections.h: the comparison, the sweep, a load result's, the ranks) are called from
+ * here; all write with the primitives of outline_write.h. */
 #include "export/export.h"
 
 #include <math.h>
@@ -14,16 +15,17 @@
 
 #include "export/outline_sections.h"
 
+#include "doc/load.h"
 #include "doc/result.h"
 
 /* ---- environment ---- */
 
 /* Folded in HTML: long, and read after the answer. */
-static void section_environment(struct outline *o, const json_t *r)
+static void section_environment(struct outline *o, const struct doc_result *r)
 {
-    const json_t *env = json_object_get(r, "environment");
+    const json_t *env = r->environment;
     outline_group_begin(o, EXPORT_GROUP_FOLDED, "Environment");
-    if (!json_is_object(env) || json_object_size(env) == 0) {
+    if (!env || json_object_size(env) == 0) {
         outline_para(o, "The result does not describe its environment.");
     } else {
         struct export_table t;
@@ -52,28 +54,25 @@ static void config_value(const char *key, const json_t *v, char *buf, size_t len
 /* A load result measured a server it started (--server-cmd): its process tree is the
  * "workload" of the stage analysis and the resource table. Without one there is no process to
  * analyse, and the generator's one run is not the result. */
-static bool measures_server(const json_t *r)
+static bool measures_server(const struct doc_load *load)
 {
-    return jsonx_str(json_object_get(r, "load"), "server_cmd") != NULL;
+    return load->server_cmd != NULL;
 }
 
-static void section_workload(struct outline *o, const json_t *r)
+static void section_workload(struct outline *o, const struct doc_result *r,
+                             const struct doc_load *load)
 {
-    const json_t *cmd = json_object_get(r, "command");
-    const json_t *argv = json_object_get(cmd, "argv");
     outline_heading(o, o->level, "Workload and configuration");
-    const json_t *load = json_object_get(r, "load");
-    if (json_is_object(load)) { /* the generator's command; the server's, if it started one */
-        char *c = export_reproduce_command(r);
+    if (load->present) { /* the generator's command; the server's, if it started one */
+        char *c = export_reproduce_command(r, load);
         outline_para(o, "Command:");
         o->ops->code(o->ctx, c);
         free(c);
     }
-    if (json_array_size(argv) || !json_is_object(load)) {
-        char *c = export_shell_join(argv);
-        outline_para(o, "%s%s:", json_is_object(load) ? "Server command" : "Command",
-                     json_is_true(json_object_get(cmd, "shell")) ? " (run through /bin/sh -c)"
-                                                                : "");
+    if (r->n_argv || !load->present) {
+        char *c = export_shell_join(r->argv, r->n_argv);
+        outline_para(o, "%s%s:", load->present ? "Server command" : "Command",
+                     r->shell ? " (run through /bin/sh -c)" : "");
         o->ops->code(o->ctx, c);
         free(c);
     }
@@ -83,12 +82,11 @@ static void section_workload(struct outline *o, const json_t *r)
     export_table_init(&t, 2, "setting", "value");
     size_t row = export_table_row(&t, 0);
     export_table_set(&t, row, 0, "label");
-    export_table_set(&t, row, 1, "%s", export_fmt_value(json_object_get(r, "label"), buf,
-                                                          sizeof buf));
-    const json_t *cfg = json_object_get(r, "config");
+    snprintf(buf, sizeof buf, "%s", str_or(r->label, "-")); /* as long as any setting */
+    export_table_set(&t, row, 1, "%s", buf);
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)cfg, k, v) {
+    json_object_foreach((json_t *)r->config.json, k, v) {
         config_value(k, v, buf, sizeof buf);
         row = export_table_row(&t, 0);
         export_table_set(&t, row, 0, "%s", k);
@@ -96,17 +94,16 @@ static void section_workload(struct outline *o, const json_t *r)
     }
     outline_table(o, &t);
 
-    const json_t *meta = json_object_get(json_object_get(r, "summary"), "metadata");
-    if (json_array_size(meta)) {
+    const struct doc_summary *s = &r->summary;
+    if (s->n_metadata) {
         outline_para(o, "Metadata the workload sent (last run):");
         export_table_init(&t, 2, "key", "value");
-        for (size_t i = 0; i < json_array_size(meta); i++) {
-            const json_t *m = json_array_get(meta, i);
+        for (size_t i = 0; i < s->n_metadata; i++) {
+            const struct doc_meta *m = &s->metadata[i];
             row = export_table_row(&t, 0);
-            export_table_set(&t, row, 0, "%s", str_or(jsonx_str(m, "key"), "?"));
-            export_table_set(&t, row, 1, "%s%s", str_or(jsonx_str(m, "value"), ""),
-                             json_is_true(json_object_get(m, "varies"))
-                                 ? " (varies between runs)" : "");
+            export_table_set(&t, row, 0, "%s", str_or(m->key, "?"));
+            export_table_set(&t, row, 1, "%s%s", str_or(m->value, ""),
+                             m->varies ? " (varies between runs)" : "");
         }
         outline_table(o, &t);
     }
@@ -114,40 +111,38 @@ static void section_workload(struct outline *o, const json_t *r)
 
 /* ---- methodology ---- */
 
-static void section_methodology(struct outline *o, const json_t *r)
+static void section_methodology(struct outline *o, const struct doc_result *r,
+                                const struct doc_load *load)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *cfg = json_object_get(r, "config");
-    const json_t *sampling = json_object_get(r, "sampling");
-    const json_t *mlb = json_object_get(r, "mlbench");
+    const struct doc_summary *s = &r->summary;
+    const struct doc_sampling *sampling = &r->sampling;
     struct export_lines l = {0};
-    long long measured = jsonx_int(s, "runs_measured", 0);
+    long long measured = s->runs_measured;
     long long warmup = 0;
-    const json_t *runs = json_object_get(r, "runs");
-    for (size_t i = 0; i < json_array_size(runs); i++)
-        warmup += json_is_true(json_object_get(json_array_get(runs, i), "warmup"));
-    if (json_is_object(json_object_get(r, "load"))) {
+    for (size_t i = 0; i < r->n_runs; i++)
+        warmup += r->runs[i].warmup;
+    if (load->present) {
         sl_add(&l, "mlbench load ran the scenario runs in the Load section, in one run of the "
                "generator; each query's latency counts from the time it was due, so a server "
                "that stalls is not hidden (coordinated omission); percentiles are LoadGen's "
                "rank in each run's histogram, and VALID or INVALID follows LoadGen's rules "
                "(docs/load.md).");
-        if (measures_server(r))
+        if (measures_server(load))
             sl_add(&l, "The server's process tree (the server command) is the workload whose "
                    "resources and markers are measured.");
     } else {
         sl_add(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
                "result but not counted (first runs pay for cold caches and lazy initialisation).",
-               measured, measured == 1 ? "" : "s", jsonx_int(s, "runs_ok", 0), warmup,
+               measured, measured == 1 ? "" : "s", s->runs_ok, warmup,
                warmup == 1 ? "" : "s");
-        if (json_is_null(json_object_get(cfg, "runs")))
+        if (r->config.runs_automatic)
             sl_add(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
                    "measurement, at most 10.");
-        if (json_is_true(json_object_get(s, "used_failed_runs")))
+        if (s->used_failed_runs)
             sl_add(&l, "No run succeeded: the statistics describe the failed runs.");
         else
             sl_add(&l, "Statistics are over the %lld measured runs that succeeded.",
-                   jsonx_int(s, "runs_used", 0));
+                   s->runs_used);
         sl_add(&l, "Each run: the command in its own process group, standard input from "
                "/dev/null, output discarded; wall time from spawn to exit (CLOCK_MONOTONIC); CPU "
                "time, peak RSS and page faults over the whole process tree.");
@@ -158,137 +153,118 @@ static void section_methodology(struct outline *o, const json_t *r)
                "coverage it really has); CV is standard deviation over mean; outliers have a "
                "modified z-score above 3.5 (docs/statistics.md).");
     }
-    if (isfinite(jsonx_num(cfg, "timeout_s")))
-        sl_add(&l, "Timeout per run: %.6g s.", jsonx_num(cfg, "timeout_s"));
-    if (sampling) {
+    if (isfinite(r->config.timeout_s))
+        sl_add(&l, "Timeout per run: %.6g s.", r->config.timeout_s);
+    if (sampling->present) {
         struct strbuf src = {0};
         strbuf_puts(&src, "");
-        const json_t *sources = json_object_get(sampling, "sources");
+        const json_t *sources = sampling->sources;
         for (size_t i = 0; i < json_array_size(sources); i++) {
             if (i)
                 strbuf_puts(&src, ", ");
             strbuf_puts(&src, str_or(json_string_value(json_array_get(sources, i)), "?"));
         }
-        double ratio = jsonx_num(sampling, "cpu_ratio");
+        double ratio = sampling->cpu_ratio;
         char cost[96] = "", a[64];
         if (isfinite(ratio))
             snprintf(cost, sizeof cost, "; sampling used %.2f %% of one core", 100 * ratio);
         sl_add(&l, "Resources sampled every %s by %s%s; samples are attributed to the stages open "
                "at their time.",
-               export_fmt_duration(jsonx_num(sampling, "interval_ns"), a, sizeof a),
+               export_fmt_duration(sampling->interval_ns, a, sizeof a),
                json_array_size(sources) ? src.s : "no source", cost);
         free(src.s);
-        const json_t *nm = json_object_get(sampling, "not_measured");
+        const json_t *nm = sampling->not_measured;
         for (size_t i = 0; i < json_array_size(nm); i++)
             sl_add(&l, "Not measured: %s.", str_or(json_string_value(json_array_get(nm, i)), "?"));
     }
     sl_add(&l, "Measured with mlbench %s (commit %s); result %s, started %s.",
-           str_or(jsonx_str(mlb, "version"), "?"),
-           str_or(jsonx_str(mlb, "git_commit"), "?"),
-           str_or(jsonx_str(r, "id"), "?"), str_or(jsonx_str(r, "created"), "?"));
+           str_or(r->mlbench_version, "?"), str_or(r->mlbench_commit, "?"),
+           str_or(r->id, "?"), str_or(r->created, "?"));
     outline_heading(o, o->level, "Methodology");
     o_list(o, &l);
 }
 
 /* ---- results ---- */
 
-static void stats_row(struct export_table *t, const char *name, int depth, const json_t *st,
-                      double share, long long n)
+static void stats_row(struct export_table *t, const char *name, int depth,
+                      const struct doc_stats *st, double share, long long n)
 {
     char m[32], mn[32], mx[32];
     size_t row = export_table_row(t, depth);
-    double level = jsonx_num(st, "ci_level");
-    long long sn = jsonx_int(st, "n", 0);
     export_table_set(t, row, 0, "%s", name);
-    export_table_set(t, row, 1, "%s", export_fmt_duration(jsonx_num(st, "median"), m,
-                                                           sizeof m));
-    if (sn >= 2 && isfinite(jsonx_num(st, "ci_low"))) {
+    export_table_set(t, row, 1, "%s", export_fmt_duration(st->median, m, sizeof m));
+    if (st->n >= 2 && isfinite(st->ci_low)) {
         char lo[32], hi[32];
-        export_fmt_duration(jsonx_num(st, "ci_low"), lo, sizeof lo);
-        export_fmt_duration(jsonx_num(st, "ci_high"), hi, sizeof hi);
-        if (isfinite(level) && level < 0.95 - 1e-9)
-            export_table_set(t, row, 2, "%s .. %s (%.0f %%)", lo, hi, 100 * level);
+        export_fmt_duration(st->ci_low, lo, sizeof lo);
+        export_fmt_duration(st->ci_high, hi, sizeof hi);
+        if (isfinite(st->ci_level) && st->ci_level < 0.95 - 1e-9)
+            export_table_set(t, row, 2, "%s .. %s (%.0f %%)", lo, hi, 100 * st->ci_level);
         else
             export_table_set(t, row, 2, "%s .. %s", lo, hi);
     } else {
         export_table_set(t, row, 2, "-");
     }
     export_table_set(t, row, 3, "%s", export_fmt_num(share, "%.1f %%", 100, m, sizeof m));
-    export_table_set(t, row, 4, "%s .. %s",
-                     export_fmt_duration(jsonx_num(st, "min"), mn, sizeof mn),
-                     export_fmt_duration(jsonx_num(st, "max"), mx, sizeof mx));
-    export_table_set(t, row, 5, "%s", sn >= 2 ? export_fmt_num(jsonx_num(st, "cv"),
-                                                               "%.1f %%", 100, m, sizeof m) : "-");
+    export_table_set(t, row, 4, "%s .. %s", export_fmt_duration(st->min, mn, sizeof mn),
+                     export_fmt_duration(st->max, mx, sizeof mx));
+    export_table_set(t, row, 5, "%s", st->n >= 2 ? export_fmt_num(st->cv, "%.1f %%", 100, m,
+                                                                  sizeof m) : "-");
     export_table_set(t, row, 6, "%lld", n);
 }
 
-static void section_results(struct outline *o, const json_t *r, size_t index)
+static void section_results(struct outline *o, const struct doc_result *r, size_t index)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *stages = json_object_get(s, "stages");
-    const json_t *wall = json_object_get(s, "wall_ns");
+    const struct doc_summary *s = &r->summary;
+    const struct doc_stats *wall = &s->wall;
     char a[32], b[32], c[32], d[32];
     outline_heading(o, o->level, "Results");
-    if (!wall) {
+    if (!wall->present) {
         outline_para(o, "No run completed: there is nothing to summarise.");
         return;
     }
-    if (json_is_true(json_object_get(s, "used_failed_runs")))
+    if (s->used_failed_runs)
         outline_para(o, "No run succeeded: the figures below describe failed runs.");
     struct export_table t;
     export_table_init(&t, 7, "stage", "median", "95% CI of median", "share", "min .. max", "CV",
                       "runs");
     t.numeric = 0x7e;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        stats_row(&t, str_or(jsonx_str(st, "name"), "?"), export_stage_depth(st),
-                  json_object_get(st, "active_ns"), jsonx_num(st, "share"),
-                  jsonx_int(st, "n", 0));
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        stats_row(&t, str_or(st->name, "?"), st->depth, &st->active, st->share, st->n);
     }
-    double outside = jsonx_num(s, "outside_ns");
-    double wall_median = jsonx_num(wall, "median");
-    if (json_array_size(stages) && isfinite(outside) && wall_median > 0 &&
-        outside / wall_median >= 0.01) {
+    double outside = s->outside_ns;
+    if (s->n_stages && isfinite(outside) && wall->median > 0 && outside / wall->median >= 0.01) {
         size_t row = export_table_row(&t, 0);
         export_table_set(&t, row, 0, "(outside stages)");
         export_table_set(&t, row, 1, "%s", export_fmt_duration(outside, a, sizeof a));
-        export_table_set(&t, row, 3, "%.1f %%", 100 * outside / wall_median);
+        export_table_set(&t, row, 3, "%.1f %%", 100 * outside / wall->median);
     }
-    stats_row(&t, "total", 0, wall, 1.0, jsonx_int(wall, "n", 0));
+    stats_row(&t, "total", 0, wall, 1.0, wall->n);
     outline_table(o, &t);
     outline_para(o, "Stage time is the wall time with the stage open on any thread. CPU: %s cores busy "
            "(user %s, system %s per run); peak RSS %s.",
-           export_fmt_num(jsonx_num(s, "cpu_cores"), "%.2f", 1, c, sizeof c),
-           export_fmt_duration(jsonx_num(json_object_get(s, "user_ns"), "median"), a,
-                               sizeof a),
-           export_fmt_duration(jsonx_num(json_object_get(s, "sys_ns"), "median"), b,
-                               sizeof b),
-           export_fmt_bytes(jsonx_num(json_object_get(s, "max_rss_bytes"), "median"), d,
-                            sizeof d));
+           export_fmt_num(s->cpu_cores, "%.2f", 1, c, sizeof c),
+           export_fmt_duration(s->user.median, a, sizeof a),
+           export_fmt_duration(s->sys.median, b, sizeof b),
+           export_fmt_bytes(s->max_rss.median, d, sizeof d));
 
-    const json_t *counters = json_object_get(s, "counters");
-    if (json_array_size(counters)) {
+    if (s->n_counters) {
         export_table_init(&t, 4, "counter", "last value (median)", "sum per run (median)",
                           "rate (median)");
         t.numeric = 0xe;
-        struct doc_result *rd = doc_result_read(r);
-        for (size_t i = 0; i < json_array_size(counters); i++) {
-            const json_t *k = json_array_get(counters, i);
-            bool count = json_is_true(json_object_get(k, "count"));
+        for (size_t i = 0; i < s->n_counters; i++) {
+            const struct doc_counter *k = &s->counters[i];
             size_t row = export_table_row(&t, 0);
-            export_table_set(&t, row, 0, "%s", str_or(jsonx_str(k, "name"), "?"));
-            export_table_set(&t, row, 1, "%s", export_fmt_num(
-                jsonx_num(json_object_get(k, "last"), "median"), "%.6g", 1, a, sizeof a));
+            export_table_set(&t, row, 0, "%s", str_or(k->name, "?"));
+            export_table_set(&t, row, 1, "%s", export_fmt_num(k->last.median, "%.6g", 1, a,
+                                                              sizeof a));
             /* sums and rates only mean something for counts (images), not for a loss */
-            export_table_set(&t, row, 2, "%s", count ? export_fmt_num(
-                jsonx_num(k, "sum_median"), "%.6g", 1, a, sizeof a) : "-");
+            export_table_set(&t, row, 2, "%s", k->count ? export_fmt_num(k->sum_median, "%.6g",
+                                                                         1, a, sizeof a) : "-");
             char rate[256];
             export_table_set(&t, row, 3, "%s",
-                             count ? export_fmt_counter_rate(&rd->summary.counters[i], rate,
-                                                             sizeof rate)
-                                   : "-");
+                             k->count ? export_fmt_counter_rate(k, rate, sizeof rate) : "-");
         }
-        doc_result_free(rd);
         outline_para(o, "Counters the workload sent:");
         outline_table(o, &t);
         if (o->ops->figure)
@@ -299,12 +275,10 @@ static void section_results(struct outline *o, const json_t *r, size_t index)
 /* ---- latency per span ---- */
 
 /* Percentiles of the span durations of each stage that repeats, and (HTML) their histograms. */
-static void section_latency(struct outline *o, const json_t *r, size_t index)
+static void section_latency(struct outline *o, const struct doc_result *r, size_t index)
 {
     struct export_table t;
-    struct doc_result *d = doc_result_read(r);
-    export_latency_table(&t, &d->summary);
-    doc_result_free(d);
+    export_latency_table(&t, &r->summary);
     if (t.nrows) {
         outline_heading(o, o->level + 1, "Latency per span");
         outline_para(o, "Stages with at least %d spans: the duration of each span, pooled over the ok "
@@ -322,17 +296,17 @@ static void section_latency(struct outline *o, const json_t *r, size_t index)
 
 /* sm: the table has the SM active column (NVML GPM measured it in the run) */
 static void resource_row(struct export_table *t, const char *name, int depth,
-                         const json_t *resources, const json_t *gpus, bool sm)
+                         const struct doc_resources *resources, const json_t *gpus, bool sm)
 {
     char b[32];
     size_t row = export_table_row(t, depth);
     export_table_set(t, row, 0, "%s", name);
-    if (!json_array_size(resources)) {
+    if (!resources->n) {
         export_table_set(t, row, 1, "no sample (shorter than the sampling interval)");
         return;
     }
-    struct export_stage_figures f;
-    export_stage_figures(resources, gpus, &f);
+    struct doc_figures f;
+    doc_figures(resources, gpus, &f);
     export_table_set(t, row, 1, "%s", export_fmt_num(f.cpu_cores, "%.2f", 1, b, sizeof b));
     export_table_set(t, row, 2, "%s", export_fmt_bytes(f.rss_peak_bytes, b, sizeof b));
     export_table_set(t, row, 3, "%s", export_fmt_num(f.read_bps, "%.1f", 1e-6, b, sizeof b));
@@ -350,20 +324,19 @@ static void resource_row(struct export_table *t, const char *name, int depth,
     }
 }
 
-static void section_resources(struct outline *o, const json_t *r, size_t index)
+static void section_resources(struct outline *o, const struct doc_result *r, size_t index)
 {
-    const json_t *s = json_object_get(r, "summary");
-    const json_t *gpus = json_object_get(json_object_get(r, "analysis"), "gpus");
-    const json_t *stages = json_object_get(s, "stages");
+    const struct doc_summary *s = &r->summary;
+    const json_t *gpus = r->analysis.gpus;
     outline_heading(o, o->level, "Resource use per stage");
-    if (!json_object_get(s, "resources")) {
+    if (!s->resources.json) {
         outline_para(o, "No resource samples: the runs were shorter than the sampling interval or "
                "no source could measure.");
         return;
     }
     struct export_table t;
-    struct export_stage_figures total;
-    export_stage_figures(json_object_get(s, "resources"), gpus, &total);
+    struct doc_figures total;
+    doc_figures(&s->resources, gpus, &total);
     bool sm = json_array_size(gpus) && isfinite(total.gpu_sm_active);
     if (sm)
         export_table_init(&t, 10, "stage", "CPU cores busy", "peak memory", "read MB/s",
@@ -376,13 +349,11 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
         export_table_init(&t, 6, "stage", "CPU cores busy", "peak memory", "read MB/s",
                           "write MB/s", "iowait");
     t.numeric = 0x3fe;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const json_t *st = json_array_get(stages, i);
-        resource_row(&t, str_or(jsonx_str(st, "name"), "?"),
-                     export_stage_depth(st),
-                     json_object_get(st, "resources"), gpus, sm);
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        resource_row(&t, str_or(st->name, "?"), st->depth, &st->resources, gpus, sm);
     }
-    resource_row(&t, "total", 0, json_object_get(s, "resources"), gpus, sm);
+    resource_row(&t, "total", 0, &s->resources, gpus, sm);
     outline_table(o, &t);
     outline_para(o, "Means over the samples that fell in each stage (medians over the runs); peak "
            "memory is the highest sample. CPU cores busy is the rate of process CPU time; MB/s are "
@@ -402,13 +373,13 @@ static void section_resources(struct outline *o, const json_t *r, size_t index)
 
 /* The answer first: the verdict (bottleneck, its verdict and evidence), the total with its
  * interval, the stage chart, the top findings in the analysis's order, the warnings count. */
-static void section_summary(struct outline *o, const json_t *r, size_t index)
+static void section_summary(struct outline *o, const struct doc_result *r,
+                            const struct doc_load *load, size_t index)
 {
     outline_heading(o, o->level, "Summary");
     outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
-    const json_t *load = json_object_get(r, "load");
-    if (json_is_object(load)) {
-        outline_load_answer(o, r);
+    if (load->present) {
+        outline_load_answer(o, load);
     } else {
         char *verdict = export_answer_verdict(r), *total = export_answer_total(r);
         outline_para(o, "%s", verdict);
@@ -420,10 +391,9 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
     }
     char *top[TOP_FINDINGS];
     /* a load result's stages are the server's (--server-cmd), else there is none to analyse */
-    size_t n = !json_is_object(load) || measures_server(r)
-                   ? export_answer_findings(r, TOP_FINDINGS, top)
-                   : 0;
-    size_t all = json_array_size(json_object_get(json_object_get(r, "analysis"), "findings"));
+    bool analysed = !load->present || measures_server(load);
+    size_t n = analysed ? export_answer_findings(r, TOP_FINDINGS, top) : 0;
+    size_t all = r->analysis.n_findings;
     if (n) {
         struct export_lines l = {0};
         outline_para(o, "%s:", n == 1 ? "The finding" : "Top findings, most important first");
@@ -434,11 +404,10 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
         o_list(o, &l);
         if (all > n)
             outline_para(o, "All %zu findings, with their evidence: Analysis, below.", all);
-    } else if (json_is_object(json_object_get(r, "analysis")) &&
-               (!json_is_object(load) || measures_server(r))) {
+    } else if (r->analysis.present && analysed) {
         outline_para(o, "No findings: no rule found something to change.");
     }
-    size_t nw = json_array_size(json_object_get(r, "warnings"));
+    size_t nw = r->n_warnings;
     if (nw)
         outline_para(o, "%zu warning%s about the measurement (Warnings, below).", nw,
                nw == 1 ? "" : "s");
@@ -447,35 +416,33 @@ static void section_summary(struct outline *o, const json_t *r, size_t index)
     outline_group_end(o, EXPORT_GROUP_ANSWER);
 }
 
-static void section_analysis(struct outline *o, const json_t *r)
+static void section_analysis(struct outline *o, const struct doc_result *r)
 {
-    const json_t *a = json_object_get(r, "analysis");
+    const struct doc_analysis *a = &r->analysis;
     char b[32];
     outline_heading(o, o->level, "Analysis");
-    if (!json_is_object(a)) {
+    if (!a->present) {
         outline_para(o, "No analysis: there were no resource samples or no usable run.");
         return;
     }
-    const char *bottleneck = jsonx_str(a, "bottleneck");
-    if (bottleneck)
-        outline_para(o, "Bottleneck: %s, the top-level stage holding the pipeline back.", bottleneck);
+    if (a->bottleneck)
+        outline_para(o, "Bottleneck: %s, the top-level stage holding the pipeline back.",
+                     a->bottleneck);
     struct export_table t;
     export_table_init(&t, 4, "stage", "share", "verdict", "evidence");
     t.numeric = 0x2;
-    const json_t *verdicts = json_object_get(a, "verdicts");
-    for (size_t i = 0; i < json_array_size(verdicts); i++) {
-        const json_t *v = json_array_get(verdicts, i);
-        const char *stage = str_or(jsonx_str(v, "stage"), "?");
+    for (size_t i = 0; i < a->n_verdicts; i++) {
+        const struct doc_verdict *v = &a->verdicts[i];
+        const char *stage = str_or(v->stage, "?");
         size_t row = export_table_row(&t, 0);
         export_table_set(&t, row, 0, "%s", stage);
-        export_table_set(&t, row, 1, "%s", export_fmt_num(export_stage_share(r, stage),
+        export_table_set(&t, row, 1, "%s", export_fmt_num(doc_result_stage_share(r, stage),
                                                           "%.1f %%", 100, b, sizeof b));
-        export_table_set(&t, row, 2, "%s", str_or(jsonx_str(v, "rule"), "?"));
-        export_table_set(&t, row, 3, "%s", str_or(jsonx_str(v, "evidence"), ""));
+        export_table_set(&t, row, 2, "%s", str_or(v->rule, "?"));
+        export_table_set(&t, row, 3, "%s", str_or(v->evidence, ""));
     }
     outline_table(o, &t);
-    const json_t *findings = json_object_get(a, "findings");
-    if (!json_array_size(findings)) {
+    if (!a->n_findings) {
         outline_para(o, "No findings.");
         return;
     }
@@ -483,80 +450,83 @@ static void section_analysis(struct outline *o, const json_t *r)
     export_table_init(&t, 6, "#", "stage", "rule", "evidence", "recommendation",
                       "could save per run");
     t.numeric = 0x21;
-    for (size_t i = 0; i < json_array_size(findings); i++) {
-        const json_t *f = json_array_get(findings, i);
-        double saving = jsonx_num(f, "saving_ns");
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct doc_finding *f = &a->findings[i];
         size_t row = export_table_row(&t, 0);
         export_table_set(&t, row, 0, "%zu", i + 1);
-        export_table_set(&t, row, 1, "%s", str_or(jsonx_str(f, "stage"), "?"));
-        export_table_set(&t, row, 2, "%s", str_or(jsonx_str(f, "rule"), "?"));
-        export_table_set(&t, row, 3, "%s", str_or(jsonx_str(f, "evidence"), ""));
-        export_table_set(&t, row, 4, "%s", str_or(jsonx_str(f, "recommendation"), ""));
-        export_table_set(&t, row, 5, "%s", saving > 0 ? export_fmt_duration(saving, b, sizeof b)
-                                                      : "-");
+        export_table_set(&t, row, 1, "%s", str_or(f->stage, "?"));
+        export_table_set(&t, row, 2, "%s", str_or(f->rule, "?"));
+        export_table_set(&t, row, 3, "%s", str_or(f->evidence, ""));
+        export_table_set(&t, row, 4, "%s", str_or(f->recommendation, ""));
+        export_table_set(&t, row, 5, "%s", f->saving_ns > 0
+                                               ? export_fmt_duration(f->saving_ns, b, sizeof b)
+                                               : "-");
     }
     outline_table(o, &t);
 }
 
-static void section_warnings(struct outline *o, const json_t *r)
+static void section_warnings(struct outline *o, const struct doc_result *r)
 {
-    const json_t *w = json_object_get(r, "warnings");
     struct export_lines l = {0};
     outline_heading(o, o->level, "Warnings");
-    if (json_is_string(json_object_get(r, "interrupted_by")))
+    if (r->interrupted_by)
         sl_add(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",
-               jsonx_str(r, "interrupted_by"));
-    for (size_t i = 0; i < json_array_size(w); i++) {
-        const json_t *x = json_array_get(w, i);
-        sl_add(&l, "%s: %s", str_or(jsonx_str(x, "code"), "?"),
-               str_or(jsonx_str(x, "message"), ""));
-    }
+               r->interrupted_by);
+    for (size_t i = 0; i < r->n_warnings; i++)
+        sl_add(&l, "%s: %s", str_or(r->warnings[i].code, "?"),
+               str_or(r->warnings[i].message, ""));
     if (!l.n)
         outline_para(o, "None: nothing suggests the measurement is off.");
     o_list(o, &l);
 }
 
-static void section_runs(struct outline *o, const json_t *r)
+/* A run's exit code as the document wrote it: a whole number, "-" when it has none (killed by
+ * a signal, or never started). */
+static char *exit_code(double v, char *buf, size_t len)
 {
-    const json_t *runs = json_object_get(r, "runs");
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (v == floor(v) && fabs(v) < 9e18)
+        snprintf(buf, len, "%lld", (long long)v);
+    else
+        snprintf(buf, len, "%.6g", v);
+    return buf;
+}
+
+static void section_runs(struct outline *o, const struct doc_result *r)
+{
     char a[32], b[32], c[32], d[32];
     outline_heading(o, o->level, "Runs");
     struct export_table t;
     export_table_init(&t, 8, "run", "kind", "status", "wall", "user", "system", "max RSS",
                       "exit");
     t.numeric = 0xf9;
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        const json_t *x = json_array_get(runs, i);
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const struct doc_run *x = &r->runs[i];
         size_t row = export_table_row(&t, 0);
-        export_table_set(&t, row, 0, "%lld", jsonx_int(x, "index", (long long)i));
-        export_table_set(&t, row, 1, "%s", json_is_true(json_object_get(x, "warmup"))
-                                               ? "warm-up" : "measured");
-        const char *err = jsonx_str(x, "error");
-        const char *perr = jsonx_str(x, "prepare_error");
-        export_table_set(&t, row, 2, "%s%s%s", str_or(jsonx_str(x, "status"), "?"),
+        export_table_set(&t, row, 0, "%lld", x->index);
+        export_table_set(&t, row, 1, "%s", x->warmup ? "warm-up" : "measured");
+        const char *err = x->error, *perr = x->prepare_error;
+        export_table_set(&t, row, 2, "%s%s%s", str_or(x->status, "?"),
                          err || perr ? ": " : "", err ? err : perr ? perr : "");
-        export_table_set(&t, row, 3, "%s", export_fmt_duration(jsonx_num(x, "wall_ns"), a,
-                                                               sizeof a));
-        export_table_set(&t, row, 4, "%s", export_fmt_duration(jsonx_num(x, "user_ns"), b,
-                                                               sizeof b));
-        export_table_set(&t, row, 5, "%s", export_fmt_duration(jsonx_num(x, "sys_ns"), c,
-                                                               sizeof c));
-        export_table_set(&t, row, 6, "%s", export_fmt_bytes(jsonx_num(x, "max_rss_bytes"),
-                                                            d, sizeof d));
-        if (jsonx_str(x, "signal"))
-            export_table_set(&t, row, 7, "%s", jsonx_str(x, "signal"));
+        export_table_set(&t, row, 3, "%s", export_fmt_duration(x->wall_ns, a, sizeof a));
+        export_table_set(&t, row, 4, "%s", export_fmt_duration(x->user_ns, b, sizeof b));
+        export_table_set(&t, row, 5, "%s", export_fmt_duration(x->sys_ns, c, sizeof c));
+        export_table_set(&t, row, 6, "%s", export_fmt_bytes(x->max_rss_bytes, d, sizeof d));
+        if (x->signal)
+            export_table_set(&t, row, 7, "%s", x->signal);
         else
-            export_table_set(&t, row, 7, "%s", export_fmt_value(json_object_get(x, "exit_code"),
-                                                                a, sizeof a));
+            export_table_set(&t, row, 7, "%s", exit_code(x->exit_code, a, sizeof a));
     }
     outline_table(o, &t);
 }
 
-static void section_reproduce(struct outline *o, const json_t *r)
+static void section_reproduce(struct outline *o, const struct doc_result *r,
+                              const struct doc_load *load)
 {
     outline_heading(o, o->level, "Reproduce");
     outline_para(o, "From the directory it was measured in, with the same environment:");
-    char *cmd = export_reproduce_command(r);
+    char *cmd = export_reproduce_command(r, load);
     o->ops->code(o->ctx, cmd);
     free(cmd);
 }
@@ -571,10 +541,10 @@ void export_outline(const struct export_request *req, const struct export_outlin
         outline_sweep(&o);
     if (req->n == 0)
         return;
-    const json_t *first = req->results[0];
+    const struct doc_result *first = req->docs[0];
     if (req->n == 1) {
         if (!req->sweep)
-            outline_heading(&o, 1, "mlbench report: %s", export_result_name(first));
+            outline_heading(&o, 1, "mlbench report: %s", doc_result_name(first));
     } else if (req->sweep) {
         outline_comparison_answer(&o);
         outline_comparison(&o);
@@ -584,42 +554,41 @@ void export_outline(const struct export_request *req, const struct export_outlin
         for (size_t i = 1; i < req->n; i++) {
             if (i > 1)
                 strbuf_puts(&b, ", ");
-            strbuf_puts(&b, export_result_name(req->results[i]));
+            strbuf_puts(&b, doc_result_name(req->docs[i]));
         }
-        outline_heading(&o, 1, "mlbench comparison: %s against %s", b.s, export_result_name(first));
+        outline_heading(&o, 1, "mlbench comparison: %s against %s", b.s, doc_result_name(first));
         free(b.s);
         outline_comparison_answer(&o);
         outline_comparison(&o);
     }
     for (size_t i = 0; i < req->n; i++) {
-        const json_t *r = req->results[i];
+        const struct doc_result *r = req->docs[i];
+        const struct doc_load *load = req->loads[i];
         if (req->n > 1)
-            outline_heading(&o, 2, "%s: %s", i == 0 ? "Baseline" : "Candidate", export_result_name(r));
+            outline_heading(&o, 2, "%s: %s", i == 0 ? "Baseline" : "Candidate",
+                            doc_result_name(r));
         else if (req->sweep)
-            outline_heading(&o, 2, "Point: %s", export_result_name(r));
-        outline_para(&o, "Result %s%s%s, created %s%s.", str_or(jsonx_str(r, "id"), "?"),
+            outline_heading(&o, 2, "Point: %s", doc_result_name(r));
+        outline_para(&o, "Result %s%s%s, created %s%s.", str_or(r->id, "?"),
                req->paths && req->paths[i] ? " read from " : "",
                req->paths && req->paths[i] ? req->paths[i] : "",
-               str_or(jsonx_str(r, "created"), "?"),
-               json_is_string(json_object_get(r, "status")) &&
-                       strcmp(jsonx_str(r, "status"), "complete")
-                   ? " (interrupted: incomplete)" : "");
-        section_summary(&o, r, i);
-        outline_load(&o, r, i);
-        bool load = json_is_object(json_object_get(r, "load"));
-        if (!load)
+               str_or(r->created, "?"),
+               r->status && strcmp(r->status, "complete") ? " (interrupted: incomplete)" : "");
+        section_summary(&o, r, load, i);
+        outline_load(&o, load, i);
+        if (!load->present)
             section_results(&o, r, i);
         section_latency(&o, r, i);
         outline_ranks(&o, r);
-        if (!load || measures_server(r)) {
+        if (!load->present || measures_server(load)) {
             section_analysis(&o, r);
             section_resources(&o, r, i);
         }
         section_warnings(&o, r);
-        section_workload(&o, r);
-        section_methodology(&o, r);
+        section_workload(&o, r, load);
+        section_methodology(&o, r, load);
         section_environment(&o, r);
         section_runs(&o, r);
-        section_reproduce(&o, r);
+        section_reproduce(&o, r, load);
     }
 }

@@ -5,15 +5,13 @@
 #include "doc/result.h"
 #include "util/strbuf.h"
 
-void outline_ranks(struct outline *o, const json_t *doc)
+void outline_ranks(struct outline *o, const struct doc_result *r)
 {
-    struct doc_result *r = doc_result_read(doc);
     const struct doc_ranks *ranks = &r->summary.ranks;
     struct export_table t;
     export_ranks_table(&t, ranks);
     if (!t.nrows) {
         export_table_free(&t);
-        doc_result_free(r);
         return;
     }
     outline_heading(o, o->level, "Ranks");
@@ -49,5 +47,4 @@ void outline_ranks(struct outline *o, const json_t *doc)
     } else {
         export_table_free(&t);
     }
-    doc_result_free(r);
 }

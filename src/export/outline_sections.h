@@ -15,12 +15,13 @@ void outline_sweep(struct outline *o);
 
 /* The "Ranks" section of a multi-rank job's result r (outline_ranks.c); nothing with fewer
  * than 2 ranks. */
-void outline_ranks(struct outline *o, const json_t *r);
+void outline_ranks(struct outline *o, const struct doc_result *r);
 
-/* The "Load" section of a load result (outline_load.c): its runs, figures and seconds. */
-void outline_load(struct outline *o, const json_t *r, size_t index);
+/* The "Load" section of the load result o->req->docs[index], whose load section is load
+ * (outline_load.c): its runs, figures and seconds; nothing when load is not present. */
+void outline_load(struct outline *o, const struct doc_load *load, size_t index);
 /* The answer a report on a load result opens with (its Summary): whether it is VALID, what
  * bounds it, and the metric percentile and throughput of each run that counts. */
-void outline_load_answer(struct outline *o, const json_t *r);
+void outline_load_answer(struct outline *o, const struct doc_load *load);
 
 #endif

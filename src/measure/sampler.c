@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sources/facts.h"
 #include "sources/sources.h"
 #include "util/xalloc.h"
 #include "util/clock.h"
@@ -81,43 +82,45 @@ struct sampler *sampler_open(const struct sampler_config *cfg)
     return s;
 }
 
-json_t *sampler_describe(const struct sampler *s)
+void sampler_facts(const struct sampler *s, struct source_facts *out)
 {
-    json_t *o = json_object();
+    memset(out, 0, sizeof *out);
     for (size_t i = 0; i < s->n_src; i++)
-        if (s->src[i].ops->describe)
-            json_object_set_new(o, s->src[i].ops->name, s->src[i].ops->describe(s->src[i].state));
-    return o;
+        if (s->src[i].ops->facts)
+            s->src[i].ops->facts(s->src[i].state, out);
 }
 
-json_t *sampler_describe_source(const char *name, char *err, size_t errlen)
+int sampler_source_facts(const char *name, struct source_facts *out, char *err, size_t errlen)
 {
-    json_t *o = json_object();
+    memset(out, 0, sizeof *out);
     const struct metric_source *m = NULL;
     for (const struct metric_source *const *p = metric_sources; *p && !m; p++)
         if (!strcmp((*p)->name, name))
             m = *p;
     snprintf(err, errlen, "%s", m ? "" : "not a metric source");
     if (!m)
-        return o;
+        return -1;
     struct series_registry reg = {.defs = NULL, .n = 0, .cap = 0};
     struct sample_ctx ctx = {.proc_root = NULL};
     char proc_root[256];
     ctx_init(&ctx, proc_root, sizeof proc_root, false);
     void *state = NULL;
+    int rc = -1;
     if (m->open(&reg, &ctx, &state, err, errlen) != 0) {
         if (!err[0])
             snprintf(err, errlen, "%s could not be opened", name);
     } else {
-        if (m->describe)
-            json_object_set_new(o, name, m->describe(state));
-        else
+        if (m->facts) {
+            m->facts(state, out);
+            rc = 0;
+        } else {
             snprintf(err, errlen, "%s has no static facts", name);
+        }
         if (m->close)
             m->close(state);
     }
     series_registry_free(&reg);
-    return o;
+    return rc;
 }
 
 size_t sampler_skipped(const struct sampler *s, const char *const **reasons)

@@ -23,8 +23,7 @@
  * every 10 ms. */
 #define SAMPLER_ADAPT_SAMPLES 20
 
-#include <jansson.h>
-
+#include "sources/facts.h"
 #include "sources/source.h"
 
 struct sampler;
@@ -59,16 +58,16 @@ void sampler_keep_rows(struct sampler *s, size_t n);
 int sampler_start(struct sampler *s, struct sample_table *tab);
 /* The workload's leader, once spawned (called from the controlling thread). */
 void sampler_set_leader(struct sampler *s, pid_t leader);
-/* The static facts of the open sources (their describe op): an object with one member per
- * source that has facts, named after it ({"nvml": {...}}); {} when none has. New reference,
- * owned by the caller. Safe while sampling (describe reads only what open wrote). */
-json_t *sampler_describe(const struct sampler *s);
+/* The static facts of the open sources (their facts op) into *out, zeroed first: no GPU when
+ * no open source knows one. Free it with source_facts_free. Safe while sampling (the op reads
+ * only what open wrote). */
+void sampler_facts(const struct sampler *s, struct source_facts *out);
 /* For a caller with no sampler (mlbench env): opens the source `name` of the table in
- * sources.c on its own, takes its description and closes it. Returns an object of the same
- * shape as sampler_describe's ({name: facts}, or {} when the source could not open, is not in
- * the table or has no facts; err then says why, else it is ""). New reference. Not
+ * sources.c on its own, takes its facts into *out (zeroed first; free it with
+ * source_facts_free) and closes it. Returns 0 with err "", or -1 when the source could not
+ * open, is not in the table or has no facts (*out is then empty and err says why). Not
  * thread-safe against another open or close of that source. */
-json_t *sampler_describe_source(const char *name, char *err, size_t errlen);
+int sampler_source_facts(const char *name, struct source_facts *out, char *err, size_t errlen);
 /* Takes a last sample and stops the thread. tab stays valid, owned by the caller. */
 void sampler_stop(struct sampler *s);
 void sampler_close(struct sampler *s);

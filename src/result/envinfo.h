@@ -6,7 +6,9 @@
  * docs/environment.md describes every field and where it comes from.
  *
  * A fact that could not be read is left out, never written as 0 or "": readers must tolerate
- * any optional field missing. The capture reads files under /proc, /sys and /etc, runs git
+ * any optional field missing. The capture also hands the facts that a run's summary, analysis
+ * and price need to them as C values (result/machine_facts.h): during a run the document is
+ * only written, never read back. The capture reads files under /proc, /sys and /etc, runs git
  * (when asked, at most 2 s) and makes no network access. */
 #ifndef MLBENCH_ENVINFO_H
 #define MLBENCH_ENVINFO_H
@@ -17,6 +19,8 @@
 
 #include <jansson.h>
 
+#include "result/machine_facts.h"
+
 struct envinfo_options {
     /* Prefix of every file read (/proc/cpuinfo becomes ROOT/proc/cpuinfo): tests point it at a
      * fake tree. NULL or "": the machine itself. Host name, kernel (uname), CPUs online and the
@@ -25,10 +29,10 @@ struct envinfo_options {
     /* Directory whose git commit and dirty state are recorded. NULL: the current directory. */
     const char *git_dir;
     bool no_git; /* do not run git: no `git` object */
-    /* The static facts of the metric sources, by source name, as sampler_describe (mlbench
-     * run, whose sampler has them open) or sampler_describe_source (mlbench env) give them:
-     * gpus and gpu_driver come from "nvml". NULL: no GPU facts. Borrowed. */
-    const json_t *sources;
+    /* The static facts of the metric sources, as sampler_facts (mlbench run, whose sampler
+     * has them open) or sampler_source_facts (mlbench env) give them: gpus and gpu_driver.
+     * NULL: no GPU facts. Borrowed. */
+    const struct source_facts *sources;
     /* Why there are no GPU facts (the nvml source could not open), recorded as gpu_error
      * (mlbench env). NULL: not recorded (a result says it in sampling.not_measured). */
     const char *gpu_error;
@@ -41,10 +45,11 @@ struct envinfo_options {
 };
 
 /* Captures the environment. opt may be NULL (all defaults). Returns a new reference to an
- * object, never NULL; the fields are those of docs/environment.md. Takes a few milliseconds
- * plus the git commands (2 s at most). Opens no metric source. Not thread-safe against
- * setenv(). */
-json_t *envinfo_capture(const struct envinfo_options *opt);
+ * object, never NULL; the fields are those of docs/environment.md. With facts not NULL, the
+ * typed facts the object records (machine_facts.h) go into *facts, whose former contents are
+ * not freed (free it with machine_facts_free). Takes a few milliseconds plus the git commands
+ * (2 s at most). Opens no metric source. Not thread-safe against setenv(). */
+json_t *envinfo_capture(const struct envinfo_options *opt, struct machine_facts *facts);
 
 /* Writes env (an object made by envinfo_capture, maybe read back from a result: any field may
  * be missing) as text for a terminal, one aspect a line. */

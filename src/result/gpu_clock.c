@@ -119,19 +119,14 @@ void gpu_clock_run_compute(const struct sample_table *t, const double *max_hz, b
                      100 * out->throttled_samples >= GPU_CLOCK_RUN_PERCENT * out->busy_samples;
 }
 
-void gpu_clock_max_hertz(const json_t *environment, double *max_hz)
+void gpu_clock_max_hertz(const struct machine_facts *facts, double *max_hz)
 {
     for (int g = 0; g < GPU_CLOCK_MAX_GPUS; g++)
         max_hz[g] = NAN;
-    const json_t *gpus = json_object_get(environment, "gpus"), *gpu;
-    size_t i;
-    json_array_foreach(gpus, i, gpu) {
-        const json_t *index = json_object_get(gpu, "index");
-        const json_t *hz = json_object_get(gpu, "sm_clock_max_hertz");
-        json_int_t g = json_integer_value(index);
-        if (json_is_integer(index) && g >= 0 && g < GPU_CLOCK_MAX_GPUS && json_is_number(hz) &&
-            json_number_value(hz) > 0)
-            max_hz[g] = json_number_value(hz);
+    for (size_t i = 0; facts && i < facts->sources.n_gpus; i++) {
+        const struct gpu_facts *gpu = &facts->sources.gpus[i];
+        if (gpu->index >= 0 && gpu->index < GPU_CLOCK_MAX_GPUS && gpu->sm_clock_max_hertz > 0)
+            max_hz[gpu->index] = gpu->sm_clock_max_hertz;
     }
 }
 
@@ -141,11 +136,12 @@ double gpu_clock_threshold(const struct run_config *cfg)
                                                   : GPU_CLOCK_THRESHOLD;
 }
 
-size_t gpu_clock_mark(struct bench_result *r, const struct repetition **used, size_t n)
+size_t gpu_clock_mark(struct bench_result *r, const struct machine_facts *facts,
+                      const struct repetition **used, size_t n)
 {
     struct gpu_clock_summary *gc = &r->summary.gpu_clock;
     double max_hz[GPU_CLOCK_MAX_GPUS];
-    gpu_clock_max_hertz(r->environment, max_hz);
+    gpu_clock_max_hertz(facts, max_hz);
     memset(gc, 0, sizeof *gc);
     gc->threshold = gpu_clock_threshold(r->config);
     gc->scaling_median = gc->scaling_min = gc->scaling_throttled = NAN;

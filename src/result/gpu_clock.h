@@ -10,11 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "sources/source.h"
 
 struct bench_result;
+struct machine_facts;
 struct repetition;
 struct run_config;
 struct summary;
@@ -80,20 +79,22 @@ struct gpu_clock_summary {
 void gpu_clock_run_compute(const struct sample_table *t, const double *max_hz, bool all_gpus,
                            double threshold, struct gpu_clock_run *out);
 
-/* The maximum SM clock of each GPU from an environment (environment.gpus[].index and
- * sm_clock_max_hertz) into max_hz[GPU_CLOCK_MAX_GPUS]; NAN where not known (environment NULL,
- * an older fake or driver). */
-void gpu_clock_max_hertz(const json_t *environment, double *max_hz);
+/* The maximum SM clock of each GPU of the machine's facts (gpu_facts.index and
+ * sm_clock_max_hertz) into max_hz[GPU_CLOCK_MAX_GPUS]; NAN where not known (facts NULL, an
+ * older fake or driver). */
+void gpu_clock_max_hertz(const struct machine_facts *facts, double *max_hz);
 
 /* The threshold cfg asks for (--throttle-threshold), as a share: GPU_CLOCK_THRESHOLD unless
  * given. */
 double gpu_clock_threshold(const struct run_config *cfg);
 
-/* For summary_compute: marks every repetition of r (rep->gpu_clock, from r->environment's
- * maximum clocks), counts the measured and throttled runs into r->summary.gpu_clock, and with
- * --discard-throttled removes the throttled runs from used[0..n) (the ok runs; order kept),
- * unless every one of them is throttled. Returns the number of runs left in used. */
-size_t gpu_clock_mark(struct bench_result *r, const struct repetition **used, size_t n);
+/* For summary_compute: marks every repetition of r (rep->gpu_clock, from the maximum clocks of
+ * the GPUs of facts; NULL: none known), counts the measured and throttled runs into
+ * r->summary.gpu_clock, and with --discard-throttled removes the throttled runs from
+ * used[0..n) (the ok runs; order kept), unless every one of them is throttled. Returns the
+ * number of runs left in used. */
+size_t gpu_clock_mark(struct bench_result *r, const struct machine_facts *facts,
+                      const struct repetition **used, size_t n);
 
 /* For summary_compute, once the used runs are final: the scaling over them into s->gpu_clock
  * and the warnings gpu_throttling, throttled_discarded and throttled_kept. */

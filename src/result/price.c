@@ -12,7 +12,6 @@
 
 #include <yaml.h>
 
-#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 int price_parse_currency(const char *text, char out[4])
@@ -266,27 +265,25 @@ struct description {
     const char *value;
 };
 
-static size_t descriptions(const json_t *env, struct description *d, size_t max)
+static size_t descriptions(const struct machine_facts *m, struct description *d, size_t max)
 {
     size_t n = 0;
-    const char *s = jsonx_str(env, "hostname");
-    if (s && *s && n < max)
-        d[n++] = (struct description){"hostname", s};
-    const json_t *gpus = json_object_get(env, "gpus");
-    for (size_t i = 0; i < json_array_size(gpus) && n < max; i++) {
-        s = jsonx_str(json_array_get(gpus, i), "name");
-        if (s && *s) {
+    if (!m)
+        return 0;
+    if (m->hostname[0] && n < max)
+        d[n++] = (struct description){"hostname", m->hostname};
+    for (size_t i = 0; i < m->sources.n_gpus && n < max; i++) {
+        const char *s = m->sources.gpus[i].name;
+        if (*s) {
             d[n] = (struct description){"", s};
             snprintf(d[n].field, sizeof d[n].field, "gpus[%zu].name", i);
             n++;
         }
     }
-    s = jsonx_str(json_object_get(env, "cpu"), "model");
-    if (s && *s && n < max)
-        d[n++] = (struct description){"cpu.model", s};
-    s = jsonx_str(json_object_get(env, "virtualization"), "vm");
-    if (s && *s && strcmp(s, "none") && strcmp(s, "unknown") && n < max)
-        d[n++] = (struct description){"virtualization.vm", s};
+    if (m->cpu_model[0] && n < max)
+        d[n++] = (struct description){"cpu.model", m->cpu_model};
+    if (m->vm[0] && strcmp(m->vm, "none") && strcmp(m->vm, "unknown") && n < max)
+        d[n++] = (struct description){"virtualization.vm", m->vm};
     return n;
 }
 
@@ -300,7 +297,8 @@ static bool contains_nocase(const char *hay, const char *needle)
     return n == 0;
 }
 
-void price_match(const struct price_spec *spec, const json_t *env, struct price_match *out)
+void price_match(const struct price_spec *spec, const struct machine_facts *facts,
+                 struct price_match *out)
 {
     memset(out, 0, sizeof *out);
     memcpy(out->currency, spec->currency[0] ? spec->currency : PRICE_DEFAULT_CURRENCY, 4);
@@ -313,7 +311,7 @@ void price_match(const struct price_spec *spec, const json_t *env, struct price_
     snprintf(out->source, sizeof out->source, "--price-file");
     out->file = xstrdup(spec->file);
     struct description d[16];
-    size_t nd = descriptions(env, d, sizeof d / sizeof d[0]);
+    size_t nd = descriptions(facts, d, sizeof d / sizeof d[0]);
     const struct price_entry *best = NULL;
     const struct description *at = NULL;
     for (size_t i = 0; i < spec->n_entries && !best; i++)

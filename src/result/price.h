@@ -1,7 +1,7 @@
 /* price: what one hour of the machine costs, as the user gave it (`mlbench run --price` or
  * `--price-file`; docs/cost.md): parsing a price ("3.5", "3.5USD", "2.1 EUR"), loading a price
  * file (YAML: machine names to prices per hour, with `currency:` and `default:`), and matching
- * a file's entries against the machine a result's environment describes. Prices are never
+ * a file's entries against the names of the machine a result ran on. Prices are never
  * fetched from anywhere. Pure apart from reading the price file; thread-safe on distinct data. */
 #ifndef MLBENCH_PRICE_H
 #define MLBENCH_PRICE_H
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
+#include "result/machine_facts.h"
 
 #define PRICE_DEFAULT_CURRENCY "USD"
 #define PRICE_MAX_PER_HOUR 1e9        /* more per hour is a typo */
@@ -71,14 +71,16 @@ int price_spec_load_file(struct price_spec *spec, const char *path, char *err, s
 /* Frees what spec owns (spec itself is the caller's) and zeroes it. */
 void price_spec_free(struct price_spec *spec);
 
-/* Which price applies to the machine env describes (an environment object, as envinfo_capture
- * makes it; any field may be missing). With --price, that price. With a file, the machine's
+/* Which price applies to the machine of facts (as envinfo_capture fills them; NULL or any
+ * fact unknown: not a name). With --price, that price. With a file, the machine's
  * descriptions are its host name (`hostname`), its GPU names (`gpus[i].name`), its CPU model
- * (`cpu.model`) and its virtual machine (`virtualization.vm`), and the rule is: an entry equal to
- * one of them (file order; descriptions in that order), else the longest entry that is a
- * case-insensitive substring of one (the first such in the file on a tie), else `default`, else
- * no price (out->priced false). Fills *out (free it with price_match_free). */
-void price_match(const struct price_spec *spec, const json_t *env, struct price_match *out);
+ * (`cpu.model`) and its virtual machine (`virtualization.vm`), named by the environment fields
+ * that record them, and the rule is: an entry equal to one of them (file order; descriptions in
+ * that order), else the longest entry that is a case-insensitive substring of one (the first
+ * such in the file on a tie), else `default`, else no price (out->priced false). Fills *out
+ * (free it with price_match_free). */
+void price_match(const struct price_spec *spec, const struct machine_facts *facts,
+                 struct price_match *out);
 void price_match_free(struct price_match *m);
 
 #endif

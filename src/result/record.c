@@ -113,7 +113,7 @@ void record_mark_unmeasured(json_t *doc, const struct timings *t)
 }
 
 void record_result(const struct timings *t, struct run_config *cfg, struct bench_result *r,
-                   json_t **env)
+                   json_t **env, struct machine_facts *facts)
 {
     cfg->argv = t->argv;
     cfg->argc = t->argc;
@@ -137,14 +137,17 @@ void record_result(const struct timings *t, struct run_config *cfg, struct bench
         add_round(r, t, warmup, k, at, !warmup && k == 0);
         start += json_number_value(json_array_get(warmup ? t->warmup : t->rounds, k));
     }
-    summary_compute(r);
+    const struct machine_facts *machine = &r->facts;
     if (*env) {
         r->environment = json_incref(*env);
+        machine_facts_copy(&r->facts, facts);
     } else {
-        result_capture_environment(r, NULL);
+        machine = result_capture_environment(r, NULL);
         *env = json_incref(r->environment);
+        machine_facts_copy(facts, machine);
     }
-    result_price(r);
-    resources_analyze(r); /* no samples: no verdicts, only what needs none (the governor) */
+    summary_compute(r, machine);
+    result_price(r, machine);
+    resources_analyze(r, machine); /* no samples: no verdicts, only what needs none (governor) */
     few_rounds(&r->summary, t);
 }

@@ -11,11 +11,12 @@
 #include "result/result.h"
 
 /* The result of document t as a stored run would have it, into r (result_free it). cfg holds
- * what the command set (output, store...); the rest is filled from t, and r borrows it. env:
- * the environment captured for the first document, shared by the others (NULL: captured now
- * and kept there; the caller releases it). */
+ * what the command set (output, store...); the rest is filled from t, and r borrows it. *env
+ * and *facts: the environment and the machine's facts captured for the first document, shared
+ * by the others (*env NULL: captured now and kept in both; the caller releases them, with
+ * json_decref and machine_facts_free). */
 void record_result(const struct timings *t, struct run_config *cfg, struct bench_result *r,
-                   json_t **env);
+                   json_t **env, struct machine_facts *facts);
 
 /* What a timing in the process did not measure is null or absent in its document doc (the JSON
  * of record_result's result), never 0 (docs/result-schema.md); adds each round as timed

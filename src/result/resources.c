@@ -235,47 +235,33 @@ static void check_governor(struct summary *s)
                      first_other, others, cpus);
 }
 
-/* The name and tensor cores of the first GPU shown that NVML gave a handle for, from the GPUs
- * of the captured environment (result_capture_environment); untouched when there is none. The
- * name is borrowed from r->environment. */
-static void gpu_facts(const struct bench_result *r, struct analysis_context *ctx)
+/* The name and tensor cores of the first GPU shown that NVML gave a handle for, from the
+ * machine's GPUs; untouched when there is none. The name is borrowed from facts. */
+static void gpu_facts(const struct bench_result *r, const struct machine_facts *facts,
+                      struct analysis_context *ctx)
 {
-    const json_t *gpus = json_object_get(r->environment, "gpus"), *g;
-    size_t i;
-    json_array_foreach(gpus, i, g) {
-        json_int_t index = json_integer_value(json_object_get(g, "index"));
-        if (index < 0 || index >= MAX_GPUS || !(r->gpus_shown & (1ull << index)) ||
-            !json_is_true(json_object_get(g, "usable")))
+    for (size_t i = 0; facts && i < facts->sources.n_gpus; i++) {
+        const struct gpu_facts *g = &facts->sources.gpus[i];
+        if (g->index < 0 || g->index >= MAX_GPUS || !(r->gpus_shown & (1ull << g->index)) ||
+            !g->usable)
             continue;
-        const char *name = json_string_value(json_object_get(g, "name"));
-        const char *cc = json_string_value(json_object_get(g, "compute_capability"));
-        int major = -1;
-        if (cc && sscanf(cc, "%d", &major) != 1)
-            major = -1;
-        ctx->gpu_name = name ? name : "";
-        ctx->gpu_tensor_cores = major >= 7;
+        ctx->gpu_name = g->name;
+        ctx->gpu_tensor_cores = g->cc_minor >= 0 && g->cc_major >= 7;
         return;
     }
 }
 
-/* The CPU's bf16 matrix instructions from the captured environment's cpu.features
- * (docs/environment.md), AMX before AVX-512 (the larger gain); untouched when neither is listed
- * or no environment was captured. */
-static void cpu_facts(const struct bench_result *r, struct analysis_context *ctx)
+/* The CPU's bf16 matrix instructions among the machine's CPU extensions (the environment's
+ * cpu.features, docs/environment.md), AMX before AVX-512 (the larger gain); untouched when it
+ * has neither or nothing is known. */
+static void cpu_facts(const struct machine_facts *facts, struct analysis_context *ctx)
 {
     static const char *const bf16[] = {"amx_bf16", "avx512_bf16"};
-    const json_t *features = json_object_get(json_object_get(r->environment, "cpu"), "features");
-    for (size_t k = 0; k < sizeof bf16 / sizeof bf16[0]; k++) {
-        const json_t *f;
-        size_t i;
-        json_array_foreach(features, i, f) {
-            const char *name = json_string_value(f);
-            if (name && !strcmp(name, bf16[k])) {
-                ctx->cpu_bf16 = bf16[k];
-                return;
-            }
+    for (size_t k = 0; k < sizeof bf16 / sizeof bf16[0]; k++)
+        if (machine_facts_cpu_has(facts, bf16[k])) {
+            ctx->cpu_bf16 = bf16[k];
+            return;
         }
-    }
 }
 
 /* A metadata value that is a whole number >= min, else -1. */
@@ -338,7 +324,7 @@ static struct rank_stage_figures *rank_figures(const struct rank_summary *rs)
     return f;
 }
 
-void resources_analyze(struct bench_result *r)
+void resources_analyze(struct bench_result *r, const struct machine_facts *facts)
 {
     struct summary *s = &r->summary;
     check_governor(s);
@@ -381,9 +367,9 @@ void resources_analyze(struct bench_result *r)
     ctx.precision = meta_value(s, "precision");
     ctx.device = meta_value(s, "device");
     workload_facts(r, &ctx);
-    cpu_facts(r, &ctx);
+    cpu_facts(facts, &ctx);
     if (ctx.gpu_measured)
-        gpu_facts(r, &ctx);
+        gpu_facts(r, facts, &ctx);
     ctx.wall_ns = s->wall.median;
     struct rank_stage_figures *rf = rank_figures(&s->ranks);
     ctx.rank_stages = rf;

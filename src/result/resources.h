@@ -10,9 +10,9 @@
 
 #include "result/result.h"
 
-/* After summary_compute and result_capture_environment (the GPU name and compute capability
- * the rules use come from r->environment): fills r->analysis (r->analyzed) and adds warnings
- * to r->summary. */
-void resources_analyze(struct bench_result *r);
+/* After summary_compute: fills r->analysis (r->analyzed) and adds warnings to r->summary.
+ * facts: the machine the runs ran on (result_capture_environment's answer; NULL: none known),
+ * whose GPU name and compute capability and CPU extensions the rules use. */
+void resources_analyze(struct bench_result *r, const struct machine_facts *facts);
 
 #endif

@@ -22,7 +22,6 @@
 #include "util/log.h"
 #include "util/units.h"
 #include "util/fsx.h"
-#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 void result_new_id(char *id, size_t len, int64_t *unix_ns)
@@ -84,6 +83,7 @@ void result_free(struct bench_result *r)
     free(r->reps);
     summary_free(&r->summary);
     json_decref(r->environment);
+    machine_facts_free(&r->facts);
     price_match_free(&r->price);
     memset(r, 0, sizeof *r);
 }
@@ -463,18 +463,23 @@ static json_t *summary_json(const struct summary *s)
     return j;
 }
 
-void result_capture_environment(struct bench_result *r, const struct sampler *sampler)
+const struct machine_facts *result_capture_environment(struct bench_result *r,
+                                                       const struct sampler *sampler)
 {
-    json_t *sources = sampler ? sampler_describe(sampler) : NULL;
-    struct envinfo_options opt = {.sources = sources};
+    struct source_facts sources = {.n_gpus = 0};
+    if (sampler)
+        sampler_facts(sampler, &sources);
+    struct envinfo_options opt = {.sources = sampler ? &sources : NULL};
     /* A Python workload: its own interpreter's version and packages (envinfo/python.c) */
     const char *cmd = r->config && r->config->argc > 0 ? r->config->argv[0] : NULL;
     const char *base = cmd && strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
     if (base && !strncmp(base, "python", 6))
         opt.python = cmd;
     json_decref(r->environment);
-    r->environment = envinfo_capture(&opt);
-    json_decref(sources);
+    machine_facts_free(&r->facts);
+    r->environment = envinfo_capture(&opt, &r->facts);
+    source_facts_free(&sources);
+    return &r->facts;
 }
 
 static json_t *sampling_json(const struct sampling_info *si)
@@ -566,19 +571,19 @@ json_t *result_to_json(const struct bench_result *r)
     return doc;
 }
 
-void result_price(struct bench_result *r)
+void result_price(struct bench_result *r, const struct machine_facts *facts)
 {
     price_match_free(&r->price);
     const struct price_spec *spec = r->config ? r->config->price : NULL;
     if (!spec)
         return;
-    price_match(spec, r->environment, &r->price);
+    price_match(spec, facts, &r->price);
     if (r->price.priced)
         return;
-    const char *host = jsonx_str(r->environment, "hostname");
+    const char *host = facts && facts->hostname[0] ? facts->hostname : "unknown";
     log_warn("price file %s names neither this machine (host %s) nor a 'default:': the result "
              "is not priced (mlbench env shows the names it is matched against)", spec->file,
-             host ? host : "unknown");
+             host);
     summary_warn(&r->summary, "unpriced", "price file %s names neither this machine nor a "
                  "'default:': no cost was computed", spec->file);
 }

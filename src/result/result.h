@@ -16,6 +16,7 @@
 #include "measure/runner.h"
 #include "measure/sampler.h"
 #include "measure/stages.h"
+#include "result/machine_facts.h"
 #include "result/price.h"
 #include "result/summary.h"
 
@@ -63,7 +64,11 @@ struct bench_result {
     uint64_t gpus_shown;       /* bit i: GPU i was used by the workload (or --all-gpus) */
     struct stage_resources *figures; /* per summary stage, then the whole run (n_stages + 1);
                                       * names borrowed from the summary; NULL without samples */
-    json_t *environment;       /* owned; filled by result_capture_environment, NULL before */
+    json_t *environment;       /* owned; filled by result_capture_environment, NULL before;
+                                * written into the document, never read back */
+    struct machine_facts facts; /* owned; what environment records of the machine, typed:
+                                 * what the summary, the price and the analysis read; filled
+                                 * by result_capture_environment, zeroed before */
     struct price_match price;  /* filled by result_price; priced false before or without one */
 };
 
@@ -77,19 +82,20 @@ void result_init(struct bench_result *r, const struct run_config *config);
 struct repetition *result_add_rep(struct bench_result *r, bool warmup);
 void result_free(struct bench_result *r);
 
-/* Captures what the runs ran on into r->environment (envinfo_capture), replacing any earlier
- * capture: the machine, the git state of the current directory (runs git, 2 s at most) and
- * the static facts of the sampler's open sources (its GPUs). sampler may be NULL (no GPUs).
- * Call once after the runs, while the sampler is still open (before sampler_close), and before
- * summary_compute (the GPUs' maximum clocks mark throttled runs) and resources_analyze, which
- * read the GPUs from it. Reads nothing of the summary. */
-void result_capture_environment(struct bench_result *r, const struct sampler *sampler);
+/* Captures what the runs ran on into r->environment (envinfo_capture) and r->facts, replacing
+ * any earlier capture: the machine, the git state of the current directory (runs git, 2 s at
+ * most) and the static facts of the sampler's open sources (its GPUs). sampler may be NULL (no
+ * GPUs). Call once after the runs, while the sampler is still open (before sampler_close).
+ * Reads nothing of the summary. Returns &r->facts, for summary_compute, result_price and
+ * resources_analyze, which take them. */
+const struct machine_facts *result_capture_environment(struct bench_result *r,
+                                                       const struct sampler *sampler);
 
-/* Decides the price of the result from config->price and r->environment (price_match): call
- * after result_capture_environment. A price file that names neither this machine nor a
- * default leaves the result unpriced, with a warning logged and one in the summary
- * ("unpriced"). Nothing happens without a price. */
-void result_price(struct bench_result *r);
+/* Decides the price of the result from config->price and the machine's facts (price_match;
+ * NULL: none known), after summary_compute (whose warnings it adds to). A price file that
+ * names neither this machine nor a default leaves the result unpriced, with a warning logged
+ * and one in the summary ("unpriced"). Nothing happens without a price. */
+void result_price(struct bench_result *r, const struct machine_facts *facts);
 
 /* The whole result as JSON (new reference). Pure serialisation: the environment is the one
  * result_capture_environment captured ({} when none was). */

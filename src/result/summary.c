@@ -602,7 +602,7 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
                      "processes?) and were ignored", (unsigned long long)r->events_outside_runs);
 }
 
-void summary_compute(struct bench_result *r)
+void summary_compute(struct bench_result *r, const struct machine_facts *facts)
 {
     struct summary *s = &r->summary;
     summary_free(s);
@@ -616,7 +616,7 @@ void summary_compute(struct bench_result *r)
             u.rep[u.n++] = &r->reps[i];
     }
     s->n_ok = u.n;
-    u.n = gpu_clock_mark(r, u.rep, u.n); /* each run's GPU clock; --discard-throttled */
+    u.n = gpu_clock_mark(r, facts, u.rep, u.n); /* each run's GPU clock; --discard-throttled */
     if (u.n == 0) { /* describe what there is rather than nothing */
         s->used_failed = s->n_measured > 0;
         for (size_t i = 0; i < r->n_reps; i++)

@@ -15,6 +15,7 @@
 #include "result/summary_warn.h"
 
 struct bench_result;
+struct machine_facts;
 
 #define SUMMARY_CV_WARN 0.05        /* coefficient of variation above which a series is noisy */
 #define SUMMARY_WARMUP_SLOWER 0.20  /* warm-up (or first run) this much slower: first-run effects */
@@ -90,10 +91,10 @@ struct summary {
 };
 
 /* Computes r->summary from r's repetitions (replacing any previous one), and marks each
- * repetition's GPU clock (rep->gpu_clock). The GPUs' maximum clocks come from r->environment:
- * call after result_capture_environment (without an environment, only throttle reasons mark
- * runs). */
-void summary_compute(struct bench_result *r);
+ * repetition's GPU clock (rep->gpu_clock) against the maximum SM clocks of the GPUs of facts,
+ * the machine the runs ran on (result_capture_environment's answer; NULL: none known, and
+ * only throttle reasons mark runs). */
+void summary_compute(struct bench_result *r, const struct machine_facts *facts);
 void summary_free(struct summary *s);
 
 #endif

@@ -20,7 +20,8 @@
  * not called on that GPU. Each GPM metric follows the failure rules below on its own.
  *
  * Static facts (driver version; name, uuid, compute capability, memory size, maximum SM clock
- * and GPM of each GPU) are read once when the source opens and given by its describe op.
+ * and GPM of each GPU: struct gpu_facts of facts.h) are read once when the source opens and
+ * given by its facts op.
  *
  * Failures: a function the library lacks, or one NVML says the GPU does not support, leaves its
  * series NAN without counting an error (it is a capability, not a failure, and is not asked
@@ -34,10 +35,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "sources/facts.h"
 #include "sources/nvml_abi.h"
 #include "sources/sources.h"
 #include "util/clock.h"
-#include "util/units.h"
 #include "util/xalloc.h"
 
 #define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
@@ -60,17 +61,6 @@
  * 10 ms of slack: on the sampler's fixed-rate schedule, a tick that wakes a few ms late is
  * followed by one on time, a little under 100 ms after it, which must not lose its sample. */
 #define GPM_MIN_INTERVAL_NS 90000000LL
-
-/* What a GPU is, read when the source opens. */
-struct nvml_device_facts {
-    char name[96];             /* "NVIDIA H200"; "" when unknown */
-    char uuid[96];             /* "GPU-5f1c..."; "" when unknown */
-    int cc_major, cc_minor;    /* CUDA compute capability; -1 when unknown */
-    double memory_total_bytes; /* NAN when unknown */
-    double sm_clock_max_hertz; /* nvmlDeviceGetMaxClockInfo(SM); NAN when unknown */
-    bool usable;               /* false: NVML lists it but gave no handle (lost, no permission) */
-    bool gpm;                  /* GPM supported and its samples allocated: GPM is sampled */
-};
 
 /* The series of one GPU, registered in this order. */
 enum gpu_series {
@@ -212,7 +202,7 @@ struct gpu {
     size_t col[N_SERIES]; /* the index of each of its series */
     bool lost;            /* lost, or never reachable: not asked again */
     unsigned unsupported; /* bit q set: NVML said query q is not supported on this GPU */
-    struct nvml_device_facts facts;
+    struct gpu_facts facts;
     /* GPM (facts.gpm): two sample buffers, taken in turn; gpm_sample[gpm_next] is the next */
     nvmlGpmSample_t gpm_sample[2];
     int gpm_next;
@@ -309,7 +299,7 @@ static const char *error_text(const struct nvml_api *api, nvmlReturn_t rc, char 
 /* Reads the facts of a GPU that has a handle; what NVML does not tell stays unknown. */
 static void read_facts(const struct nvml_api *api, struct gpu *g)
 {
-    struct nvml_device_facts *f = &g->facts;
+    struct gpu_facts *f = &g->facts;
     if (api->name && api->name(g->dev, f->name, sizeof f->name) != NVML_SUCCESS)
         f->name[0] = '\0';
     if (api->uuid && api->uuid(g->dev, f->uuid, sizeof f->uuid) != NVML_SUCCESS)
@@ -322,7 +312,7 @@ static void read_facts(const struct nvml_api *api, struct gpu *g)
     }
     nvmlMemory_t m;
     if (api->memory && api->memory(g->dev, &m) == NVML_SUCCESS)
-        f->memory_total_bytes = (double)m.total;
+        f->memory_bytes = (double)m.total;
     unsigned int mhz;
     if (api->max_clock && api->max_clock(g->dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS && mhz > 0)
         f->sm_clock_max_hertz = mhz * 1e6;
@@ -423,9 +413,7 @@ static int nvml_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     nvmlReturn_t first_rc = NVML_SUCCESS;
     for (unsigned int i = 0; i < n; i++) {
         struct gpu *g = &st->gpus[i];
-        g->facts = (struct nvml_device_facts){.cc_major = -1, .cc_minor = -1,
-                                              .memory_total_bytes = NAN,
-                                              .sm_clock_max_hertz = NAN};
+        g->facts = gpu_facts_unknown((int)i);
         rc = api->handle(i, &g->dev);
         if (rc == NVML_SUCCESS) {
             g->facts.usable = true;
@@ -717,42 +705,14 @@ static void nvml_close(void *state)
     unload(state, true);
 }
 
-/* Sets key to s when s is not empty; bytes that are not UTF-8 become '?'. */
-static void set_text(json_t *o, const char *key, const char *s)
-{
-    if (!*s)
-        return;
-    char *clean = units_utf8_sanitize(s, strlen(s));
-    json_object_set_new(o, key, json_string(clean));
-    free(clean);
-}
-
 /* The static facts: every GPU NVML lists, in index order (the label gpu="i" of its series;
- * NVML orders by PCI bus id, CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID). */
-static json_t *nvml_describe(void *state)
+ * NVML orders by PCI bus id, CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID), and the driver. */
+static void nvml_facts(void *state, struct source_facts *out)
 {
     const struct nvml_state *st = state;
-    json_t *gpus = json_array();
-    for (size_t i = 0; i < st->n_gpus; i++) {
-        const struct nvml_device_facts *f = &st->gpus[i].facts;
-        json_t *g = json_pack("{s:I, s:b}", "index", (json_int_t)i, "usable", f->usable);
-        set_text(g, "name", f->name);
-        set_text(g, "uuid", f->uuid);
-        if (isfinite(f->memory_total_bytes) && f->memory_total_bytes > 0)
-            json_object_set_new(g, "memory_bytes", json_integer((json_int_t)f->memory_total_bytes));
-        if (f->cc_major >= 0 && f->cc_minor >= 0)
-            json_object_set_new(g, "compute_capability",
-                                json_sprintf("%d.%d", f->cc_major, f->cc_minor));
-        if (isfinite(f->sm_clock_max_hertz))
-            json_object_set_new(g, "sm_clock_max_hertz",
-                                json_integer((json_int_t)f->sm_clock_max_hertz));
-        if (f->usable)
-            json_object_set_new(g, "gpm", json_boolean(f->gpm));
-        json_array_append_new(gpus, g);
-    }
-    json_t *o = json_pack("{s:o}", "gpus", gpus);
-    set_text(o, "driver_version", st->driver);
-    return o;
+    for (size_t i = 0; i < st->n_gpus; i++)
+        source_facts_add_gpu(out, &st->gpus[i].facts);
+    snprintf(out->gpu_driver, sizeof out->gpu_driver, "%s", st->driver);
 }
 
 const struct metric_source nvml_source = {
@@ -760,6 +720,6 @@ const struct metric_source nvml_source = {
     .open = nvml_open,
     .sample = nvml_sample,
     .run_start = nvml_run_start,
-    .describe = nvml_describe,
+    .facts = nvml_facts,
     .close = nvml_close,
 };

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
+struct source_facts; /* sources/facts.h */
 
 enum series_kind {
     SERIES_GAUGE,   /* a level: attributed as mean and peak */
@@ -74,16 +74,13 @@ struct metric_source {
                    uint64_t *errors);
     /* Called when a repetition starts (the workload is not spawned yet): reset per-run state. */
     void (*run_start)(void *state);
-    /* Optional (NULL: the source has no static facts): what the source found when it opened
-     * and that does not change while it is open, like nvtop's populate_static_info. nvml:
-     * {"driver_version", "gpus": [{index, usable, name, uuid, memory_bytes,
-     * compute_capability, sm_clock_max_hertz, gpm}]}. Returns a new object owned by the caller; a fact not known is left
-     * out, never 0 or "". Makes no device call and reads only what open wrote, so it is safe on
-     * any thread while the source is open, sampling or not.
-     * JSON rather than a struct: each source knows different facts (a struct here would be one
-     * vendor's shape in the header every source includes), its readers (the environment
-     * capture, the result, the analysis) work on JSON already, and "unknown" is simply absent. */
-    json_t *(*describe)(void *state);
+    /* Optional (NULL: the source has no static facts): adds what the source found when it
+     * opened and that does not change while it is open (nvml: the GPUs and their driver) to
+     * out (sources/facts.h), whose other facts it leaves alone. Makes no device call and reads
+     * only what open wrote, so it is safe on any thread while the source is open, sampling or
+     * not. Typed facts, not a document: the environment capture writes them into the
+     * environment, and the summary, the analysis and the price read the same C values. */
+    void (*facts)(void *state, struct source_facts *out);
     void (*close)(void *state);
 };
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sources/facts.h"
 #include "sources/sources.h"
 
 #define FAKE_NVML_TICK_NS 100000000LL /* 100 ms */
@@ -166,15 +167,12 @@ static inline double value(const struct fixture *fx, const char *name, int gpu, 
             fail_msg("\"%s\" does not contain \"%s\"", (haystack), (needle));                  \
     } while (0)
 
-/* GPU i of a description (describe op), or NULL. */
-static inline const json_t *described_gpu(const json_t *d, size_t i)
+/* The static facts of the open source (its facts op); source_facts_free them. */
+static inline struct source_facts source_facts_of(const struct fixture *fx)
 {
-    return json_array_get(json_object_get(d, "gpus"), i);
-}
-
-static inline const char *field_text(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
+    struct source_facts f = {.n_gpus = 0};
+    nvml_source.facts(fx->state, &f);
+    return f;
 }
 
 #endif

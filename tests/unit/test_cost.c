@@ -156,6 +156,25 @@ static void test_price_file(void **state)
     price_spec_free(&s);
 }
 
+/* The facts envinfo_capture would fill for a machine with host name host, one GPU named gpu
+ * and CPU model cpu (NULL: not known; a GPU whose name is not known is still listed). The
+ * GPU's facts are static: call once per machine matched. */
+static struct machine_facts machine(const char *host, const char *gpu, const char *cpu)
+{
+    static struct gpu_facts g;
+    struct machine_facts m = {.n_cpu_features = 0};
+    snprintf(m.hostname, sizeof m.hostname, "%s", host ? host : "");
+    snprintf(m.cpu_model, sizeof m.cpu_model, "%s", cpu ? cpu : "");
+    if (gpu) {
+        g = gpu_facts_unknown(0);
+        g.usable = true;
+        snprintf(g.name, sizeof g.name, "%s", gpu);
+        m.sources.gpus = &g;
+        m.sources.n_gpus = 1;
+    }
+    return m;
+}
+
 static void test_price_match(void **state)
 {
     (void)state;
@@ -165,9 +184,8 @@ static void test_price_match(void **state)
     struct price_match m;
 
     /* The longest substring wins: the 80GB entry over "NVIDIA H100" (case-insensitive). */
-    json_t *env = json_pack("{s:s, s:[{s:s}], s:{s:s}}", "hostname", "gpu-7", "gpus", "name",
-                            "nvidia h100 80gb hbm3 sxm", "cpu", "model", "Intel Xeon");
-    price_match(&s, env, &m);
+    struct machine_facts env = machine("gpu-7", "nvidia h100 80gb hbm3 sxm", "Intel Xeon");
+    price_match(&s, &env, &m);
     assert_true(m.priced);
     assert_true(m.per_hour == 4.0);
     assert_string_equal(m.currency, "EUR");
@@ -176,30 +194,26 @@ static void test_price_match(void **state)
     assert_string_equal(m.field, "gpus[0].name");
     assert_string_equal(m.source, "--price-file");
     price_match_free(&m);
-    json_decref(env);
 
     /* An exact name beats a longer substring elsewhere. */
-    env = json_pack("{s:s, s:[{s:s}]}", "hostname", "build-box", "gpus", "name",
-                    "NVIDIA H100 80GB HBM3 SXM");
-    price_match(&s, env, &m);
+    env = machine("build-box", "NVIDIA H100 80GB HBM3 SXM", NULL);
+    price_match(&s, &env, &m);
     assert_string_equal(m.rule, "exact");
     assert_string_equal(m.entry, "build-box");
     assert_string_equal(m.field, "hostname");
     assert_true(m.per_hour == 1.25);
     price_match_free(&m);
-    json_decref(env);
 
     /* The CPU model. */
-    env = json_pack("{s:s, s:{s:s}}", "hostname", "vm", "cpu", "model", "AMD EPYC 7763");
-    price_match(&s, env, &m);
+    env = machine("vm", NULL, "AMD EPYC 7763");
+    price_match(&s, &env, &m);
     assert_string_equal(m.entry, "AMD EPYC");
     assert_string_equal(m.field, "cpu.model");
     price_match_free(&m);
-    json_decref(env);
 
     /* Nothing: the default; no default: unpriced. */
-    env = json_pack("{s:s}", "hostname", "laptop");
-    price_match(&s, env, &m);
+    env = machine("laptop", NULL, NULL);
+    price_match(&s, &env, &m);
     assert_true(m.priced);
     assert_string_equal(m.rule, "default");
     assert_string_equal(m.entry, "default");
@@ -207,7 +221,7 @@ static void test_price_match(void **state)
     price_match_free(&m);
     price_spec_free(&s);
     assert_int_equal(load(&s, "box: 1\n", err, sizeof err), 0);
-    price_match(&s, env, &m);
+    price_match(&s, &env, &m);
     assert_false(m.priced);
     assert_null(m.entry);
     price_match_free(&m);
@@ -215,7 +229,6 @@ static void test_price_match(void **state)
     assert_false(m.priced);
     price_match_free(&m);
     price_spec_free(&s);
-    json_decref(env);
 
     /* --price: that price, whatever the machine. */
     assert_int_equal(price_spec_from_price(&s, "2 GBP", err, sizeof err), 0);

@@ -3,7 +3,8 @@
  * rules, git state in a temporary repository, a capture of a fake /proc-/sys-/etc tree, a
  * capture of this machine checked against /proc/cpuinfo and sysconf, and GPUs through the fake
  * NVML library (FAKE_NVML_PATH, as an environment variable or compile definition; skipped
- * without it), described by the nvml source as mlbench env opens it. */
+ * without it), whose facts the nvml source gives as mlbench env opens it. The typed facts the
+ * capture hands a run (machine_facts) are checked against the document it writes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,49 @@ static long long int_at(const json_t *o, const char *path)
     if (!json_is_integer(v))
         fail_msg("%s is not an integer", path);
     return (long long)json_integer_value(v);
+}
+
+/* The typed facts m say what the document env records, field by field (a fact unknown: the
+ * field absent). */
+static void assert_facts_recorded(const struct machine_facts *m, const json_t *env)
+{
+    const char *s = str_at(env, "hostname");
+    assert_string_equal(m->hostname, s ? s : "");
+    s = str_at(env, "cpu.model");
+    assert_string_equal(m->cpu_model, s ? s : "");
+    const json_t *features = get_at(env, "cpu.features");
+    assert_int_equal(m->n_cpu_features, json_array_size(features));
+    for (size_t i = 0; i < m->n_cpu_features; i++)
+        assert_string_equal(m->cpu_features[i], json_string_value(json_array_get(features, i)));
+    assert_string_equal(m->container, str_at(env, "virtualization.container"));
+    assert_string_equal(m->vm, str_at(env, "virtualization.vm"));
+    const json_t *gpus = json_object_get(env, "gpus");
+    assert_int_equal(m->sources.n_gpus, json_array_size(gpus));
+    s = str_at(env, "gpu_driver");
+    assert_string_equal(m->sources.gpu_driver, s ? s : "");
+    for (size_t i = 0; i < m->sources.n_gpus; i++) {
+        const struct gpu_facts *g = &m->sources.gpus[i];
+        const json_t *o = json_array_get(gpus, i);
+        assert_int_equal(g->index, int_at(o, "index"));
+        assert_int_equal(g->usable, json_is_true(json_object_get(o, "usable")));
+        s = str_at(o, "name");
+        assert_string_equal(g->name, s ? s : "");
+        s = str_at(o, "uuid");
+        assert_string_equal(g->uuid, s ? s : "");
+        char cc[32] = "";
+        if (g->cc_major >= 0 && g->cc_minor >= 0)
+            snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+        s = str_at(o, "compute_capability");
+        assert_string_equal(cc, s ? s : "");
+        const json_t *hz = json_object_get(o, "sm_clock_max_hertz");
+        assert_true(hz ? g->sm_clock_max_hertz == json_number_value(hz)
+                       : isnan(g->sm_clock_max_hertz));
+        const json_t *bytes = json_object_get(o, "memory_bytes");
+        assert_true(bytes ? g->memory_bytes == json_number_value(bytes)
+                          : !(g->memory_bytes > 0));
+        const json_t *gpm = json_object_get(o, "gpm");
+        assert_true(gpm ? g->usable && g->gpm == json_is_true(gpm) : !g->usable);
+    }
 }
 
 static void write_file(const char *root, const char *rel, const char *text)
@@ -509,7 +554,8 @@ static void test_capture_fake_root(void **state)
     char *envp[] = {"OPENBLAS_NUM_THREADS=3", "OMP_NUM_THREADS=5", "OPENBLAS_CORETYPE=Haswell",
                     "HOME=/root", NULL};
     struct envinfo_options opt = {.root = root, .no_git = true, .envp = envp};
-    json_t *env = envinfo_capture(&opt);
+    struct machine_facts facts;
+    json_t *env = envinfo_capture(&opt, &facts);
 
     assert_string_equal(str_at(env, "os.pretty_name"), "Test OS 1");
     assert_x86_cpu(json_object_get(env, "cpu"));
@@ -555,6 +601,14 @@ static void test_capture_fake_root(void **state)
     assert_int_equal(json_array_size(vars), 3); /* not HOME */
     assert_null(json_object_get(env, "git"));
     assert_null(json_object_get(env, "gpus")); /* no nvml source open, none asked for */
+    /* the facts a run reads are those the document records */
+    assert_facts_recorded(&facts, env);
+    assert_string_equal(facts.cpu_model, "Intel(R) Xeon(R) Platinum 8480+");
+    assert_true(machine_facts_cpu_has(&facts, "amx_bf16"));
+    assert_false(machine_facts_cpu_has(&facts, "avx512f"));
+    assert_string_equal(facts.vm, "qemu");
+    assert_int_equal(facts.sources.n_gpus, 0);
+    machine_facts_free(&facts);
     assert_string_equal(str_at(env, "build.version"), MLBENCH_VERSION);
     assert_non_null(str_at(env, "build.compiler"));
     assert_non_null(str_at(env, "build.flags"));
@@ -580,7 +634,7 @@ static void test_capture_fake_root(void **state)
     /* an empty root: only what does not come from files */
     char *empty = make_tmpdir();
     struct envinfo_options bare = {.root = empty, .no_git = true, .envp = envp};
-    env = envinfo_capture(&bare);
+    env = envinfo_capture(&bare, &facts);
     assert_null(json_object_get(env, "cpu"));
     assert_null(json_object_get(env, "memory"));
     assert_null(json_object_get(env, "os"));
@@ -588,6 +642,9 @@ static void test_capture_fake_root(void **state)
     assert_string_equal(str_at(env, "virtualization.container"), "none");
     assert_string_equal(str_at(env, "virtualization.vm"), "none");
     assert_non_null(json_object_get(env, "hostname"));
+    assert_facts_recorded(&facts, env);
+    assert_string_equal(facts.cpu_model, "");
+    machine_facts_free(&facts);
     /* the text of an object with fields missing still prints */
     out = open_memstream(&text, &len);
     envinfo_print(out, env);
@@ -615,7 +672,8 @@ static void test_capture_machine(void **state)
     (void)state;
     int64_t t0 = mono_ns();
     struct envinfo_options opt = {.no_git = true};
-    json_t *env = envinfo_capture(&opt);
+    struct machine_facts facts;
+    json_t *env = envinfo_capture(&opt, &facts);
     int64_t took = mono_ns() - t0;
     assert_non_null(env);
     assert_true(json_is_object(env));
@@ -644,13 +702,15 @@ static void test_capture_machine(void **state)
     assert_int_equal(int_at(env, "cpu.threads"), processors);
     assert_non_null(str_at(env, "virtualization.container"));
     assert_true(json_is_array(json_object_get(env, "variables")));
+    assert_facts_recorded(&facts, env);
+    machine_facts_free(&facts);
     /* fast: well under 50 ms without git (a loaded CI machine gets slack) */
     if (took > 200000000)
         fail_msg("capture took %.1f ms", (double)took / 1e6);
     json_decref(env);
 
     /* defaults: NULL options */
-    env = envinfo_capture(NULL);
+    env = envinfo_capture(NULL, NULL);
     assert_non_null(json_object_get(env, "hostname"));
     json_decref(env);
 }
@@ -678,16 +738,16 @@ static const char *fake_nvml_path(void)
 #endif
 }
 
-/* The capture as mlbench env makes it: the nvml source opened for its description alone
- * (sampler_describe_source), gpu_error when it could not open. */
-static json_t *capture_with_nvml(struct envinfo_options *opt)
+/* The capture as mlbench env makes it: the nvml source opened for its facts alone
+ * (sampler_source_facts), gpu_error when it could not open; the typed facts into *facts. */
+static json_t *capture_with_nvml(struct envinfo_options *opt, struct machine_facts *facts)
 {
     char err[512];
-    json_t *sources = sampler_describe_source("nvml", err, sizeof err);
-    opt->sources = sources;
-    opt->gpu_error = json_object_get(sources, "nvml") ? NULL : err;
-    json_t *env = envinfo_capture(opt);
-    json_decref(sources);
+    struct source_facts sources;
+    opt->gpu_error = sampler_source_facts("nvml", &sources, err, sizeof err) == 0 ? NULL : err;
+    opt->sources = &sources;
+    json_t *env = envinfo_capture(opt, facts);
+    source_facts_free(&sources);
     opt->sources = NULL;
     opt->gpu_error = NULL;
     return env;
@@ -700,9 +760,12 @@ static void test_capture_gpus(void **state)
     struct envinfo_options opt = {.no_git = true};
 
     assert_int_equal(setenv("MLBENCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1), 0);
-    json_t *env = capture_with_nvml(&opt);
+    struct machine_facts facts;
+    json_t *env = capture_with_nvml(&opt, &facts);
     assert_null(json_object_get(env, "gpus"));
     assert_non_null(strstr(str_at(env, "gpu_error"), "not found"));
+    assert_int_equal(facts.sources.n_gpus, 0);
+    machine_facts_free(&facts);
     json_decref(env);
 
     const char *fake = fake_nvml_path();
@@ -726,7 +789,7 @@ static void test_capture_gpus(void **state)
         (unsigned long (*)(const char *))dlsym(lib, "fake_nvml_calls");
     assert_non_null(calls);
 
-    env = capture_with_nvml(&opt);
+    env = capture_with_nvml(&opt, &facts);
     const json_t *gpus = json_object_get(env, "gpus");
     assert_int_equal(json_array_size(gpus), 2);
     const json_t *g0 = json_array_get(gpus, 0), *g1 = json_array_get(gpus, 1);
@@ -740,13 +803,21 @@ static void test_capture_gpus(void **state)
     assert_null(json_object_get(g1, "name"));
     assert_string_equal(str_at(env, "gpu_driver"), "580.65.06");
     assert_null(json_object_get(env, "gpu_error"));
+    /* the facts a run reads are those the document records, the unusable GPU's unknown */
+    assert_facts_recorded(&facts, env);
+    assert_string_equal(facts.sources.gpus[0].name, "NVIDIA H200");
+    assert_int_equal(facts.sources.gpus[0].cc_major, 9);
+    assert_false(facts.sources.gpus[1].usable);
+    assert_string_equal(facts.sources.gpus[1].name, "");
+    assert_int_equal(facts.sources.gpus[1].cc_major, -1);
+    machine_facts_free(&facts);
     json_decref(env);
     assert_int_equal(calls("nvmlShutdown"), calls("nvmlInit_v2")); /* closed after the capture */
     assert_int_equal(calls("nvmlShutdown"), 1);
     dlclose(lib);
 
     /* without the sources' facts: no GPU and no reason (results get it elsewhere) */
-    env = envinfo_capture(&opt);
+    env = envinfo_capture(&opt, NULL);
     assert_null(json_object_get(env, "gpus"));
     assert_null(json_object_get(env, "gpu_error"));
     json_decref(env);

@@ -779,20 +779,40 @@ static void test_requests_refused(void **state)
     free(msg);
 }
 
+/* The representative run of the document j (doc_result_median_run). */
+static int median_run(const json_t *j)
+{
+    struct doc_result *d = doc_result_read(j);
+    int k = doc_result_median_run(d);
+    doc_result_free(d);
+    return k;
+}
+
+/* The reproduce command of the document j, read as export_write reads it. */
+static char *reproduce(const json_t *j)
+{
+    struct doc_result *d = doc_result_read(j);
+    struct doc_load *l = doc_load_read(d->load);
+    char *cmd = export_reproduce_command(d, l);
+    doc_load_free(l);
+    doc_result_free(d);
+    return cmd;
+}
+
 static void test_median_run_and_quoting(void **state)
 {
     (void)state;
-    assert_int_equal(export_median_run(base), 3);
+    assert_int_equal(median_run(base), 3);
     json_t *r = json_from("{'runs':[{'warmup':false,'status':'failed','wall_ns':1},"
                           "{'warmup':false,'status':'ok','wall_ns':9},"
                           "{'warmup':false,'status':'ok','wall_ns':7}]}");
-    assert_int_equal(export_median_run(r), 2); /* ok runs 9 and 7: the lower middle */
+    assert_int_equal(median_run(r), 2); /* ok runs 9 and 7: the lower middle */
     json_decref(r);
     r = json_from("{'runs':[{'warmup':true,'status':'failed','wall_ns':1}]}");
-    assert_int_equal(export_median_run(r), 0);
+    assert_int_equal(median_run(r), 0);
     json_decref(r);
     r = json_from("{'runs':[]}");
-    assert_int_equal(export_median_run(r), -1);
+    assert_int_equal(median_run(r), -1);
     json_decref(r);
 
     static const char *const cases[][2] = {
@@ -808,7 +828,7 @@ static void test_median_run_and_quoting(void **state)
                   "'shell':true},'config':{'runs':null,'warmup':0,'timeout_s':90,'grace_s':5,"
                   "'prepare':'rm -rf /tmp/x','cleanup':null,'fail_fast':true,"
                   "'show_output':false,'interval_ns':250000,'all_gpus':true}}");
-    char *cmd = export_reproduce_command(r);
+    char *cmd = reproduce(r);
     assert_string_equal(cmd, "mlbench run --timeout 90s --grace 5s --interval 0.00025s "
                              "--prepare 'rm -rf /tmp/x' --fail-fast --all-gpus --shell -- "
                              "python3 train.py --lr 1e-3");

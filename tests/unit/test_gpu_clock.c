@@ -1,6 +1,6 @@
 /* Unit tests of the GPU clock marking (result/gpu_clock.c): busy and idle samples, the clock
  * threshold, the reason bits, the 10 % rule, an unknown maximum clock, which GPUs count, the
- * maximum clocks read from an environment, and --discard-throttled in summary_compute. */
+ * maximum clocks read from the machine's facts, and --discard-throttled in summary_compute. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -291,25 +291,32 @@ static void test_gpu_choice(void **state)
     series_registry_free(&reg);
 }
 
-static void test_max_from_environment(void **state)
+/* Adds GPU index, usable or not, with maximum SM clock hz (NAN: unknown) to m. */
+static void add_gpu(struct machine_facts *m, int index, bool usable, double hz)
+{
+    struct gpu_facts g = gpu_facts_unknown(index);
+    g.usable = usable;
+    g.sm_clock_max_hertz = hz;
+    source_facts_add_gpu(&m->sources, &g);
+}
+
+static void test_max_from_facts(void **state)
 {
     (void)state;
-    json_error_t e;
-    json_t *env = json_loads("{\"gpus\": [{\"index\": 0, \"usable\": true, "
-                             "\"sm_clock_max_hertz\": 1980000000},"
-                             "{\"index\": 1, \"usable\": false},"
-                             "{\"index\": 2, \"sm_clock_max_hertz\": 1.41e9},"
-                             "{\"index\": 99, \"sm_clock_max_hertz\": 1e9},"
-                             "{\"index\": 3, \"sm_clock_max_hertz\": 0}]}", 0, &e);
-    assert_non_null(env);
+    struct machine_facts m = {.n_cpu_features = 0};
+    add_gpu(&m, 0, true, 1980000000);
+    add_gpu(&m, 1, false, NAN);
+    add_gpu(&m, 2, false, 1.41e9);
+    add_gpu(&m, 99, false, 1e9);
+    add_gpu(&m, 3, false, 0);
     double hz[GPU_CLOCK_MAX_GPUS];
-    gpu_clock_max_hertz(env, hz);
+    gpu_clock_max_hertz(&m, hz);
     assert_true(hz[0] == 1.98e9);
     assert_true(isnan(hz[1]));
     assert_true(hz[2] == 1.41e9);
     assert_true(isnan(hz[3]));
     assert_true(isnan(hz[4]));
-    json_decref(env);
+    machine_facts_free(&m);
     gpu_clock_max_hertz(NULL, hz);
     assert_true(isnan(hz[0]));
 }
@@ -327,16 +334,14 @@ static int has_warning(const char *code, const char *part)
     return 0;
 }
 
-/* A result of n ok runs of wall 100 + i ms on GPU 0 (max 2000 MHz in the environment); the
+/* A result of n ok runs of wall 100 + i ms on GPU 0 (max 2000 MHz in the machine's facts); the
  * runs in slow[] run it at 1000 MHz (50 %). */
 static void runs(size_t n, const bool *slow, bool discard)
 {
     memset(&cfg, 0, sizeof cfg);
     cfg.discard_throttled = discard;
     result_init(&res, &cfg);
-    json_error_t e;
-    res.environment = json_loads("{\"gpus\": [{\"index\": 0, \"usable\": true, "
-                                 "\"sm_clock_max_hertz\": 2000000000}]}", 0, &e);
+    add_gpu(&res.facts, 0, true, MAX_MHZ * MHZ); /* as result_capture_environment would */
     for (size_t i = 0; i < n; i++) {
         struct repetition *rep = result_add_rep(&res, false);
         rep->outcome.status = RUN_OK;
@@ -347,7 +352,7 @@ static void runs(size_t n, const bool *slow, bool discard)
             g0[k] = (struct s){0.9, slow[i] ? 1000 : 1900, 0, 1e9};
         fill(&rep->samples, g0, NULL, 4);
     }
-    summary_compute(&res);
+    summary_compute(&res, &res.facts);
 }
 
 static void test_summary_and_discard(void **state)
@@ -419,7 +424,7 @@ int main(void)
         cmocka_unit_test(test_ten_percent_rule),
         cmocka_unit_test(test_unknown_max_clock),
         cmocka_unit_test(test_gpu_choice),
-        cmocka_unit_test(test_max_from_environment),
+        cmocka_unit_test(test_max_from_facts),
         cmocka_unit_test(test_summary_and_discard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,8 @@ enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, PSI_C
 static struct series_registry reg;
 static struct run_config cfg;
 static struct bench_result res;
-static json_t *next_environment; /* the environment the next setup_run captures, or NULL */
+/* The machine's facts the next setup_run captures (it takes what they own), or NULL: none */
+static struct machine_facts *next_facts;
 static const char *const *next_meta; /* "key value" metadata the next run sends, NULL-ended */
 static const char *next_stage; /* a stage the next run opens at its start and closes at its
                                 * end, or NULL (then total is its only stage) */
@@ -103,10 +104,14 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
         table_set(&rep->samples, STEAL, row, lv->steal);
     }
     rep->metrics = attrib_run(&rep->samples, T0, rep->outcome.wall_ns, &rep->stages);
-    summary_compute(&res);
-    res.environment = next_environment; /* as result_capture_environment would */
-    next_environment = NULL;
-    resources_analyze(&res);
+    const struct machine_facts *facts = NULL; /* as result_capture_environment would */
+    if (next_facts) {
+        res.facts = *next_facts;
+        facts = &res.facts;
+        next_facts = NULL;
+    }
+    summary_compute(&res, facts);
+    resources_analyze(&res, facts);
 }
 
 static void teardown_run(void)
@@ -246,26 +251,40 @@ static int has_finding(const char *rule, const char *evidence)
     return 0;
 }
 
-/* The GPU the rules name comes from the captured environment: the first GPU used that NVML
- * gave a handle for; tensor cores from its compute capability. */
+/* Facts of a machine whose GPU 0 is named name with compute capability major.minor, or has no
+ * handle (name NULL: nothing known), for the next setup_run. */
+static void next_gpu(const char *name, int major, int minor)
+{
+    static struct machine_facts m;
+    memset(&m, 0, sizeof m);
+    struct gpu_facts g = gpu_facts_unknown(0);
+    if (name) {
+        g.usable = true;
+        snprintf(g.name, sizeof g.name, "%s", name);
+        g.cc_major = major;
+        g.cc_minor = minor;
+    }
+    source_facts_add_gpu(&m.sources, &g);
+    next_facts = &m;
+}
+
+/* The GPU the rules name comes from the machine's facts: the first GPU used that NVML gave a
+ * handle for; tensor cores from its compute capability. */
 static void test_gpu_facts_from_environment(void **state)
 {
     (void)state;
     struct levels busy = {.cores = 1.0, .gpu0_util = 0.97, .gpu0_mem = 1e9};
-    const char *gpus = "[{\"index\": 0, \"usable\": true, \"name\": \"NVIDIA H200\","
-                       " \"compute_capability\": \"9.0\"}]";
-    next_environment = json_pack("{s:o}", "gpus", json_loads(gpus, 0, NULL));
+    next_gpu("NVIDIA H200", 9, 0);
     setup_run(&busy, NULL, "cuda");
     assert_true(has_finding("mixed-precision", "on NVIDIA H200, which has tensor cores"));
     teardown_run();
 
-    next_environment = json_pack("{s:[{s:i, s:b, s:s, s:s}]}", "gpus", "index", 0, "usable", 1,
-                                 "name", "Tesla P100", "compute_capability", "6.0");
+    next_gpu("Tesla P100", 6, 0);
     setup_run(&busy, NULL, "cuda");
     assert_false(has_finding("mixed-precision", "")); /* no tensor cores */
     teardown_run();
 
-    next_environment = json_pack("{s:[{s:i, s:b}]}", "gpus", "index", 0, "usable", 0);
+    next_gpu(NULL, -1, -1);
     setup_run(&busy, NULL, "cuda");
     assert_false(has_finding("mixed-precision", "")); /* no handle: nothing known */
     teardown_run();
@@ -275,21 +294,28 @@ static void test_gpu_facts_from_environment(void **state)
     teardown_run();
 }
 
-/* The CPU's bf16 matrix instructions come from the captured environment's cpu.features: an
- * fp32 training stage on the CPU gets the mixed-precision finding only where they are listed. */
+/* The CPU's bf16 matrix instructions come from the machine's facts (the environment's
+ * cpu.features): an fp32 training stage on the CPU gets the mixed-precision finding only where
+ * they are listed. */
 static void test_cpu_bf16_from_environment(void **state)
 {
     (void)state;
     struct levels busy = {.cores = 1.0};
     static const char *const fp32[] = {"precision fp32", NULL};
-    const char *const envs[] = {"{\"cpu\": {\"features\": [\"avx2\", \"avx512_bf16\"]}}",
-                                "{\"cpu\": {\"features\": [\"avx512_bf16\", \"amx_bf16\"]}}",
-                                "{\"cpu\": {\"features\": [\"avx2\", \"fma\"]}}",
-                                "{\"cpu\": {}}", NULL};
+    /* the CPU extensions of each machine, NULL-ended; a NULL machine: none captured */
+    static const char *const avx512[] = {"avx2", "avx512_bf16", NULL};
+    static const char *const amx[] = {"avx512_bf16", "amx_bf16", NULL};
+    static const char *const avx2[] = {"avx2", "fma", NULL};
+    static const char *const none[] = {NULL};
+    const char *const *const machines[] = {avx512, amx, avx2, none, NULL};
     const char *const want[] = {"this CPU has avx512_bf16", "this CPU has amx_bf16", NULL, NULL,
                                 NULL};
     for (int i = 0; i < 5; i++) {
-        next_environment = envs[i] ? json_loads(envs[i], 0, NULL) : NULL; /* NULL: none captured */
+        static struct machine_facts m;
+        memset(&m, 0, sizeof m);
+        for (const char *const *f = machines[i]; f && *f; f++)
+            m.cpu_features[m.n_cpu_features++] = *f;
+        next_facts = machines[i] ? &m : NULL;
         next_meta = fp32;
         next_stage = "train";
         setup_run(&busy, NULL, NULL);

@@ -225,44 +225,46 @@ static void test_two_gpus(void **state)
     assert_int_equal(fx->calls("nvmlShutdown"), 1);
 }
 
-/* Facts for the report, read when the source opens and given by its describe op; a GPU
+/* Facts for the report, read when the source opens and given by its facts op; a GPU
  * without a handle is listed but not usable, keeps its series (NAN) and is never asked
- * anything. The facts are those of the state described: there is nothing to ask of a source
+ * anything. The facts are those of the state asked: there is nothing to ask of a source
  * that is not open, and a new open reads them again. */
 static void test_device_info(void **state)
 {
     struct fixture *fx = *state;
-    assert_non_null(nvml_source.describe);
+    assert_non_null(nvml_source.facts);
 
     use_fake(fx, false, "devices 3\nname 0 NVIDIA H200\nuuid 0 GPU-abc\ncc 0 9 0\n"
                         "mem_total 0 150000000000\nmem_used 0 1\n"
                         "name 1 NVIDIA L4\ncc 1 8 9\n"
                         "handle 2 ERR_GPU_IS_LOST\n");
     assert_int_equal(open_source(fx), 0);
-    json_t *d = nvml_source.describe(fx->state);
-    assert_int_equal(json_array_size(json_object_get(d, "gpus")), 3);
-    const json_t *g = described_gpu(d, 0);
-    assert_int_equal(json_integer_value(json_object_get(g, "index")), 0);
-    assert_string_equal(field_text(g, "name"), "NVIDIA H200");
-    assert_string_equal(field_text(g, "uuid"), "GPU-abc");
-    assert_string_equal(field_text(g, "compute_capability"), "9.0");
-    assert_true(json_integer_value(json_object_get(g, "memory_bytes")) == 150000000000LL);
-    assert_true(json_is_true(json_object_get(g, "usable")));
-    g = described_gpu(d, 1);
-    assert_int_equal(json_integer_value(json_object_get(g, "index")), 1);
-    assert_string_equal(field_text(g, "name"), "NVIDIA L4");
-    assert_string_equal(field_text(g, "uuid"), "GPU-fake-1");
-    assert_string_equal(field_text(g, "compute_capability"), "8.9");
-    assert_null(json_object_get(g, "memory_bytes")); /* no mem_used script: not supported */
-    assert_true(json_is_true(json_object_get(g, "usable")));
-    g = described_gpu(d, 2);
-    assert_int_equal(json_integer_value(json_object_get(g, "index")), 2);
-    assert_true(json_is_false(json_object_get(g, "usable")));
-    assert_null(json_object_get(g, "name"));               /* unknown: left out, not "" */
-    assert_null(json_object_get(g, "compute_capability")); /* unknown: left out, not -1 */
-    assert_null(described_gpu(d, 3));
-    assert_string_equal(field_text(d, "driver_version"), "999.0.fake");
-    json_decref(d);
+    struct source_facts d = source_facts_of(fx);
+    assert_int_equal(d.n_gpus, 3);
+    const struct gpu_facts *g = &d.gpus[0];
+    assert_int_equal(g->index, 0);
+    assert_string_equal(g->name, "NVIDIA H200");
+    assert_string_equal(g->uuid, "GPU-abc");
+    assert_int_equal(g->cc_major, 9);
+    assert_int_equal(g->cc_minor, 0);
+    assert_true(g->memory_bytes == 150000000000.0);
+    assert_true(g->usable);
+    g = &d.gpus[1];
+    assert_int_equal(g->index, 1);
+    assert_string_equal(g->name, "NVIDIA L4");
+    assert_string_equal(g->uuid, "GPU-fake-1");
+    assert_int_equal(g->cc_major, 8);
+    assert_int_equal(g->cc_minor, 9);
+    assert_true(isnan(g->memory_bytes)); /* no mem_used script: not supported */
+    assert_true(g->usable);
+    g = &d.gpus[2];
+    assert_int_equal(g->index, 2);
+    assert_false(g->usable);
+    assert_string_equal(g->name, "");   /* unknown: "" (the environment leaves it out) */
+    assert_int_equal(g->cc_major, -1); /* unknown: -1 (the environment leaves it out) */
+    assert_int_equal(g->cc_minor, -1);
+    assert_string_equal(d.gpu_driver, "999.0.fake");
+    source_facts_free(&d);
 
     assert_int_equal(fx->reg.n, 3 * N_GPU_SERIES);
     size_t row = tick(fx);
@@ -279,46 +281,47 @@ static void test_device_info(void **state)
     fclose(f);
     series_registry_free(&fx->reg);
     assert_int_equal(open_source(fx), 0);
-    d = nvml_source.describe(fx->state);
-    assert_int_equal(json_array_size(json_object_get(d, "gpus")), 1);
-    assert_string_equal(field_text(described_gpu(d, 0), "name"), "NVIDIA A100");
-    json_decref(d);
+    d = source_facts_of(fx);
+    assert_int_equal(d.n_gpus, 1);
+    assert_string_equal(d.gpus[0].name, "NVIDIA A100");
+    source_facts_free(&d);
 }
 
-/* The sampler collects the descriptions of its open sources; without a sampler (mlbench env)
- * one source is opened for its description alone and closed after. */
-static void test_sampler_describe(void **state)
+/* The sampler collects the facts of its open sources; without a sampler (mlbench env) one
+ * source is opened for its facts alone and closed after. */
+static void test_sampler_facts(void **state)
 {
     struct fixture *fx = *state;
     char err[512];
+    struct source_facts d;
     setenv("MLBENCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
-    json_t *d = sampler_describe_source("nvml", err, sizeof err);
-    assert_int_equal(json_object_size(d), 0);
+    assert_int_equal(sampler_source_facts("nvml", &d, err, sizeof err), -1);
+    assert_int_equal(d.n_gpus, 0);
     assert_contains(err, "not found");
-    json_decref(d);
-    d = sampler_describe_source("no-such-source", err, sizeof err);
-    assert_int_equal(json_object_size(d), 0);
+    source_facts_free(&d);
+    assert_int_equal(sampler_source_facts("no-such-source", &d, err, sizeof err), -1);
+    assert_int_equal(d.n_gpus, 0);
     assert_string_equal(err, "not a metric source");
-    json_decref(d);
+    source_facts_free(&d);
 
     use_fake(fx, false, "devices 2\nname 0 NVIDIA H200\ndriver 580.65.06\n");
-    d = sampler_describe_source("nvml", err, sizeof err);
+    assert_int_equal(sampler_source_facts("nvml", &d, err, sizeof err), 0);
     assert_string_equal(err, "");
-    assert_int_equal(json_object_size(d), 1);
-    assert_string_equal(field_text(described_gpu(json_object_get(d, "nvml"), 0), "name"),
-                        "NVIDIA H200");
-    assert_string_equal(field_text(json_object_get(d, "nvml"), "driver_version"), "580.65.06");
-    json_decref(d);
+    assert_int_equal(d.n_gpus, 2);
+    assert_string_equal(d.gpus[0].name, "NVIDIA H200");
+    assert_string_equal(d.gpu_driver, "580.65.06");
+    source_facts_free(&d);
     assert_int_equal(fx->calls("nvmlInit_v2"), 1);
     assert_int_equal(fx->calls("nvmlShutdown"), 1); /* closed after */
 
     struct sampler_config cfg = {.interval_ns = SAMPLER_DEFAULT_INTERVAL_NS};
     struct sampler *s = sampler_open(&cfg);
-    d = sampler_describe(s);
-    /* proc and system have no static facts: only nvml is described */
-    assert_int_equal(json_object_size(d), 1);
-    assert_int_equal(json_array_size(json_object_get(json_object_get(d, "nvml"), "gpus")), 2);
-    json_decref(d);
+    sampler_facts(s, &d);
+    /* proc and system have no static facts: the GPUs are nvml's */
+    assert_null(proc_source.facts);
+    assert_null(system_source.facts);
+    assert_int_equal(d.n_gpus, 2);
+    source_facts_free(&d);
     sampler_close(s);
 }
 
@@ -522,7 +525,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_usable_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_gpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_info, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sampler_describe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sampler_facts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_supported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_lost, setup, teardown),

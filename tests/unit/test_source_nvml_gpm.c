@@ -225,10 +225,10 @@ static void test_gpm_mixed_gpus(void **state)
     assert_int_equal(fx->calls("nvmlDeviceGetPcieThroughput"), 3 * 2);
     assert_int_equal(fx->calls("nvmlGpmSampleAlloc"), 2);
     assert_int_equal(fx->errors, 0);
-    json_t *d = nvml_source.describe(fx->state);
-    assert_true(json_is_true(json_object_get(described_gpu(d, 0), "gpm")));
-    assert_true(json_is_false(json_object_get(described_gpu(d, 1), "gpm")));
-    json_decref(d);
+    struct source_facts d = source_facts_of(fx);
+    assert_true(d.gpus[0].gpm);
+    assert_false(d.gpus[1].gpm);
+    source_facts_free(&d);
     close_source(fx);
     assert_int_equal(fx->calls("nvmlGpmSampleFree"), 2);
 }
@@ -246,17 +246,16 @@ static void test_gpm_minimal_library(void **state)
     assert_value(fx, "gpu_utilization_ratio", 0, row, 0.1);
     assert_true(table_find(&fx->tab, "gpu_sm_active_ratio", NULL) < 0);
     assert_null(dlsym(fx->fake, "nvmlGpmSampleGet"));
-    json_t *d = nvml_source.describe(fx->state);
-    assert_true(json_is_false(json_object_get(described_gpu(d, 0), "gpm")));
-    assert_true(json_integer_value(json_object_get(described_gpu(d, 0), "sm_clock_max_hertz")) ==
-                1755000000LL);
-    json_decref(d);
+    struct source_facts d = source_facts_of(fx);
+    assert_false(d.gpus[0].gpm);
+    assert_true(d.gpus[0].sm_clock_max_hertz == 1755000000.0);
+    source_facts_free(&d);
     assert_int_equal(fx->errors, 0);
 }
 
-/* The facts: the maximum SM clock in Hz (left out when unknown) and whether GPM is sampled (left
- * out, like every other fact, for a GPU without a handle). */
-static void test_gpm_describe(void **state)
+/* The facts: the maximum SM clock in Hz (NAN when unknown) and whether GPM is sampled (unknown,
+ * like every other fact, for a GPU without a handle; the environment leaves both out). */
+static void test_gpm_facts(void **state)
 {
     struct fixture *fx = *state;
     use_fake(fx, false, "devices 4\ngpm 0 1\nsm_clock_max 0 1980\n"
@@ -264,19 +263,19 @@ static void test_gpm_describe(void **state)
                         "handle 2 ERR_NO_PERMISSION\ngpm 2 1\n"
                         "sm_clock_max 3 0\n");
     assert_int_equal(open_source(fx), 0);
-    json_t *d = nvml_source.describe(fx->state);
-    const json_t *g = described_gpu(d, 0);
-    assert_true(json_integer_value(json_object_get(g, "sm_clock_max_hertz")) == 1980000000LL);
-    assert_true(json_is_true(json_object_get(g, "gpm")));
-    g = described_gpu(d, 1);
-    assert_null(json_object_get(g, "sm_clock_max_hertz"));
-    assert_true(json_is_false(json_object_get(g, "gpm")));
-    g = described_gpu(d, 2);
-    assert_true(json_is_false(json_object_get(g, "usable")));
-    assert_null(json_object_get(g, "gpm"));
-    assert_null(json_object_get(g, "sm_clock_max_hertz"));
-    assert_null(json_object_get(described_gpu(d, 3), "sm_clock_max_hertz")); /* 0: unknown */
-    json_decref(d);
+    struct source_facts d = source_facts_of(fx);
+    const struct gpu_facts *g = &d.gpus[0];
+    assert_true(g->sm_clock_max_hertz == 1980000000.0);
+    assert_true(g->gpm);
+    g = &d.gpus[1];
+    assert_true(isnan(g->sm_clock_max_hertz));
+    assert_false(g->gpm);
+    g = &d.gpus[2];
+    assert_false(g->usable);
+    assert_false(g->gpm); /* not usable: the environment leaves gpm out */
+    assert_true(isnan(g->sm_clock_max_hertz));
+    assert_true(isnan(d.gpus[3].sm_clock_max_hertz)); /* 0: unknown */
+    source_facts_free(&d);
     /* GPU 0 has GPM: every GPU has the series, the unusable one too (null). */
     assert_int_equal(fx->reg.n, 4 * (N_BASE + N_GPM));
     size_t row = tick(fx);
@@ -296,7 +295,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gpm_sample_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpm_mixed_gpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpm_minimal_library, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gpm_describe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpm_facts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,7 +130,7 @@ static void test_summary_spans(void **state)
     ev(bad, "B %lld 1 1 step", T0);
     ev(bad, "E %lld 1 1 step", T0 + 90 * MS); /* would be the max */
     rep_end(bad);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
 
     const struct span_stats *st = sstage("step")->spans;
     assert_non_null(st);
@@ -167,7 +167,7 @@ static void test_summary_spans(void **state)
     ev(bad, "B %lld 1 1 step", T0);
     ev(bad, "E %lld 1 1 step", T0 + 10 * MS);
     rep_end(bad);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_null(sstage("step")->spans);
     result_free(&res);
 }
@@ -204,7 +204,7 @@ static void test_summary_tree_order(void **state)
             assert_string_equal(event_log_str(&rep->log, rep->stages.stages[i].name), want[w]);
         }
     }
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     const char *want[] = {"train", "data_wait", "step", "eval", "decode"};
     const int depth[] = {0, 1, 1, 1, 0};
     assert_int_equal(res.summary.n_stages, 5);
@@ -235,7 +235,7 @@ static void test_counter_stage_rate(void **state)
         ev(rep, "C %lld 1 7 tokens 5", T0 + 100 * MS); /* a thread with no stage open */
         rep_end(rep);
     }
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     const struct counter_summary *images = NULL, *loss = NULL, *tokens = NULL;
     for (size_t i = 0; i < res.summary.n_counters; i++) {
         const struct counter_summary *c = &res.summary.counters[i];

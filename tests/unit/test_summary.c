@@ -59,7 +59,7 @@ static void test_stage_statistics(void **state)
     const double wall[] = {200, 202, 201, 199, 200, 203};
     for (int i = 0; i < 6; i++)
         run(false, wall[i], wall[i] / 2, RUN_OK);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     const struct summary *s = &res.summary;
     assert_int_equal(s->n_measured, 6);
     assert_int_equal(s->n_used, 6);
@@ -81,7 +81,7 @@ static void test_warmup_and_first_run(void **state)
     run(true, 300, 0, RUN_OK); /* 50 % slower warm-up */
     for (int i = 0; i < 5; i++)
         run(false, 200, 0, RUN_OK);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_true(has_warning("slow_warmup"));
     assert_false(has_warning("slow_first_run"));
     assert_true(has_warning("low_ci_coverage")); /* 5 runs */
@@ -92,7 +92,7 @@ static void test_warmup_and_first_run(void **state)
     run(false, 300, 0, RUN_OK);
     for (int i = 0; i < 5; i++)
         run(false, 200, 0, RUN_OK);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_true(has_warning("slow_first_run"));
     assert_false(has_warning("slow_warmup"));
     result_free(&res);
@@ -105,7 +105,7 @@ static void test_noise_and_outliers(void **state)
     const double wall[] = {100, 101, 99, 100, 100, 160, 101};
     for (int i = 0; i < 7; i++)
         run(false, wall[i], 0, RUN_OK);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_true(has_warning("high_cv"));
     assert_true(has_warning("outliers"));
     int named = 0;
@@ -120,7 +120,7 @@ static void test_noise_and_outliers(void **state)
     const double steady[] = {100, 100, 100, 100, 100.5, 100};
     for (int i = 0; i < 6; i++)
         run(false, steady[i], 0, RUN_OK);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_int_equal(res.summary.n_warnings, 0);
     result_free(&res);
 }
@@ -132,7 +132,7 @@ static void test_failures(void **state)
     run(false, 100, 50, RUN_OK);
     run(false, 10, 5, RUN_FAILED);
     run(false, 100, 50, RUN_OK);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_int_equal(res.summary.n_measured, 3);
     assert_int_equal(res.summary.n_used, 2);
     assert_true(res.summary.wall.median == 100 * MS); /* the failed run is not in it */
@@ -142,14 +142,14 @@ static void test_failures(void **state)
 
     start(0);
     run(false, 10, 5, RUN_SIGNALED);
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_true(res.summary.used_failed);
     assert_true(res.summary.valid);
     assert_true(has_warning("no_successful_run"));
     result_free(&res);
 
     start(0); /* nothing ran at all */
-    summary_compute(&res);
+    summary_compute(&res, NULL); /* no environment captured */
     assert_false(res.summary.valid);
     json_t *j = result_to_json(&res);
     assert_non_null(j);

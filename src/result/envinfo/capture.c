@@ -1,9 +1,12 @@
 /* envinfo/capture.c: envinfo_capture, which assembles the environment from its aspects (one
  * file each beside this one: cpu, limits, blas, virt, vars, git, python, build), plus what
  * needs no file of its own: host name, CPUs online and allowed, kernel (uname), distribution
- * (os-release), libc, and the GPUs the nvml metric source described. */
+ * (os-release), libc, and the GPUs the metric sources found (their facts). The facts a run
+ * reads (host name, CPU model and extensions, virtual machine, GPUs) are read into the typed
+ * facts (machine_facts.h) and written into the document from there. */
 #include "result/envinfo/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -79,30 +82,66 @@ json_t *envinfo_parse_os_release(const char *text)
     return o;
 }
 
-/* The GPUs of the nvml source's facts (sources: see envinfo_options): gpus and gpu_driver; or
- * gpu_error saying why there are none, when the caller knows. */
-static void gpus_json(json_t *env, const json_t *sources, const char *gpu_error)
+/* One GPU's object of `gpus`: what is known of it (docs/environment.md#gpus). */
+static json_t *gpu_json(const struct gpu_facts *f)
 {
-    const json_t *nvml = json_object_get(sources, "nvml");
-    const json_t *gpus = json_object_get(nvml, "gpus");
-    if (json_array_size(gpus) > 0) {
-        json_object_set_new(env, "gpus", json_deep_copy(gpus));
-        envinfo_set_text(env, "gpu_driver",
-                         json_string_value(json_object_get(nvml, "driver_version")));
+    json_t *g = json_pack("{s:I, s:b}", "index", (json_int_t)f->index, "usable", f->usable);
+    envinfo_set_text(g, "name", f->name);
+    envinfo_set_text(g, "uuid", f->uuid);
+    if (isfinite(f->memory_bytes) && f->memory_bytes > 0)
+        json_object_set_new(g, "memory_bytes", json_integer((json_int_t)f->memory_bytes));
+    if (f->cc_major >= 0 && f->cc_minor >= 0)
+        json_object_set_new(g, "compute_capability",
+                            json_sprintf("%d.%d", f->cc_major, f->cc_minor));
+    if (isfinite(f->sm_clock_max_hertz))
+        json_object_set_new(g, "sm_clock_max_hertz",
+                            json_integer((json_int_t)f->sm_clock_max_hertz));
+    if (f->usable)
+        json_object_set_new(g, "gpm", json_boolean(f->gpm));
+    return g;
+}
+
+/* The GPUs of the metric sources' facts (sources: see envinfo_options; NULL: none) into
+ * m->sources, their texts as the environment records them, and from there into env: gpus and
+ * gpu_driver; or gpu_error saying why there are none, when the caller knows. */
+static void gpus_capture(json_t *env, struct machine_facts *m, const struct source_facts *sources,
+                         const char *gpu_error)
+{
+    if (sources) {
+        source_facts_copy(&m->sources, sources);
+        envinfo_copy_text(m->sources.gpu_driver, sizeof m->sources.gpu_driver,
+                          sources->gpu_driver);
+        for (size_t i = 0; i < m->sources.n_gpus; i++) {
+            struct gpu_facts *g = &m->sources.gpus[i];
+            envinfo_copy_text(g->name, sizeof g->name, sources->gpus[i].name);
+            envinfo_copy_text(g->uuid, sizeof g->uuid, sources->gpus[i].uuid);
+        }
+    }
+    if (m->sources.n_gpus > 0) {
+        json_t *gpus = json_array();
+        for (size_t i = 0; i < m->sources.n_gpus; i++)
+            json_array_append_new(gpus, gpu_json(&m->sources.gpus[i]));
+        json_object_set_new(env, "gpus", gpus);
+        envinfo_set_text(env, "gpu_driver", m->sources.gpu_driver);
     } else if (gpu_error) {
         envinfo_set_text(env, "gpu_error", *gpu_error ? gpu_error : "NVML could not be opened");
     }
 }
 
-json_t *envinfo_capture(const struct envinfo_options *opt)
+json_t *envinfo_capture(const struct envinfo_options *opt, struct machine_facts *facts)
 {
+    /* Each fact is read into m and written into the document from there. */
+    struct machine_facts own, *m = facts ? facts : &own;
+    memset(m, 0, sizeof *m);
     const char *root = root_of(opt);
     char *const *envp = opt && opt->envp ? opt->envp : environ;
     json_t *env = json_object();
 
     char host[256] = "";
-    if (gethostname(host, sizeof host - 1) == 0)
-        envinfo_set_text(env, "hostname", host);
+    if (gethostname(host, sizeof host - 1) == 0) {
+        envinfo_copy_text(m->hostname, sizeof m->hostname, host);
+        envinfo_set_text(env, "hostname", m->hostname);
+    }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online > 0)
         envinfo_set_int(env, "cpus_online", online);
@@ -134,13 +173,14 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
 
     struct cpuinfo_facts cpu;
     set_object(env, "cpu", envinfo_cpu(root, envp, &cpu));
+    envinfo_cpu_machine_facts(&cpu, m);
     set_object(env, "memory", envinfo_memory(root));
     set_object(env, "cgroup", envinfo_cgroup(root));
     set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,
                                       allowed > 0 ? allowed : (int)online, cpu.cores));
-    gpus_json(env, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);
-    json_object_set_new(env, "virtualization",
-                        envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL));
+    gpus_capture(env, m, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);
+    json_t *virt = envinfo_virtualization(root, &cpu, envp, have_uname ? u.release : NULL, m);
+    json_object_set_new(env, "virtualization", virt);
     json_object_set_new(env, "variables", envinfo_variables(envp));
     /* Only when asked: starting an interpreter costs 20 ms to a second on a loaded machine. */
     json_t *python = opt && opt->python ? envinfo_python(root, opt->python, envp) : NULL;
@@ -151,5 +191,7 @@ json_t *envinfo_capture(const struct envinfo_options *opt)
         if (git)
             json_object_set_new(env, "git", git);
     }
+    if (!facts)
+        machine_facts_free(&own);
     return env;
 }

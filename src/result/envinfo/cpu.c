@@ -243,6 +243,17 @@ static json_t *cpuinfo_json(const struct cpuinfo_facts *f)
     return o;
 }
 
+void envinfo_cpu_machine_facts(const struct cpuinfo_facts *f, struct machine_facts *m)
+{
+    _Static_assert(ENVINFO_N_FEATURES <= MACHINE_MAX_CPU_FEATURES,
+                   "machine_facts holds every extension looked for");
+    envinfo_copy_text(m->cpu_model, sizeof m->cpu_model, f->model);
+    m->n_cpu_features = 0;
+    for (size_t i = 0; i < sizeof ml_features / sizeof ml_features[0]; i++)
+        if (f->feature[i])
+            m->cpu_features[m->n_cpu_features++] = ml_features[i];
+}
+
 json_t *envinfo_parse_cpuinfo(const char *text, const char *disable)
 {
     struct cpuinfo_facts f;

@@ -24,6 +24,9 @@ bool envinfo_read_line(const char *root, const char *path, char *buf, size_t len
 int64_t envinfo_read_int(const char *root, const char *path);
 /* Sets key to s when s is a non-empty string; bytes that are not UTF-8 become '?'. */
 void envinfo_set_text(json_t *o, const char *key, const char *s);
+/* s (NULL: "") as envinfo_set_text records it, into buf[len]: a typed fact that reads as the
+ * environment writes it. */
+void envinfo_copy_text(char *buf, size_t len, const char *s);
 /* Sets key to v when v >= 0. */
 void envinfo_set_int(json_t *o, const char *key, int64_t v);
 /* The value of NAME in envp (as environ), or NULL. */
@@ -49,6 +52,8 @@ struct cpuinfo_facts {
  * those MLBENCH_CPU_DISABLE of envp names; *f gets the cpuinfo facts the other aspects need
  * (cores for BLAS, the hypervisor bit). */
 json_t *envinfo_cpu(const char *root, char *const *envp, struct cpuinfo_facts *f);
+/* The CPU's model and extensions of f, as the `cpu` object records them, into m. */
+void envinfo_cpu_machine_facts(const struct cpuinfo_facts *f, struct machine_facts *m);
 /* CPUs this process may run on (sched_getaffinity), or -1. */
 int envinfo_cpus_allowed(void);
 
@@ -69,9 +74,11 @@ json_t *envinfo_blas(const char *root, const char *machine, char *const *envp, i
 
 /* ---- virt.c */
 
-/* The `virtualization` object: container, virtual machine and the evidence for each. */
+/* The `virtualization` object: container, virtual machine and the evidence for each; the
+ * container and the virtual machine also into m->container and m->vm. */
 json_t *envinfo_virtualization(const char *root, const struct cpuinfo_facts *cpu,
-                               char *const *envp, const char *kernel_release);
+                               char *const *envp, const char *kernel_release,
+                               struct machine_facts *m);
 
 /* ---- git.c */
 

@@ -67,6 +67,13 @@ void envinfo_set_text(json_t *o, const char *key, const char *s)
     free(clean);
 }
 
+void envinfo_copy_text(char *buf, size_t len, const char *s)
+{
+    char *clean = units_utf8_sanitize(s ? s : "", s ? strlen(s) : 0);
+    snprintf(buf, len, "%s", clean);
+    free(clean);
+}
+
 void envinfo_set_int(json_t *o, const char *key, int64_t v)
 {
     if (v >= 0)

@@ -27,7 +27,8 @@ static const struct {
 };
 
 json_t *envinfo_virtualization(const char *root, const struct cpuinfo_facts *cpu,
-                                   char *const *envp, const char *kernel_release)
+                               char *const *envp, const char *kernel_release,
+                               struct machine_facts *m)
 {
     json_t *evidence = json_array();
     const char *container = "none";
@@ -105,10 +106,12 @@ json_t *envinfo_virtualization(const char *root, const struct cpuinfo_facts *cpu
         vm = "wsl";
         json_array_append_new(evidence, json_string("kernel release names WSL"));
     }
-    /* container and vm may come from a variable or a file: envinfo_set_text keeps them UTF-8 */
+    /* container and vm may come from a variable or a file: both copies keep them UTF-8 */
+    envinfo_copy_text(m->container, sizeof m->container, container);
+    envinfo_copy_text(m->vm, sizeof m->vm, vm);
     json_t *o = json_object();
-    envinfo_set_text(o, "container", container);
-    envinfo_set_text(o, "vm", vm);
+    envinfo_set_text(o, "container", m->container);
+    envinfo_set_text(o, "vm", m->vm);
     json_object_set_new(o, "evidence", evidence);
     return o;
 }
