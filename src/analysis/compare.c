@@ -17,8 +17,8 @@
 #include "analysis/compare_scaling.h"
 #include "analysis/significance.h"
 #include "analysis/stats.h"
+#include "doc/comparison.h"
 #include "util/xalloc.h"
-#include "util/jsonx.h"
 
 /* ---- small helpers ---- */
 
@@ -46,51 +46,27 @@ struct sample {
 
 /* The values of one quantity over the measured ok runs of result: runs[].wall_ns for stage
  * NULL, else the stage's runs[].stages[].active_ns (runs without the stage are skipped). */
-static struct sample run_values(const json_t *result, const char *stage)
+static struct sample run_values(const struct doc_result *result, const char *stage)
 {
-    const json_t *runs = json_object_get(result, "runs");
-    struct sample s = {xmalloc((json_array_size(runs) + 1) * sizeof *s.v), 0};
-    size_t i;
-    const json_t *run;
-    json_array_foreach(runs, i, run) {
+    struct sample s = {xmalloc((result->n_runs + 1) * sizeof *s.v), 0};
+    for (size_t i = 0; i < result->n_runs; i++) {
+        const struct doc_run *run = &result->runs[i];
         if (!compare_run_counts(run))
             continue;
-        const json_t *v = NULL;
+        double v = NAN;
         if (!stage) {
-            v = json_object_get(run, "wall_ns");
+            v = run->wall_ns;
         } else {
-            size_t k;
-            const json_t *st;
-            json_array_foreach(json_object_get(run, "stages"), k, st) {
-                const char *name = json_string_value(json_object_get(st, "name"));
-                if (name && !strcmp(name, stage)) {
-                    v = json_object_get(st, "active_ns");
+            for (size_t k = 0; k < run->n_stages; k++)
+                if (run->stages[k].name && !strcmp(run->stages[k].name, stage)) {
+                    v = run->stages[k].active_ns;
                     break;
                 }
-            }
         }
-        if (json_is_number(v) && isfinite(json_number_value(v)))
-            s.v[s.n++] = json_number_value(v);
+        if (isfinite(v))
+            s.v[s.n++] = v;
     }
     return s;
-}
-
-/* The element of array whose string member `field` equals name, or NULL. */
-static const json_t *find_named(const json_t *array, const char *field, const char *name)
-{
-    size_t i;
-    const json_t *e;
-    json_array_foreach(array, i, e) {
-        const char *s = json_string_value(json_object_get(e, field));
-        if (s && !strcmp(s, name))
-            return e;
-    }
-    return NULL;
-}
-
-static const json_t *summary_stages(const json_t *result)
-{
-    return json_object_get(json_object_get(result, "summary"), "stages");
 }
 
 /* ---- one row of the stage table ---- */
@@ -98,10 +74,9 @@ static const json_t *summary_stages(const json_t *result)
 /* A faster or slower verdict that a disturbance of the slower side could explain becomes
  * "unreliable" (docs/compare.md#measurement-quality-unreliable): sets the row's verdict,
  * statistical_verdict and unreliable_reason. */
-static void judge_quality(json_t *row, const json_t *base, const json_t *cand, const char *stage,
-                          unsigned *hits)
+static void judge_quality(json_t *row, const char *verdict, const struct doc_result *base,
+                          const struct doc_result *cand, const char *stage, unsigned *hits)
 {
-    const char *verdict = json_string_value(json_object_get(row, "verdict"));
     bool faster = !strcmp(verdict, "faster"), slower = !strcmp(verdict, "slower");
     char *why = faster || slower ? compare_explain(base, cand, stage, slower, hits) : NULL;
     json_object_set_new(row, "statistical_verdict", why ? json_string(verdict) : json_null());
@@ -112,8 +87,9 @@ static void judge_quality(json_t *row, const json_t *base, const json_t *cand, c
 }
 
 /* The comparison of one quantity; stage NULL is the total (row name "total"). */
-static json_t *stage_row(const json_t *base, const json_t *cand, const char *stage, int in_base,
-                         int in_cand, const struct compare_options *opt, unsigned *hits)
+static json_t *stage_row(const struct doc_result *base, const struct doc_result *cand,
+                         const char *stage, int in_base, int in_cand,
+                         const struct compare_options *opt, unsigned *hits)
 {
     struct sample b = {NULL, 0}, c = {NULL, 0};
     if (in_base)
@@ -151,10 +127,9 @@ static json_t *stage_row(const json_t *base, const json_t *cand, const char *sta
                                             : json_null());
     free(b.v);
     free(c.v);
-    judge_quality(row, base, cand, stage, hits);
-    const json_t *st = stage ? find_named(summary_stages(in_base ? base : cand), "name", stage)
-                             : NULL;
-    json_object_set_new(row, "depth", json_integer(jsonx_count(st, "depth", 1000, 0)));
+    judge_quality(row, verdict, base, cand, stage, hits);
+    const struct doc_stage *st = stage ? doc_result_stage(in_base ? base : cand, stage) : NULL;
+    json_object_set_new(row, "depth", json_integer(st ? st->depth : 0));
     json_object_set_new(row, "latency", stage && in_base && in_cand
                                             ? compare_latency(base, cand, stage, opt, hits)
                                             : json_null());
@@ -163,25 +138,22 @@ static json_t *stage_row(const json_t *base, const json_t *cand, const char *sta
 
 /* Stages of the baseline in its order, then those only the candidate has, then the total;
  * *common is the number of stages both have. */
-static json_t *stage_rows(const json_t *base, const json_t *cand, const struct compare_options *opt,
-                          size_t *common, unsigned *hits)
+static json_t *stage_rows(const struct doc_result *base, const struct doc_result *cand,
+                          const struct compare_options *opt, size_t *common, unsigned *hits)
 {
     *common = 0;
     json_t *rows = json_array();
-    const json_t *sb = summary_stages(base), *sc = summary_stages(cand);
-    size_t i;
-    const json_t *st;
-    json_array_foreach(sb, i, st) {
-        const char *name = json_string_value(json_object_get(st, "name"));
+    for (size_t i = 0; i < base->summary.n_stages; i++) {
+        const char *name = base->summary.stages[i].name;
         if (!name)
             continue;
-        int both = find_named(sc, "name", name) != NULL;
+        int both = doc_result_stage(cand, name) != NULL;
         *common += (size_t)both;
         json_array_append_new(rows, stage_row(base, cand, name, 1, both, opt, hits));
     }
-    json_array_foreach(sc, i, st) {
-        const char *name = json_string_value(json_object_get(st, "name"));
-        if (name && !find_named(sb, "name", name))
+    for (size_t i = 0; i < cand->summary.n_stages; i++) {
+        const char *name = cand->summary.stages[i].name;
+        if (name && !doc_result_stage(base, name))
             json_array_append_new(rows, stage_row(base, cand, name, 0, 1, opt, hits));
     }
     json_array_append_new(rows, stage_row(base, cand, NULL, 1, 1, opt, hits));
@@ -190,128 +162,151 @@ static json_t *stage_rows(const json_t *base, const json_t *cand, const struct c
 
 /* ---- counters, metadata, resources ---- */
 
-/* A counter's figure per run: the sum for counts (images: the total per run), else the last
- * value (accuracy, loss); the median over the runs. */
-static json_t *counter_value(const json_t *counter)
+/* A list of a summary side_by_side walks, read by index: its counters or its metadata. */
+struct listing {
+    const char *field;     /* the member that names a row: "name" or "key" */
+    size_t (*count)(const struct doc_summary *s);
+    const char *(*name)(const struct doc_summary *s, size_t i);
+    json_t *(*value)(const struct doc_summary *s, size_t i); /* a new reference */
+};
+
+static size_t counter_count(const struct doc_summary *s)
 {
-    const json_t *v = json_is_true(json_object_get(counter, "count"))
-                          ? json_object_get(counter, "sum_median")
-                          : json_object_get(json_object_get(counter, "last"), "median");
-    return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
+    return s->n_counters;
 }
 
-/* Rows {field: name, "baseline": x, "candidate": y} over the union of the names of two arrays
- * of objects, baseline order first; value() reads one side (NULL: absent there). */
-static json_t *side_by_side(const json_t *ab, const json_t *ac, const char *field,
-                            json_t *(*value)(const json_t *))
+static const char *counter_name(const struct doc_summary *s, size_t i)
+{
+    return s->counters[i].name;
+}
+
+/* A counter's figure per run: the sum for counts (images: the total per run), else the last
+ * value (accuracy, loss); the median over the runs. */
+static json_t *counter_value(const struct doc_summary *s, size_t i)
+{
+    const struct doc_counter *c = &s->counters[i];
+    return jnum(c->count ? c->sum_median : c->last.median);
+}
+
+static size_t metadata_count(const struct doc_summary *s)
+{
+    return s->n_metadata;
+}
+
+static const char *metadata_key(const struct doc_summary *s, size_t i)
+{
+    return s->metadata[i].key;
+}
+
+static json_t *metadata_value(const struct doc_summary *s, size_t i)
+{
+    return jstr_or_null(s->metadata[i].value);
+}
+
+static const struct listing counters = {"name", counter_count, counter_name, counter_value};
+static const struct listing metadata = {"key", metadata_count, metadata_key, metadata_value};
+
+/* The index of the first item of s named name, or -1. */
+static long find_item(const struct listing *l, const struct doc_summary *s, const char *name)
+{
+    for (size_t i = 0; i < l->count(s); i++)
+        if (l->name(s, i) && !strcmp(l->name(s, i), name))
+            return (long)i;
+    return -1;
+}
+
+/* Rows {field: name, "baseline": x, "candidate": y} over the union of the names of a list of
+ * the two summaries, the baseline's order first (null: absent on that side). */
+static json_t *side_by_side(const struct listing *l, const struct doc_summary *sb,
+                            const struct doc_summary *sc)
 {
     json_t *rows = json_array();
     for (int pass = 0; pass < 2; pass++) {
-        const json_t *own = pass ? ac : ab, *other = pass ? ab : ac;
-        size_t i;
-        const json_t *e;
-        json_array_foreach(own, i, e) {
-            const char *name = json_string_value(json_object_get(e, field));
+        const struct doc_summary *own = pass ? sc : sb, *other = pass ? sb : sc;
+        for (size_t i = 0; i < l->count(own); i++) {
+            const char *name = l->name(own, i);
             if (!name)
                 continue;
-            const json_t *twin = find_named(other, field, name);
-            if (pass && twin)
+            long twin = find_item(l, other, name);
+            if (pass && twin >= 0)
                 continue; /* already listed from the baseline */
-            const json_t *eb = pass ? twin : e, *ec = pass ? e : twin;
-            json_array_append_new(rows, json_pack("{s:s, s:o, s:o}", field, name, "baseline",
-                                                  eb ? value(eb) : json_null(), "candidate",
-                                                  ec ? value(ec) : json_null()));
+            json_t *mine = l->value(own, i);
+            json_t *theirs = twin >= 0 ? l->value(other, (size_t)twin) : json_null();
+            json_array_append_new(rows, json_pack("{s:s, s:o, s:o}", l->field, name, "baseline",
+                                                  pass ? theirs : mine, "candidate",
+                                                  pass ? mine : theirs));
         }
     }
     return rows;
 }
 
-static json_t *metadata_value(const json_t *m)
-{
-    const json_t *v = json_object_get(m, "value");
-    return json_is_string(v) ? json_copy((json_t *)v) : json_null();
-}
-
-static const json_t *summary_get(const json_t *result, const char *key)
-{
-    return json_object_get(json_object_get(result, "summary"), key);
-}
-
 /* The resource figures shown side by side: the statistic that says most for each metric. */
 static const struct {
     const char *metric;
-    const char *statistic; /* field of the resource object */
+    bool peak;             /* the peak, else the mean */
 } shown_resources[] = {
-    {"process_cpu_seconds_total", "mean"}, /* a rate: CPU cores busy */
-    {"process_resident_bytes", "peak"},
-    {"gpu_utilization_ratio", "mean"},
-    {"gpu_memory_used_bytes", "peak"},
+    {"process_cpu_seconds_total", false}, /* a rate: CPU cores busy */
+    {"process_resident_bytes", true},
+    {"gpu_utilization_ratio", false},
+    {"gpu_memory_used_bytes", true},
 };
 
-static const json_t *find_resource(const json_t *resources, const char *metric, const char *labels)
+/* The member of resources with metric and labels (absent labels read as ""), or NULL. */
+static const struct doc_resource *find_resource(const struct doc_resources *resources,
+                                                const char *metric, const char *labels)
 {
-    size_t i;
-    const json_t *r;
-    json_array_foreach(resources, i, r) {
-        const char *m = json_string_value(json_object_get(r, "metric"));
-        const char *l = json_string_value(json_object_get(r, "labels"));
-        if (m && !strcmp(m, metric) && !strcmp(l ? l : "", labels))
+    for (size_t i = 0; i < resources->n; i++) {
+        const struct doc_resource *r = &resources->v[i];
+        if (r->metric && !strcmp(r->metric, metric) && !strcmp(r->labels ? r->labels : "", labels))
             return r;
     }
     return NULL;
 }
 
-static json_t *resource_value(const json_t *r, const char *statistic)
+static json_t *resource_value(const struct doc_resource *r, bool peak)
 {
-    const json_t *v = json_object_get(r, statistic);
-    return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
+    return jnum(!r ? NAN : peak ? r->peak : r->mean);
 }
 
-static void resource_rows_for(json_t *rows, const char *stage, const json_t *rb, const json_t *rc)
+static void resource_rows_for(json_t *rows, const char *stage, const struct doc_resources *rb,
+                              const struct doc_resources *rc)
 {
     for (size_t k = 0; k < sizeof shown_resources / sizeof shown_resources[0]; k++) {
-        const char *metric = shown_resources[k].metric, *statistic = shown_resources[k].statistic;
+        const char *metric = shown_resources[k].metric;
+        bool peak = shown_resources[k].peak;
         for (int pass = 0; pass < 2; pass++) {
-            const json_t *own = pass ? rc : rb, *other = pass ? rb : rc;
-            size_t i;
-            const json_t *r;
-            json_array_foreach(own, i, r) {
-                const char *m = json_string_value(json_object_get(r, "metric"));
-                if (!m || strcmp(m, metric))
+            const struct doc_resources *own = pass ? rc : rb, *other = pass ? rb : rc;
+            for (size_t i = 0; i < own->n; i++) {
+                const struct doc_resource *r = &own->v[i];
+                if (!r->metric || strcmp(r->metric, metric))
                     continue;
-                const char *labels = json_string_value(json_object_get(r, "labels"));
-                labels = labels ? labels : "";
-                const json_t *twin = find_resource(other, metric, labels);
+                const char *labels = r->labels ? r->labels : "";
+                const struct doc_resource *twin = find_resource(other, metric, labels);
                 if (pass && twin)
                     continue;
-                const json_t *eb = pass ? twin : r, *ec = pass ? r : twin;
+                const struct doc_resource *eb = pass ? twin : r, *ec = pass ? r : twin;
                 json_t *name = *labels ? json_sprintf("%s{%s}", metric, labels)
                                        : json_string(metric);
                 json_array_append_new(rows, json_pack(
                     "{s:s, s:o, s:s, s:o, s:o}", "stage", stage, "metric", name, "statistic",
-                    statistic, "baseline", eb ? resource_value(eb, statistic) : json_null(),
-                    "candidate", ec ? resource_value(ec, statistic) : json_null()));
+                    peak ? "peak" : "mean", "baseline", resource_value(eb, peak), "candidate",
+                    resource_value(ec, peak)));
             }
         }
     }
 }
 
 /* Resources of the stages both results have, then of the whole run ("total"). */
-static json_t *resource_rows(const json_t *base, const json_t *cand)
+static json_t *resource_rows(const struct doc_result *base, const struct doc_result *cand)
 {
     json_t *rows = json_array();
-    const json_t *sc = summary_stages(cand);
-    size_t i;
-    const json_t *st;
-    json_array_foreach(summary_stages(base), i, st) {
-        const char *name = json_string_value(json_object_get(st, "name"));
-        const json_t *twin = name ? find_named(sc, "name", name) : NULL;
+    for (size_t i = 0; i < base->summary.n_stages; i++) {
+        const struct doc_stage *st = &base->summary.stages[i];
+        const struct doc_stage *twin = st->name ? doc_result_stage(cand, st->name) : NULL;
         if (twin)
-            resource_rows_for(rows, name, json_object_get(st, "resources"),
-                              json_object_get(twin, "resources"));
+            resource_rows_for(rows, st->name, &st->resources, &twin->resources);
     }
-    resource_rows_for(rows, "total", summary_get(base, "resources"),
-                      summary_get(cand, "resources"));
+    resource_rows_for(rows, "total", &base->summary.resources, &cand->summary.resources);
     return rows;
 }
 
@@ -424,32 +419,33 @@ int compare_env_key_matters(const char *key)
     return always || (!info && matters);
 }
 
-static json_t *env_row(const char *key, const json_t *b, const json_t *c)
+/* A row of the differences; a key that matters makes the results not like for like. */
+static json_t *env_row(const char *key, const json_t *b, const json_t *c, int *like_for_like)
 {
+    int matters = compare_env_key_matters(key);
+    if (matters)
+        *like_for_like = 0;
     return json_pack("{s:s, s:O, s:O, s:b}", "key", key, "baseline", b ? b : json_null(),
-                     "candidate", c ? c : json_null(), "matters", compare_env_key_matters(key));
+                     "candidate", c ? c : json_null(), "matters", matters);
 }
 
-static json_t *env_differences(const json_t *base, const json_t *cand, int *like_for_like)
+static json_t *env_differences(const struct doc_result *base, const struct doc_result *cand,
+                               int *like_for_like)
 {
     json_t *fb = json_object(), *fc = json_object(), *rows = json_array();
-    env_flatten(json_object_get(base, "environment"), "", fb);
-    env_flatten(json_object_get(cand, "environment"), "", fc);
+    env_flatten(base->environment, "", fb);
+    env_flatten(cand->environment, "", fc);
     const char *key;
     json_t *v;
+    *like_for_like = 1;
     json_object_foreach(fb, key, v) {
         const json_t *w = json_object_get(fc, key);
         if (!w || !json_equal(v, (json_t *)w))
-            json_array_append_new(rows, env_row(key, v, w));
+            json_array_append_new(rows, env_row(key, v, w, like_for_like));
     }
     json_object_foreach(fc, key, v)
         if (!json_object_get(fb, key))
-            json_array_append_new(rows, env_row(key, NULL, v));
-    *like_for_like = 1;
-    size_t i;
-    json_array_foreach(rows, i, v)
-        if (json_is_true(json_object_get(v, "matters")))
-            *like_for_like = 0;
+            json_array_append_new(rows, env_row(key, NULL, v, like_for_like));
     json_decref(fb);
     json_decref(fc);
     return rows;
@@ -457,12 +453,10 @@ static json_t *env_differences(const json_t *base, const json_t *cand, int *like
 
 /* ---- the document ---- */
 
-static json_t *identity(const json_t *result, const char *path)
+static json_t *identity(const struct doc_result *result, const char *path)
 {
-    const json_t *label = json_object_get(result, "label");
-    return json_pack("{s:o, s:o, s:o}", "id",
-                     jstr_or_null(json_string_value(json_object_get(result, "id"))), "label",
-                     jstr_or_null(json_string_value(label)), "path", jstr_or_null(path));
+    return json_pack("{s:o, s:o, s:o}", "id", jstr_or_null(result->id), "label",
+                     jstr_or_null(result->label), "path", jstr_or_null(path));
 }
 
 json_t *compare_results(json_t *const *results, const char *const *paths, size_t n,
@@ -476,10 +470,13 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
     if (n < 2 || !(opt->alpha > 0 && opt->alpha < 1) || !(opt->min_effect_pct >= 0) ||
         !isfinite(opt->min_effect_pct) || opt->resamples == 0 || opt->seed > INT64_MAX)
         return NULL;
-    const json_t *base = results[0];
+    struct doc_result **docs = xcalloc(n, sizeof *docs);
+    for (size_t i = 0; i < n; i++)
+        docs[i] = doc_result_read(results[i]);
+    const struct doc_result *base = docs[0];
     json_t *cands = json_array();
     for (size_t i = 1; i < n; i++) {
-        const json_t *cand = results[i];
+        const struct doc_result *cand = docs[i];
         int like = 1;
         json_t *env = env_differences(base, cand, &like);
         json_t *c = identity(cand, paths ? paths[i] : NULL);
@@ -489,27 +486,32 @@ json_t *compare_results(json_t *const *results, const char *const *paths, size_t
         json_object_set_new(c, "stages", stage_rows(base, cand, opt, &common, &hits));
         json_object_set_new(c, "common_stages", json_integer((json_int_t)common));
         json_object_set_new(c, "quality", compare_quality(base, cand));
-        json_object_set_new(c, "load", compare_load(&results[0], 1, &results[i], 1, opt, &hits));
+        json_object_set_new(c, "load", compare_load((const struct doc_result *const *)&docs[0],
+                                                    1, (const struct doc_result *const *)&docs[i],
+                                                    1, opt, &hits));
         char *clean = compare_clean_answer(hits);
         json_object_set_new(c, "clean_answer", jstr_or_null(clean));
         free(clean);
-        json_object_set_new(c, "counters", side_by_side(summary_get(base, "counters"),
-                                                        summary_get(cand, "counters"), "name",
-                                                        counter_value));
-        json_object_set_new(c, "metadata", side_by_side(summary_get(base, "metadata"),
-                                                        summary_get(cand, "metadata"), "key",
-                                                        metadata_value));
+        json_object_set_new(c, "counters", side_by_side(&counters, &base->summary,
+                                                        &cand->summary));
+        json_object_set_new(c, "metadata", side_by_side(&metadata, &base->summary,
+                                                        &cand->summary));
         json_object_set_new(c, "resources", resource_rows(base, cand));
         json_object_set_new(c, "cost", compare_cost(base, cand));
         json_object_set_new(c, "scaling", compare_scaling(base, cand));
         json_object_set_new(c, "environment_differences", env);
         json_array_append_new(cands, c);
     }
-    return json_pack("{s:s, s:f, s:f, s:f, s:I, s:I, s:o, s:o}", "schema", COMPARE_SCHEMA,
-                     "alpha", opt->alpha, "min_effect_pct", opt->min_effect_pct, "ci_level",
-                     1 - opt->alpha, "bootstrap_resamples", (json_int_t)opt->resamples,
-                     "bootstrap_seed", (json_int_t)opt->seed, "baseline",
-                     identity(base, paths ? paths[0] : NULL), "candidates", cands);
+    json_t *doc = json_pack("{s:s, s:f, s:f, s:f, s:I, s:I, s:o, s:o}", "schema",
+                            DOC_COMPARISON_SCHEMA, "alpha", opt->alpha, "min_effect_pct",
+                            opt->min_effect_pct, "ci_level", 1 - opt->alpha,
+                            "bootstrap_resamples", (json_int_t)opt->resamples, "bootstrap_seed",
+                            (json_int_t)opt->seed, "baseline",
+                            identity(base, paths ? paths[0] : NULL), "candidates", cands);
+    for (size_t i = 0; i < n; i++)
+        doc_result_free(docs[i]);
+    free(docs);
+    return doc;
 }
 
 /* ---- gates ---- */
@@ -537,76 +539,69 @@ static void msg_add(struct msgbuf *m, const char *fmt, ...)
         m->len = m->len + (size_t)w < m->cap ? m->len + (size_t)w : m->cap - 1;
 }
 
-static const char *candidate_name(const json_t *c)
+static const char *candidate_name(const struct doc_cmp_candidate *c)
 {
-    const char *s = json_string_value(json_object_get(c, "label"));
+    const char *s = c->who.label;
     if (!s)
-        s = json_string_value(json_object_get(c, "path"));
+        s = c->who.path;
     if (!s)
-        s = json_string_value(json_object_get(c, "id"));
+        s = c->who.id;
     return s ? s : "candidate";
 }
 
-/* The stage row named name; for "total" the last row, which compare_results puts there. */
-static const json_t *gate_row(const json_t *stages, const char *name)
-{
-    if (!strcmp(name, "total"))
-        return json_array_get(stages, json_array_size(stages) - 1);
-    return find_named(stages, "name", name);
-}
-
-static int slower_gate(const json_t *c, const struct compare_gates *g, struct msgbuf *m)
+static int slower_gate(const struct doc_cmp_candidate *c, const struct compare_gates *g,
+                       struct msgbuf *m)
 {
     const char *who = candidate_name(c), *stage = g->stage ? g->stage : "total";
-    const json_t *row = gate_row(json_object_get(c, "stages"), stage);
+    const struct doc_cmp_stage *row = doc_cmp_stage(c, stage);
     if (!row) {
         msg_add(m, "%s: no stage '%s' in either result: --fail-if-slower cannot check it", who,
                 stage);
         return COMPARE_GATE_FAIL;
     }
-    const char *verdict = json_string_value(json_object_get(row, "verdict"));
-    verdict = verdict ? verdict : "";
-    double change = jsonx_number(json_object_get(row, "change_pct"));
+    const char *verdict = str_or(row->verdict, "");
+    double change = row->change_pct;
     if (!strncmp(verdict, "missing", 7)) {
         msg_add(m, "%s: stage '%s' is %s: --fail-if-slower cannot check it", who, stage, verdict);
         return COMPARE_GATE_FAIL;
     }
     if (!strcmp(verdict, "too few runs")) {
         msg_add(m, "note: %s: %s has too few runs (%lld vs %lld, 2 needed on each side) for a "
-                "test: --fail-if-slower not applied", who, stage,
-                (long long)json_integer_value(json_object_get(row, "n_baseline")),
-                (long long)json_integer_value(json_object_get(row, "n_candidate")));
+                "test: --fail-if-slower not applied", who, stage, row->n_baseline,
+                row->n_candidate);
         return COMPARE_GATE_PASS;
     }
     /* A slowdown a disturbance could explain is no evidence of a regression: failing on it
      * would make the gate fail whenever the machine is busy (docs/compare.md#ci-gates). */
-    const char *statistical = json_string_value(json_object_get(row, "statistical_verdict"));
+    const char *statistical = row->statistical_verdict;
     if (!strcmp(verdict, "unreliable") && statistical && !strcmp(statistical, "slower") &&
         change > g->fail_if_slower_pct) {
         msg_add(m, "note: %s: %s came out %.1f %% slower, but the result is unreliable (%s): "
                 "--fail-if-slower not applied; for a clean answer, %s", who, stage, change,
-                str_or(json_string_value(json_object_get(row, "unreliable_reason")), "?"),
-                str_or(json_string_value(json_object_get(c, "clean_answer")),
-                       "measure both again on a quiet machine"));
+                str_or(row->unreliable_reason, "?"),
+                str_or(c->clean_answer, "measure both again on a quiet machine"));
         return COMPARE_GATE_PASS;
     }
     if (!strcmp(verdict, "slower") && change > g->fail_if_slower_pct) {
         msg_add(m, "%s: %s is %.1f %% slower than the baseline (p=%.3g, ratio interval "
                 "[%.3f, %.3f]), more than the %.1f %% --fail-if-slower allows", who, stage, change,
-                jsonx_number(json_object_get(row, "p_value")),
-                jsonx_number(json_object_get(row, "ratio_ci_low")),
-                jsonx_number(json_object_get(row, "ratio_ci_high")), g->fail_if_slower_pct);
+                row->p_value, row->ratio_ci_low, row->ratio_ci_high, g->fail_if_slower_pct);
         return COMPARE_GATE_FAIL;
     }
     return COMPARE_GATE_PASS;
 }
 
-static int accuracy_gate(const json_t *c, const struct compare_gates *g, struct msgbuf *m)
+static int accuracy_gate(const struct doc_cmp_candidate *c, const struct compare_gates *g,
+                         struct msgbuf *m)
 {
     const char *who = candidate_name(c);
-    const json_t *row = find_named(json_object_get(c, "counters"), "name", "accuracy");
-    double b = jsonx_number(json_object_get(row, "baseline"));
-    double a = jsonx_number(json_object_get(row, "candidate"));
+    double b = NAN, a = NAN;
+    for (size_t i = 0; i < c->n_counters; i++)
+        if (c->counters[i].name && !strcmp(c->counters[i].name, "accuracy")) {
+            b = c->counters[i].baseline;
+            a = c->counters[i].candidate;
+            break;
+        }
     if (!isfinite(b) || !isfinite(a)) {
         msg_add(m, "%s: counter 'accuracy' is missing in the %s: --max-accuracy-drop cannot "
                 "check it (send it with a C marker event, e.g. mlb_counter(\"accuracy\", x))",
@@ -632,13 +627,14 @@ int compare_check_gates(const json_t *doc, const struct compare_gates *gates, ch
     if (msglen)
         msg[0] = '\0';
     int verdict = COMPARE_GATE_PASS;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(json_object_get(doc, "candidates"), i, c) {
+    struct doc_comparison *cmp = doc_comparison_read(doc);
+    for (size_t i = 0; i < cmp->n_candidates; i++) {
+        const struct doc_cmp_candidate *c = &cmp->candidates[i];
         if (gates->fail_if_slower_pct >= 0 && slower_gate(c, gates, &m) == COMPARE_GATE_FAIL)
             verdict = COMPARE_GATE_FAIL;
         if (gates->max_accuracy_drop >= 0 && accuracy_gate(c, gates, &m) == COMPARE_GATE_FAIL)
             verdict = COMPARE_GATE_FAIL;
     }
+    doc_comparison_free(cmp);
     return verdict;
 }

@@ -1,7 +1,8 @@
 /* compare: compares mlbench results stage by stage (`mlbench compare`, and comparisons embedded
  * in reports): medians, change, the interval and test of significance.h, verdicts, counters,
- * metadata, resources and environment differences, and the CI gates. Pure functions on JSON
- * documents (no I/O, no command line), thread-safe. The method is in docs/compare.md. */
+ * metadata, resources and environment differences, and the CI gates. Pure functions (no I/O,
+ * no command line), thread-safe: the results are read through doc/result.h, the comparison
+ * document the gates check through doc/comparison.h. The method is in docs/compare.md. */
 #ifndef MLBENCH_COMPARE_H
 #define MLBENCH_COMPARE_H
 
@@ -11,27 +12,30 @@
 #include <jansson.h>
 
 #include "analysis/compare_method.h"
-
-#define COMPARE_SCHEMA "mlbench.comparison/1"
+#include "doc/comparison.h" /* DOC_COMPARISON_SCHEMA */
+#include "doc/result.h"
 
 /* Compares results[1..n) with results[0] (the baseline), each a result document as
- * doc_result_load_file() returns it; paths[i] is where results[i] came from (paths, or any entry,
- * may be NULL: written as null). opt NULL means the defaults; bootstrap intervals need
- * O(resamples) memory and O(resamples * runs) time per stage. Returns a new reference to a
- * document of schema COMPARE_SCHEMA (shape in docs/compare.md), or NULL when n < 2 or an
- * option is out of range. Never fails on odd content: missing fields give nulls. */
+ * doc_result_load_file() returns it (read once through doc/result.h); paths[i] is where
+ * results[i] came from (paths, or any entry, may be NULL: written as null). opt NULL means the
+ * defaults; bootstrap intervals need O(resamples) memory and O(resamples * runs) time per
+ * stage. Returns a new reference to a document of schema DOC_COMPARISON_SCHEMA (shape in
+ * docs/compare.md, read by doc/comparison.h), or NULL when n < 2 or an option is out of range.
+ * Never fails on odd content: missing fields give nulls. */
 json_t *compare_results(json_t *const *results, const char *const *paths, size_t n,
                         const struct compare_options *opt);
 
 /* The comparison of load results (a "load" section, `mlbench load`;
- * docs/compare.md#load-results): base[0..nb) and cand[0..nc) are the results of each side
- * (nb, nc >= 1; more than one: repeated results, which are then resampled), each side's
- * scenario runs that count (not find-peak's probes) matched by scenario and, for the server
- * scenario, target QPS; per match the p50, the metric percentile and the p99 of latency_s and
- * the throughput, with a bootstrap interval of the ratio and a verdict. *hits as for
- * compare_explain (compare_clean_answer; may be NULL), opt NULL the defaults. Returns a new
- * object, or a JSON null when a side's first result has no load section. */
-json_t *compare_load(json_t *const *base, size_t nb, json_t *const *cand, size_t nc,
+ * docs/compare.md#load-results): base[0..nb) and cand[0..nc) are the results of each side as
+ * doc_result_read views (nb, nc >= 1; more than one: repeated results, which are then
+ * resampled), each side's scenario runs that count (doc_load_counts: not find-peak's probes)
+ * matched by scenario and, for the server scenario, target QPS; per match the p50, the metric
+ * percentile and the p99 of latency_s and the throughput, with a bootstrap interval of the
+ * ratio and a verdict. *hits as for compare_explain (compare_clean_answer; may be NULL), opt
+ * NULL the defaults. Returns a new object, or a JSON null when a side's first result has no
+ * load section. */
+json_t *compare_load(const struct doc_result *const *base, size_t nb,
+                     const struct doc_result *const *cand, size_t nc,
                      const struct compare_options *opt, unsigned *hits);
 
 /* The CI gates of `mlbench compare` (docs/compare.md). A negative threshold is off. */

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "util/jsonx.h"
 
 #define COMPARE_COST_MAX_UNITS 64 /* per-unit rows looked at (the file's list is not trusted) */
 
@@ -23,57 +22,54 @@ static double ratio(double cand, double base)
     return isfinite(cand) && isfinite(base) && base > 0 ? cand / base : NAN;
 }
 
-static json_t *side(const json_t *cost, const json_t *result)
+static json_t *side(const struct doc_cost *cost, const struct doc_result *result)
 {
-    const char *cur = jsonx_str(cost, "currency");
-    return json_pack("{s:o, s:o, s:o, s:o}", "price_per_hour",
-                     jnum(jsonx_num(cost, "price_per_hour")), "currency",
-                     cur ? json_string(cur) : json_null(), "run_median",
-                     jnum(jsonx_num(json_object_get(cost, "run"), "median")), "total_median_ns",
-                     jnum(jsonx_num(json_object_get(json_object_get(result, "summary"), "wall_ns"),
-                                    "median")));
+    return json_pack("{s:o, s:o, s:o, s:o}", "price_per_hour", jnum(cost->price_per_hour),
+                     "currency", cost->currency ? json_string(cost->currency) : json_null(),
+                     "run_median", jnum(cost->run_median), "total_median_ns",
+                     jnum(result->summary.wall.median));
 }
 
-/* The per-unit entry of counter in a cost object, or NULL. */
-static const json_t *unit_of(const json_t *cost, const char *counter)
+/* The per-unit entry of counter in a cost, or NULL. */
+static const struct doc_cost_unit *unit_of(const struct doc_cost *cost, const char *counter)
 {
-    const json_t *units = json_object_get(cost, "per_unit");
-    for (size_t i = 0; i < json_array_size(units) && i < COMPARE_COST_MAX_UNITS; i++) {
-        const char *name = jsonx_str(json_array_get(units, i), "counter");
+    for (size_t i = 0; i < cost->n_per_unit && i < COMPARE_COST_MAX_UNITS; i++) {
+        const char *name = cost->per_unit[i].counter;
         if (name && !strcmp(name, counter))
-            return json_array_get(units, i);
+            return &cost->per_unit[i];
     }
     return NULL;
 }
 
-json_t *compare_cost(const json_t *base, const json_t *cand)
+json_t *compare_cost(const struct doc_result *base, const struct doc_result *cand)
 {
-    const json_t *cb = json_object_get(base, "cost"), *cc = json_object_get(cand, "cost");
-    if (!json_is_object(cb) || !json_is_object(cc))
+    struct doc_cost cb, cc;
+    if (!doc_cost_read(base->cost, &cb))
         return json_null();
-    const char *kb = jsonx_str(cb, "currency"), *kc = jsonx_str(cc, "currency");
-    bool same = kb && kc && !strcmp(kb, kc);
-    json_t *b = side(cb, base), *c = side(cc, cand);
-    double time_ratio = ratio(jsonx_num(c, "total_median_ns"), jsonx_num(b, "total_median_ns"));
-    double cost_ratio = same ? ratio(jsonx_num(c, "run_median"), jsonx_num(b, "run_median"))
-                             : NAN;
+    if (!doc_cost_read(cand->cost, &cc)) {
+        doc_cost_free(&cb);
+        return json_null();
+    }
+    bool same = cb.currency && cc.currency && !strcmp(cb.currency, cc.currency);
+    double time_ratio = ratio(cand->summary.wall.median, base->summary.wall.median);
+    double cost_ratio = same ? ratio(cc.run_median, cb.run_median) : NAN;
     json_t *units = json_array();
-    const json_t *ub_all = json_object_get(cb, "per_unit");
-    for (size_t i = 0; i < json_array_size(ub_all) && i < COMPARE_COST_MAX_UNITS; i++) {
-        const json_t *ub = json_array_get(ub_all, i);
-        const char *name = jsonx_str(ub, "counter");
-        const json_t *uc = name ? unit_of(cc, name) : NULL;
-        double per = jsonx_num(ub, "per"), per_c = jsonx_num(uc, "per");
-        if (!uc || !(per > 0) || !(per_c > 0))
+    for (size_t i = 0; i < cb.n_per_unit && i < COMPARE_COST_MAX_UNITS; i++) {
+        const struct doc_cost_unit *ub = &cb.per_unit[i];
+        const struct doc_cost_unit *uc = ub->counter ? unit_of(&cc, ub->counter) : NULL;
+        if (!uc || !(ub->per > 0) || !(uc->per > 0))
             continue;
         /* Both at the baseline's unit (say, per 1M images), whatever the candidate chose. */
-        double vb = jsonx_num(ub, "median"), vc = jsonx_num(uc, "median") / per_c * per;
-        json_array_append_new(units, json_pack("{s:s, s:f, s:o, s:o, s:o}", "counter", name,
-                                               "per", per, "baseline", jnum(vb), "candidate",
-                                               jnum(vc), "ratio",
+        double vb = ub->median, vc = uc->median / uc->per * ub->per;
+        json_array_append_new(units, json_pack("{s:s, s:f, s:o, s:o, s:o}", "counter",
+                                               ub->counter, "per", ub->per, "baseline", jnum(vb),
+                                               "candidate", jnum(vc), "ratio",
                                                jnum(same ? ratio(vc, vb) : NAN)));
     }
-    return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}", "baseline", b, "candidate", c,
-                     "same_currency", same, "time_ratio", jnum(time_ratio), "cost_ratio",
-                     jnum(cost_ratio), "per_unit", units);
+    json_t *out = json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}", "baseline", side(&cb, base),
+                            "candidate", side(&cc, cand), "same_currency", same, "time_ratio",
+                            jnum(time_ratio), "cost_ratio", jnum(cost_ratio), "per_unit", units);
+    doc_cost_free(&cb);
+    doc_cost_free(&cc);
+    return out;
 }

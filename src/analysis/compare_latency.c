@@ -12,7 +12,6 @@
 
 #include "analysis/significance.h"
 #include "analysis/stats.h"
-#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 struct spans {
@@ -21,19 +20,19 @@ struct spans {
 };
 
 /* The durations of the closed spans of stage over the measured ok runs of result, sorted. */
-static struct spans stage_spans(const json_t *result, const char *stage)
+static struct spans stage_spans(const struct doc_result *result, const char *stage)
 {
     struct spans s = {NULL, 0};
-    size_t cap = 0, i, k;
-    const json_t *run, *sp;
-    json_array_foreach(json_object_get(result, "runs"), i, run) {
+    size_t cap = 0;
+    for (size_t i = 0; i < result->n_runs; i++) {
+        const struct doc_run *run = &result->runs[i];
         if (!compare_run_counts(run))
             continue;
-        json_array_foreach(json_object_get(run, "spans"), k, sp) {
-            const char *name = jsonx_str(sp, "name");
-            double d = jsonx_num(sp, "end_ns") - jsonx_num(sp, "start_ns");
-            if (!name || strcmp(name, stage) || !json_is_true(json_object_get(sp, "closed")) ||
-                !(d >= 0) || !isfinite(d))
+        for (size_t k = 0; k < doc_run_n_spans(run); k++) {
+            struct doc_span sp;
+            doc_run_span(run, k, &sp);
+            double d = sp.end_ns - sp.start_ns;
+            if (!sp.name || strcmp(sp.name, stage) || !sp.closed || !(d >= 0) || !isfinite(d))
                 continue;
             if (s.n == cap) {
                 cap = cap ? 2 * cap : 64;
@@ -48,8 +47,8 @@ static struct spans stage_spans(const json_t *result, const char *stage)
 
 /* One quantile: both figures, the change, the interval of the ratio and a verdict (as a
  * stage's, without a test: the interval alone decides). */
-static json_t *quantile_row(const json_t *base, const json_t *cand, const char *stage,
-                            const struct spans *b, const struct spans *c, double q,
+static json_t *quantile_row(const struct doc_result *base, const struct doc_result *cand,
+                            const char *stage, const struct spans *b, const struct spans *c, double q,
                             const struct compare_options *opt, unsigned *hits)
 {
     double qb = stats_quantile_sorted(b->v, b->n, q), qc = stats_quantile_sorted(c->v, c->n, q);
@@ -80,8 +79,8 @@ static json_t *quantile_row(const json_t *base, const json_t *cand, const char *
     return row;
 }
 
-json_t *compare_latency(const json_t *base, const json_t *cand, const char *stage,
-                        const struct compare_options *opt, unsigned *hits)
+json_t *compare_latency(const struct doc_result *base, const struct doc_result *cand,
+                        const char *stage, const struct compare_options *opt, unsigned *hits)
 {
     struct spans b = stage_spans(base, stage), c = stage_spans(cand, stage);
     json_t *out;

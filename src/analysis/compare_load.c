@@ -16,7 +16,7 @@
 #include "analysis/compare_quality.h"
 #include "analysis/significance.h"
 #include "analysis/stats.h"
-#include "util/jsonx.h"
+#include "doc/load.h"
 #include "util/xalloc.h"
 
 #define MIN_SECONDS 3  /* per-second windows a side needs for the block bootstrap */
@@ -29,104 +29,59 @@ static json_t *jnum(double v)
 
 /* ---- the scenario runs that count ---- */
 
-static const json_t *load_of(const json_t *doc)
-{
-    const json_t *load = json_object_get(doc, "load");
-    return json_is_object(load) ? load : NULL;
-}
-
-static bool is_peak(const json_t *doc)
-{
-    return json_is_object(json_object_get(load_of(doc), "find_peak"));
-}
-
-/* Whether entry (a scenarios[] element) counts: not a probe; with find-peak only the last
- * confirmation (the run whose rate is the reported peak). */
-static bool counts(const json_t *doc, size_t index)
-{
-    const json_t *runs = json_object_get(load_of(doc), "scenarios");
-    const char *role = jsonx_str(json_array_get(runs, index), "role");
-    if (role && !strcmp(role, "probe"))
-        return false;
-    if (!is_peak(doc))
-        return true;
-    for (size_t k = index + 1; k < json_array_size(runs); k++) {
-        const char *later = jsonx_str(json_array_get(runs, k), "role");
-        if (!later || strcmp(later, "probe"))
-            return false;
-    }
-    return true;
-}
+/* The results of one side and their load sections (doc/load.h, which says which runs count). */
+struct results {
+    const struct doc_result *const *doc;
+    struct doc_load **load;
+    size_t n;
+};
 
 /* Two runs are the same scenario when their names agree and, for the server scenario outside
  * find-peak, their target rates too (find-peak's confirmations run at each side's own peak). */
-static bool same_key(const json_t *da, const json_t *a, const json_t *db, const json_t *b)
+static bool same_key(const struct doc_load *la, const struct doc_load_run *a,
+                     const struct doc_load *lb, const struct doc_load_run *b)
 {
-    const char *sa = jsonx_str(a, "scenario"), *sb = jsonx_str(b, "scenario");
-    if (!sa || !sb || strcmp(sa, sb) || is_peak(da) != is_peak(db))
+    if (!a->scenario || !b->scenario || strcmp(a->scenario, b->scenario) ||
+        la->find_peak != lb->find_peak)
         return false;
-    if (is_peak(da))
+    if (la->find_peak)
         return true;
-    double qa = jsonx_num(a, "target_qps"), qb = jsonx_num(b, "target_qps");
+    double qa = a->target_qps, qb = b->target_qps;
     return (isnan(qa) && isnan(qb)) || qa == qb;
 }
 
-/* The run of doc that counts and matches key (a run of doc_key), or NULL. */
-static const json_t *find_match(const json_t *doc, const json_t *doc_key, const json_t *key)
+/* The run of l that counts and matches key (a run of l_key), or NULL. */
+static const struct doc_load_run *find_match(const struct doc_load *l, const struct doc_load *l_key,
+                                             const struct doc_load_run *key)
 {
-    const json_t *runs = json_object_get(load_of(doc), "scenarios");
-    for (size_t i = 0; i < json_array_size(runs); i++)
-        if (counts(doc, i) && same_key(doc, json_array_get(runs, i), doc_key, key))
-            return json_array_get(runs, i);
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (doc_load_counts(l, i) && same_key(l, &l->runs[i], l_key, key))
+            return &l->runs[i];
     return NULL;
 }
 
 struct side {
-    const json_t *doc[MAX_MATCH];
-    const json_t *run[MAX_MATCH];
+    const struct doc_result *doc[MAX_MATCH];
+    const struct doc_load *load[MAX_MATCH];
+    const struct doc_load_run *run[MAX_MATCH];
     size_t n;
 };
 
-static void collect(struct side *s, json_t *const *docs, size_t n, const json_t *doc_key,
-                    const json_t *key)
+static void collect(struct side *s, const struct results *docs, const struct doc_load *l_key,
+                    const struct doc_load_run *key)
 {
     s->n = 0;
-    for (size_t i = 0; i < n && s->n < MAX_MATCH; i++) {
-        const json_t *r = load_of(docs[i]) ? find_match(docs[i], doc_key, key) : NULL;
+    for (size_t i = 0; i < docs->n && s->n < MAX_MATCH; i++) {
+        const struct doc_load_run *r = find_match(docs->load[i], l_key, key);
         if (r) {
-            s->doc[s->n] = docs[i];
+            s->doc[s->n] = docs->doc[i];
+            s->load[s->n] = docs->load[i];
             s->run[s->n++] = r;
         }
     }
 }
 
 /* ---- figures of one run ---- */
-
-/* The p-th percentile (seconds) of a run's latency_s, e.g. "p99"; when the run has no such
- * key, from its histogram with LoadGen's rank (docs/load.md): floor(n p / 100) + 1, the high
- * end of the bucket that holds it, never above the maximum. NaN when neither is there. */
-static double run_percentile(const json_t *run, double p)
-{
-    char key[32];
-    snprintf(key, sizeof key, "p%g", p);
-    double v = jsonx_num(json_object_get(run, "latency_s"), key);
-    if (isfinite(v))
-        return v;
-    const json_t *h = json_object_get(run, "histogram");
-    long long total = jsonx_count(h, "total", (long long)1 << 50, 0);
-    if (total <= 0)
-        return NAN;
-    long long rank = (long long)floor((double)total * p / 100) + 1, seen = 0;
-    rank = rank > total ? total : rank;
-    size_t i;
-    const json_t *b;
-    json_array_foreach(json_object_get(h, "buckets"), i, b) {
-        seen += (long long)jsonx_number(json_array_get(b, 2));
-        if (seen >= rank)
-            return fmin(jsonx_number(json_array_get(b, 1)), jsonx_num(h, "max")) * 1e-9;
-    }
-    return NAN;
-}
 
 /* A quantity: a latency percentile (p > 0) or the throughput (p 0). */
 struct quantity {
@@ -135,40 +90,34 @@ struct quantity {
     bool metric;
 };
 
-static double run_value(const json_t *run, const struct quantity *q)
+static double run_value(const struct doc_load_run *run, const struct quantity *q)
 {
-    return q->p > 0 ? run_percentile(run, q->p) : jsonx_num(run, "throughput_qps");
+    return q->p > 0 ? doc_load_run_percentile(run, q->p) : run->throughput_qps;
 }
 
 /* The per-second series of a run for q, appended to v and w (weights; NULL for the
  * throughput): a latency percentile's windows that completed queries, weighted by their
  * count; for the throughput the completed count of every whole second. Returns false when the
  * windows carry no figure for q (only p50, p90 and p99 are kept per second). */
-static bool run_seconds(const json_t *run, const struct quantity *q, double *v, double *w,
-                        size_t *n, size_t cap)
+static bool run_seconds(const struct doc_load_run *run, const struct quantity *q, double *v,
+                        double *w, size_t *n, size_t cap)
 {
-    char key[32];
-    if (q->p > 0) {
-        if (q->p != 50 && q->p != 90 && q->p != 99)
-            return false;
-        snprintf(key, sizeof key, "p%g_s", q->p);
-    }
-    double duration = jsonx_num(run, "duration_s");
-    size_t i;
-    const json_t *sec;
-    json_array_foreach(json_object_get(run, "seconds"), i, sec) {
-        double completed = jsonx_num(sec, "completed"), t = jsonx_num(sec, "t_s");
-        if (*n >= cap || !isfinite(completed))
+    if (q->p > 0 && q->p != 50 && q->p != 90 && q->p != 99)
+        return false;
+    for (size_t i = 0; i < doc_load_n_seconds(run); i++) {
+        struct doc_load_second sec;
+        doc_load_second(run, i, &sec);
+        if (*n >= cap || !isfinite(sec.completed))
             continue;
         if (q->p > 0) {
-            double x = jsonx_num(sec, key);
-            if (completed > 0 && isfinite(x)) {
+            double x = q->p == 50 ? sec.p50_s : q->p == 90 ? sec.p90_s : sec.p99_s;
+            if (sec.completed > 0 && isfinite(x)) {
                 v[*n] = x;
-                w[*n] = completed;
+                w[*n] = sec.completed;
                 (*n)++;
             }
-        } else if (isfinite(t) && t + 1 <= duration + 1e-6) {
-            v[(*n)++] = completed;
+        } else if (isfinite(sec.t_s) && sec.t_s + 1 <= run->duration_s + 1e-6) {
+            v[(*n)++] = sec.completed;
         }
     }
     return true;
@@ -193,10 +142,9 @@ static char *invalid_reason(const struct side *b, const struct side *c)
     for (int pass = 0; pass < 2; pass++) {
         const struct side *s = pass ? c : b;
         for (size_t i = 0; i < s->n; i++) {
-            if (json_is_true(json_object_get(s->run[i], "valid")))
+            if (s->run[i]->valid)
                 continue;
-            const char *why = json_string_value(
-                json_array_get(json_object_get(s->run[i], "invalid_reasons"), 0));
+            const char *why = json_string_value(json_array_get(s->run[i]->invalid_reasons, 0));
             char nth[32] = "";
             if (s->n > 1)
                 snprintf(nth, sizeof nth, " (result %zu)", i + 1);
@@ -214,7 +162,7 @@ static char *invalid_reason(const struct side *b, const struct side *c)
 static bool all_valid(const struct side *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (!json_is_true(json_object_get(s->run[i], "valid")))
+        if (!s->run[i]->valid)
             return false;
     return true;
 }
@@ -237,9 +185,9 @@ static bool seconds_interval(const struct side *b, const struct side *c, const s
 {
     size_t cap = 0;
     for (size_t i = 0; i < b->n; i++)
-        cap += json_array_size(json_object_get(b->run[i], "seconds"));
+        cap += doc_load_n_seconds(b->run[i]);
     for (size_t i = 0; i < c->n; i++)
-        cap += json_array_size(json_object_get(c->run[i], "seconds"));
+        cap += doc_load_n_seconds(c->run[i]);
     double *vb = xmalloc((cap + 1) * sizeof *vb), *wb = xmalloc((cap + 1) * sizeof *wb);
     double *vc = xmalloc((cap + 1) * sizeof *vc), *wc = xmalloc((cap + 1) * sizeof *wc);
     *nwb = *nwc = 0;
@@ -377,18 +325,16 @@ static json_t *match_json(const struct side *b, const struct side *c,
                           const struct compare_options *opt, unsigned *hits)
 {
     bool by_results = b->n >= 2 && c->n >= 2;
-    const json_t *rb = b->run[0], *rc = c->run[0];
-    double p = jsonx_num(rb, "percentile");
-    json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:o, s:s, s:I, s:I}", "scenario",
-                          jsonx_str(rb, "scenario"), "target_qps",
-                          jnum(jsonx_num(rb, "target_qps")), "candidate_target_qps",
-                          jnum(jsonx_num(rc, "target_qps")), "peak", is_peak(b->doc[0]),
-                          "percentile", jnum(p), "resampling",
-                          by_results ? "results" : "seconds", "n_baseline", (json_int_t)b->n,
-                          "n_candidate", (json_int_t)c->n);
+    const struct doc_load_run *rb = b->run[0], *rc = c->run[0];
+    double p = rb->percentile;
+    json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:o, s:s, s:I, s:I}", "scenario", rb->scenario,
+                          "target_qps", jnum(rb->target_qps), "candidate_target_qps",
+                          jnum(rc->target_qps), "peak", b->load[0]->find_peak, "percentile",
+                          jnum(p), "resampling", by_results ? "results" : "seconds",
+                          "n_baseline", (json_int_t)b->n, "n_candidate", (json_int_t)c->n);
     size_t windows = 0;
     for (size_t i = 0; i < b->n; i++)
-        windows += json_array_size(json_object_get(b->run[i], "seconds"));
+        windows += doc_load_n_seconds(b->run[i]);
     json_object_set_new(o, "block_seconds",
                         by_results ? json_null()
                                    : json_integer((json_int_t)significance_default_block(windows)));
@@ -403,27 +349,44 @@ static json_t *match_json(const struct side *b, const struct side *c,
     return o;
 }
 
-/* The runs that count of docs[0] that the other side lacks, as {side, scenario, target_qps}. */
-static void unmatched(json_t *out, const char *side, json_t *const *docs,
-                      json_t *const *other, size_t no)
+/* The runs that count of the first of docs that the other side lacks, as {side, scenario,
+ * target_qps}. */
+static void unmatched(json_t *out, const char *side, const struct results *docs,
+                      const struct results *other)
 {
-    const json_t *runs = json_object_get(load_of(docs[0]), "scenarios");
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        const json_t *r = json_array_get(runs, i);
-        if (!counts(docs[0], i))
+    const struct doc_load *l = docs->load[0];
+    for (size_t i = 0; i < l->n_runs; i++) {
+        const struct doc_load_run *r = &l->runs[i];
+        if (!doc_load_counts(l, i))
             continue;
         struct side s;
-        collect(&s, other, no, docs[0], r);
+        collect(&s, other, l, r);
         if (!s.n)
             json_array_append_new(out, json_pack("{s:s, s:o, s:o}", "side", side, "scenario",
-                                                 jsonx_str(r, "scenario")
-                                                     ? json_string(jsonx_str(r, "scenario"))
-                                                     : json_null(),
-                                                 "target_qps", jnum(jsonx_num(r, "target_qps"))));
+                                                 r->scenario ? json_string(r->scenario)
+                                                             : json_null(),
+                                                 "target_qps", jnum(r->target_qps)));
     }
 }
 
-json_t *compare_load(json_t *const *base, size_t nb, json_t *const *cand, size_t nc,
+static void read_loads(struct results *s, const struct doc_result *const *docs, size_t n)
+{
+    s->doc = docs;
+    s->n = n;
+    s->load = xcalloc(n ? n : 1, sizeof *s->load);
+    for (size_t i = 0; i < n; i++)
+        s->load[i] = doc_load_read(docs[i]->load);
+}
+
+static void free_loads(struct results *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        doc_load_free(s->load[i]);
+    free(s->load);
+}
+
+json_t *compare_load(const struct doc_result *const *base, size_t nb,
+                     const struct doc_result *const *cand, size_t nc,
                      const struct compare_options *opt, unsigned *hits)
 {
     unsigned scratch = 0;
@@ -434,21 +397,25 @@ json_t *compare_load(json_t *const *base, size_t nb, json_t *const *cand, size_t
         compare_options_default(&defaults);
         opt = &defaults;
     }
-    if (!nb || !nc || !load_of(base[0]) || !load_of(cand[0]))
+    if (!nb || !nc || !base[0]->load || !cand[0]->load)
         return json_null();
+    struct results b, c;
+    read_loads(&b, base, nb);
+    read_loads(&c, cand, nc);
     json_t *matches = json_array(), *missing = json_array();
-    const json_t *runs = json_object_get(load_of(base[0]), "scenarios");
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        if (!counts(base[0], i))
+    const struct doc_load *l = b.load[0];
+    for (size_t i = 0; i < l->n_runs; i++) {
+        if (!doc_load_counts(l, i))
             continue;
-        const json_t *key = json_array_get(runs, i);
-        struct side b, c;
-        collect(&b, base, nb, base[0], key);
-        collect(&c, cand, nc, base[0], key);
-        if (b.n && c.n)
-            json_array_append_new(matches, match_json(&b, &c, opt, hits));
+        struct side sb, sc;
+        collect(&sb, &b, l, &l->runs[i]);
+        collect(&sc, &c, l, &l->runs[i]);
+        if (sb.n && sc.n)
+            json_array_append_new(matches, match_json(&sb, &sc, opt, hits));
     }
-    unmatched(missing, "baseline", base, cand, nc);
-    unmatched(missing, "candidate", cand, base, nb);
+    unmatched(missing, "baseline", &b, &c);
+    unmatched(missing, "candidate", &c, &b);
+    free_loads(&b);
+    free_loads(&c);
     return json_pack("{s:o, s:o}", "scenarios", matches, "unmatched", missing);
 }

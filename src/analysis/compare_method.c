@@ -3,7 +3,6 @@
 #include "analysis/compare_method.h"
 
 #include <math.h>
-#include <string.h>
 
 void compare_options_default(struct compare_options *opt)
 {
@@ -13,11 +12,9 @@ void compare_options_default(struct compare_options *opt)
     opt->seed = COMPARE_DEFAULT_SEED;
 }
 
-int compare_run_counts(const json_t *run)
+bool compare_run_counts(const struct doc_run *run)
 {
-    const char *status = json_string_value(json_object_get(run, "status"));
-    return json_is_object(run) && !json_is_true(json_object_get(run, "warmup")) && status &&
-           !strcmp(status, "ok");
+    return !run->warmup && run->ok;
 }
 
 const char *compare_verdict(const struct compare_options *opt, size_t nb, size_t nc,

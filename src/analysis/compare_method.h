@@ -1,14 +1,15 @@
 /* compare_method: what every part of the comparison applies (docs/compare.md): its options
  * and their defaults, which runs of a result count, and the verdict a change gets. A leaf of
  * the comparison's files (compare.c and the compare_*.c it calls): it calls none of them.
- * Pure functions on result documents, thread-safe. */
+ * Pure functions on results read through doc/result.h, thread-safe. */
 #ifndef MLBENCH_COMPARE_METHOD_H
 #define MLBENCH_COMPARE_METHOD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
+#include "doc/result.h"
 
 #define COMPARE_DEFAULT_ALPHA 0.05
 #define COMPARE_DEFAULT_MIN_EFFECT_PCT 2.0
@@ -26,8 +27,8 @@ struct compare_options {
 /* The defaults: alpha 0.05, minimum effect 2 %, 10 000 resamples, COMPARE_DEFAULT_SEED. */
 void compare_options_default(struct compare_options *opt);
 
-/* Nonzero for a measured run that succeeded: not a warm-up, status "ok". */
-int compare_run_counts(const json_t *run);
+/* Whether a run counts: a measured run that succeeded (not a warm-up, status "ok"). */
+bool compare_run_counts(const struct doc_run *run);
 
 /* The verdict of a quantity measured nb and nc times (docs/compare.md#verdict): "too few
  * runs" below 2 on a side, "faster" or "slower" when p < alpha, |change_pct| >= the minimum

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/jsonx.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -29,21 +28,19 @@ static bool is_quality_code(const char *code)
     return false;
 }
 
-static json_t *quality_side(const json_t *result)
+static json_t *quality_side(const struct doc_result *result)
 {
     json_t *out = json_array();
-    size_t i;
-    const json_t *w;
-    json_array_foreach(json_object_get(result, "warnings"), i, w) {
-        const char *code = jsonx_str(w, "code"), *message = jsonx_str(w, "message");
-        if (code && is_quality_code(code))
-            json_array_append_new(out, json_pack("{s:s, s:s}", "code", code, "message",
-                                                 message ? message : ""));
+    for (size_t i = 0; i < result->n_warnings; i++) {
+        const struct doc_warning *w = &result->warnings[i];
+        if (w->code && is_quality_code(w->code))
+            json_array_append_new(out, json_pack("{s:s, s:s}", "code", w->code, "message",
+                                                 w->message ? w->message : ""));
     }
     return out;
 }
 
-json_t *compare_quality(const json_t *base, const json_t *cand)
+json_t *compare_quality(const struct doc_result *base, const struct doc_result *cand)
 {
     return json_pack("{s:o, s:o}", "baseline", quality_side(base), "candidate",
                      quality_side(cand));
@@ -58,23 +55,21 @@ json_t *compare_quality(const json_t *base, const json_t *cand)
 #define STEAL_MIN 0.05        /* cpu_steal: share of all CPUs' time the hypervisor took */
 #define SWAP_BPS_MIN 4096.0   /* swapping: bytes per second in + out */
 
-/* The mean of metric (any labels) in a resources array; NAN when it has no samples. */
-static double res_mean(const json_t *resources, const char *metric)
+/* The mean of metric (any labels) in resources; NAN when it has no samples. */
+static double res_mean(const struct doc_resources *resources, const char *metric)
 {
-    size_t i;
-    const json_t *r;
-    json_array_foreach(resources, i, r) {
-        const char *m = jsonx_str(r, "metric");
-        if (m && !strcmp(m, metric) && jsonx_int(r, "n", 0) > 0)
-            return jsonx_num(r, "mean");
+    for (size_t i = 0; i < resources->n; i++) {
+        const struct doc_resource *r = &resources->v[i];
+        if (r->metric && !strcmp(r->metric, metric) && r->n > 0)
+            return r->mean;
     }
     return NAN;
 }
 
 /* What one side's resources say, over a stage or the whole run. */
 struct side {
-    const json_t *result;
-    const json_t *resources;
+    const struct doc_result *result;
+    const struct doc_resources *resources;
     double ncpu;
 };
 
@@ -140,14 +135,14 @@ static double swap_bps(const struct side *s)
  * out by --discard-throttled do not count; in results without it, from its warning. */
 static double gpu_throttled(const struct side *s)
 {
-    const json_t *gc = json_object_get(json_object_get(s->result, "summary"), "gpu_clock");
-    if (json_is_object(gc))
-        return jsonx_int(gc, "throttled_runs", 0) > jsonx_int(gc, "discarded_runs", 0);
-    size_t i;
-    const json_t *w;
-    json_array_foreach(json_object_get(s->result, "warnings"), i, w)
-        if (jsonx_str(w, "code") && !strcmp(jsonx_str(w, "code"), "gpu_throttling"))
+    const struct doc_gpu_clock *gc = &s->result->summary.gpu_clock;
+    if (gc->present)
+        return gc->throttled_runs > gc->discarded_runs;
+    for (size_t i = 0; i < s->result->n_warnings; i++) {
+        const char *code = s->result->warnings[i].code;
+        if (code && !strcmp(code, "gpu_throttling"))
             return 1;
+    }
     return 0;
 }
 
@@ -218,32 +213,23 @@ static const struct disturbance {
 
 #define N_DISTURBANCES (sizeof disturbances / sizeof disturbances[0])
 
-static const json_t *stage_resources(const json_t *result, const char *stage)
-{
-    size_t i;
-    const json_t *st;
-    json_array_foreach(json_object_get(json_object_get(result, "summary"), "stages"), i, st) {
-        const char *name = jsonx_str(st, "name");
-        if (name && !strcmp(name, stage))
-            return json_object_get(st, "resources");
-    }
-    return NULL;
-}
+static const struct doc_resources no_resources;
 
-static struct side side_of(const json_t *result, const char *stage)
+static struct side side_of(const struct doc_result *result, const char *stage)
 {
-    struct side s = {result, NULL, jsonx_num(json_object_get(result, "environment"),
-                                             "cpus_online")};
-    s.resources = stage ? stage_resources(result, stage)
-                        : json_object_get(json_object_get(result, "summary"), "resources");
+    struct side s = {result, &result->summary.resources, result->cpus_online};
+    if (stage) {
+        const struct doc_stage *st = doc_result_stage(result, stage);
+        s.resources = st ? &st->resources : &no_resources;
+    }
     return s;
 }
 
 /* Appends the reason of disturbance d to b when it explains the difference: the slower side
  * reached d's threshold and the faster side was not clearly (by half a threshold) more
  * disturbed. A stage's own samples are used where both sides have them, else the runs'. */
-static bool explains(const struct disturbance *d, const json_t *slow, const json_t *fast,
-                     const char *stage, struct strbuf *b)
+static bool explains(const struct disturbance *d, const struct doc_result *slow,
+                     const struct doc_result *fast, const char *stage, struct strbuf *b)
 {
     const char *where = "over the runs";
     struct side s = side_of(slow, NULL), f = side_of(fast, NULL);
@@ -265,10 +251,11 @@ static bool explains(const struct disturbance *d, const json_t *slow, const json
     return true;
 }
 
-char *compare_explain(const json_t *base, const json_t *cand, const char *stage,
-                      bool cand_slower, unsigned *hits)
+char *compare_explain(const struct doc_result *base, const struct doc_result *cand,
+                      const char *stage, bool cand_slower, unsigned *hits)
 {
-    const json_t *slow = cand_slower ? cand : base, *fast = cand_slower ? base : cand;
+    const struct doc_result *slow = cand_slower ? cand : base;
+    const struct doc_result *fast = cand_slower ? base : cand;
     struct strbuf b = {0};
     strbuf_puts(&b, "");
     for (size_t k = 0; k < N_DISTURBANCES; k++)

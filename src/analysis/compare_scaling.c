@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "util/jsonx.h"
 
 #define SCALING_MAX_COUNTERS 1000 /* counters looked at (the file's list is not trusted) */
 
@@ -22,41 +21,39 @@ static json_t *jnum(double v)
 }
 
 /* The ranks a result ran on: its announced world size, else the ranks it saw, else 1. */
-static double ranks_of(const json_t *result)
+static double ranks_of(const struct doc_result *result)
 {
-    const json_t *r = json_object_get(json_object_get(result, "summary"), "ranks");
-    double world = jsonx_num(r, "world_size");
-    if (isfinite(world) && world >= 1)
-        return world;
-    size_t n = json_array_size(json_object_get(r, "ranks"));
-    return n ? (double)n : 1;
+    const struct doc_ranks *r = &result->summary.ranks;
+    if (r->world_size >= 1)
+        return (double)r->world_size;
+    return r->n_ranks ? (double)r->n_ranks : 1;
 }
 
-static const json_t *counter(const json_t *result, const char *name)
+static const struct doc_counter *counter(const struct doc_result *result, const char *name)
 {
-    const json_t *cs = json_object_get(json_object_get(result, "summary"), "counters");
-    for (size_t i = 0; i < json_array_size(cs) && i < SCALING_MAX_COUNTERS; i++) {
-        const char *n = jsonx_str(json_array_get(cs, i), "name");
-        if (n && !strcmp(n, name))
-            return json_array_get(cs, i);
-    }
+    const struct doc_summary *s = &result->summary;
+    for (size_t i = 0; i < s->n_counters && i < SCALING_MAX_COUNTERS; i++)
+        if (s->counters[i].name && !strcmp(s->counters[i].name, name))
+            return &s->counters[i];
     return NULL;
 }
 
-static double last_median(const json_t *result, const char *name)
+static double last_median(const struct doc_result *result, const char *name)
 {
-    return jsonx_num(json_object_get(counter(result, name), "last"), "median");
+    const struct doc_counter *c = counter(result, name);
+    return c ? c->last.median : NAN;
 }
 
 /* The throughput of result by basis (see the file's comment). */
-static double throughput(const json_t *result, const char *basis)
+static double throughput(const struct doc_result *result, const char *basis)
 {
     if (!strcmp(basis, "train_images_per_s"))
         return last_median(result, basis);
-    if (!strcmp(basis, "images"))
-        return jsonx_num(counter(result, "images"), "rate_per_s_median");
-    double wall = jsonx_num(json_object_get(json_object_get(result, "summary"), "wall_ns"),
-                            "median");
+    if (!strcmp(basis, "images")) {
+        const struct doc_counter *c = counter(result, "images");
+        return c ? c->rate_per_s_median : NAN;
+    }
+    double wall = result->summary.wall.median;
     return wall > 0 ? 1e9 / wall : NAN;
 }
 
@@ -65,14 +62,14 @@ static bool positive(double v)
     return isfinite(v) && v > 0;
 }
 
-static json_t *side(const json_t *result, double ranks, double thr)
+static json_t *side(const struct doc_result *result, double ranks, double thr)
 {
     return json_pack("{s:f, s:o, s:o, s:o}", "ranks", ranks, "throughput", jnum(thr),
                      "per_rank", jnum(thr / ranks), "allreduce_share",
                      jnum(last_median(result, "allreduce_share")));
 }
 
-json_t *compare_scaling(const json_t *base, const json_t *cand)
+json_t *compare_scaling(const struct doc_result *base, const struct doc_result *cand)
 {
     double rb = ranks_of(base), rc = ranks_of(cand);
     if (rb == rc)

@@ -5,8 +5,10 @@
 
 #include <jansson.h>
 
+#include "doc/result.h"
+
 /* The scaling across ranks (docs/compare.md#scaling): a new object when the two results ran on
  * different numbers of ranks and a throughput is known on both, else a JSON null. */
-json_t *compare_scaling(const json_t *base, const json_t *cand);
+json_t *compare_scaling(const struct doc_result *base, const struct doc_result *cand);
 
 #endif

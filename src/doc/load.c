@@ -30,6 +30,29 @@ double doc_latency_at(const struct doc_latency *lat, double p)
     return jsonx_num(lat->json, key);
 }
 
+double doc_load_run_percentile(const struct doc_load_run *run, double p)
+{
+    double v = doc_latency_at(&run->latency, p);
+    if (isfinite(v))
+        return v;
+    const json_t *h = run->histogram;
+    long long total = jsonx_count(h, "total", (long long)1 << 50, 0);
+    if (total <= 0)
+        return NAN;
+    long long rank = (long long)floor((double)total * p / 100) + 1, seen = 0;
+    rank = rank > total ? total : rank;
+    const json_t *buckets = json_object_get(h, "buckets");
+    for (size_t i = 0; i < json_array_size(buckets); i++) {
+        const json_t *b = json_array_get(buckets, i);
+        double count = jsonx_number(json_array_get(b, 2));
+        if (fabs(count) < 1e18) /* not NAN, and a whole count of queries */
+            seen += (long long)count;
+        if (seen >= rank)
+            return fmin(jsonx_number(json_array_get(b, 1)), jsonx_num(h, "max")) * 1e-9;
+    }
+    return NAN;
+}
+
 static void read_spans(const json_t *o, struct doc_load_spans *s)
 {
     s->present = o != NULL;

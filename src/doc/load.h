@@ -115,6 +115,10 @@ bool doc_load_counts(const struct doc_load *l, size_t i);
 
 /* The latency object's percentile p (50, 90, 95, 99, 99.9) in seconds, NAN for another p. */
 double doc_latency_at(const struct doc_latency *lat, double p);
+/* The p-th percentile of a run's latency in seconds: its latency object's (doc_latency_at),
+ * else from its histogram with LoadGen's rank (docs/load.md): floor(n p / 100) + 1, the high
+ * end of the bucket that holds it, never above the maximum. NAN when neither has it. */
+double doc_load_run_percentile(const struct doc_load_run *run, double p);
 
 /* "server run at 40 QPS", "offline run": a run's name in headings and captions. */
 void doc_load_run_name(const struct doc_load_run *run, char *buf, size_t len);

@@ -98,31 +98,27 @@ size_t export_answer_findings(const struct doc_result *r, size_t max, char **out
 
 /* One scenario run of a load comparison: "server at 200 QPS: p99 slower (+12.3 %, ratio
  * interval 1.05 .. 1.20), throughput no significant change (-0.4 %, ...)". */
-static void load_match_answer(struct strbuf *b, const json_t *m)
+static void load_match_answer(struct strbuf *b, const struct doc_cmp_load_match *m)
 {
-    const char *scenario = str_or(jsonx_str(m, "scenario"), "?");
-    double qps = jsonx_num(m, "target_qps");
-    strbuf_puts(b, scenario);
-    if (json_is_true(json_object_get(m, "peak")))
+    strbuf_puts(b, str_or(m->scenario, "?"));
+    if (m->peak)
         strbuf_puts(b, " (the peak found)");
-    if (isfinite(qps))
-        strbuf_printf(b, " at %g QPS", qps);
+    if (isfinite(m->target_qps))
+        strbuf_printf(b, " at %g QPS", m->target_qps);
     strbuf_puts(b, ": ");
-    const json_t *rows = json_object_get(m, "metrics");
     bool first = true;
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *q = json_array_get(rows, i);
-        const char *name = jsonx_str(q, "name");
-        bool throughput = name && !strcmp(name, "throughput_qps");
-        if (!json_is_true(json_object_get(q, "metric")) && !throughput)
+    for (size_t i = 0; i < m->n_metrics; i++) {
+        const struct doc_cmp_load_metric *q = &m->metrics[i];
+        bool throughput = q->name && !strcmp(q->name, "throughput_qps");
+        if (!q->metric && !throughput)
             continue;
         char change[32], lo[32], hi[32];
-        export_fmt_num(jsonx_num(q, "change_pct"), "%+.1f %%", 1, change, sizeof change);
-        export_fmt_num(jsonx_num(q, "ratio_ci_low"), "%.3f", 1, lo, sizeof lo);
-        export_fmt_num(jsonx_num(q, "ratio_ci_high"), "%.3f", 1, hi, sizeof hi);
-        strbuf_printf(b, "%s%s %s (%s", first ? "" : ", ", throughput ? "throughput" : name,
-                      str_or(jsonx_str(q, "verdict"), "no verdict"), change);
-        if (isfinite(jsonx_num(q, "ratio_ci_low")))
+        export_fmt_num(q->change_pct, "%+.1f %%", 1, change, sizeof change);
+        export_fmt_num(q->ratio_ci_low, "%.3f", 1, lo, sizeof lo);
+        export_fmt_num(q->ratio_ci_high, "%.3f", 1, hi, sizeof hi);
+        strbuf_printf(b, "%s%s %s (%s", first ? "" : ", ", throughput ? "throughput" : q->name,
+                      str_or(q->verdict, "no verdict"), change);
+        if (isfinite(q->ratio_ci_low))
             strbuf_printf(b, ", ratio interval %s .. %s", lo, hi);
         strbuf_putc(b, ')');
         first = false;
@@ -134,20 +130,19 @@ static void load_match_answer(struct strbuf *b, const json_t *m)
 /* A comparison of load results answers per scenario run: the latency percentile LoadGen
  * judges it by, and the throughput (docs/compare.md#load-results), not the wall time of the
  * whole command. */
-static char *load_answer(const json_t *load, const char *who, const char *baseline)
+static char *load_answer(const struct doc_cmp_load *load, const char *who, const char *baseline)
 {
-    const json_t *matches = json_object_get(load, "scenarios");
-    if (!json_array_size(matches))
+    if (!load->n_matches)
         return fmt("%s against %s: no scenario run of one was made in the other (Load, below, "
                    "lists them).", who, baseline);
     struct strbuf b = {0};
     strbuf_printf(&b, "%s against %s, ", who, baseline);
-    for (size_t i = 0; i < json_array_size(matches); i++) {
+    for (size_t i = 0; i < load->n_matches; i++) {
         if (i)
             strbuf_puts(&b, "; ");
-        load_match_answer(&b, json_array_get(matches, i));
+        load_match_answer(&b, &load->matches[i]);
     }
-    size_t missing = json_array_size(json_object_get(load, "unmatched"));
+    size_t missing = load->n_unmatched;
     if (missing)
         strbuf_printf(&b, "; %zu scenario run%s without a match", missing,
                       missing == 1 ? "" : "s");
@@ -155,32 +150,26 @@ static char *load_answer(const json_t *load, const char *who, const char *baseli
     return strbuf_take(&b);
 }
 
-char *export_answer_comparison(const json_t *cand, const char *baseline)
+char *export_answer_comparison(const struct doc_cmp_candidate *cand, const char *baseline)
 {
-    const json_t *stages = json_object_get(cand, "stages");
-    const json_t *total = NULL;
-    for (size_t i = 0; i < json_array_size(stages); i++) {
-        const char *name = jsonx_str(json_array_get(stages, i), "name");
-        if (name && !strcmp(name, "total"))
-            total = json_array_get(stages, i);
-    }
-    const char *who = str_or(jsonx_str(cand, "label"), str_or(jsonx_str(cand, "id"), "?"));
-    if (json_is_object(json_object_get(cand, "load")))
-        return load_answer(json_object_get(cand, "load"), who, baseline);
+    const char *who = str_or(cand->who.label, str_or(cand->who.id, "?"));
+    if (cand->load.present)
+        return load_answer(&cand->load, who, baseline);
+    const struct doc_cmp_stage *total = doc_cmp_total(cand);
     if (!total)
         return fmt("%s against %s: the total was not compared.", who, baseline);
     char change[32], speedup[32], lo[32], hi[32], p[32];
-    double pv = jsonx_num(total, "p_value");
-    export_fmt_num(jsonx_num(total, "change_pct"), "%+.1f %%", 1, change, sizeof change);
-    export_fmt_num(jsonx_num(total, "speedup"), "%.3fx", 1, speedup, sizeof speedup);
-    export_fmt_num(jsonx_num(total, "ratio_ci_low"), "%.3f", 1, lo, sizeof lo);
-    export_fmt_num(jsonx_num(total, "ratio_ci_high"), "%.3f", 1, hi, sizeof hi);
+    double pv = total->p_value;
+    export_fmt_num(total->change_pct, "%+.1f %%", 1, change, sizeof change);
+    export_fmt_num(total->speedup, "%.3fx", 1, speedup, sizeof speedup);
+    export_fmt_num(total->ratio_ci_low, "%.3f", 1, lo, sizeof lo);
+    export_fmt_num(total->ratio_ci_high, "%.3f", 1, hi, sizeof hi);
     if (isfinite(pv) && pv < 0.001)
         snprintf(p, sizeof p, "< 0.001");
     else
         export_fmt_num(pv, "%.3f", 1, p, sizeof p);
     return fmt("%s against %s, total: %s (%s, speedup %s, ratio interval %s .. %s, p %s%s)%s.",
-               who, baseline, str_or(jsonx_str(total, "verdict"), "no verdict"), change, speedup,
-               lo, hi, isfinite(pv) && pv < 0.001 ? "" : "= ", p,
-               json_is_false(json_object_get(cand, "like_for_like")) ? "; not like for like" : "");
+               who, baseline, str_or(total->verdict, "no verdict"), change, speedup, lo, hi,
+               isfinite(pv) && pv < 0.001 ? "" : "= ", p,
+               cand->like_for_like ? "" : "; not like for like");
 }

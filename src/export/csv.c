@@ -190,15 +190,15 @@ static void table_samples(FILE *out, const struct export_request *req)
 
 /* ",baseline_ns,candidate_ns,change_pct,verdict" of one latency quantile (empty fields when
  * the stage has none). */
-static void csv_latency(FILE *out, const json_t *q)
+static void csv_latency(FILE *out, const struct doc_cmp_quantile *q)
 {
-    static const char *const nums[] = {"baseline_ns", "candidate_ns", "change_pct"};
+    const double nums[] = {q->baseline_ns, q->candidate_ns, q->change_pct};
     for (size_t m = 0; m < 3; m++) {
         fputc(',', out);
-        export_csv_num(out, jsonx_num(q, nums[m]));
+        export_csv_num(out, nums[m]);
     }
     fputc(',', out);
-    export_csv_field(out, jsonx_str(q, "verdict"));
+    export_csv_field(out, q->verdict);
 }
 
 static int table_comparison(FILE *out, const struct export_request *req, char *err,
@@ -210,39 +210,36 @@ static int table_comparison(FILE *out, const struct export_request *req, char *e
         "n_candidate", "verdict", "statistical_verdict", "unreliable_reason",
         "p50_baseline_ns", "p50_candidate_ns", "p50_change_pct", "p50_verdict",
         "p99_baseline_ns", "p99_candidate_ns", "p99_change_pct", "p99_verdict", NULL};
-    static const char *const nums[] = {"baseline_median_ns", "candidate_median_ns", "change_pct",
-                                       "speedup", "ratio_ci_low", "ratio_ci_high", "p_value",
-                                       "n_baseline", "n_candidate"};
-    const json_t *c = req->comparison;
-    if (!json_is_object(c)) {
+    const struct doc_comparison *c = req->cmp;
+    if (!c) {
         snprintf(err, errlen, "--table comparison needs two or more results to compare");
         return EXPORT_EREQUEST;
     }
     csv_header(out, header);
-    const char *base = jsonx_str(json_object_get(c, "baseline"), "id");
-    const json_t *cands = json_object_get(c, "candidates");
-    for (size_t i = 0; i < json_array_size(cands); i++) {
-        const json_t *cand = json_array_get(cands, i);
-        const json_t *stages = json_object_get(cand, "stages");
-        for (size_t k = 0; k < json_array_size(stages); k++) {
-            const json_t *s = json_array_get(stages, k);
-            export_csv_field(out, base);
+    for (size_t i = 0; i < c->n_candidates; i++) {
+        const struct doc_cmp_candidate *cand = &c->candidates[i];
+        for (size_t k = 0; k < cand->n_stages; k++) {
+            const struct doc_cmp_stage *s = &cand->stages[k];
+            export_csv_field(out, c->baseline.id);
             fputc(',', out);
-            export_csv_field(out, jsonx_str(cand, "id"));
+            export_csv_field(out, cand->who.id);
             fputc(',', out);
-            export_csv_field(out, jsonx_str(s, "name"));
+            export_csv_field(out, s->name);
+            const double nums[] = {s->baseline_median_ns, s->candidate_median_ns, s->change_pct,
+                                   s->speedup, s->ratio_ci_low, s->ratio_ci_high, s->p_value,
+                                   (double)s->n_baseline, (double)s->n_candidate};
             for (size_t m = 0; m < sizeof nums / sizeof nums[0]; m++) {
                 fputc(',', out);
-                export_csv_num(out, jsonx_num(s, nums[m]));
+                export_csv_num(out, nums[m]);
             }
-            static const char *const texts[] = {"verdict", "statistical_verdict",
-                                                "unreliable_reason"};
+            const char *const texts[] = {s->verdict, s->statistical_verdict,
+                                         s->unreliable_reason};
             for (size_t m = 0; m < 3; m++) {
                 fputc(',', out);
-                export_csv_field(out, jsonx_str(s, texts[m]));
+                export_csv_field(out, texts[m]);
             }
-            csv_latency(out, json_object_get(json_object_get(s, "latency"), "p50"));
-            csv_latency(out, json_object_get(json_object_get(s, "latency"), "p99"));
+            csv_latency(out, &s->latency.p50);
+            csv_latency(out, &s->latency.p99);
             fputs("\r\n", out);
         }
     }

@@ -56,6 +56,9 @@ int export_write(const struct exporter *e, FILE *out, const struct export_reques
     r.loads = loads;
     struct doc_sweep *sweep = r.sweep ? doc_sweep_read(r.sweep) : NULL;
     r.sweep_doc = sweep;
+    struct doc_comparison *cmp = json_is_object(r.comparison) ? doc_comparison_read(r.comparison)
+                                                              : NULL;
+    r.cmp = cmp;
     int rc = e->write(out, &r, err, errlen);
     for (size_t i = 0; i < r.n; i++) {
         doc_result_free(docs[i]);
@@ -64,5 +67,6 @@ int export_write(const struct exporter *e, FILE *out, const struct export_reques
     free(docs);
     free(loads);
     doc_sweep_free(sweep);
+    doc_comparison_free(cmp);
     return rc;
 }

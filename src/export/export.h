@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "doc/comparison.h"
 #include "doc/load.h"
 #include "doc/result.h"
 #include "doc/sweep.h"
@@ -35,6 +36,8 @@ struct export_request {
     const char *const *paths;  /* the file each was read from, for the reader; may be NULL */
     size_t n;
     json_t *comparison;        /* "mlbench.comparison/1" when n >= 2, else NULL (borrowed) */
+    const struct doc_comparison *cmp; /* comparison read (doc/comparison.h), NULL without one:
+                                * export_write reads it */
     int run;                   /* --run: index in runs[] to show, or -1 for the default */
     const char *table;         /* csv --table: stages (default, NULL), runs, samples, comparison,
                                 * sweep (the default when sweep is set) */
@@ -70,7 +73,7 @@ extern const struct exporter export_trace;
 extern const struct exporter export_csv;
 
 /* Writes the report of req in format e to out: reads the documents of req (req->docs,
- * req->loads, req->sweep_doc), then e->write. Returns what e->write returns. */
+ * req->loads, req->sweep_doc, req->cmp), then e->write. Returns what e->write returns. */
 int export_write(const struct exporter *e, FILE *out, const struct export_request *req,
                  char *err, size_t errlen);
 
@@ -152,16 +155,27 @@ char *export_fmt_exact(double v, char *buf, size_t len);
  * chart. */
 size_t export_stage_colour(const struct export_request *req, const char *name);
 
-/* The comparison tables of one candidate of a comparison document (compare_tables.c), for the
- * outline: each starts t (the caller frees it) and returns its number of rows (0: nothing to
- * show). Stages: indented by depth, change and verdict toned. Latency: p50 and p99 of the
- * stages that have them. Pairs: the baseline/candidate rows of member (counters, metadata,
- * resources, environment_differences), k1 (and k2) naming the key columns, titled h1 (h2);
- * rows whose values differ are toned DIFFERS and say so in a last column. */
-size_t export_cmp_stages(struct export_table *t, const json_t *cand, double alpha);
-size_t export_cmp_latency(struct export_table *t, const json_t *cand, double alpha);
-size_t export_cmp_pairs(struct export_table *t, const json_t *cand, const char *member,
-                        const char *k1, const char *k2, const char *h1, const char *h2);
+/* What export_cmp_pairs shows of a candidate side by side. */
+enum export_cmp_pairs {
+    EXPORT_CMP_COUNTERS,
+    EXPORT_CMP_METADATA,
+    EXPORT_CMP_RESOURCES,
+    EXPORT_CMP_ENVIRONMENT, /* the environment differences */
+};
+
+/* The comparison tables of one candidate of a comparison (compare_tables.c, doc/comparison.h),
+ * for the outline: each starts t (the caller frees it) and returns its number of rows (0:
+ * nothing to show). Stages: indented by depth, change and verdict toned; alpha gives the
+ * interval's level. Latency: p50 and p99 of the stages that have them. Pairs: the
+ * baseline/candidate rows of what; counters and metadata whose values differ, and environment
+ * differences that matter, are toned DIFFERS and say so in a last column (resources have
+ * none: their figures always differ a little). */
+size_t export_cmp_stages(struct export_table *t, const struct doc_cmp_candidate *cand,
+                         double alpha);
+size_t export_cmp_latency(struct export_table *t, const struct doc_cmp_candidate *cand,
+                          double alpha);
+size_t export_cmp_pairs(struct export_table *t, const struct doc_cmp_candidate *cand,
+                        enum export_cmp_pairs what);
 
 /* Starts t as the two-column (property, value) table of a result's environment object env
  * (env_table.c); the caller frees it. */
@@ -176,9 +190,10 @@ char *export_answer_total(const struct doc_result *result);
 /* The first max findings of analysis.findings, in its order (the one the analysis gives, which
  * agrees with the bottleneck), one line each, into out[0..max). Returns how many. */
 size_t export_answer_findings(const struct doc_result *result, size_t max, char **out);
-/* The verdict of the total of one candidate of a comparison document against baseline (its
- * name): verdict, change, speedup, ratio interval, p. */
-char *export_answer_comparison(const json_t *candidate, const char *baseline);
+/* The verdict of the total of one candidate of a comparison against baseline (its name):
+ * verdict, change, speedup, ratio interval, p; for load results, per scenario run its metric
+ * percentile and throughput. */
+char *export_answer_comparison(const struct doc_cmp_candidate *candidate, const char *baseline);
 
 /* Figures a format may draw where the outline places them (the Markdown report has none). */
 enum export_figure {

@@ -5,7 +5,7 @@
 
 #include "export/outline_write.h"
 
-/* The comparison of o->req->comparison (outline_compare.c): its answer (the verdict of each
+/* The comparison of o->req->cmp (outline_compare.c): its answer (the verdict of each
  * candidate), then its section. */
 void outline_comparison_answer(struct outline *o);
 void outline_comparison(struct outline *o);

@@ -2,9 +2,9 @@
  * result file (JSON). It is loaded (doc_result_load_file) and, when it loads, given to each
  * consumer the commands have: the terminal summary of `show` (export_text_print), the store's
  * indexing and `history` (store_record, then the store's history read, its series and changes
- * found, and every view of it: text, JSON and the dashboards), `compare`
- * against a fixed baseline and against itself (compare_results, cmd_compare's text and its
- * gates), and every report format (export_at) for the result alone and with the baseline,
+ * found, and every view of it: text, JSON and the dashboards), `compare` against a fixed
+ * baseline and against itself (compare_results, its terminal view export_compare_print and
+ * its gates), and every report format (export_at) for the result alone and with the baseline,
  * CSV with each of its tables. Output goes to /dev/null. */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include "analysis/compare.h"
 #include "analysis/detect.h"
 #include "analysis/history.h"
-#include "cli/commands.h"
+#include "export/compare_text.h"
 #include "export/export.h"
 #include "export/history.h"
 #include "export/text.h"
@@ -50,7 +50,7 @@ static void setup(void)
 {
     log_set_quiet(1);
     devnull = fopen("/dev/null", "w");
-    /* cmd_compare prints to stdout */
+    /* the views print to stdout */
     if (!devnull || !freopen("/dev/null", "w", stdout))
         abort();
     snprintf(store_dir, sizeof store_dir, "%s/store", fuzz_tmpdir());
@@ -107,6 +107,7 @@ static void reports(json_t *const *results, const char *const *paths, size_t n)
         cmp = compare_results(results, paths, n, &opt);
         if (!cmp)
             abort(); /* compare.h: never fails on odd content */
+        (void)export_compare_print(devnull, cmp); /* compare's text */
         struct compare_gates gates = {.fail_if_slower_pct = 5, .max_accuracy_drop = 1};
         char msg[4096];
         (void)compare_check_gates(cmp, &gates, msg, sizeof msg);
@@ -153,13 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (store_record(store_dir, cand_path, r, err, sizeof err) == 0)
         history();
 
-    /* compare: text (through the command, of the command line's library), then the reports */
-    char *c1[] = {"compare", base_path, cand_path, "--resamples", "100", NULL};
-    char *c2[] = {"compare", cand_path, cand_path, "--resamples", "100", "--fail-if-slower",
-                  "1", NULL};
-    (void)cmd_compare(5, c1);
-    (void)cmd_compare(7, c2);
-
+    /* the reports, and compare against the baseline and against itself */
     json_t *one[] = {r};
     const char *one_path[] = {path};
     reports(one, one_path, 1);

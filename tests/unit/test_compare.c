@@ -1,6 +1,7 @@
 /* Unit tests of src/analysis/significance.c and compare.c (`mlbench compare`): the Mann-Whitney
  * test against SciPy, the bootstrap interval, verdicts on synthetic results with known answers,
- * the side-by-side sections, environment rules and the CI gates.
+ * the side-by-side sections, environment rules, the CI gates, and the comparison document read
+ * back through doc/comparison.h.
  *
  * Reference p-values were computed once with SciPy 1.10.1 (Debian 12 python3-scipy), not
  * needed to run these tests:
@@ -24,6 +25,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/significance.h"
+#include "doc/comparison.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -994,6 +996,90 @@ static json_t *doc_for_gates(double base_ns, double cand_ns, double acc_b, doubl
     return doc;
 }
 
+/* doc/comparison.h reads back what compare_results wrote, and answers the total row and a
+ * stage's row; a document of the wrong shape reads as absent, never as a crash. */
+static void test_comparison_reader(void **state)
+{
+    (void)state;
+    const struct stage_spec st[] = {{"train", 1e9, 0.01}};
+    json_t *r[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = make_result(i == 0 ? "A" : i == 1 ? "B" : "C", i ? NULL : "base", 5, 0, 0, st, 1,
+                           (uint64_t)(70 + i));
+        json_array_append_new(json_object_get(json_object_get(r[i], "summary"), "metadata"),
+                              json_pack("{s:s, s:s}", "key", "batch_size", "value",
+                                        i ? "64" : "32"));
+    }
+    const char *paths[3] = {"a.json", "b.json", "c.json"};
+    json_t *doc = compare_results(r, paths, 3, NULL);
+    struct doc_comparison *c = doc_comparison_read(doc);
+    assert_string_equal(c->schema, DOC_COMPARISON_SCHEMA);
+    assert_near(c->alpha, 0.05, 1e-15);
+    assert_near(c->ci_level, 0.95, 1e-15);
+    assert_int_equal(c->resamples, COMPARE_DEFAULT_RESAMPLES);
+    assert_int_equal((uint64_t)c->seed, COMPARE_DEFAULT_SEED);
+    assert_string_equal(c->baseline.label, "base");
+    assert_string_equal(c->baseline.path, "a.json");
+    assert_int_equal(c->n_candidates, 2);
+    const struct doc_cmp_candidate *cand = &c->candidates[1];
+    assert_string_equal(cand->who.id, "C");
+    assert_null(cand->who.label);
+    assert_int_equal(cand->n_stages, 2);
+    assert_int_equal(cand->common_stages, 1);
+    const struct doc_cmp_stage *total = doc_cmp_total(cand);
+    assert_ptr_equal(total, &cand->stages[1]);
+    assert_ptr_equal(doc_cmp_stage(cand, "total"), total);
+    assert_ptr_equal(doc_cmp_stage(cand, "train"), &cand->stages[0]);
+    assert_null(doc_cmp_stage(cand, "nope"));
+    assert_true(doc_comparison_has_stage(c, "train"));
+    assert_false(doc_comparison_has_stage(c, "nope"));
+    const json_t *row = json_array_get(json_object_get(candidate(doc, 1), "stages"), 1);
+    assert_near(total->candidate_median_ns, field(row, "candidate_median_ns"), 0);
+    assert_near(total->change_pct, field(row, "change_pct"), 0);
+    assert_int_equal(total->n_baseline, 5);
+    assert_string_equal(total->verdict, json_string_value(json_object_get(row, "verdict")));
+    assert_false(total->latency.present);
+    assert_true(isnan(total->latency.p50.baseline_ns));
+    assert_int_equal(cand->n_metadata, 1);
+    assert_string_equal(cand->metadata[0].baseline, "32");
+    assert_string_equal(cand->metadata[0].candidate, "64");
+    assert_false(cand->load.present);
+    assert_false(cand->cost.present);
+    assert_false(cand->scaling.present);
+    assert_true(cand->like_for_like);
+    doc_comparison_free(c);
+    json_decref(doc);
+    for (int i = 0; i < 3; i++)
+        json_decref(r[i]);
+
+    /* wrong types and shapes: absent */
+    json_t *odd = json_loads("{\"alpha\": \"a\", \"baseline\": \"x\", \"candidates\": [7, "
+                             "{\"id\": 3, \"stages\": [{\"name\": [], \"verdict\": 5, "
+                             "\"depth\": -4}], \"load\": \"no\", \"counters\": {\"a\": 1}}]}",
+                             0, NULL);
+    assert_non_null(odd);
+    c = doc_comparison_read(odd);
+    assert_true(isnan(c->alpha));
+    assert_null(c->baseline.id);
+    assert_int_equal(c->n_candidates, 2);
+    assert_null(c->candidates[0].who.id);
+    assert_null(c->candidates[1].who.id);
+    assert_int_equal(c->candidates[1].n_stages, 1);
+    assert_null(c->candidates[1].stages[0].name);
+    assert_null(c->candidates[1].stages[0].verdict);
+    assert_int_equal(c->candidates[1].stages[0].depth, 0);
+    assert_null(doc_cmp_total(&c->candidates[1]));
+    assert_false(c->candidates[1].load.present);
+    assert_int_equal(c->candidates[1].n_counters, 0);
+    doc_comparison_free(c);
+    json_decref(odd);
+    c = doc_comparison_read(NULL);
+    assert_int_equal(c->n_candidates, 0);
+    assert_false(doc_comparison_has_stage(c, "train"));
+    assert_true(doc_comparison_has_stage(c, "total"));
+    doc_comparison_free(c);
+}
+
 static void test_gate_slower(void **state)
 {
     (void)state;
@@ -1102,6 +1188,7 @@ int main(void)
         cmocka_unit_test(test_side_by_side_and_many),
         cmocka_unit_test(test_env_key_rules),
         cmocka_unit_test(test_env_differences),
+        cmocka_unit_test(test_comparison_reader),
         cmocka_unit_test(test_gate_slower),
         cmocka_unit_test(test_gate_accuracy),
         cmocka_unit_test(test_bad_options),

@@ -1,6 +1,7 @@
 /* Unit tests of the load part of a comparison: significance_block_bootstrap_ratio (the circular
  * block bootstrap of a ratio of weighted means) and compare_load() on synthetic load results
- * with known answers (matching, per-second and per-result modes, INVALID runs, find-peak). */
+ * with known answers (matching, per-second and per-result modes, INVALID runs, find-peak, a
+ * percentile from a run's histogram). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/significance.h"
+#include "doc/load.h"
 
 /* ---- the block bootstrap ---- */
 
@@ -104,6 +106,26 @@ static json_t *load_doc(const char *scenario, double qps, int seconds, double p5
                      "load", "schema", "mlbench.load/1", "scenario", scenario, "scenarios", run);
 }
 
+/* compare_load of the result documents base[0..nb) and cand[0..nc), read through doc/result.h
+ * as compare_results reads them. */
+static json_t *load_cmp(json_t *const *base, size_t nb, json_t *const *cand, size_t nc,
+                        const struct compare_options *opt)
+{
+    struct doc_result *b[8], *c[8];
+    assert_true(nb <= 8 && nc <= 8);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = doc_result_read(base[i]);
+    for (size_t i = 0; i < nc; i++)
+        c[i] = doc_result_read(cand[i]);
+    json_t *cmp = compare_load((const struct doc_result *const *)b, nb,
+                               (const struct doc_result *const *)c, nc, opt, NULL);
+    for (size_t i = 0; i < nb; i++)
+        doc_result_free(b[i]);
+    for (size_t i = 0; i < nc; i++)
+        doc_result_free(c[i]);
+    return cmp;
+}
+
 static const json_t *metric(const json_t *match, const char *name)
 {
     size_t i;
@@ -127,7 +149,7 @@ static void test_per_second_slower(void **state)
     struct compare_options opt;
     compare_options_default(&opt);
     opt.resamples = 2000;
-    json_t *cmp = compare_load(&a, 1, &b, 1, &opt, NULL);
+    json_t *cmp = load_cmp(&a, 1, &b, 1, &opt);
     const json_t *m = json_array_get(json_object_get(cmp, "scenarios"), 0);
     assert_non_null(m);
     assert_string_equal(json_string_value(json_object_get(m, "resampling")), "seconds");
@@ -143,7 +165,7 @@ static void test_per_second_slower(void **state)
     assert_int_equal(json_array_size(json_object_get(cmp, "unmatched")), 0);
     json_decref(cmp);
     /* the other way round: faster */
-    cmp = compare_load(&b, 1, &a, 1, &opt, NULL);
+    cmp = load_cmp(&b, 1, &a, 1, &opt);
     assert_string_equal(verdict(json_array_get(json_object_get(cmp, "scenarios"), 0), "p50"),
                         "faster");
     json_decref(cmp);
@@ -158,7 +180,7 @@ static void test_invalid_and_unmatched(void **state)
     json_t *b = load_doc("server", 100, 10, 0.020, 100, false, "run");
     json_t *c = load_doc("server", 200, 10, 0.002, 200, true, "run");
     json_t *d = load_doc("offline", 0, 2, 0.002, 100, true, "run");
-    json_t *cmp = compare_load(&a, 1, &b, 1, NULL, NULL);
+    json_t *cmp = load_cmp(&a, 1, &b, 1, NULL);
     const json_t *m = json_array_get(json_object_get(cmp, "scenarios"), 0);
     assert_string_equal(verdict(m, "p50"), "unreliable");
     const json_t *p50 = metric(m, "p50");
@@ -168,18 +190,18 @@ static void test_invalid_and_unmatched(void **state)
     assert_true(json_is_false(json_object_get(m, "valid_candidate")));
     json_decref(cmp);
     /* a different target rate is another scenario */
-    cmp = compare_load(&a, 1, &c, 1, NULL, NULL);
+    cmp = load_cmp(&a, 1, &c, 1, NULL);
     assert_int_equal(json_array_size(json_object_get(cmp, "scenarios")), 0);
     assert_int_equal(json_array_size(json_object_get(cmp, "unmatched")), 2);
     json_decref(cmp);
     /* two seconds are too few for the block bootstrap */
-    cmp = compare_load(&d, 1, &d, 1, NULL, NULL);
+    cmp = load_cmp(&d, 1, &d, 1, NULL);
     assert_string_equal(verdict(json_array_get(json_object_get(cmp, "scenarios"), 0), "p50"),
                         "too few seconds");
     json_decref(cmp);
     /* no load section: null */
     json_t *plain = json_pack("{s:[]}", "runs");
-    cmp = compare_load(&plain, 1, &a, 1, NULL, NULL);
+    cmp = load_cmp(&plain, 1, &a, 1, NULL);
     assert_true(json_is_null(cmp));
     json_decref(cmp);
     json_decref(plain);
@@ -197,7 +219,7 @@ static void test_per_result_mode(void **state)
         base[i] = load_doc("single-stream", 0, 4, 0.010 + 0.0001 * i, 90, true, "run");
         cand[i] = load_doc("single-stream", 0, 4, 0.012 + 0.0001 * i, 80, true, "run");
     }
-    json_t *cmp = compare_load(base, 5, cand, 5, NULL, NULL);
+    json_t *cmp = load_cmp(base, 5, cand, 5, NULL);
     const json_t *m = json_array_get(json_object_get(cmp, "scenarios"), 0);
     assert_string_equal(json_string_value(json_object_get(m, "resampling")), "results");
     assert_int_equal(json_integer_value(json_object_get(m, "n_baseline")), 5);
@@ -208,7 +230,7 @@ static void test_per_result_mode(void **state)
     assert_true(fabs(json_number_value(json_object_get(p50, "baseline")) - 0.0102) < 1e-12);
     json_decref(cmp);
     /* two against one: no test, so the per-second mode over the pooled seconds */
-    cmp = compare_load(base, 2, cand, 1, NULL, NULL);
+    cmp = load_cmp(base, 2, cand, 1, NULL);
     m = json_array_get(json_object_get(cmp, "scenarios"), 0);
     assert_string_equal(json_string_value(json_object_get(m, "resampling")), "seconds");
     assert_int_equal(json_integer_value(json_object_get(metric(m, "p50"), "seconds_baseline")), 8);
@@ -233,7 +255,7 @@ static void test_find_peak_confirmations(void **state)
                         json_pack("{s:f}", "peak_qps", 120.0));
     json_object_set_new(json_object_get(b, "load"), "find_peak",
                         json_pack("{s:f}", "peak_qps", 80.0));
-    json_t *cmp = compare_load(&a, 1, &b, 1, NULL, NULL);
+    json_t *cmp = load_cmp(&a, 1, &b, 1, NULL);
     json_t *ms = json_object_get(cmp, "scenarios");
     assert_int_equal(json_array_size(ms), 1);
     const json_t *m = json_array_get(ms, 0);
@@ -246,6 +268,25 @@ static void test_find_peak_confirmations(void **state)
     json_decref(b);
 }
 
+/* A percentile latency_s does not list is read from the run's histogram with LoadGen's rank,
+ * the high end of its bucket, never above the maximum (doc_load_run_percentile). */
+static void test_percentile_from_histogram(void **state)
+{
+    (void)state;
+    json_t *load = json_loads(
+        "{\"scenarios\": [{\"latency_s\": {\"p50\": 0.1}, \"histogram\": {\"total\": 10, "
+        "\"max\": 5e6, \"buckets\": [[0, 1e6, 5], [1e6, 2e6, 4], [2e6, 9e6, 1]]}}, {}]}",
+        0, NULL);
+    assert_non_null(load);
+    struct doc_load *l = doc_load_read(load);
+    assert_true(fabs(doc_load_run_percentile(&l->runs[0], 50) - 0.1) < 1e-15);
+    assert_true(fabs(doc_load_run_percentile(&l->runs[0], 70) - 0.002) < 1e-15);
+    assert_true(fabs(doc_load_run_percentile(&l->runs[0], 97) - 0.005) < 1e-15);
+    assert_true(isnan(doc_load_run_percentile(&l->runs[1], 97)));
+    doc_load_free(l);
+    json_decref(load);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_invalid_and_unmatched),
         cmocka_unit_test(test_per_result_mode),
         cmocka_unit_test(test_find_peak_confirmations),
+        cmocka_unit_test(test_percentile_from_histogram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
