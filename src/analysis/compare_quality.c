@@ -256,8 +256,7 @@ char *compare_explain(const struct doc_result *base, const struct doc_result *ca
 {
     const struct doc_result *slow = cand_slower ? cand : base;
     const struct doc_result *fast = cand_slower ? base : cand;
-    struct strbuf b = {0};
-    strbuf_puts(&b, "");
+    struct strbuf b = STRBUF_INIT;
     for (size_t k = 0; k < N_DISTURBANCES; k++)
         if (explains(&disturbances[k], slow, fast, stage, &b))
             *hits |= 1u << k;
@@ -275,7 +274,7 @@ char *compare_clean_answer(unsigned hits)
 {
     if (!hits)
         return NULL;
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     strbuf_puts(&b, "measure the baseline and the candidate again, one right after the other, ");
     for (size_t k = 0; k < N_DISTURBANCES; k++)
         if ((hits & 1u << k) && !strstr(b.s, disturbances[k].clean))

@@ -295,7 +295,7 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
             sent.stages[sent.n_stages++].name = name;
     }
     if (!sweep_objective_known(o, &sent)) {
-        struct strbuf have = {0};
+        struct strbuf have = STRBUF_INIT;
         bool counters = o->figure == SWEEP_FIG_COUNTER;
         size_t n = counters ? sent.n_counters : sent.n_stages;
         for (size_t i = 0; i < n && i < 20; i++)
@@ -304,7 +304,7 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
         log_error("--objective %s: the first point (%s) sent no %s '%s' (it sent %s): name one it "
                   "sends; the sweep stops", sw->spec->objective_spec, p->name,
                   o->figure == SWEEP_FIG_COUNTER ? "counter" : "stage", o->name,
-                  have.s ? have.s : "none");
+                  have.len ? have.s : "none");
         strbuf_free(&have);
         sw->status = 2;
     }

@@ -221,7 +221,7 @@ static long find_param(const struct sweep_param *params, size_t n, const char *n
 char *sweep_substitute(const char *s, const char *what, const struct sweep_param *params,
                        size_t n, const size_t *idx, bool *used, char *err, size_t errlen)
 {
-    struct strbuf out = {0};
+    struct strbuf out = STRBUF_INIT;
     for (const char *p = s; *p;) {
         if (p[0] == '{' && p[1] == '{') { /* {{NAME}}: a literal {NAME} */
             size_t len = ident_len(p + 2);
@@ -236,14 +236,14 @@ char *sweep_substitute(const char *s, const char *what, const struct sweep_param
             if (len && p[1 + len] == '}') {
                 long j = find_param(params, n, p + 1, len);
                 if (j < 0) {
-                    struct strbuf names = {0};
+                    struct strbuf names = STRBUF_INIT;
                     for (size_t i = 0; i < n; i++)
                         strbuf_printf(&names, "%s%s", i ? ", " : "", params[i].name);
                     int shown = (int)(len > 80 ? 80 : len);
                     snprintf(err, errlen, "%s has {%.*s}, which names no parameter (%s: %s); "
                              "write {{%.*s}} for a literal {%.*s}", what, shown, p + 1,
                              n == 1 ? "the parameter is" : "the parameters are",
-                             names.s ? names.s : "none", shown, p + 1, shown, p + 1);
+                             names.len ? names.s : "none", shown, p + 1, shown, p + 1);
                     strbuf_free(&names);
                     strbuf_free(&out);
                     return NULL;
@@ -263,7 +263,7 @@ char *sweep_substitute(const char *s, const char *what, const struct sweep_param
 
 char *sweep_point_name(const struct sweep_param *params, size_t n, const size_t *idx)
 {
-    struct strbuf out = {0};
+    struct strbuf out = STRBUF_INIT;
     for (size_t i = 0; i < n; i++)
         strbuf_printf(&out, "%s%s=%s", i ? " " : "", params[i].name, params[i].values[idx[i]]);
     return strbuf_take(&out);

@@ -80,7 +80,7 @@ static void quote(struct strbuf *b, const char *s)
 
 char *demo_words_line(const struct demo_words *w)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     for (size_t i = 0; i < w->n; i++) {
         if (i)
             strbuf_putc(&b, ' ');

@@ -118,7 +118,7 @@ char *doc_sweep_point_name(const struct doc_sweep_point *p)
         return xstrdup(p->name);
     size_t n = json_array_size(p->command);
     if (n) {
-        struct strbuf b = {0};
+        struct strbuf b = STRBUF_INIT;
         for (size_t i = 0; i < n && b.len < 4096; i++) {
             const char *w = json_string_value(json_array_get(p->command, i));
             if (i)

@@ -135,7 +135,7 @@ static char *load_answer(const struct doc_cmp_load *load, const char *who, const
     if (!load->n_matches)
         return fmt("%s against %s: no scenario run of one was made in the other (Load, below, "
                    "lists them).", who, baseline);
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     strbuf_printf(&b, "%s against %s, ", who, baseline);
     for (size_t i = 0; i < load->n_matches; i++) {
         if (i)

@@ -59,13 +59,13 @@ void export_csv_num(FILE *out, double v)
  * a field of gigabytes). */
 static void strings_field(FILE *out, const json_t *arr)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     for (size_t k = 0; k < json_array_size(arr) && b.len < 65536; k++) {
         const char *w = json_string_value(json_array_get(arr, k));
         strbuf_printf(&b, "%s%s", k ? "; " : "", w ? w : "?");
     }
-    export_csv_field(out, b.s ? b.s : "");
-    free(b.s);
+    export_csv_field(out, b.s);
+    strbuf_free(&b);
 }
 
 /* The header line: names up to NULL. */
@@ -338,7 +338,7 @@ static int table_sweep(FILE *out, const struct export_request *req, char *err, s
         fputs(p->constraints_met == 1 ? ",true," : p->constraints_met == 0 ? ",false," : ",,",
               out);
         strings_field(out, p->constraint_failures);
-        struct strbuf b = {0};
+        struct strbuf b = STRBUF_INIT;
         fputs(doc_sweep_is_winner(sw, p) ? ",true," : ",false,", out);
         for (size_t k = 0; k < p->n_warnings && b.len < 65536; k++)
             strbuf_printf(&b, "%s%s", k ? " " : "", str_or(p->warnings[k].code, "?"));

@@ -49,13 +49,12 @@ static const char *env_label_key(const json_t *o)
 static char *env_inline(const json_t *o, const char *skip)
 {
     char buf[1024];
-    struct strbuf b = {0};
-    strbuf_puts(&b, "");
+    struct strbuf b = STRBUF_INIT;
     const json_t *value = json_object_get(o, "value");
     if (skip && value && json_object_size(o) == 2 && !json_is_object(value) &&
         !json_is_array(value)) {
         strbuf_puts(&b, env_scalar("value", value, buf, sizeof buf));
-        return b.s;
+        return strbuf_take(&b);
     }
     const char *k;
     const json_t *x;
@@ -68,7 +67,7 @@ static char *env_inline(const json_t *o, const char *skip)
         strbuf_puts(&b, " ");
         strbuf_puts(&b, env_scalar(k, x, buf, sizeof buf));
     }
-    return b.s;
+    return strbuf_take(&b);
 }
 
 /* Rows for value under name: objects become dotted names, an array of objects one row per
@@ -97,7 +96,7 @@ static void env_rows(struct export_table *t, const char *name, const json_t *v)
         scalars = scalars && !json_is_object(json_array_get(v, i)) &&
                   !json_is_array(json_array_get(v, i));
     if (scalars) {
-        struct strbuf b = {0};
+        struct strbuf b = STRBUF_INIT;
         strbuf_puts(&b, json_array_size(v) ? "" : "(none)");
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
@@ -106,7 +105,7 @@ static void env_rows(struct export_table *t, const char *name, const json_t *v)
         }
         export_table_set(t, r, 0, "%s", name);
         export_table_set(t, r, 1, "%s", b.s);
-        free(b.s);
+        strbuf_free(&b);
         return;
     }
     for (size_t i = 0; i < json_array_size(v); i++) {

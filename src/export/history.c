@@ -20,7 +20,7 @@ char *history_commit_url(const char *tmpl, const char *commit)
 {
     if (!tmpl || !commit)
         return NULL;
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     for (const char *p = tmpl; *p; p++) {
         if (p[0] != '{' || p[1] != '}') {
             strbuf_putc(&b, *p);
@@ -132,7 +132,7 @@ size_t history_hosts(const struct doc_history *d, const char ***hosts, size_t **
 
 char *history_nothing(const struct doc_history *d)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     strbuf_puts(&b, "No results");
     if (d->label)
         strbuf_printf(&b, " with label '%s'", d->label);
@@ -148,7 +148,7 @@ char *history_filters(const struct doc_history *d)
 {
     if (!d->label && !d->stage && !d->host && !d->last)
         return NULL;
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     strbuf_puts(&b, "Only results");
     if (d->label)
         strbuf_printf(&b, " with label '%s'", d->label);

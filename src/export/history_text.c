@@ -210,7 +210,7 @@ static bool spark_row(struct export_table *t, const char *title, const double *v
         }
     if (!isfinite(lo))
         return false;
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     for (size_t i = 0; i < m; i++) {
         if (!isfinite(v[i])) {
             strbuf_putc(&b, ' ');
@@ -228,7 +228,7 @@ static bool spark_row(struct export_table *t, const char *title, const double *v
     char a[32], z[32];
     size_t row = export_table_row(t, 0);
     export_table_set(t, row, 0, "%.30s", title);
-    export_table_set(t, row, 1, "%s", b.s ? b.s : "");
+    export_table_set(t, row, 1, "%s", b.s);
     export_table_set(t, row, 2, "%s .. %s", fmt(lo, a, sizeof a), fmt(hi, z, sizeof z));
     strbuf_free(&b);
     return true;

@@ -253,8 +253,7 @@ static double figure_raw(const struct doc_sweep_columns *c, const struct figure 
 static char *line_key(const struct doc_sweep_columns *c, const bool *varies, size_t skip,
                       const struct doc_sweep_point *p)
 {
-    struct strbuf b = {0};
-    strbuf_puts(&b, "");
+    struct strbuf b = STRBUF_INIT;
     for (size_t k = 0; k < c->nparams; k++) {
         if (k == skip || !varies[k])
             continue;

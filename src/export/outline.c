@@ -156,8 +156,7 @@ static void section_methodology(struct outline *o, const struct doc_result *r,
     if (isfinite(r->config.timeout_s))
         sl_add(&l, "Timeout per run: %.6g s.", r->config.timeout_s);
     if (sampling->present) {
-        struct strbuf src = {0};
-        strbuf_puts(&src, "");
+        struct strbuf src = STRBUF_INIT;
         const json_t *sources = sampling->sources;
         for (size_t i = 0; i < json_array_size(sources); i++) {
             if (i)
@@ -172,7 +171,7 @@ static void section_methodology(struct outline *o, const struct doc_result *r,
                "at their time.",
                export_fmt_duration(sampling->interval_ns, a, sizeof a),
                json_array_size(sources) ? src.s : "no source", cost);
-        free(src.s);
+        strbuf_free(&src);
         const json_t *nm = sampling->not_measured;
         for (size_t i = 0; i < json_array_size(nm); i++)
             sl_add(&l, "Not measured: %s.", str_or(json_string_value(json_array_get(nm, i)), "?"));
@@ -549,15 +548,14 @@ void export_outline(const struct export_request *req, const struct export_outlin
         outline_comparison_answer(&o);
         outline_comparison(&o);
     } else {
-        struct strbuf b = {0};
-        strbuf_puts(&b, "");
+        struct strbuf b = STRBUF_INIT;
         for (size_t i = 1; i < req->n; i++) {
             if (i > 1)
                 strbuf_puts(&b, ", ");
             strbuf_puts(&b, doc_result_name(req->docs[i]));
         }
         outline_heading(&o, 1, "mlbench comparison: %s against %s", b.s, doc_result_name(first));
-        free(b.s);
+        strbuf_free(&b);
         outline_comparison_answer(&o);
         outline_comparison(&o);
     }

@@ -26,14 +26,14 @@ void outline_ranks(struct outline *o, const struct doc_result *r)
         outline_para(o, "The host of each rank, as its mlbench rank-exec named it:");
         struct export_lines l = {0};
         json_object_foreach((json_t *)hosts, host, list) {
-            struct strbuf which = {0};
+            struct strbuf which = STRBUF_INIT;
             size_t i;
             const json_t *rank;
             json_array_foreach(list, i, rank)
                 strbuf_printf(&which, "%s%lld", i ? ", " : "",
                               (long long)json_integer_value(rank));
             sl_add(&l, "%s: rank%s %s", host, json_array_size(list) == 1 ? "" : "s",
-                   which.s ? which.s : "");
+                   which.s);
             strbuf_free(&which);
         }
         o_list(o, &l);

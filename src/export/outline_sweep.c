@@ -38,8 +38,7 @@ void outline_sweep(struct outline *o)
            "result; the figures are its medians.", str_or(sw->id, "?"), str_or(sw->created, "?"));
     const json_t *cmd = sw->command;
     if (json_array_size(cmd)) {
-        struct strbuf b = {0};
-        strbuf_puts(&b, "");
+        struct strbuf b = STRBUF_INIT;
         for (size_t i = 0; i < json_array_size(cmd) && i < 256; i++) {
             const char *w = json_string_value(json_array_get(cmd, i));
             char *q = export_shell_quote(w ? w : "?");
@@ -48,7 +47,7 @@ void outline_sweep(struct outline *o)
         }
         outline_para(o, "Command template ({NAME} is each parameter's value):");
         o->ops->code(o->ctx, b.s);
-        free(b.s);
+        strbuf_free(&b);
     }
     struct export_sweep_columns c;
     export_sweep_columns(sw, &c);

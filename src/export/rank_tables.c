@@ -94,8 +94,7 @@ void export_hosts_table(struct export_table *t, const struct doc_result *result)
     }
     for (size_t k = 0; k < n_hosts; k++) {
         char v[32];
-        struct strbuf ranks = {0};
-        strbuf_puts(&ranks, "");
+        struct strbuf ranks = STRBUF_INIT;
         const json_t *rank;
         json_array_foreach(h[k].ranks, i, rank) {
             if (i == MAX_RANKS_SHOWN) {

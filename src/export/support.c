@@ -114,15 +114,14 @@ static void sb_seconds(struct strbuf *b, const char *option, double s)
 
 char *export_shell_join(const char *const *words, size_t n)
 {
-    struct strbuf b = {0};
-    strbuf_puts(&b, "");
+    struct strbuf b = STRBUF_INIT;
     for (size_t i = 0; i < n; i++) {
         const char *w = words[i];
         char *q = export_shell_quote(w ? w : "");
         strbuf_printf(&b, "%s%s", i ? " " : "", q);
         free(q);
     }
-    return b.s;
+    return strbuf_take(&b);
 }
 
 /* A load result repeats the mlbench load command it recorded (load.command; results from
@@ -131,7 +130,7 @@ static char *load_command(const struct doc_load *load)
 {
     if (load->n_command)
         return export_shell_join(load->command, load->n_command);
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     strbuf_puts(&b, "mlbench load --scenario");
     sb_word(&b, str_or(load->scenario, "single-stream"));
     if (load->server_cmd) {
@@ -139,14 +138,14 @@ static char *load_command(const struct doc_load *load)
         sb_word(&b, load->server_cmd);
     }
     sb_word(&b, str_or(load->url, "URL"));
-    return b.s;
+    return strbuf_take(&b);
 }
 
 char *export_reproduce_command(const struct doc_result *result, const struct doc_load *load)
 {
     if (load && load->present)
         return load_command(load);
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     const struct doc_config *cfg = &result->config;
     char v[48];
     if (doc_result_recorded(result)) {
@@ -161,7 +160,7 @@ char *export_reproduce_command(const struct doc_result *result, const struct doc
         }
         if (!b.len)
             strbuf_puts(&b, "?");
-        return b.s;
+        return strbuf_take(&b);
     }
     strbuf_puts(&b, "mlbench run");
     if (cfg->runs > 0) {
@@ -221,7 +220,7 @@ char *export_reproduce_command(const struct doc_result *result, const struct doc
     strbuf_puts(&b, " --");
     for (size_t i = 0; i < result->n_argv; i++)
         sb_word(&b, result->argv[i] ? result->argv[i] : "");
-    return b.s;
+    return strbuf_take(&b);
 }
 
 /* ---- formatting ----------------------------------------------------------------------- */

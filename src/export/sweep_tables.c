@@ -237,7 +237,7 @@ static void about_parameter(struct strbuf *b, const struct doc_sweep_param *para
 
 char *export_sweep_about(const struct doc_sweep *s)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     const char *mode = str_or(s->mode, "matrix");
     size_t n = s->n_points;
     const struct doc_sweep_find_max *fm = &s->find_max;
@@ -302,7 +302,7 @@ char *export_sweep_winner(const struct doc_sweep *s)
 
 char *export_sweep_objective(const struct doc_sweep *s)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     const char *spec = s->objective.spec, *desc = s->objective.description;
     if (spec || desc)
         strbuf_printf(&b, "* the objective: %s%s%s", str_or(spec, "?"), desc ? ", " : "",
@@ -344,18 +344,18 @@ void export_sweep_notes(const struct doc_sweep *s, struct export_lines *not_ok,
         }
         if (p->constraints_met == 0) {
             const json_t *why = p->constraint_failures;
-            struct strbuf b = {0};
+            struct strbuf b = STRBUF_INIT;
             for (size_t k = 0; k < json_array_size(why) && b.len < 65536; k++)
                 strbuf_printf(&b, "%s%s", k ? "; " : "",
                               str_or(json_string_value(json_array_get(why, k)), "?"));
             export_lines_add(constraints, "%s: %s", name,
                              b.len ? b.s : "does not meet the constraints");
-            free(b.s);
+            strbuf_free(&b);
         }
         /* One line per point: its warnings' codes, each with how often (a result warns per
          * stage); what each code means follows once, below. */
         const struct doc_sweep_warning *w = p->warnings;
-        struct strbuf codes = {0};
+        struct strbuf codes = STRBUF_INIT;
         for (size_t k = 0; k < p->n_warnings && codes.len < 4096; k++) {
             const char *code = str_or(w[k].code, "?");
             size_t times = 0, seen = 0;

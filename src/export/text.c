@@ -42,8 +42,7 @@ static void lines(FILE *out, const char *s, const char *indent)
 /* s as lines() prints it, as a new string (a table cell that spans lines). */
 static char *indented(const char *s, const char *indent)
 {
-    struct strbuf b = {0};
-    strbuf_puts(&b, "");
+    struct strbuf b = STRBUF_INIT;
     size_t n = strlen(s);
     while (n && s[n - 1] == '\n')
         n--;

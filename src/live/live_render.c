@@ -144,7 +144,7 @@ static void render_markers(const struct live_metrics *m, struct strbuf *b, struc
 
 char *live_render(struct live_metrics *m, size_t *len)
 {
-    struct strbuf b = {0}, lb = {0};
+    struct strbuf b = STRBUF_INIT, lb = {0};
     pthread_mutex_lock(&m->mu);
     strbuf_reserve(&b, m->last_render + 1024); /* one allocation in the usual case */
     prom_family(&b, "mlbench_build_info", PROM_GAUGE,
@@ -176,5 +176,5 @@ char *live_render(struct live_metrics *m, size_t *len)
     pthread_mutex_unlock(&m->mu);
     strbuf_free(&lb);
     *len = b.len;
-    return b.s;
+    return strbuf_take(&b);
 }

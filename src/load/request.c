@@ -56,7 +56,7 @@ int load_target_parse(const char *url, struct load_target *t, char *err, size_t 
     }
     t->host = field(url, &u, UF_HOST);
     t->port = (u.field_set & (1 << UF_PORT)) ? field(url, &u, UF_PORT) : xstrdup("80");
-    struct strbuf path = {0};
+    struct strbuf path = STRBUF_INIT;
     if (u.field_set & (1 << UF_PATH))
         strbuf_printf(&path, "%.*s", (int)u.field_data[UF_PATH].len, url + u.field_data[UF_PATH].off);
     else
@@ -112,7 +112,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
         snprintf(err, errlen, "body file '%s': %s", path, strerror(errno));
         return NULL;
     }
-    struct strbuf sb = {0};
+    struct strbuf sb = STRBUF_INIT;
     char chunk[65536];
     size_t k;
     while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
@@ -279,7 +279,7 @@ int load_bodies_kserve(struct load_bodies *b, const char *name, const int64_t *d
     }
     uint64_t state = seed;
     for (size_t k = 0; k < count; k++) {
-        struct strbuf sb = {0};
+        struct strbuf sb = STRBUF_INIT;
         strbuf_printf(&sb, "{\"inputs\":[{\"name\":\"%s\",\"shape\":[", name);
         for (size_t i = 0; i < n_dims; i++)
             strbuf_printf(&sb, "%s%lld", i ? "," : "", (long long)dims[i]);
@@ -373,7 +373,7 @@ int load_requests_build(const struct load_target *t, const char *method, char *c
     struct load_request *r = xcalloc(count, sizeof *r);
     bool v6 = strchr(t->host, ':') != NULL;
     for (size_t i = 0; i < count; i++) {
-        struct strbuf sb = {0};
+        struct strbuf sb = STRBUF_INIT;
         strbuf_printf(&sb, "%s %s HTTP/1.1\r\n", method, t->path);
         if (!has_header(headers, n_headers, "Host"))
             strbuf_printf(&sb, v6 ? "Host: [%s]:%s\r\n" : "Host: %s:%s\r\n", t->host, t->port);

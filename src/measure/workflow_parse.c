@@ -282,7 +282,7 @@ static int parse_params(struct ctx *c, const yaml_node_t *m)
  * placeholders; fails on an unknown or malformed reference, at its place in the file. */
 static int make_template(struct ctx *c, const yaml_node_t *n, const char *s, char **out)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     size_t k = 0;
     const char *p = s ? s : text(n);
     for (;;) {
@@ -296,14 +296,14 @@ static int make_template(struct ctx *c, const yaml_node_t *n, const char *s, cha
         const char *close = strchr(name, '}');
         size_t len = close ? (size_t)(close - name) : 0;
         if (!close || !param_name_ok(name, len)) {
-            free(b.s);
+            strbuf_free(&b);
             return fail_ref(c, n, k, "malformed parameter reference: write ${params.NAME}");
         }
         long idx = workflow_param_find(c->wf, name, len);
         if (idx < 0) {
             char list[512];
             workflow_param_list(c->wf, list, sizeof list);
-            free(b.s);
+            strbuf_free(&b);
             if (!c->wf->n_params)
                 return fail_ref(c, n, k, "unknown parameter '%.*s': the file declares no "
                                 "'params:'", (int)len, name);

@@ -46,7 +46,7 @@ void workflow_param_list(const struct workflow *wf, char *out, size_t outlen)
 /* The template with its placeholders replaced by the current parameter values. */
 char *workflow_substitute(const struct workflow *wf, const char *tmpl)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     for (const char *p = tmpl; *p;) {
         const char *ph = strchr(p, PH_BEGIN);
         if (!ph) {

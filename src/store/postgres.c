@@ -99,7 +99,7 @@ static const char *option(const PQconninfoOption *o, const char *keyword)
  * left out. Owned by the caller. */
 static char *shown_of(const char *host, const char *port, const char *db)
 {
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     strbuf_puts(&b, "postgresql://");
     bool socket = host && host[0] == '/';
     if (host && !socket)

@@ -53,8 +53,7 @@ int store_entry_from_json(json_t *result, const char *path, struct store_entry *
     e->host = dup_or_null(r->hostname);
     e->workdir_commit = dup_or_null(doc_result_workdir_commit(r));
 
-    struct strbuf cmd = {0};
-    strbuf_puts(&cmd, "");
+    struct strbuf cmd = STRBUF_INIT;
     for (size_t i = 0; i < r->n_argv; i++)
         if (r->argv[i]) {
             if (cmd.len)

@@ -172,7 +172,7 @@ int store_sweep_results(const json_t *sweep, const char *sweep_path, const char 
     const char **nm = xcalloc(count + 1, sizeof *nm);
     size_t k = 0;
     long ref_at = -1;
-    struct strbuf all = {0};
+    struct strbuf all = STRBUF_INIT;
     for (size_t i = 0; i < count; i++) {
         const char *rel = view->points[i].result_path;
         const char *name = view->points[i].name;
@@ -192,7 +192,7 @@ int store_sweep_results(const json_t *sweep, const char *sweep_path, const char 
     }
     if (reference && ref_at < 0) {
         snprintf(err, errlen, "--reference '%.200s' names no point of the sweep with a result "
-                 "(%s%s)", reference, all.s ? "they are " : "none has one", all.s ? all.s : "");
+                 "(%s%s)", reference, all.len ? "they are " : "none has one", all.s);
         goto fail;
     }
     if (ref_at > 0) { /* the reference first, the others in their order */

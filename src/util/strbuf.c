@@ -8,6 +8,8 @@
 
 #include "util/xalloc.h"
 
+char strbuf_empty[1];
+
 void strbuf_reserve(struct strbuf *b, size_t more)
 {
     if (b->len + more + 1 <= b->cap)
@@ -15,7 +17,11 @@ void strbuf_reserve(struct strbuf *b, size_t more)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + more + 1)
         cap *= 2;
-    b->s = xreallocarray(b->s, cap, 1);
+    /* the shared empty text (or a zero-initialised buffer's NULL) is never reallocated */
+    char *s = xreallocarray(b->cap ? b->s : NULL, cap, 1);
+    if (!b->cap)
+        s[0] = '\0';
+    b->s = s;
     b->cap = cap;
 }
 
@@ -62,22 +68,21 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...)
 void strbuf_reset(struct strbuf *b)
 {
     b->len = 0;
-    if (b->s)
+    if (b->cap)
         b->s[0] = '\0';
 }
 
 void strbuf_free(struct strbuf *b)
 {
-    free(b->s);
-    b->s = NULL;
-    b->len = b->cap = 0;
+    if (b->cap)
+        free(b->s);
+    *b = (struct strbuf)STRBUF_INIT;
 }
 
 char *strbuf_take(struct strbuf *b)
 {
-    char *s = b->s ? b->s : xstrdup("");
-    b->s = NULL;
-    b->len = b->cap = 0;
+    char *s = b->cap ? b->s : xstrdup("");
+    *b = (struct strbuf)STRBUF_INIT;
     return s;
 }
 

@@ -1,15 +1,20 @@
-/* strbuf: a growable, NUL-terminated string. Zero-initialised is a valid empty buffer; s stays
- * NULL until something is appended. Not thread-safe; allocation failure aborts (xalloc). */
+/* strbuf: a growable, NUL-terminated string, started with STRBUF_INIT (git's strbuf): s is
+ * never NULL, an empty buffer's text is "" (a shared static byte, which nothing writes), so
+ * callers read b.s at any time. Not thread-safe; allocation failure aborts (xalloc). */
 #ifndef MLBENCH_STRBUF_H
 #define MLBENCH_STRBUF_H
 
 #include <stddef.h>
 
 struct strbuf {
-    char *s;       /* NULL until something is appended */
+    char *s;       /* the text, NUL-terminated; never NULL */
     size_t len;    /* bytes, without the terminating NUL */
-    size_t cap;
+    size_t cap;    /* bytes allocated; 0: s is the shared empty text */
 };
+
+/* The shared empty text of a buffer that holds nothing yet: read-only. */
+extern char strbuf_empty[1];
+#define STRBUF_INIT {strbuf_empty, 0, 0}
 
 /* Makes room for at least `more` further bytes (fewer reallocations for a known size). */
 void strbuf_reserve(struct strbuf *b, size_t more);
@@ -25,7 +30,7 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format
 void strbuf_catf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Empties the buffer, keeping its memory. */
 void strbuf_reset(struct strbuf *b);
-/* Frees the text and empties the buffer (it can be used again). */
+/* Frees the text and empties the buffer (STRBUF_INIT again: it can be used again). */
 void strbuf_free(struct strbuf *b);
 /* The text, owned by the caller ("" when nothing was appended); the buffer is empty after. */
 char *strbuf_take(struct strbuf *b);

@@ -159,7 +159,7 @@ static void direct(struct strbuf *b, const char *s, size_t len)
                     field(s + 1, len - 1, 1, f1, sizeof f1) ? f1 : "");
         break;
     case 'S': {
-        struct strbuf lb = {0};
+        struct strbuf lb = STRBUF_INIT;
         if (field(s + 1, len - 1, 1, f1, sizeof f1) && prom_valid_label_name(f1) &&
             field(s + 1, len - 1, 2, f2, sizeof f2))
             prom_labels_add(&lb, f1, f2);
@@ -197,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *p = (const char *)data, *end = p + size;
     struct live_metrics *live = live_new();
     live_expect_markers(live);
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);

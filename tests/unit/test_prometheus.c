@@ -59,7 +59,7 @@ static void test_names(void **state)
 static void test_escaping(void **state)
 {
     (void)state;
-    struct strbuf lb = {0};
+    struct strbuf lb = STRBUF_INIT;
     prom_labels_add(&lb, "stage", "a\\b\"c\nd");
     assert_string_equal(lb.s, "stage=\"a\\\\b\\\"c\\nd\"");
     prom_labels_add(&lb, "name", "\xc3\xa9t\xc3\xa9");
@@ -71,7 +71,7 @@ static void test_escaping(void **state)
     assert_string_equal(lb.s, "v=\"a?b??\"");
     strbuf_free(&lb);
 
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     prom_family(&b, "x_total", PROM_COUNTER, "line one\nback\\slash \"quotes\" stay");
     assert_string_equal(b.s, "# HELP x_total line one\\nback\\\\slash \"quotes\" stay\n"
                              "# TYPE x_total counter\n");
@@ -93,7 +93,7 @@ static void test_escaping(void **state)
 static void test_histogram(void **state)
 {
     (void)state;
-    struct strbuf b = {0};
+    struct strbuf b = STRBUF_INIT;
     const double bounds[] = {0.1, 1, 2.5};
     const uint64_t counts[] = {2, 0, 3, 1}; /* per bucket; the last is above 2.5 */
     prom_family(&b, "d_seconds", PROM_HISTOGRAM, "durations");
