@@ -72,13 +72,13 @@ struct config {
 };
 
 /* Appends the workload's command for c. */
-static void workload_words(const struct demo *d, const struct config *c, struct demo_words *w)
+static void workload_words(const struct demo *d, const struct config *c, struct strvec *w)
 {
-    DEMO_ADD(w, d->workload, "imgclf");
+    STRVEC_PUSHL(w, d->workload, "imgclf");
     if (d->quick)
-        DEMO_ADD(w, "--dataset", d->dataset, "--image-size", "16", "--val-images", "300");
+        STRVEC_PUSHL(w, "--dataset", d->dataset, "--image-size", "16", "--val-images", "300");
     if (d->data_dir)
-        DEMO_ADD(w, "--data-dir", d->data_dir);
+        STRVEC_PUSHL(w, "--data-dir", d->data_dir);
     demo_words_add_int(w, "--train-images", d->train_images);
     /* Trained for a fixed number of epochs, the time to the target reported on the way, not
      * with --until-accuracy: tried (2026-12-02), a run that stops at the target has whatever
@@ -86,37 +86,37 @@ static void workload_words(const struct demo *d, const struct config *c, struct 
      * points (it failed on 0.816 against 0.782 for no loss of quality), --max-epochs' longer
      * cosine schedule made the baseline need a third epoch, and the demo took 202 s. */
     demo_words_add_int(w, "--epochs", d->epochs);
-    demo_words_add(w, "--target-accuracy");
-    demo_words_addf(w, "%.4g", d->target);
-    demo_words_add(w, "--batch");
+    strvec_push(w, "--target-accuracy");
+    strvec_pushf(w, "%.4g", d->target);
+    strvec_push(w, "--batch");
     if (c->batch)
-        demo_words_addf(w, "%d", c->batch);
+        strvec_pushf(w, "%d", c->batch);
     else
-        demo_words_add(w, "{batch}");
+        strvec_push(w, "{batch}");
     demo_words_add_int(w, "--threads", c->threads);
     demo_words_add_int(w, "--loader-threads", c->loaders);
     if (c->loaders)
-        DEMO_ADD(w, "--prefetch", "4");
+        STRVEC_PUSHL(w, "--prefetch", "4");
     if (c->bf16)
-        DEMO_ADD(w, "--precision", "bf16");
+        STRVEC_PUSHL(w, "--precision", "bf16");
     if (c->max_memory)
-        DEMO_ADD(w, "--max-memory", c->max_memory);
+        STRVEC_PUSHL(w, "--max-memory", c->max_memory);
 }
 
 /* The workload's command for c as one string, for `mlbench sweep -c`. */
 static char *workload_line(const struct demo *d, const struct config *c)
 {
-    struct demo_words w = {0};
+    struct strvec w = STRVEC_INIT;
     workload_words(d, c, &w);
     char *line = demo_words_line(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     return line;
 }
 
 /* "mlbench VERB --store STORE" */
-static void mlbench_words(const struct demo *d, struct demo_words *w, const char *verb)
+static void mlbench_words(const struct demo *d, struct strvec *w, const char *verb)
 {
-    DEMO_ADD(w, d->self, verb, "--store", d->store);
+    STRVEC_PUSHL(w, d->self, verb, "--store", d->store);
 }
 
 static void header(int step, const char *title)
@@ -278,21 +278,21 @@ static int search_batch(const struct demo *d, const struct files *f, double acc3
            "judge a sampled peak of the whole process),\n       then among those the fastest to "
            "%.4g whose accuracy stays within %.1f points of step 3's; one run a probe\n",
            d->memory_budget, d->target, GUARD_POINTS);
-    struct demo_words w = {0};
+    struct strvec w = STRVEC_INIT;
     mlbench_words(d, &w, "sweep");
-    DEMO_ADD(&w, "-r", "1", "-l", "demo-batch-search", "-o", f->search, "--find-max",
+    STRVEC_PUSHL(&w, "-r", "1", "-l", "demo-batch-search", "-o", f->search, "--find-max",
              "batch=32..1024", "--pow2", "--objective", "min:counter:time_to_target_s");
     if (isfinite(acc3))
         /* a hair under the guard's bound, so that float rounding cannot exclude a batch the
          * guard would pass */
-        demo_words_addf(&w, "--constraint=counter:accuracy>=%.6f",
+        strvec_pushf(&w, "--constraint=counter:accuracy>=%.6f",
                         acc3 - GUARD_POINTS / 100 - 1e-9);
-    demo_words_add(&w, "--");
+    strvec_push(&w, "--");
     struct config c = {0, d->cpus, d->loaders, d->bf16, d->memory_budget};
     workload_words(d, &c, &w);
     unlink(f->search); /* never read a previous demo's answer */
     int rc = demo_run(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     /* An objective counter missing from the first probe stops the sweep (exit 2) with what ran
      * written: no batch reached the target, the answer that keeps step 3's batch. */
     json_t *doc = access(f->search, F_OK) == 0 ? load_doc(f->search, false) : NULL;
@@ -313,16 +313,16 @@ static int interleaved(const struct demo *d, const char *path, const struct conf
                        const char *name_a, const struct config *b, const char *name_b,
                        char **result_a, char **result_b)
 {
-    struct demo_words w = {0};
+    struct strvec w = STRVEC_INIT;
     char *line_a = workload_line(d, a), *line_b = workload_line(d, b);
     mlbench_words(d, &w, "sweep");
     demo_words_add_int(&w, "-r", d->runs);
-    DEMO_ADD(&w, "-w", "1");
-    DEMO_ADD(&w, "-o", path, "-c", line_a, "-n", name_a, "-c", line_b, "-n", name_b);
+    STRVEC_PUSHL(&w, "-w", "1");
+    STRVEC_PUSHL(&w, "-o", path, "-c", line_a, "-n", name_a, "-c", line_b, "-n", name_b);
     free(line_a);
     free(line_b);
     int rc = demo_run(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     if (rc == 0 && (result_a && !(*result_a = point_result(d, path, name_a))))
         rc = 1;
     if (rc == 0 && !(*result_b = point_result(d, path, name_b)))
@@ -333,13 +333,13 @@ static int interleaved(const struct demo *d, const char *path, const struct conf
 /* `mlbench compare [--max-accuracy-drop P] SWEEP`: the second point against the first. */
 static int compare_sweep(const struct demo *d, const char *path, bool guard)
 {
-    struct demo_words w = {0};
+    struct strvec w = STRVEC_INIT;
     mlbench_words(d, &w, "compare");
     if (guard)
-        demo_words_addf(&w, "--max-accuracy-drop=%.2g", GUARD_POINTS);
-    demo_words_add(&w, path);
+        strvec_pushf(&w, "--max-accuracy-drop=%.2g", GUARD_POINTS);
+    strvec_push(&w, path);
     int rc = demo_run(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     return rc;
 }
 
@@ -359,11 +359,11 @@ static int keep_watching(const struct demo *d, const struct files *f, const stru
            d->self, final_line, d->self, d->self, d->store);
     free(final_line);
     printf("the report of all steps (steps 3 and 5 against step 1):\n");
-    struct demo_words w = {0};
+    struct strvec w = STRVEC_INIT;
     mlbench_words(d, &w, "report");
-    DEMO_ADD(&w, "-o", f->html, f->r1, f->r3, f->r5);
+    STRVEC_PUSHL(&w, "-o", f->html, f->r1, f->r3, f->r5);
     int rc = demo_run(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     return rc;
 }
 
@@ -373,7 +373,7 @@ static int six_steps(struct demo *d, struct files *f)
     int rc;
     json_t *r1 = NULL, *r3 = NULL, *r3_again = NULL, *r5 = NULL;
     struct config base = {32, 1, 0, false, NULL}, loaders = {32, 1, d->loaders, false, NULL};
-    struct demo_words w = {0};
+    struct strvec w = STRVEC_INIT;
     const char *failed = NULL;
 
     char title[256];
@@ -382,11 +382,11 @@ static int six_steps(struct demo *d, struct files *f)
     header(1, title);
     mlbench_words(d, &w, "run");
     demo_words_add_int(&w, "-r", d->runs);
-    DEMO_ADD(&w, "-w", "1");
-    DEMO_ADD(&w, "-l", "demo-baseline", "-o", f->r1, "--");
+    STRVEC_PUSHL(&w, "-w", "1");
+    STRVEC_PUSHL(&w, "-l", "demo-baseline", "-o", f->r1, "--");
     workload_words(d, &base, &w);
     rc = demo_run(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     if (rc != 0 || !(r1 = load_doc(f->r1, true))) {
         failed = "step 1";
         goto out;
@@ -515,16 +515,16 @@ int cmd_demo(int argc, char **argv)
     int64_t t0 = mono_ns();
     intro(&d);
     printf("\n== the dataset (prepared once, not measured) ==\n");
-    struct demo_words w = {0};
-    DEMO_ADD(&w, d.workload, "imgclf");
+    struct strvec w = STRVEC_INIT;
+    STRVEC_PUSHL(&w, d.workload, "imgclf");
     if (d.quick)
-        DEMO_ADD(&w, "--dataset", d.dataset, "--image-size", "16", "--val-images", "300");
+        STRVEC_PUSHL(&w, "--dataset", d.dataset, "--image-size", "16", "--val-images", "300");
     if (d.data_dir)
-        DEMO_ADD(&w, "--data-dir", d.data_dir);
+        STRVEC_PUSHL(&w, "--data-dir", d.data_dir);
     demo_words_add_int(&w, "--train-images", d.train_images);
-    demo_words_add(&w, "--prepare-only");
+    strvec_push(&w, "--prepare-only");
     rc = demo_run(&w);
-    demo_words_free(&w);
+    strvec_free(&w);
     if (rc != 0) {
         log_error("the demo stopped: preparing the dataset failed (exit status %d)", rc);
         rc = rc < 0 ? 1 : rc;

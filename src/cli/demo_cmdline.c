@@ -16,47 +16,10 @@
 
 extern char **environ;
 
-void demo_words_add(struct demo_words *w, const char *s)
+void demo_words_add_int(struct strvec *w, const char *option, long long v)
 {
-    if (w->n + 2 > w->cap) {
-        w->cap = w->cap ? 2 * w->cap : 32;
-        w->v = xreallocarray(w->v, w->cap, sizeof *w->v);
-    }
-    w->v[w->n++] = xstrdup(s);
-    w->v[w->n] = NULL;
-}
-
-void demo_words_addv(struct demo_words *w, ...)
-{
-    va_list ap;
-    va_start(ap, w);
-    for (const char *s; (s = va_arg(ap, const char *));)
-        demo_words_add(w, s);
-    va_end(ap);
-}
-
-void demo_words_add_int(struct demo_words *w, const char *option, long long v)
-{
-    demo_words_add(w, option);
-    demo_words_addf(w, "%lld", v);
-}
-
-void demo_words_addf(struct demo_words *w, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    demo_words_add(w, buf);
-}
-
-void demo_words_free(struct demo_words *w)
-{
-    for (size_t i = 0; i < w->n; i++)
-        free(w->v[i]);
-    free(w->v);
-    *w = (struct demo_words){0};
+    strvec_push(w, option);
+    strvec_pushf(w, "%lld", v);
 }
 
 /* Appends s as one shell word: as it is when every byte is one a shell leaves alone. */
@@ -78,7 +41,7 @@ static void quote(struct strbuf *b, const char *s)
     strbuf_putc(b, '\'');
 }
 
-char *demo_words_line(const struct demo_words *w)
+char *demo_words_line(const struct strvec *w)
 {
     struct strbuf b = STRBUF_INIT;
     for (size_t i = 0; i < w->n; i++) {
@@ -89,7 +52,7 @@ char *demo_words_line(const struct demo_words *w)
     return strbuf_take(&b);
 }
 
-int demo_run(const struct demo_words *w)
+int demo_run(const struct strvec *w)
 {
     char *line = demo_words_line(w);
     printf("$ %s\n", line);

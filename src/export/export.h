@@ -25,6 +25,7 @@
 
 #include "util/jsonx.h"   /* the tolerant getters every format uses */
 #include "util/strbuf.h"
+#include "util/strvec.h" /* the outline's lists, a sweep's sentences */
 #include "export/table.h"  /* the table model every format renders */
 
 /* What to render. results[0] is the baseline when there are several. */
@@ -93,15 +94,6 @@ int export_finish(FILE *out, const char *what, char *err, size_t errlen);
 /* Whether s ends with suffix and has something before it. */
 bool export_ends_with(const char *s, const char *suffix);
 #define EXPORT_MAX_DEPTH 19 /* deeper nesting is shown at this depth */
-
-/* A list of strings being built (each a new string the list owns): the outline's lists
- * (outline_write.h), a sweep's sentences (sweep.h). export_lines_free frees the strings and
- * empties l. */
-struct export_lines {
-    char **v;
-    size_t n, cap;
-};
-void export_lines_free(struct export_lines *l);
 
 /* req->run when it is not -1, else the representative run of result (doc_result_median_run):
  * an index in runs[], or -1 when it has none. */

@@ -116,45 +116,45 @@ static void section_methodology(struct outline *o, const struct doc_result *r,
 {
     const struct doc_summary *s = &r->summary;
     const struct doc_sampling *sampling = &r->sampling;
-    struct export_lines l = {0};
+    struct strvec l = STRVEC_INIT;
     long long measured = s->runs_measured;
     long long warmup = 0;
     for (size_t i = 0; i < r->n_runs; i++)
         warmup += r->runs[i].warmup;
     if (load->present) {
-        sl_add(&l, "mlbench load ran the scenario runs in the Load section, in one run of the "
+        strvec_pushf(&l, "mlbench load ran the scenario runs in the Load section, in one run of the "
                "generator; each query's latency counts from the time it was due, so a server "
                "that stalls is not hidden (coordinated omission); percentiles are LoadGen's "
                "rank in each run's histogram, and VALID or INVALID follows LoadGen's rules "
                "(docs/load.md).");
         if (measures_server(load))
-            sl_add(&l, "The server's process tree (the server command) is the workload whose "
+            strvec_pushf(&l, "The server's process tree (the server command) is the workload whose "
                    "resources and markers are measured.");
     } else {
-        sl_add(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
+        strvec_pushf(&l, "%lld measured run%s, %lld ok; %lld warm-up run%s before them, kept in the "
                "result but not counted (first runs pay for cold caches and lazy initialisation).",
                measured, measured == 1 ? "" : "s", s->runs_ok, warmup,
                warmup == 1 ? "" : "s");
         if (r->config.runs_automatic)
-            sl_add(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
+            strvec_pushf(&l, "Number of runs chosen automatically: at least 3 runs and 5 s of "
                    "measurement, at most 10.");
         if (s->used_failed_runs)
-            sl_add(&l, "No run succeeded: the statistics describe the failed runs.");
+            strvec_pushf(&l, "No run succeeded: the statistics describe the failed runs.");
         else
-            sl_add(&l, "Statistics are over the %lld measured runs that succeeded.",
+            strvec_pushf(&l, "Statistics are over the %lld measured runs that succeeded.",
                    s->runs_used);
-        sl_add(&l, "Each run: the command in its own process group, standard input from "
+        strvec_pushf(&l, "Each run: the command in its own process group, standard input from "
                "/dev/null, output discarded; wall time from spawn to exit (CLOCK_MONOTONIC); CPU "
                "time, peak RSS and page faults over the whole process tree.");
-        sl_add(&l, "Stage time is active time: wall time during which at least one span of the "
+        strvec_pushf(&l, "Stage time is active time: wall time during which at least one span of the "
                "stage was open on any thread or process (the union of its spans).");
-        sl_add(&l, "Figures are medians over the runs, with the confidence interval of the median "
+        strvec_pushf(&l, "Figures are medians over the runs, with the confidence interval of the median "
                "from order statistics (95 %% from 6 runs on; with fewer runs [min, max] and the "
                "coverage it really has); CV is standard deviation over mean; outliers have a "
                "modified z-score above 3.5 (docs/statistics.md).");
     }
     if (isfinite(r->config.timeout_s))
-        sl_add(&l, "Timeout per run: %.6g s.", r->config.timeout_s);
+        strvec_pushf(&l, "Timeout per run: %.6g s.", r->config.timeout_s);
     if (sampling->present) {
         struct strbuf src = STRBUF_INIT;
         const json_t *sources = sampling->sources;
@@ -167,16 +167,16 @@ static void section_methodology(struct outline *o, const struct doc_result *r,
         char cost[96] = "", a[64];
         if (isfinite(ratio))
             snprintf(cost, sizeof cost, "; sampling used %.2f %% of one core", 100 * ratio);
-        sl_add(&l, "Resources sampled every %s by %s%s; samples are attributed to the stages open "
+        strvec_pushf(&l, "Resources sampled every %s by %s%s; samples are attributed to the stages open "
                "at their time.",
                export_fmt_duration(sampling->interval_ns, a, sizeof a),
                json_array_size(sources) ? src.s : "no source", cost);
         strbuf_free(&src);
         const json_t *nm = sampling->not_measured;
         for (size_t i = 0; i < json_array_size(nm); i++)
-            sl_add(&l, "Not measured: %s.", str_or(json_string_value(json_array_get(nm, i)), "?"));
+            strvec_pushf(&l, "Not measured: %s.", str_or(json_string_value(json_array_get(nm, i)), "?"));
     }
-    sl_add(&l, "Measured with mlbench %s (commit %s); result %s, started %s.",
+    strvec_pushf(&l, "Measured with mlbench %s (commit %s); result %s, started %s.",
            str_or(r->mlbench_version, "?"), str_or(r->mlbench_commit, "?"),
            str_or(r->id, "?"), str_or(r->created, "?"));
     outline_heading(o, o->level, "Methodology");
@@ -394,10 +394,10 @@ static void section_summary(struct outline *o, const struct doc_result *r,
     size_t n = analysed ? export_answer_findings(r, TOP_FINDINGS, top) : 0;
     size_t all = r->analysis.n_findings;
     if (n) {
-        struct export_lines l = {0};
+        struct strvec l = STRVEC_INIT;
         outline_para(o, "%s:", n == 1 ? "The finding" : "Top findings, most important first");
         for (size_t i = 0; i < n; i++) {
-            sl_add(&l, "%s", top[i]);
+            strvec_pushf(&l, "%s", top[i]);
             free(top[i]);
         }
         o_list(o, &l);
@@ -466,13 +466,13 @@ static void section_analysis(struct outline *o, const struct doc_result *r)
 
 static void section_warnings(struct outline *o, const struct doc_result *r)
 {
-    struct export_lines l = {0};
+    struct strvec l = STRVEC_INIT;
     outline_heading(o, o->level, "Warnings");
     if (r->interrupted_by)
-        sl_add(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",
+        strvec_pushf(&l, "interrupted: mlbench was stopped by %s; the result holds the runs made so far.",
                r->interrupted_by);
     for (size_t i = 0; i < r->n_warnings; i++)
-        sl_add(&l, "%s: %s", str_or(r->warnings[i].code, "?"),
+        strvec_pushf(&l, "%s: %s", str_or(r->warnings[i].code, "?"),
                str_or(r->warnings[i].message, ""));
     if (!l.n)
         outline_para(o, "None: nothing suggests the measurement is off.");

@@ -15,11 +15,11 @@ static void cmp_stages(struct outline *o, const struct doc_cmp_candidate *cand, 
         outline_table(o, &t);
     else
         export_table_free(&t);
-    struct export_lines why = {0};
+    struct strvec why = STRVEC_INIT;
     for (size_t i = 0; i < cand->n_stages; i++) {
         const struct doc_cmp_stage *s = &cand->stages[i];
         if (s->unreliable_reason)
-            sl_add(&why, "%s: unreliable (statistically %s): %s", str_or(s->name, "?"),
+            strvec_pushf(&why, "%s: unreliable (statistically %s): %s", str_or(s->name, "?"),
                    str_or(s->statistical_verdict, "?"), s->unreliable_reason);
     }
     o_list(o, &why);
@@ -147,9 +147,9 @@ static void cmp_quality(struct outline *o, const char *side, const struct doc_wa
         outline_para(o, "Measurement quality of the %s: no warnings.", side);
         return;
     }
-    struct export_lines l = {0};
+    struct strvec l = STRVEC_INIT;
     for (size_t i = 0; i < n; i++)
-        sl_add(&l, "%s: %s", str_or(w[i].code, "?"), str_or(w[i].message, ""));
+        strvec_pushf(&l, "%s: %s", str_or(w[i].code, "?"), str_or(w[i].message, ""));
     outline_para(o, "Measurement quality of the %s:", side);
     o_list(o, &l);
 }
@@ -221,11 +221,11 @@ void outline_comparison_answer(struct outline *o)
     if (!c || !c->n_candidates)
         return;
     const char *base_name = side_name(&c->baseline);
-    struct export_lines l = {0};
+    struct strvec l = STRVEC_INIT;
     outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
     for (size_t i = 0; i < c->n_candidates; i++) {
         char *v = export_answer_comparison(&c->candidates[i], base_name);
-        sl_add(&l, "%s", v);
+        strvec_pushf(&l, "%s", v);
         free(v);
     }
     outline_para(o, "Verdict:");

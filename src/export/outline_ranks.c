@@ -24,7 +24,7 @@ void outline_ranks(struct outline *o, const struct doc_result *r)
     const char *host;
     if (json_object_size(hosts)) {
         outline_para(o, "The host of each rank, as its mlbench rank-exec named it:");
-        struct export_lines l = {0};
+        struct strvec l = STRVEC_INIT;
         json_object_foreach((json_t *)hosts, host, list) {
             struct strbuf which = STRBUF_INIT;
             size_t i;
@@ -32,7 +32,7 @@ void outline_ranks(struct outline *o, const struct doc_result *r)
             json_array_foreach(list, i, rank)
                 strbuf_printf(&which, "%s%lld", i ? ", " : "",
                               (long long)json_integer_value(rank));
-            sl_add(&l, "%s: rank%s %s", host, json_array_size(list) == 1 ? "" : "s",
+            strvec_pushf(&l, "%s: rank%s %s", host, json_array_size(list) == 1 ? "" : "s",
                    which.s);
             strbuf_free(&which);
         }

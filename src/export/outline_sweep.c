@@ -8,20 +8,20 @@
 
 #include "export/sweep.h"
 
-static void o_lines(struct outline *o, struct export_lines *l, const char *intro)
+static void o_lines(struct outline *o, struct strvec *l, const char *intro)
 {
     if (l->n) {
         outline_para(o, "%s", intro);
         o->ops->list(o->ctx, (const char *const *)l->v, l->n);
     }
-    export_lines_free(l);
+    strvec_free(l);
 }
 
 void outline_sweep(struct outline *o)
 {
     const struct doc_sweep *sw = o->req->sweep_doc;
     outline_heading(o, 1, "mlbench sweep: %s", str_or(sw->id, "(no id)"));
-    struct export_lines fm = {0};
+    struct strvec fm = STRVEC_INIT;
     export_sweep_find_max(sw, &fm);
     outline_group_begin(o, EXPORT_GROUP_ANSWER, NULL);
     char *winner = export_sweep_winner(sw), *about = export_sweep_about(sw);
@@ -63,7 +63,7 @@ void outline_sweep(struct outline *o)
     free(obj);
     if (o->ops->figure)
         o->ops->figure(o->ctx, EXPORT_FIGURE_SWEEP, o->req, 0);
-    struct export_lines not_ok = {0}, cons = {0}, warn = {0};
+    struct strvec not_ok = STRVEC_INIT, cons = STRVEC_INIT, warn = STRVEC_INIT;
     export_sweep_notes(sw, &not_ok, &cons, &warn);
     o_lines(o, &not_ok, "Points that did not run ok:");
     o_lines(o, &cons, "Constraints not met:");
@@ -82,7 +82,7 @@ void outline_sweep(struct outline *o)
         if (o->ops->figure)
             o->ops->figure(o->ctx, EXPORT_FIGURE_FIND_MAX, o->req, 0);
     }
-    export_lines_free(&fm);
+    strvec_free(&fm);
     if (o->req->n == 0)
         outline_para(o, "No point has a stored result to report in detail.");
 }

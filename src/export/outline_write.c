@@ -28,23 +28,11 @@ void outline_para(struct outline *o, const char *fmt, ...)
     free(text);
 }
 
-void sl_add(struct export_lines *l, const char *fmt, ...)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    l->v[l->n++] = xvasprintf(fmt, ap);
-    va_end(ap);
-}
-
-void o_list(struct outline *o, struct export_lines *l)
+void o_list(struct outline *o, struct strvec *l)
 {
     if (l->n)
         o->ops->list(o->ctx, (const char *const *)l->v, l->n);
-    export_lines_free(l);
+    strvec_free(l);
 }
 
 void outline_table(struct outline *o, struct export_table *t)

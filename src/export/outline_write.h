@@ -23,9 +23,8 @@ void outline_table(struct outline *o, struct export_table *t);
 void outline_group_begin(struct outline *o, enum export_group g, const char *title);
 void outline_group_end(struct outline *o, enum export_group g);
 
-/* A list being built: sl_add appends an item (printf-style, as written), o_list hands the
- * items to ops->list (nothing when there is none) and frees them. */
-void sl_add(struct export_lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void o_list(struct outline *o, struct export_lines *l);
+/* Hands the items of l (strvec_pushf appends one, written as given) to ops->list, then
+ * frees them. */
+void o_list(struct outline *o, struct strvec *l);
 
 #endif

@@ -32,14 +32,6 @@ bool export_ends_with(const char *s, const char *suffix)
     return n > k && !memcmp(s + (n - k), suffix, k);
 }
 
-void export_lines_free(struct export_lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
 /* ---- the chosen run ------------------------------------------------------------------- */
 
 int export_chosen_run(const struct export_request *req, const struct doc_result *result)

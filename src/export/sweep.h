@@ -51,7 +51,7 @@ size_t export_sweep_table(struct export_table *t, const struct doc_sweep *s,
 
 /* Appends a sentence to l (export.h), printf-style, its line breaks and tabs made spaces: the
  * sentences of a sweep for the outline and the terminal. */
-void export_lines_add(struct export_lines *l, const char *fmt, ...)
+void export_lines_add(struct strvec *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* One sentence: what was swept ("matrix sweep of 4 points over batch (2 values) and lr
@@ -63,8 +63,8 @@ char *export_sweep_winner(const struct doc_sweep *s);
 char *export_sweep_objective(const struct doc_sweep *s);
 /* Notes under the table: the points that did not run ok and why, the constraints each point
  * failed, and every warning of every point ("batch=32: high_cv: ..."). */
-void export_sweep_notes(const struct doc_sweep *s, struct export_lines *not_ok,
-                        struct export_lines *constraints, struct export_lines *warnings);
+void export_sweep_notes(const struct doc_sweep *s, struct strvec *not_ok,
+                        struct strvec *constraints, struct strvec *warnings);
 
 /* find-max: starts t as the table of the probes (value, fits or why not, peak memory,
  * throughput, point) and returns its rows (0 and an empty table outside find-max mode). */
@@ -72,6 +72,6 @@ size_t export_sweep_probes(struct export_table *t, const struct doc_sweep *s);
 /* find-max: the answer: the largest value that fits, the first failure, the budget, the memory
  * line and its prediction, the fastest probe against the largest fit. Nothing outside
  * find-max mode. */
-void export_sweep_find_max(const struct doc_sweep *s, struct export_lines *l);
+void export_sweep_find_max(const struct doc_sweep *s, struct strvec *l);
 
 #endif

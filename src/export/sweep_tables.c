@@ -25,16 +25,11 @@ static char *one_line(char *s)
     return s;
 }
 
-void export_lines_add(struct export_lines *l, const char *fmt, ...)
+void export_lines_add(struct strvec *l, const char *fmt, ...)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-    }
     va_list ap;
     va_start(ap, fmt);
-    l->v[l->n] = one_line(xvasprintf(fmt, ap));
-    l->n++;
+    strvec_push_owned(l, one_line(xvasprintf(fmt, ap)));
     va_end(ap);
 }
 
@@ -327,8 +322,8 @@ static long long runs(double v)
     return v >= -9.2e18 && v <= 9.2e18 ? llround(v) : -1; /* false for NaN too */
 }
 
-void export_sweep_notes(const struct doc_sweep *s, struct export_lines *not_ok,
-                        struct export_lines *constraints, struct export_lines *warnings)
+void export_sweep_notes(const struct doc_sweep *s, struct strvec *not_ok,
+                        struct strvec *constraints, struct strvec *warnings)
 {
     for (size_t i = 0; i < s->n_points; i++) {
         const struct doc_sweep_point *p = &s->points[i];
@@ -437,7 +432,7 @@ size_t export_sweep_probes(struct export_table *t, const struct doc_sweep *s)
     return t->nrows;
 }
 
-void export_sweep_find_max(const struct doc_sweep *s, struct export_lines *l)
+void export_sweep_find_max(const struct doc_sweep *s, struct strvec *l)
 {
     const struct doc_sweep_find_max *fm = &s->find_max;
     if (!fm->present)

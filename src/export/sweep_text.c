@@ -65,7 +65,7 @@ static void wrapped(FILE *out, const char *text, int first_cols, int rest)
     putc('\n', out);
 }
 
-static void lines(FILE *out, const char *title, struct export_lines *l, const char *bullet)
+static void lines(FILE *out, const char *title, struct strvec *l, const char *bullet)
 {
     if (l->n)
         fprintf(out, "\n%s\n", title);
@@ -73,7 +73,7 @@ static void lines(FILE *out, const char *title, struct export_lines *l, const ch
         fputs(bullet, out);
         wrapped(out, l->v[i], term_cols(bullet), term_cols(bullet) + 2);
     }
-    export_lines_free(l);
+    strvec_free(l);
 }
 
 static void one_line(FILE *out, const char *s)
@@ -124,7 +124,7 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
     free(obj);
     free(winner);
 
-    struct export_lines not_ok = {0}, cons = {0}, warn = {0};
+    struct strvec not_ok = STRVEC_INIT, cons = STRVEC_INIT, warn = STRVEC_INIT;
     export_sweep_notes(s, &not_ok, &cons, &warn);
     lines(out, "points that did not run ok:", &not_ok, "  ");
     lines(out, "constraints not met:", &cons, "  \u2717 ");
@@ -139,7 +139,7 @@ static void sweep_text(FILE *out, const json_t *sweep, const char *sweep_path)
         export_table_print(out, &t, &l);
     }
     export_table_free(&t);
-    struct export_lines fm = {0};
+    struct strvec fm = STRVEC_INIT;
     export_sweep_find_max(s, &fm);
     lines(out, "find-max:", &fm, "  ");
     if (sweep_path) {

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,18 @@ char *xstrndup(const char *s, size_t n)
     memcpy(p, s, len);
     p[len] = '\0';
     return p;
+}
+
+void *xgrow(void *ptr, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return ptr;
+    size_t grown = *cap ? *cap : 8;
+    while (grown < need)
+        grown = grown > SIZE_MAX / 2 ? need : 2 * grown;
+    ptr = xreallocarray(ptr, grown, size);
+    *cap = grown;
+    return ptr;
 }
 
 char *xvasprintf(const char *fmt, va_list ap)
