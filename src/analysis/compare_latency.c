@@ -34,10 +34,7 @@ static struct spans stage_spans(const struct doc_result *result, const char *sta
             double d = sp.end_ns - sp.start_ns;
             if (!sp.name || strcmp(sp.name, stage) || !sp.closed || !(d >= 0) || !isfinite(d))
                 continue;
-            if (s.n == cap) {
-                cap = cap ? 2 * cap : 64;
-                s.v = xreallocarray(s.v, cap, sizeof *s.v);
-            }
+            s.v = xgrow(s.v, &cap, s.n + 1, sizeof *s.v);
             s.v[s.n++] = d;
         }
     }

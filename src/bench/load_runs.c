@@ -14,10 +14,7 @@
 
 struct load_entry *load_runs_add(struct load_runs *r, const char *role, const struct load_rules *rules)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 8;
-        r->v = xreallocarray(r->v, r->cap, sizeof *r->v);
-    }
+    r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof *r->v);
     struct load_entry *e = &r->v[r->n++];
     memset(e, 0, sizeof *e);
     snprintf(e->role, sizeof e->role, "%s", role);

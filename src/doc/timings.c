@@ -454,10 +454,7 @@ int doc_timings_parse(const char *buf, size_t len, const char *shown_name,
                           e.text);
             return -1;
         }
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 8;
-            *out = xreallocarray(*out, cap, sizeof **out);
-        }
+        *out = xgrow(*out, &cap, *n + 1, sizeof **out);
         (*out)[*n] = (struct timings){.index = (int)*n + 1, .json = j};
         (*n)++;
         size_t used = e.position > 0 ? (size_t)e.position : len - off;

@@ -114,10 +114,7 @@ static void record_query(struct worker *w, int64_t due_ns, int64_t end_ns, bool 
     }
     w->r.completed++;
     hist_record(&w->r.latency, end_ns - due_ns);
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 256;
-        a->v = xreallocarray(a->v, a->cap, sizeof *a->v);
-    }
+    a->v = xgrow(a->v, &a->cap, a->n + 1, sizeof *a->v);
     a->v[a->n++] = end_ns - due_ns;
 }
 

@@ -113,10 +113,7 @@ static struct proc_names *proc_new(struct ring_set *s, int32_t pid)
 {
     if (s->n_procs >= RINGS_MAX)
         return NULL;
-    if (s->n_procs == s->cap_procs) {
-        s->cap_procs = s->cap_procs ? 2 * s->cap_procs : 16;
-        s->procs = xreallocarray(s->procs, s->cap_procs, sizeof *s->procs);
-    }
+    s->procs = xgrow(s->procs, &s->cap_procs, s->n_procs + 1, sizeof *s->procs);
     struct proc_names *p = xcalloc(1, sizeof *p);
     p->pid = pid;
     s->procs[s->n_procs++] = p;
@@ -227,10 +224,7 @@ static void on_ring(struct ring_set *s, const struct marker_token *tok, int fd, 
         sink->malformed(sink->arg, why, tok->value, tok->value_len);
         return;
     }
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 16;
-        s->r = xreallocarray(s->r, s->cap, sizeof *s->r);
-    }
+    s->r = xgrow(s->r, &s->cap, s->n + 1, sizeof *s->r);
     struct mlb_ring_header *h = map;
     struct proc_names *pn = proc_find(s, sender);
     if (!pn && !(pn = proc_new(s, sender))) {

@@ -67,10 +67,7 @@ void stages_read_ranks(const struct event_log *log, struct stage_data *d, struct
         if (e->kind != MARKER_META || strcmp(event_log_str(log, e->name), "mlbench.rank") != 0 ||
             parse_rank(event_log_str(log, e->value), &rank, &size) < 0)
             continue;
-        if (n_a == cap) {
-            cap = cap ? 2 * cap : 16;
-            a = xreallocarray(a, cap, sizeof *a);
-        }
+        a = xgrow(a, &cap, n_a + 1, sizeof *a);
         a[n_a] = (struct arrival){{e->pid, rank}, size, n_a};
         n_a++;
     }
@@ -219,10 +216,7 @@ void stages_rank_totals(struct stage_data *d)
             }
         }
         rs.active_ns += cur_end - cur_start;
-        if (d->n_rank_stages == cap) {
-            cap = cap ? 2 * cap : 16;
-            d->rank_stages = xreallocarray(d->rank_stages, cap, sizeof *d->rank_stages);
-        }
+        d->rank_stages = xgrow(d->rank_stages, &cap, d->n_rank_stages + 1, sizeof *d->rank_stages);
         d->rank_stages[d->n_rank_stages++] = rs;
         i = j;
     }

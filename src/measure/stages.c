@@ -46,10 +46,7 @@ static struct thread_stack *thread_get(struct threads *th, int32_t pid, int32_t 
         if (s->pid == pid && s->tid == tid)
             return s;
     }
-    if (th->n == th->cap) {
-        th->cap = th->cap ? th->cap * 2 : 16;
-        th->t = xreallocarray(th->t, th->cap, sizeof *th->t);
-    }
+    th->t = xgrow(th->t, &th->cap, th->n + 1, sizeof *th->t);
     struct thread_stack *s = &th->t[th->n++];
     memset(s, 0, sizeof *s);
     s->pid = pid;
@@ -71,10 +68,7 @@ static struct thread_stack *thread_get(struct threads *th, int32_t pid, int32_t 
 
 static void push_span(struct stage_data *d, size_t *cap, const struct span *sp)
 {
-    if (d->n_spans == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        d->spans = xreallocarray(d->spans, *cap, sizeof *d->spans);
-    }
+    d->spans = xgrow(d->spans, cap, d->n_spans + 1, sizeof *d->spans);
     d->spans[d->n_spans++] = *sp;
 }
 
@@ -451,10 +445,7 @@ void stages_aggregate(const struct event_log *log, int64_t t0_ns, int64_t wall_n
                               .parent = s->n ? d->spans[s->open[s->n - 1]].name
                                              : s->base_parent};
             push_span(d, &span_cap, &sp);
-            if (s->n == s->cap) {
-                s->cap = s->cap ? s->cap * 2 : 8;
-                s->open = xreallocarray(s->open, s->cap, sizeof *s->open);
-            }
+            s->open = xgrow(s->open, &s->cap, s->n + 1, sizeof *s->open);
             s->open[s->n++] = d->n_spans - 1;
             break;
         }

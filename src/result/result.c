@@ -50,10 +50,7 @@ void result_init(struct bench_result *r, const struct run_config *config)
 
 struct repetition *result_add_rep(struct bench_result *r, bool warmup)
 {
-    if (r->n_reps == r->cap_reps) {
-        r->cap_reps = r->cap_reps ? r->cap_reps * 2 : 16;
-        r->reps = xreallocarray(r->reps, r->cap_reps, sizeof *r->reps);
-    }
+    r->reps = xgrow(r->reps, &r->cap_reps, r->n_reps + 1, sizeof *r->reps);
     struct repetition *rep = &r->reps[r->n_reps];
     memset(rep, 0, sizeof *rep);
     rep->index = (int)r->n_reps++;

@@ -209,10 +209,7 @@ static struct durations *pool_spans(const struct used *u, const struct name_unio
             if (!sp->closed || sp->name >= n_ids || !j_of[sp->name])
                 continue;
             struct durations *d = &out[j_of[sp->name] - 1];
-            if (d->n == d->cap) {
-                d->cap = d->cap ? 2 * d->cap : 16;
-                d->v = xreallocarray(d->v, d->cap, sizeof *d->v);
-            }
+            d->v = xgrow(d->v, &d->cap, d->n + 1, sizeof *d->v);
             d->v[d->n++] = (double)(sp->end_ns - sp->start_ns);
         }
         free(j_of);

@@ -259,10 +259,7 @@ static void list_pids(struct proc_state *st, uint64_t *errors)
         const char *end = parse_ll(de->d_name, &pid);
         if (!end || *end || pid <= 0)
             continue;
-        if (st->n_now == st->cap_now) {
-            st->cap_now = st->cap_now ? st->cap_now * 2 : 256;
-            st->now = xreallocarray(st->now, st->cap_now, sizeof *st->now);
-        }
+        st->now = xgrow(st->now, &st->cap_now, st->n_now + 1, sizeof *st->now);
         st->now[st->n_now++] = (struct entry){(pid_t)pid, de->d_ino, false};
         errno = 0;
     }
@@ -292,10 +289,7 @@ static void read_candidates(struct proc_state *st)
                         : read_member_file(st, e->pid, "stat", &unused, false);
         if (n <= 0)
             continue;
-        if (st->n_all == st->cap_all) {
-            st->cap_all = st->cap_all ? st->cap_all * 2 : 256;
-            st->all = xreallocarray(st->all, st->cap_all, sizeof *st->all);
-        }
+        st->all = xgrow(st->all, &st->cap_all, st->n_all + 1, sizeof *st->all);
         struct proc_stat *ps = &st->all[st->n_all];
         if (parse_stat(st->buf, (size_t)n, ps) != 0)
             continue;
@@ -309,14 +303,8 @@ static void read_candidates(struct proc_state *st)
 
 static void tree_push(struct proc_state *st, struct sample_ctx *ctx, size_t at)
 {
-    if (ctx->n_tree == ctx->cap_tree) {
-        ctx->cap_tree = ctx->cap_tree ? ctx->cap_tree * 2 : 64;
-        ctx->tree = xreallocarray(ctx->tree, ctx->cap_tree, sizeof *ctx->tree);
-    }
-    if (ctx->n_tree == st->cap_tree_at) {
-        st->cap_tree_at = st->cap_tree_at ? st->cap_tree_at * 2 : 64;
-        st->tree_at = xreallocarray(st->tree_at, st->cap_tree_at, sizeof *st->tree_at);
-    }
+    ctx->tree = xgrow(ctx->tree, &ctx->cap_tree, ctx->n_tree + 1, sizeof *ctx->tree);
+    st->tree_at = xgrow(st->tree_at, &st->cap_tree_at, ctx->n_tree + 1, sizeof *st->tree_at);
     st->all[at].in_tree = true;
     st->now[st->all[at].entry].read_again = true;
     st->tree_at[ctx->n_tree] = at;

@@ -10,10 +10,7 @@
 size_t series_register(struct series_registry *reg, const char *source, const char *name,
                        const char *labels, enum series_kind kind)
 {
-    if (reg->n == reg->cap) {
-        reg->cap = reg->cap ? reg->cap * 2 : 32;
-        reg->defs = xreallocarray(reg->defs, reg->cap, sizeof *reg->defs);
-    }
+    reg->defs = xgrow(reg->defs, &reg->cap, reg->n + 1, sizeof *reg->defs);
     reg->defs[reg->n] = (struct series_def){.name = xstrdup(name),
                                             .labels = xstrdup(labels ? labels : ""),
                                             .kind = kind, .source = source};

@@ -244,10 +244,7 @@ static void keyed_add(struct keyed_total *kt, const char *name, const double v[2
         if (!strcmp(kt->keys[i].name, name))
             k = &kt->keys[i];
     if (!k) {
-        if (kt->n == kt->cap) {
-            kt->cap = kt->cap ? kt->cap * 2 : 16;
-            kt->keys = xreallocarray(kt->keys, kt->cap, sizeof *kt->keys);
-        }
+        kt->keys = xgrow(kt->keys, &kt->cap, kt->n + 1, sizeof *kt->keys);
         k = &kt->keys[kt->n++];
         snprintf(k->name, sizeof k->name, "%s", name);
         k->v[0] = k->v[1] = 0;
@@ -408,10 +405,7 @@ static bool parse_diskstats(struct system_state *st, const char *buf)
             continue;
         line.sectors[0] = (double)f[2]; /* sectors read */
         line.sectors[1] = (double)f[6]; /* sectors written */
-        if (st->n_lines == st->cap_lines) {
-            st->cap_lines = st->cap_lines ? st->cap_lines * 2 : 32;
-            st->lines = xreallocarray(st->lines, st->cap_lines, sizeof *st->lines);
-        }
+        st->lines = xgrow(st->lines, &st->cap_lines, st->n_lines + 1, sizeof *st->lines);
         st->lines[st->n_lines++] = line;
     }
     return st->n_lines > 0;

@@ -444,10 +444,7 @@ static int read_stages(sqlite3_stmt *st, struct store_entry *e)
     sqlite3_bind_text(st, 1, e->id, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (e->n_stages == cap) {
-            cap = cap ? 2 * cap : 8;
-            e->stages = xreallocarray(e->stages, cap, sizeof *e->stages);
-        }
+        e->stages = xgrow(e->stages, &cap, e->n_stages + 1, sizeof *e->stages);
         struct doc_history_stage *s = &e->stages[e->n_stages++];
         s->name = column_text(st, 0);
         if (!s->name)
@@ -499,10 +496,7 @@ static int sqlite_list(void *handle, const struct store_query *q, struct store_e
     if (exec(x, "BEGIN", err, errlen) < 0)
         goto fail;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            e = xreallocarray(e, cap, sizeof *e);
-        }
+        e = xgrow(e, &cap, n + 1, sizeof *e);
         struct store_entry *r = &e[n++];
         memset(r, 0, sizeof *r);
         r->id = column_text(st, 0);

@@ -105,10 +105,7 @@ struct name_list {
 
 static void names_add(struct name_list *l, char *s)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-    }
+    l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
     l->v[l->n++] = s;
 }
 

@@ -160,10 +160,8 @@ int term_paint(FILE *out, enum term_tone tone, const char *text)
         span.end = ftell(out);
         if (span.start < 0 || span.end <= span.start)
             return 0;
-        if (canvas->n_spans == canvas->cap_spans) {
-            canvas->cap_spans = canvas->cap_spans ? 2 * canvas->cap_spans : 16;
-            canvas->spans = xreallocarray(canvas->spans, canvas->cap_spans, sizeof *canvas->spans);
-        }
+        canvas->spans = xgrow(canvas->spans, &canvas->cap_spans, canvas->n_spans + 1,
+                              sizeof *canvas->spans);
         canvas->spans[canvas->n_spans++] = span;
         return 0;
     }

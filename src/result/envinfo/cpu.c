@@ -66,10 +66,7 @@ static int core_id_cmp(const void *a, const void *b)
 
 static void core_id_push(struct core_id **ids, size_t *n, size_t *cap, struct core_id id)
 {
-    if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        *ids = xreallocarray(*ids, *cap, sizeof **ids);
-    }
+    *ids = xgrow(*ids, cap, *n + 1, sizeof **ids);
     (*ids)[(*n)++] = id;
 }
 
