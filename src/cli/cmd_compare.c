@@ -121,7 +121,8 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
         CLI_OPT_STORE(&c->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"compare", table, 0, usage};
+    const struct cli_parser parser = {.verb = "compare", .options = table,
+                                      .flags = 0, .usage = usage};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

@@ -335,7 +335,8 @@ static const char usage_text[] =
 int cmd_completion(const struct cli_command *commands, int argc, char **argv)
 {
     static const struct cli_option table[] = {CLI_OPT_END};
-    const struct cli_parser parser = {"completion", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "completion", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

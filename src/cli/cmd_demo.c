@@ -181,7 +181,8 @@ static int parse(int argc, char **argv, struct demo *d)
         CLI_OPT_STORE(&d->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"demo", table, CLI_NO_ARGS, usage};
+    const struct cli_parser parser = {.verb = "demo", .options = table,
+                                      .flags = CLI_NO_ARGS, .usage = usage};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -34,7 +34,8 @@ int cmd_env(int argc, char **argv)
         CLI_OPT_FLAG("no-git", 0, &opt.no_git),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"env", table, CLI_STOP_AT_ARG | CLI_NO_ARGS, usage};
+    const struct cli_parser parser = {.verb = "env", .options = table,
+                                      .flags = CLI_STOP_AT_ARG | CLI_NO_ARGS, .usage = usage};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -129,7 +129,8 @@ static int parse(int argc, char **argv, struct history_options *o)
         CLI_OPT_STORE(&o->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"history", table, CLI_NO_ARGS, usage_text};
+    const struct cli_parser parser = {.verb = "history", .options = table,
+                                      .flags = CLI_NO_ARGS, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -122,7 +122,8 @@ static int parse(int argc, char **argv, struct load_options *o, char *err, size_
         CLI_OPT_FLAG("quiet", 'q', &o->quiet),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"load", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "load", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

@@ -123,7 +123,8 @@ static int parse(int argc, char **argv, struct monitor_options *o, char *err, si
         CLI_OPT_END,
     };
     /* Options end at the command: its own options are not ours. */
-    const struct cli_parser parser = {"monitor", table, CLI_STOP_AT_ARG, usage_text};
+    const struct cli_parser parser = {.verb = "monitor", .options = table,
+                                      .flags = CLI_STOP_AT_ARG, .usage = usage_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

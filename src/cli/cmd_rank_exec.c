@@ -128,7 +128,8 @@ static const char usage_text[] =
 int cmd_rank_exec(int argc, char **argv)
 {
     static const struct cli_option none[] = {CLI_OPT_END}; /* it takes no option */
-    const struct cli_parser parser = {"rank-exec", none, CLI_STOP_AT_ARG, usage_text};
+    const struct cli_parser parser = {.verb = "rank-exec", .options = none,
+                                      .flags = CLI_STOP_AT_ARG, .usage = usage_text};
     struct cli_args args;
     char usage_err[512];
     int parsed = cli_options_parse(&parser, argc, argv, &args, usage_err, sizeof usage_err);

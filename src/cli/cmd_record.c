@@ -64,7 +64,8 @@ static int parse(int argc, char **argv, struct record_options *o)
         CLI_OPT_FLAG("quiet", 'q', &o->quiet),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"record", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "record", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -101,7 +101,8 @@ static int parse_args(int argc, char **argv, struct report_cli *c, char *err, si
         CLI_OPT_MIN_EFFECT(&c->cmp.min_effect_pct),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"report", table, 0, usage_text()};
+    const struct cli_parser parser = {.verb = "report", .options = table,
+                                      .flags = 0, .usage = usage_text()};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

@@ -29,7 +29,8 @@ int cmd_rm(int argc, char **argv)
         CLI_OPT_STORE(&dir),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"rm", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "rm", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

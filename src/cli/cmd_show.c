@@ -63,7 +63,8 @@ int cmd_show(int argc, char **argv)
         CLI_OPT_STORE(&store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"show", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "show", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     char err[1024], *path;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -61,7 +61,8 @@ int cmd_store(int argc, char **argv)
         CLI_OPT_STRING("label", 'l', &label, 0, NULL),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"store", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "store", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

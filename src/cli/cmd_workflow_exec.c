@@ -220,10 +220,15 @@ int cmd_workflow_exec(int argc, char **argv)
         CLI_OPT_STRINGS("param", 0, &params, 0, NULL, NULL),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {"workflow-exec", table, 0, usage_text};
+    const struct cli_parser parser = {.verb = "workflow-exec", .options = table,
+                                      .flags = 0, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
+    if (rc == CLI_HELP) { /* args is not set */
+        free(params.v);
+        return 0;
+    }
     if (rc == CLI_ERROR)
         log_error("workflow-exec: %s\n%s", err, usage_text);
     else if (args.n > 1)
@@ -233,7 +238,7 @@ int cmd_workflow_exec(int argc, char **argv)
         fputs(usage_text, stderr);
     if (rc != CLI_OK || args.n != 1) {
         free(params.v);
-        return rc == CLI_HELP ? 0 : 2;
+        return 2;
     }
 
     struct workflow *wf = workflow_load(args.v[0], err, sizeof err);

@@ -29,8 +29,11 @@ static int store_color(void *dest, const char *value, char *err, size_t errlen)
     return 0;
 }
 
-const struct cli_option cli_color_option = {"color", 0, CLI_CALL, NULL, .call = store_color,
-                                            .expected = "is not auto, always or never"};
+const struct cli_option cli_color_option = {
+    "color", 0, CLI_CALL, NULL, .call = store_color, .expected = "is not auto, always or never",
+    .metavar = "WHEN",
+    .help = "auto (colour on a terminal, none when NO_COLOR is set), always or never"};
+const struct cli_option cli_help_option = {"help", 'h', CLI_FLAG, NULL, .help = "this help"};
 
 void cli_options_collect(void (*fn)(const struct cli_parser *p, void *arg), void *arg)
 {
@@ -88,20 +91,22 @@ static void help_words(FILE *out, const char *text, int col, int indent)
 
 void cli_help_options(FILE *out, const struct cli_option *table)
 {
-    static const struct cli_option help_row = {"help", 'h', CLI_FLAG, NULL, .help = "this help"};
+    const struct cli_option *help_row = &cli_help_option;
     char lead[128];
     int column = 0;
     for (size_t i = 0;; i++) {
-        const struct cli_option *o = table[i].name ? &table[i] : &help_row;
+        const struct cli_option *o = table[i].name ? &table[i] : help_row;
         option_lead(o, lead, sizeof lead);
         int w = (int)strlen(lead) + 2;
         if (w <= HELP_LEAD_MAX && w > column)
             column = w;
-        if (o == &help_row)
+        if (o == help_row)
             break;
     }
     for (size_t i = 0;; i++) {
-        const struct cli_option *o = table[i].name ? &table[i] : &help_row;
+        const struct cli_option *o = table[i].name ? &table[i] : help_row;
+        if (o->group)
+            fprintf(out, "%s\n", o->group);
         if (o->help) {
             option_lead(o, lead, sizeof lead);
             int w = (int)strlen(lead);
@@ -112,7 +117,7 @@ void cli_help_options(FILE *out, const struct cli_option *table)
                 fprintf(out, "%*s", column - w, "");
             help_words(out, o->help, column, column);
         }
-        if (o == &help_row)
+        if (o == help_row)
             break;
     }
 }
@@ -123,8 +128,19 @@ int cli_help(const struct cli_parser *p)
         collector(p, collector_arg);
         return 0;
     }
-    if (p->usage)
-        fputs(p->usage, stdout);
+    if (!p->usage)
+        return 0;
+    fputs(p->usage, stdout);
+    /* a command whose rows carry no help yet describes them in its usage */
+    bool rows_help = false;
+    for (const struct cli_option *o = p->options; o->name; o++)
+        rows_help = rows_help || o->help;
+    if (!rows_help)
+        return 0;
+    putchar('\n');
+    cli_help_options(stdout, p->options);
+    if (p->tail)
+        printf("\n%s", p->tail);
     return 0;
 }
 

@@ -6,20 +6,27 @@
  * Example (cmd_history.c):
  *
  *     const struct cli_option table[] = {
- *         CLI_OPT_STRING("label", 'l', &o->label, 0, NULL),
+ *         CLI_OPT_STRING("label", 'l', &o->label, 0, NULL,
+ *                        .metavar = "NAME", .help = "only results with this label"),
  *         CLI_OPT_INTEGER("last", 'n', &o->last, 1, 100000000, 0,
- *                         "is not a number of results (1 or more)"),
- *         CLI_OPT_FLAG("json", 0, &o->json),
+ *                         "is not a number of results (1 or more)",
+ *                         .metavar = "N", .help = "only the newest N results"),
+ *         CLI_OPT_FLAG("json", 0, &o->json, .help = "print a JSON document"),
  *         CLI_OPT_STORE(&o->store),
  *         CLI_OPT_END,
  *     };
- *     const struct cli_parser p = {"history", table, CLI_NO_ARGS};
+ *     const struct cli_parser p = {.verb = "history", .options = table, .flags = CLI_NO_ARGS,
+ *                                  .usage = "Usage: mlbench history [options]\n\n...",
+ *                                  .tail = "docs/store.md describes the store.\n"};
  *     struct cli_args args;
- *     switch (cli_options_parse(&p, argc, argv, &args, err, sizeof err)) { ... }
+ *     int status;
+ *     if (!cli_parse_args(&p, argc, argv, &args, &status))
+ *         return status;
  *
  * "--last 0" gives "--last '0' is not a number of results (1 or more)"; "--bogus" gives
- * "unknown option '--bogus' (see mlbench history --help)". Not thread-safe (--color sets the
- * terminal's colour for the process). */
+ * "unknown option '--bogus' (see mlbench history --help)"; --help prints the usage, the
+ * options block made from the rows ("  -n, --last N   only the newest N results") and the
+ * tail. Not thread-safe (--color sets the terminal's colour for the process). */
 #ifndef MLBENCH_CLI_OPTIONS_H
 #define MLBENCH_CLI_OPTIONS_H
 
@@ -91,46 +98,53 @@ struct cli_option {
     /* --help: what the value is called ("N", "FILE", "NAME MIN MAX"; NULL for a flag) and what
      * the option does. The help is wrapped to the screen; a '\n' in it starts a new line (a
      * list of values). The options block of --help, the man page and the completions' texts
-     * all come from these two. */
+     * all come from these two; the metavar also tells the completions what the value is
+     * (FILE: file names, DIR: directories, CMD: commands). Every row of a command has help
+     * (tests/unit/test_cli_help.c). */
     const char *metavar, *help;
+    /* --help: a heading written above this row, which starts a group of options
+     * ("Requests:"); NULL for none. */
+    const char *group;
 };
 
 /* Makes a compile error of a dest that is not a `type *`. */
 #define CLI_DEST_(type, dest) _Generic((dest), type *: (dest))
 
-#define CLI_OPT_FLAG(name, sh, dest)                                                          \
-    {(name), (sh), CLI_FLAG, CLI_DEST_(bool, dest), .expected = NULL}
-#define CLI_OPT_STRING(name, sh, dest, fl, expected_)                                        \
+/* The macros' last arguments (...) are the row's help, as designated initializers:
+ * .metavar = "N", .help = "measured runs", and .group when the row starts a group. */
+#define CLI_OPT_FLAG(name, sh, dest, ...)                                                     \
+    {(name), (sh), CLI_FLAG, CLI_DEST_(bool, dest), .expected = NULL, __VA_ARGS__}
+#define CLI_OPT_STRING(name, sh, dest, fl, expected_, ...)                                   \
     {(name), (sh), CLI_STRING, CLI_DEST_(const char *, dest), .flags = (fl),                  \
-     .expected = (expected_)}
+     .expected = (expected_), __VA_ARGS__}
 /* A string option whose values check() accepts (check may be NULL). */
-#define CLI_OPT_STRING_CHECKED(name, sh, dest, fl, check_, expected_)                        \
+#define CLI_OPT_STRING_CHECKED(name, sh, dest, fl, check_, expected_, ...)                   \
     {(name), (sh), CLI_STRING, CLI_DEST_(const char *, dest), .flags = (fl),                  \
-     .expected = (expected_), .check = (check_)}
-#define CLI_OPT_STRINGS(name, sh, dest, fl, check_, expected_)                               \
+     .expected = (expected_), .check = (check_), __VA_ARGS__}
+#define CLI_OPT_STRINGS(name, sh, dest, fl, check_, expected_, ...)                          \
     {(name), (sh), CLI_STRINGS, CLI_DEST_(struct cli_strings, dest), .flags = (fl),           \
-     .expected = (expected_), .check = (check_)}
+     .expected = (expected_), .check = (check_), __VA_ARGS__}
 #define CLI_INTEGER_KIND_(dest)                                                               \
     _Generic((dest), int *: CLI_INT, unsigned *: CLI_UINT, long *: CLI_LONG,                  \
              unsigned long *: CLI_ULONG, long long *: CLI_LLONG,                               \
              unsigned long long *: CLI_ULLONG)
-#define CLI_OPT_INTEGER(name, sh, dest, lo, hi, fl, expected_)                               \
+#define CLI_OPT_INTEGER(name, sh, dest, lo, hi, fl, expected_, ...)                          \
     {(name), (sh), CLI_INTEGER_KIND_(dest), (dest), (lo), (hi), .flags = (fl),                \
-     .expected = (expected_)}
-#define CLI_OPT_NUMBER(name, sh, dest, lo, hi, fl, expected_)                                \
+     .expected = (expected_), __VA_ARGS__}
+#define CLI_OPT_NUMBER(name, sh, dest, lo, hi, fl, expected_, ...)                           \
     {(name), (sh), CLI_DOUBLE, CLI_DEST_(double, dest), .dmin = (lo), .dmax = (hi),           \
-     .flags = (fl), .expected = (expected_)}
-#define CLI_OPT_SECONDS(name, sh, dest, lo, hi, fl, expected_)                               \
+     .flags = (fl), .expected = (expected_), __VA_ARGS__}
+#define CLI_OPT_SECONDS(name, sh, dest, lo, hi, fl, expected_, ...)                          \
     {(name), (sh), CLI_SECONDS, CLI_DEST_(double, dest), .dmin = (lo), .dmax = (hi),          \
-     .flags = (fl), .expected = (expected_)}
-#define CLI_OPT_NANOSECONDS(name, sh, dest, lo_ns, hi_ns, expected_)                         \
+     .flags = (fl), .expected = (expected_), __VA_ARGS__}
+#define CLI_OPT_NANOSECONDS(name, sh, dest, lo_ns, hi_ns, expected_, ...)                    \
     {(name), (sh), CLI_NANOSECONDS, CLI_DEST_(int64_t, dest), (lo_ns), (hi_ns),               \
-     .expected = (expected_)}
-#define CLI_OPT_CALL(name, sh, dest, call_, expected_)                                       \
-    {(name), (sh), CLI_CALL, (dest), .expected = (expected_), .call = (call_)}
-#define CLI_OPT_WORDS(name, sh, dest, n, call_, expected_)                                   \
+     .expected = (expected_), __VA_ARGS__}
+#define CLI_OPT_CALL(name, sh, dest, call_, expected_, ...)                                  \
+    {(name), (sh), CLI_CALL, (dest), .expected = (expected_), .call = (call_), __VA_ARGS__}
+#define CLI_OPT_WORDS(name, sh, dest, n, call_, expected_, ...)                              \
     {(name), (sh), CLI_WORDS, (dest), .expected = (expected_), .nwords = (n),                  \
-     .call_words = (call_)}
+     .call_words = (call_), __VA_ARGS__}
 #define CLI_OPT_END {NULL, 0, CLI_FLAG, NULL, .expected = NULL}
 
 /* Rows several commands share, with one wording. */
@@ -144,12 +158,13 @@ struct cli_option {
                    "is not a percentage >= 0 (e.g. 5 or 5%)")
 
 /* An address to serve on (HOST:PORT, [IPV6]:PORT, :PORT), checked now, opened later. */
-#define CLI_OPT_LISTEN(name, dest)                                                            \
-    CLI_OPT_CALL(name, 0, CLI_DEST_(const char *, dest), cli_store_listen, NULL)
+#define CLI_OPT_LISTEN(name, dest, ...)                                                       \
+    CLI_OPT_CALL(name, 0, CLI_DEST_(const char *, dest), cli_store_listen, NULL, __VA_ARGS__)
 int cli_store_listen(void *dest, const char *value, char *err, size_t errlen);
 
-/* The row of --color, which cli_options_parse adds to every table. */
+/* The rows of --color and -h, --help, which cli_options_parse adds to every table. */
 extern const struct cli_option cli_color_option;
+extern const struct cli_option cli_help_option;
 
 /* Parser flags. */
 #define CLI_STOP_AT_ARG (1u << 0) /* options end at the first argument that is not one (what
@@ -161,10 +176,13 @@ struct cli_parser {
     const char *verb;                 /* "history": named in "(see mlbench history --help)" */
     const struct cli_option *options; /* ended by CLI_OPT_END */
     unsigned flags;                   /* CLI_STOP_AT_ARG, CLI_NO_ARGS */
-    /* The command's help: what --help prints, and the one source of its man page (help2man,
-     * packaging/) and, with the options above, of the shell completions (cli/completion.c).
-     * Every option of the table is described in it (tests/integration/test_install.py). */
+    /* The command's help, with the rows' (cli_help): the prose above the options (the
+     * synopsis, what the command does) and below them (exit status, see also; NULL for none).
+     * --help is the one source of the command's man page (help2man, packaging/); the rows are
+     * that of the shell completions (cmd_completion.c). Initialise a parser with designated
+     * initializers (.verb = ..., .usage = ...). */
     const char *usage;
+    const char *tail;
 };
 
 /* The arguments that are not options, in order: v[0..n) point into argv. */
@@ -187,14 +205,15 @@ struct cli_args {
 int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                       char *err, size_t errlen);
 
-/* --help: prints p's help (see struct cli_parser) on stdout; while a collector is set
- * (cli_options_collect), hands p to it instead and prints nothing. Returns 0 (the exit status
- * of --help). */
+/* --help: prints p's help on stdout: its usage, a blank line, the options block of its rows
+ * (cli_help_options), then after a blank line its tail; nothing when p has no usage. While a
+ * collector is set (cli_options_collect), hands p to it instead and prints nothing. Returns 0
+ * (the exit status of --help). */
 int cli_help(const struct cli_parser *p);
 
 /* Writes the options block of --help made from the rows of table (ended by CLI_OPT_END) that
  * carry help, then -h, --help: "  -r, --runs N        what it does", descriptions wrapped at
- * the screen's width and aligned in one column. */
+ * the screen's width and aligned in one column; a row's group heading on a line above it. */
 void cli_help_options(FILE *out, const struct cli_option *table);
 
 /* The parse every command starts with: cli_options_parse, then on --help or a bad option what

@@ -274,7 +274,8 @@ int run_options_parse_with(const char *verb, const char *usage, const struct cli
     while (table[n].name)
         n++;
     memcpy(table + n, extra ? extra : table + n, (n_extra + 1) * sizeof *table);
-    const struct cli_parser parser = {verb, table, CLI_STOP_AT_ARG, usage};
+    const struct cli_parser parser = {.verb = verb, .options = table,
+                                      .flags = CLI_STOP_AT_ARG, .usage = usage};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     free(table);

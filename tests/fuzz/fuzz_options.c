@@ -84,7 +84,8 @@ static void table_parser(int argc, char **argv)
         CLI_OPT_END,
     };
     /* no usage text: --help prints nothing */
-    const struct cli_parser p = {"fuzz", table, (unsigned)argc & CLI_STOP_AT_ARG, NULL};
+    const struct cli_parser p = {.verb = "fuzz", .options = table,
+                                 .flags = (unsigned)argc & CLI_STOP_AT_ARG, .usage = NULL};
     struct cli_args args;
     char err[1024];
     if (cli_options_parse(&p, argc, argv, &args, err, sizeof err) == CLI_ERROR && !err[0])

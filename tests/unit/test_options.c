@@ -27,7 +27,8 @@ static int parse(const struct cli_option *table, unsigned flags, struct cli_args
     while (list[argc - 1])
         argv_store[argc] = list[argc - 1], argc++;
     err[0] = '\0';
-    const struct cli_parser p = {"test", table, flags, "Usage: mlbench test\n"};
+    const struct cli_parser p = {.verb = "test", .options = table,
+                                 .flags = flags, .usage = "Usage: mlbench test\n"};
     struct cli_args unused;
     return cli_options_parse(&p, argc, argv_store, args ? args : &unused, err, sizeof err);
 }
