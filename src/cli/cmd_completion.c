@@ -1,9 +1,10 @@
 /* cmd_completion: `mlbench completion bash|zsh|fish` prints a shell completion script made from
  * the commands' own option tables: each command is run with --help while a collector is set
- * (cli_options_collect), so that it hands over its parser (options and help text) instead of
- * printing it. What an option's value completes to comes from the word that names the value
- * in the help text (--output FILE: file names; --store DIR|URI: directories). So the scripts,
- * the man pages (help2man on the same --help) and --help itself cannot drift apart. */
+ * (cli_options_collect), so that it hands over its parser instead of printing it. Each option's
+ * description is its row's help (the first line of it), and what its value completes to comes
+ * from the row's metavar (--output FILE: file names; --store DIR|URI: directories). So the
+ * scripts, the man pages (help2man on --help, made from the same rows) and --help itself cannot
+ * drift apart. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/run_options.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -21,7 +21,7 @@ struct opt {
     char *name;       /* long name, without "--" */
     char short_name;  /* or 0 */
     enum value_kind value;
-    char *help;       /* the rest of its help line, for zsh and fish (may be "") */
+    char *help;       /* the first line of its help, for zsh and fish (may be "") */
 };
 
 struct verb {
@@ -30,47 +30,16 @@ struct verb {
     size_t n_opts;
 };
 
-/* The line of usage that describes --name: after blanks, "--name" or "-x, --name"; or NULL.
- * *at is set to just after "--name". */
-static const char *option_line(const char *usage, const char *name, const char **at)
+/* What the value of row o completes to, from the first word of its metavar. */
+static enum value_kind value_kind(const struct cli_option *o)
 {
-    size_t len = strlen(name);
-    for (const char *line = usage; line && *line;) {
-        const char *end = strchr(line, '\n');
-        const char *p = line + strspn(line, " ");
-        if (p[0] == '-' && p[1] != '-' && p[1] && !strncmp(p + 2, ", ", 2))
-            p += 4; /* "-x, " */
-        if (!strncmp(p, "--", 2) && !strncmp(p + 2, name, len) &&
-            (p[2 + len] == ' ' || p[2 + len] == '\n' || p[2 + len] == '=')) {
-            *at = p + 2 + len;
-            return line;
-        }
-        line = end ? end + 1 : NULL;
-    }
-    return NULL;
-}
-
-/* What the value of --name completes to, from the word naming it in the help text (or in
- * run's, for the options of run that sweep takes). */
-static enum value_kind value_kind(const char *name, const char *usage, char **help)
-{
-    const char *at = NULL, *line = usage ? option_line(usage, name, &at) : NULL;
-    if (!line)
-        line = option_line(run_options_usage(), name, &at);
-    char word[64] = "";
-    if (line) {
-        const char *w = at + strspn(at, " =");
-        size_t n = strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_|:.0123456789");
-        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), w);
-        /* the description: after the value's word, past the blanks (one line) */
-        const char *d = w + n + strspn(w + n, " ");
-        const char *end = strchr(d, '\n');
-        *help = xstrndup(d, end ? (size_t)(end - d) : strlen(d));
-    } else {
-        *help = xstrdup("");
-    }
-    if (!strcmp(name, "color"))
+    if (o->kind == CLI_FLAG)
+        return VALUE_NONE;
+    if (o == &cli_color_option)
         return VALUE_COLOR;
+    const char *m = o->metavar ? o->metavar : "";
+    char word[64];
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(m, " "), m);
     if (strstr(word, "FILE"))
         return VALUE_FILE;
     if (strstr(word, "DIR"))
@@ -80,26 +49,25 @@ static enum value_kind value_kind(const char *name, const char *usage, char **he
     return VALUE_ANY;
 }
 
-static void add_opt(struct verb *v, const struct cli_option *o, const char *usage)
+static void add_opt(struct verb *v, const struct cli_option *o)
 {
     v->opts = xreallocarray(v->opts, v->n_opts + 1, sizeof *v->opts);
     struct opt *d = &v->opts[v->n_opts++];
     d->name = xstrdup(o->name);
     d->short_name = o->short_name;
-    d->value = value_kind(o->name, usage, &d->help);
-    if (o->kind == CLI_FLAG)
-        d->value = VALUE_NONE;
+    d->value = value_kind(o);
+    /* the first line of the help: the whole of it but for a list of values after it */
+    const char *help = o->help ? o->help : "";
+    d->help = xstrndup(help, strcspn(help, "\n"));
 }
 
 static void collect(const struct cli_parser *p, void *arg)
 {
     struct verb *v = arg;
     for (const struct cli_option *o = p->options; o->name; o++)
-        add_opt(v, o, p->usage);
-    add_opt(v, &cli_color_option, p->usage);
-    static bool unused;
-    static const struct cli_option help = CLI_OPT_FLAG("help", 'h', &unused);
-    add_opt(v, &help, p->usage);
+        add_opt(v, o);
+    add_opt(v, &cli_color_option);
+    add_opt(v, &cli_help_option);
 }
 
 /* Every visible command of commands and its options (ended by a NULL name). */

@@ -27,6 +27,7 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+/* The prose of --help, above and below the options (the rows of parse). */
 static const char usage[] =
     "Usage: mlbench demo [options]\n"
     "The worked example's six steps on the image-classification reference workload\n"
@@ -34,17 +35,8 @@ static const char usage[] =
     "thread, fp32), 2 its bottleneck, 3 loading and preprocessing on a loader thread with\n"
     "prefetch, 4 that against the baseline, 5 training in bf16 (where the CPU has it) with the\n"
     "batch `mlbench sweep --find-max` finds and every core, under an accuracy guard, 6 the whole\n"
-    "pipeline before -> after, how to keep watching, and an HTML report of all steps.\n"
-    "  --quick               a small synthetic dataset: seconds (for tests)\n"
-    "  -r, --runs N          runs of each configuration (default 4: fewer cannot show a\n"
-    "                        significant change)\n"
-    "  --train-images N      training images per run (default 6000 of the 60 000; --quick\n"
-    "                        2000 synthetic)\n"
-    "  --epochs N            epochs per run (default 2)\n"
-    "  --target-accuracy X   the validation accuracy to train to (default 0.78; --quick 0.40)\n"
-    "  --data-dir DIR        where the dataset's JPEG files are kept\n"
-    "  --store DIR           result store (default .mlbench); the demo's files go to DIR/demo/\n"
-    "\n"
+    "pipeline before -> after, how to keep watching, and an HTML report of all steps.\n";
+static const char tail[] =
     "Exit status: 0 the six steps ran (the accuracy guard's verdict is in the output); 2 bad\n"
     "options or no mlbench-workload; otherwise that of the step that failed.\n";
 
@@ -170,19 +162,34 @@ static int parse(int argc, char **argv, struct demo *d)
     d->store = store_env && *store_env ? store_env : ".mlbench";
     d->target = NAN;
     const struct cli_option table[] = {
-        CLI_OPT_FLAG("quick", 0, &d->quick),
-        CLI_OPT_INTEGER("runs", 'r', &d->runs, 1, 100, 0, "must be a whole number from 1 to 100"),
+        CLI_OPT_FLAG("quick", 0, &d->quick,
+                     .help = "a small synthetic dataset: seconds (for tests)"),
+        CLI_OPT_INTEGER("runs", 'r', &d->runs, 1, 100, 0, "must be a whole number from 1 to 100",
+                        .metavar = "N",
+                        .help = "runs of each configuration (default 4: fewer cannot show a "
+                                "significant change)"),
         CLI_OPT_INTEGER("train-images", 0, &d->train_images, 1, 1000000, 0,
-                        "must be a whole number from 1 to 1000000"),
-        CLI_OPT_INTEGER("epochs", 0, &d->epochs, 1, 100, 0, "must be a whole number from 1 to 100"),
+                        "must be a whole number from 1 to 1000000", .metavar = "N",
+                        .help = "training images per run (default 6000 of the 60 000; --quick "
+                                "2000 synthetic)"),
+        CLI_OPT_INTEGER("epochs", 0, &d->epochs, 1, 100, 0, "must be a whole number from 1 to 100",
+                        .metavar = "N", .help = "epochs per run (default 2)"),
         CLI_OPT_NUMBER("target-accuracy", 0, &d->target, 0, 1, CLI_OPEN_MIN | CLI_OPEN_MAX,
-                       "must be an accuracy between 0 and 1 (exclusive), e.g. 0.85"),
-        CLI_OPT_STRING("data-dir", 0, &d->data_dir, CLI_NONEMPTY, "is empty: give a directory"),
-        CLI_OPT_STORE(&d->store),
+                       "must be an accuracy between 0 and 1 (exclusive), e.g. 0.85",
+                       .metavar = "X",
+                       .help = "the validation accuracy to train to (default 0.78; --quick "
+                               "0.40)"),
+        CLI_OPT_STRING("data-dir", 0, &d->data_dir, CLI_NONEMPTY, "is empty: give a directory",
+                       .metavar = "DIR", .help = "where the dataset's JPEG files are kept"),
+        /* a directory: the demo writes its files into it */
+        CLI_OPT_STRING("store", 0, &d->store, CLI_NONEMPTY, "is empty: give a directory",
+                       .metavar = "DIR",
+                       .help = "result store (default .mlbench); the demo's files go to "
+                               "DIR/demo/"),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "demo", .options = table,
-                                      .flags = CLI_NO_ARGS, .usage = usage};
+    const struct cli_parser parser = {.verb = "demo", .options = table, .flags = CLI_NO_ARGS,
+                                      .usage = usage, .tail = tail};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -10,6 +10,7 @@
 #include "result/envinfo.h"
 #include "util/log.h"
 
+/* The prose of --help, above and below the options. */
 static const char usage[] =
     "Usage: mlbench env [--json]\n"
     "\n"
@@ -17,12 +18,8 @@ static const char usage[] =
     "policy, memory, kernel, distribution, libc, how mlbench was built, the BLAS library and its\n"
     "threads, GPUs (NVML), container or virtual machine, the variables that change ML\n"
     "performance, and the git state of the current directory. docs/environment.md describes\n"
-    "every field.\n"
-    "\n"
-    "      --json      print the JSON object that results carry as `environment`\n"
-    "      --no-git    do not run git\n"
-    "  -h, --help      this text\n"
-    "\n"
+    "every field.\n";
+static const char tail[] =
     "Exit status: 0 printed; 1 the output could not be written; 2 bad usage.\n";
 
 int cmd_env(int argc, char **argv)
@@ -30,12 +27,14 @@ int cmd_env(int argc, char **argv)
     bool json = false;
     struct envinfo_options opt = {.sources = NULL, .python = "python3"};
     const struct cli_option table[] = {
-        CLI_OPT_FLAG("json", 0, &json),
-        CLI_OPT_FLAG("no-git", 0, &opt.no_git),
+        CLI_OPT_FLAG("json", 0, &json,
+                     .help = "print the JSON object that results carry as `environment`"),
+        CLI_OPT_FLAG("no-git", 0, &opt.no_git, .help = "do not run git"),
         CLI_OPT_END,
     };
     const struct cli_parser parser = {.verb = "env", .options = table,
-                                      .flags = CLI_STOP_AT_ARG | CLI_NO_ARGS, .usage = usage};
+                                      .flags = CLI_STOP_AT_ARG | CLI_NO_ARGS, .usage = usage,
+                                      .tail = tail};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

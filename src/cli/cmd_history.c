@@ -29,31 +29,13 @@ struct history_options {
     const char *commit_url; /* --commit-url template, with "{}" */
 };
 
+/* The prose of --help, above and below the options (the rows of parse). */
 static const char usage_text[] =
     "Usage: mlbench history [options]\n"
     "\n"
     "Lists the stored results, oldest first, with a trend line per stage, or renders\n"
-    "them as a dashboard or data (--format).\n"
-    "\n"
-    "  -l, --label NAME     only results with this label\n"
-    "      --host NAME      only results measured on this host\n"
-    "  -s, --stage NAME     only this stage (\"total\" is the whole run)\n"
-    "  -n, --last N         only the newest N results\n"
-    "      --detect         find step changes per label (or command) and stage; exit\n"
-    "                       status 1 when the newest result of a series is slower\n"
-    "      --min-effect PCT smallest change --detect reports (default 2)\n"
-    "  -f, --format FMT     text (the table, default), json (as --json), md (tables for a\n"
-    "                       GitHub comment), csv (a row per result and stage) or html (a\n"
-    "                       dashboard: a chart per label and stage, step changes marked,\n"
-    "                       filters by label and host); default from the extension of -o\n"
-    "  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
-    "      --commit-url URL link commits in md and html: {} is replaced by the commit,\n"
-    "                       e.g. 'https://github.com/OWNER/REPO/commit/{}'\n"
-    "      --json           print a JSON document instead of the table (--format json)\n"
-    "      --store DIR|URI  result store: a directory, or a shared PostgreSQL store\n"
-    "                       (postgresql://host/db); default .mlbench, or $MLBENCH_STORE\n"
-    "  -h, --help           this help\n"
-    "\n"
+    "them as a dashboard or data (--format).\n";
+static const char tail_text[] =
     "docs/store.md describes the store and how changes are detected.\n";
 
 /* -o: "" is neither a file nor stdout. */
@@ -112,25 +94,45 @@ static int parse(int argc, char **argv, struct history_options *o)
     o->store = store_default_dir();
     detect_options_default(&o->det);
     const struct cli_option table[] = {
-        CLI_OPT_STRING("label", 'l', &o->label, 0, NULL),
-        CLI_OPT_STRING("host", 0, &o->host, CLI_NONEMPTY, "is empty: give a host name"),
-        CLI_OPT_STRING("stage", 's', &o->stage, 0, NULL),
+        CLI_OPT_STRING("label", 'l', &o->label, 0, NULL, .metavar = "NAME",
+                       .help = "only results with this label"),
+        CLI_OPT_STRING("host", 0, &o->host, CLI_NONEMPTY, "is empty: give a host name",
+                       .metavar = "NAME", .help = "only results measured on this host"),
+        CLI_OPT_STRING("stage", 's', &o->stage, 0, NULL, .metavar = "NAME",
+                       .help = "only this stage (\"total\" is the whole run)"),
         CLI_OPT_INTEGER("last", 'n', &o->last, 1, 100000000, 0,
-                        "is not a number of results (1 or more)"),
-        CLI_OPT_FLAG("detect", 0, &o->detect),
+                        "is not a number of results (1 or more)", .metavar = "N",
+                        .help = "only the newest N results"),
+        CLI_OPT_FLAG("detect", 0, &o->detect,
+                     .help = "find step changes per label (or command) and stage; exit status "
+                             "1 when the newest result of a series is slower"),
         CLI_OPT_NUMBER("min-effect", 0, &o->det.min_effect_pct, 0, 1000, 0,
-                       "is not a percentage (0 to 1000)"),
-        CLI_OPT_FLAG("json", 0, &o->json),
-        CLI_OPT_STRING("format", 'f', &format, 0, NULL),
-        CLI_OPT_STRING_CHECKED("output", 'o', &o->output, 0, check_output, NULL),
+                       "is not a percentage (0 to 1000)", .metavar = "PCT",
+                       .help = "smallest change --detect reports (default 2)"),
+        CLI_OPT_FLAG("json", 0, &o->json,
+                     .help = "print a JSON document instead of the table (--format json)"),
+        CLI_OPT_STRING("format", 'f', &format, 0, NULL, .metavar = "FMT",
+                       .help = "the format (default: text, or from the extension of -o):\n"
+                               "  text  the table\n"
+                               "  json  as --json\n"
+                               "  md    tables for a GitHub comment\n"
+                               "  csv   a row per result and stage\n"
+                               "  html  a dashboard: a chart per label and stage, step changes "
+                               "marked, filters by label and host"),
+        CLI_OPT_STRING_CHECKED("output", 'o', &o->output, 0, check_output, NULL,
+                               .metavar = "FILE",
+                               .help = "write to FILE (replaced atomically) instead of stdout"),
         CLI_OPT_STRING_CHECKED("commit-url", 0, &o->commit_url, 0, check_commit_url,
                                "has no {} where the commit goes: give a template such as "
-                               "'https://github.com/OWNER/REPO/commit/{}'"),
+                               "'https://github.com/OWNER/REPO/commit/{}'",
+                               .metavar = "URL",
+                               .help = "link commits in md and html: {} is replaced by the "
+                                       "commit, e.g. 'https://github.com/OWNER/REPO/commit/{}'"),
         CLI_OPT_STORE(&o->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "history", .options = table,
-                                      .flags = CLI_NO_ARGS, .usage = usage_text};
+    const struct cli_parser parser = {.verb = "history", .options = table, .flags = CLI_NO_ARGS,
+                                      .usage = usage_text, .tail = tail_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

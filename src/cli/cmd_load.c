@@ -14,60 +14,14 @@
 #include "store/store.h"
 #include "util/log.h"
 
+/* The prose of --help, above and below the options (the rows of parse). */
 static const char usage_text[] =
     "Usage: mlbench load [options] URL\n"
     "\n"
     "Drives an HTTP endpoint (an inference server) with one of MLPerf LoadGen's scenarios and\n"
     "measures latency from each query's scheduled time, so a stalled server is not hidden.\n"
-    "The result goes to the store like a run's (mlbench history, show, compare, report).\n"
-    "\n"
-    "Scenario:\n"
-    "      --scenario S       single-stream (default: one query at a time, metric p90),\n"
-    "                         multi-stream (N samples per query, p99), server (Poisson arrivals\n"
-    "                         at --qps, p99) or offline (every connection busy: throughput)\n"
-    "      --qps N            server: arrivals per second\n"
-    "      --find-peak        server: the largest QPS whose percentile meets --latency-bound\n"
-    "                         (doubling and bisecting short probes, then a full-length run)\n"
-    "      --probe-duration D find-peak: length of a probe (default a tenth of --min-duration, 2s..30s)\n"
-    "      --latency-bound D  e.g. 15ms: the run is INVALID when the percentile is above it\n"
-    "      --percentile P     the latency metric, 0 < P < 100 (default 90 single-stream, else 99)\n"
-    "      --samples-per-query N  multi-stream (default 8)\n"
-    "      --min-duration D   issue queries at least this long (default 60s)\n"
-    "      --min-queries N    and at least this many (default 100)\n"
-    "      --connections N    keep-alive connections (default 1 single-stream, N multi-stream,\n"
-    "                         16 offline, 64 server)\n"
-    "      --threads N        generator threads (default 1)\n"
-    "      --request-timeout D  a response later than this counts as an error (default 10s)\n"
-    "      --seed N           seed of the server scenario's arrivals (default: random, recorded)\n"
-    "Requests:\n"
-    "  -X, --method M         HTTP method (default GET, POST with a body)\n"
-    "  -H, --header 'N: V'    an extra header (repeatable)\n"
-    "      --body-file PATH   a body; repeat to cycle several; a folder gives each file in it,\n"
-    "                         a .jsonl file one body per line\n"
-    "      --kserve MODEL     KServe v2 / Triton inference requests: POST\n"
-    "                         /v2/models/MODEL/infer with bodies built from the options below\n"
-    "      --input-shape S    the preset's input shape (default 1,1,28,28)\n"
-    "      --input-dtype T    FP32 (default), FP64, INT32, INT64, UINT8\n"
-    "      --input-name N     the input's name (default input)\n"
-    "      --kserve-binary    the preset's values as binary tensor data after a JSON header\n"
-    "                         (Inference-Header-Content-Length), not JSON numbers\n"
-    "Server:\n"
-    "      --server-cmd CMD   start the server (its own process group, sampled, its markers\n"
-    "                         received) and stop it afterwards\n"
-    "      --ready-url URL    wait until a GET of URL answers 2xx (default: until URL's port\n"
-    "                         accepts a connection)\n"
-    "      --ready-timeout D  how long to wait for it (default 60s)\n"
-    "      --grace D          SIGTERM to SIGKILL when stopping it (default 5s)\n"
-    "Output:\n"
-    "  -l, --label LABEL      label of the result\n"
-    "  -o, --output FILE      also write the result document to FILE\n"
-    "      --json             print the result document instead of the summary\n"
-    "      --interval D       resource sampling interval (default: adaptive)\n"
-    "      --serve ADDR       Prometheus /metrics while it runs\n"
-    "      --store DIR        result store (default .mlbench)\n"
-    "  -q, --quiet            no progress lines\n"
-    "  -h, --help             this help\n"
-    "\n"
+    "The result goes to the store like a run's (mlbench history, show, compare, report).\n";
+static const char tail_text[] =
     "Exit status: 0 every scenario run VALID, 1 INVALID (or the server failed), 2 bad input or\n"
     "the endpoint refused the connection before the start, 3 the result could not be written.\n";
 
@@ -83,47 +37,109 @@ struct load_options {
 static int parse(int argc, char **argv, struct load_options *o, char *err, size_t errlen)
 {
     const struct cli_option table[] = {
-        CLI_OPT_STRING("scenario", 0, &o->job.scenario, CLI_NONEMPTY, "needs a scenario"),
-        CLI_OPT_STRING("qps", 0, &o->job.qps, CLI_NONEMPTY, "needs a rate"),
-        CLI_OPT_FLAG("find-peak", 0, &o->job.find_peak),
-        CLI_OPT_SECONDS("probe-duration", 0, &o->job.probe_s, 0.1, 3600, 0, "is not a duration from 100ms to 1h"),
-        CLI_OPT_STRING("latency-bound", 0, &o->job.latency_bound, CLI_NONEMPTY, "needs a duration"),
+        CLI_OPT_STRING("scenario", 0, &o->job.scenario, CLI_NONEMPTY, "needs a scenario",
+                       .metavar = "S", .group = "Scenario:",
+                       .help = "single-stream (default: one query at a time, metric p90), "
+                               "multi-stream (N samples per query, p99), server (Poisson "
+                               "arrivals at --qps, p99) or offline (every connection busy: "
+                               "throughput)"),
+        CLI_OPT_STRING("qps", 0, &o->job.qps, CLI_NONEMPTY, "needs a rate", .metavar = "N",
+                       .help = "server: arrivals per second"),
+        CLI_OPT_FLAG("find-peak", 0, &o->job.find_peak,
+                     .help = "server: the largest QPS whose percentile meets --latency-bound "
+                             "(doubling and bisecting short probes, then a full-length run)"),
+        CLI_OPT_SECONDS("probe-duration", 0, &o->job.probe_s, 0.1, 3600, 0,
+                        "is not a duration from 100ms to 1h", .metavar = "D",
+                        .help = "find-peak: length of a probe (default a tenth of "
+                                "--min-duration, 2s..30s)"),
+        CLI_OPT_STRING("latency-bound", 0, &o->job.latency_bound, CLI_NONEMPTY,
+                       "needs a duration", .metavar = "D",
+                       .help = "e.g. 15ms: the run is INVALID when the percentile is above it"),
         CLI_OPT_NUMBER("percentile", 0, &o->job.percentile, 0, 100, CLI_OPEN_MIN | CLI_OPEN_MAX,
-                       "is not a percentile between 0 and 100 (exclusive), e.g. 99"),
-        CLI_OPT_INTEGER("samples-per-query", 0, &o->job.samples_per_query, 1, 1024, 0, "is not a count from 1 to 1024"),
+                       "is not a percentile between 0 and 100 (exclusive), e.g. 99",
+                       .metavar = "P",
+                       .help = "the latency metric, 0 < P < 100 (default 90 single-stream, "
+                               "else 99)"),
+        CLI_OPT_INTEGER("samples-per-query", 0, &o->job.samples_per_query, 1, 1024, 0,
+                        "is not a count from 1 to 1024", .metavar = "N",
+                        .help = "multi-stream (default 8)"),
         CLI_OPT_SECONDS("min-duration", 0, &o->job.min_duration_s, 0, 7 * 86400.0, CLI_OPEN_MIN,
-                        "is not a positive duration (e.g. 60s, 500ms)"),
-        CLI_OPT_INTEGER("min-queries", 0, &o->job.min_queries, 1, 1000000000000LL, 0, "is not a count (1 or more)"),
-        CLI_OPT_INTEGER("connections", 'c', &o->job.connections, 1, 10000, 0, "is not a count from 1 to 10000"),
-        CLI_OPT_INTEGER("threads", 't', &o->job.threads, 1, 256, 0, "is not a count from 1 to 256"),
+                        "is not a positive duration (e.g. 60s, 500ms)", .metavar = "D",
+                        .help = "issue queries at least this long (default 60s)"),
+        CLI_OPT_INTEGER("min-queries", 0, &o->job.min_queries, 1, 1000000000000LL, 0,
+                        "is not a count (1 or more)", .metavar = "N",
+                        .help = "and at least this many (default 100)"),
+        CLI_OPT_INTEGER("connections", 'c', &o->job.connections, 1, 10000, 0,
+                        "is not a count from 1 to 10000", .metavar = "N",
+                        .help = "keep-alive connections (default 1 single-stream, N "
+                                "multi-stream, 16 offline, 64 server)"),
+        CLI_OPT_INTEGER("threads", 't', &o->job.threads, 1, 256, 0,
+                        "is not a count from 1 to 256", .metavar = "N",
+                        .help = "generator threads (default 1)"),
         CLI_OPT_SECONDS("request-timeout", 0, &o->job.request_timeout_s, 0, 3600, CLI_OPEN_MIN,
-                        "is not a positive duration up to 1h"),
-        CLI_OPT_INTEGER("seed", 0, &o->job.seed, 0, INT64_MAX, 0, "is not a seed (a whole number >= 0)"),
-        CLI_OPT_STRING("method", 'X', &o->job.method, CLI_NONEMPTY, "needs a method, e.g. POST"),
-        CLI_OPT_STRINGS("header", 'H', &o->headers, CLI_NONEMPTY, NULL, "needs 'Name: value'"),
-        CLI_OPT_STRINGS("body-file", 0, &o->bodies, CLI_NONEMPTY, NULL, "needs a file name"),
-        CLI_OPT_STRING("kserve", 0, &o->job.kserve, CLI_NONEMPTY, "needs a model name"),
-        CLI_OPT_STRING("input-shape", 0, &o->job.input_shape, CLI_NONEMPTY, "needs a shape, e.g. 1,1,28,28"),
-        CLI_OPT_STRING("input-dtype", 0, &o->job.input_dtype, CLI_NONEMPTY, "needs a datatype, e.g. FP32"),
-        CLI_OPT_STRING("input-name", 0, &o->job.input_name, CLI_NONEMPTY, "needs a name"),
-        CLI_OPT_FLAG("kserve-binary", 0, &o->job.kserve_binary),
-        CLI_OPT_STRING("server-cmd", 0, &o->job.server_cmd, CLI_NOT_BLANK, "needs a command"),
-        CLI_OPT_STRING("ready-url", 0, &o->job.ready_url, CLI_NONEMPTY, "needs a URL"),
+                        "is not a positive duration up to 1h", .metavar = "D",
+                        .help = "a response later than this counts as an error (default 10s)"),
+        CLI_OPT_INTEGER("seed", 0, &o->job.seed, 0, INT64_MAX, 0,
+                        "is not a seed (a whole number >= 0)", .metavar = "N",
+                        .help = "seed of the server scenario's arrivals (default: random, "
+                                "recorded)"),
+        CLI_OPT_STRING("method", 'X', &o->job.method, CLI_NONEMPTY, "needs a method, e.g. POST",
+                       .metavar = "M", .group = "Requests:",
+                       .help = "HTTP method (default GET, POST with a body)"),
+        CLI_OPT_STRINGS("header", 'H', &o->headers, CLI_NONEMPTY, NULL, "needs 'Name: value'",
+                        .metavar = "'N: V'", .help = "an extra header (repeatable)"),
+        CLI_OPT_STRINGS("body-file", 0, &o->bodies, CLI_NONEMPTY, NULL, "needs a file name",
+                        .metavar = "PATH",
+                        .help = "a body; repeat to cycle several; a folder gives each file in "
+                                "it, a .jsonl file one body per line"),
+        CLI_OPT_STRING("kserve", 0, &o->job.kserve, CLI_NONEMPTY, "needs a model name",
+                       .metavar = "MODEL",
+                       .help = "KServe v2 / Triton inference requests: POST "
+                               "/v2/models/MODEL/infer with bodies built from the options "
+                               "below"),
+        CLI_OPT_STRING("input-shape", 0, &o->job.input_shape, CLI_NONEMPTY,
+                       "needs a shape, e.g. 1,1,28,28", .metavar = "S",
+                       .help = "the preset's input shape (default 1,1,28,28)"),
+        CLI_OPT_STRING("input-dtype", 0, &o->job.input_dtype, CLI_NONEMPTY,
+                       "needs a datatype, e.g. FP32", .metavar = "T",
+                       .help = "FP32 (default), FP64, INT32, INT64, UINT8"),
+        CLI_OPT_STRING("input-name", 0, &o->job.input_name, CLI_NONEMPTY, "needs a name",
+                       .metavar = "N", .help = "the input's name (default input)"),
+        CLI_OPT_FLAG("kserve-binary", 0, &o->job.kserve_binary,
+                     .help = "the preset's values as binary tensor data after a JSON header "
+                             "(Inference-Header-Content-Length), not JSON numbers"),
+        CLI_OPT_STRING("server-cmd", 0, &o->job.server_cmd, CLI_NOT_BLANK, "needs a command",
+                       .metavar = "CMD", .group = "Server:",
+                       .help = "start the server (its own process group, sampled, its markers "
+                               "received) and stop it afterwards"),
+        CLI_OPT_STRING("ready-url", 0, &o->job.ready_url, CLI_NONEMPTY, "needs a URL",
+                       .metavar = "URL",
+                       .help = "wait until a GET of URL answers 2xx (default: until URL's port "
+                               "accepts a connection)"),
         CLI_OPT_SECONDS("ready-timeout", 0, &o->job.ready_timeout_s, 0, 86400, CLI_OPEN_MIN,
-                        "is not a positive duration (e.g. 60s)"),
-        CLI_OPT_SECONDS("grace", 0, &o->job.grace_s, 0, 3600, 0, "is not a duration up to 1h"),
-        CLI_OPT_STRING("label", 'l', &o->label, CLI_NOT_BLANK, "needs a label"),
-        CLI_OPT_STRING("output", 'o', &o->output, CLI_NONEMPTY, "needs a file name"),
-        CLI_OPT_FLAG("json", 0, &o->json),
+                        "is not a positive duration (e.g. 60s)", .metavar = "D",
+                        .help = "how long to wait for it (default 60s)"),
+        CLI_OPT_SECONDS("grace", 0, &o->job.grace_s, 0, 3600, 0, "is not a duration up to 1h",
+                        .metavar = "D",
+                        .help = "SIGTERM to SIGKILL when stopping it (default 5s)"),
+        CLI_OPT_STRING("label", 'l', &o->label, CLI_NOT_BLANK, "needs a label",
+                       .metavar = "LABEL", .group = "Output:", .help = "label of the result"),
+        CLI_OPT_STRING("output", 'o', &o->output, CLI_NONEMPTY, "needs a file name",
+                       .metavar = "FILE", .help = "also write the result document to FILE"),
+        CLI_OPT_FLAG("json", 0, &o->json,
+                     .help = "print the result document instead of the summary"),
         CLI_OPT_NANOSECONDS("interval", 0, &o->interval_ns, SAMPLER_MIN_INTERVAL_NS,
-                            SAMPLER_MAX_INTERVAL_NS, "is not a duration from 10ms to 10s"),
-        CLI_OPT_LISTEN("serve", &o->serve),
+                            SAMPLER_MAX_INTERVAL_NS, "is not a duration from 10ms to 10s",
+                            .metavar = "D",
+                            .help = "resource sampling interval (default: adaptive)"),
+        CLI_OPT_LISTEN("serve", &o->serve, .metavar = "ADDR",
+                       .help = "Prometheus /metrics while it runs"),
         CLI_OPT_STORE(&o->store),
-        CLI_OPT_FLAG("quiet", 'q', &o->quiet),
+        CLI_OPT_FLAG("quiet", 'q', &o->quiet, .help = "no progress lines"),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "load", .options = table,
-                                      .flags = 0, .usage = usage_text};
+    const struct cli_parser parser = {.verb = "load", .options = table, .usage = usage_text,
+                                      .tail = tail_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

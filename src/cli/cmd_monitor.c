@@ -30,25 +30,15 @@
 #define MONITOR_KEEP_ROWS 4           /* rows the sample table keeps: only the latest is served */
 #define HOUSEKEEPING_MS 1000          /* sampler error count, pruning of dead threads */
 
+/* The prose of --help, above and below the options (the rows of parse). */
 static const char usage_text[] =
     "Usage: mlbench monitor [options] [-- COMMAND [ARGS...]]\n"
     "\n"
     "Samples the machine, its GPUs and (with COMMAND) the command's process tree without end,\n"
     "and serves the latest values, stage durations and marker counters at /metrics in the\n"
     "Prometheus text format (/healthz answers \"ok\"). With COMMAND it also receives the\n"
-    "command's stage markers, and ends when the command ends, with its exit status.\n"
-    "\n"
-    "      --listen ADDR    address to serve on: HOST:PORT, [IPV6]:PORT or :PORT\n"
-    "                       (default " HTTP_DEFAULT_LISTEN "; 0.0.0.0:PORT for every interface)\n"
-    "      --interval SEC   sampling interval, 10ms..10s (default 1s)\n"
-    "      --pidfile FILE   write the process id to FILE (refused when FILE names a running\n"
-    "                       process); removed on exit\n"
-    "      --log FILE       append log lines (start, stop, errors) to FILE instead of stderr;\n"
-    "                       SIGHUP reopens it (log rotation)\n"
-    "      --grace SEC      on SIGTERM/SIGINT, time the command gets between SIGTERM and\n"
-    "                       SIGKILL (default 10s)\n"
-    "  -h, --help           this help\n"
-    "\n"
+    "command's stage markers, and ends when the command ends, with its exit status.\n";
+static const char tail_text[] =
     "SIGTERM or SIGINT stops monitoring (and the command) and exits 0. docs/monitoring.md lists\n"
     "the metrics and shows a systemd unit and a Prometheus scrape configuration.\n";
 
@@ -112,19 +102,32 @@ static int parse(int argc, char **argv, struct monitor_options *o, char *err, si
     o->interval_ns = MONITOR_DEFAULT_INTERVAL_NS;
     o->grace_s = MONITOR_DEFAULT_GRACE_S;
     const struct cli_option table[] = {
-        CLI_OPT_LISTEN("listen", &o->listen),
+        CLI_OPT_LISTEN("listen", &o->listen, .metavar = "ADDR",
+                       .help = "address to serve on: HOST:PORT, [IPV6]:PORT or :PORT (default "
+                               HTTP_DEFAULT_LISTEN "; 0.0.0.0:PORT for every interface)"),
         CLI_OPT_NANOSECONDS("interval", 0, &o->interval_ns, SAMPLER_MIN_INTERVAL_NS,
                             SAMPLER_MAX_INTERVAL_NS,
-                            "is not a duration from 10ms to 10s (e.g. 1s, 250ms)"),
-        CLI_OPT_STRING("pidfile", 0, &o->pidfile, CLI_NONEMPTY, "needs a file name"),
-        CLI_OPT_STRING("log", 0, &o->log_path, CLI_NONEMPTY, "needs a file name"),
+                            "is not a duration from 10ms to 10s (e.g. 1s, 250ms)",
+                            .metavar = "SEC",
+                            .help = "sampling interval, 10ms..10s (default 1s)"),
+        CLI_OPT_STRING("pidfile", 0, &o->pidfile, CLI_NONEMPTY, "needs a file name",
+                       .metavar = "FILE",
+                       .help = "write the process id to FILE (refused when FILE names a running "
+                               "process); removed on exit"),
+        CLI_OPT_STRING("log", 0, &o->log_path, CLI_NONEMPTY, "needs a file name",
+                       .metavar = "FILE",
+                       .help = "append log lines (start, stop, errors) to FILE instead of "
+                               "stderr; SIGHUP reopens it (log rotation)"),
         CLI_OPT_SECONDS("grace", 0, &o->grace_s, 0, 3600, 0,
-                        "is not a duration up to 1h (e.g. 10s)"),
+                        "is not a duration up to 1h (e.g. 10s)", .metavar = "SEC",
+                        .help = "on SIGTERM/SIGINT, time the command gets between SIGTERM and "
+                                "SIGKILL (default 10s)"),
         CLI_OPT_END,
     };
     /* Options end at the command: its own options are not ours. */
     const struct cli_parser parser = {.verb = "monitor", .options = table,
-                                      .flags = CLI_STOP_AT_ARG, .usage = usage_text};
+                                      .flags = CLI_STOP_AT_ARG, .usage = usage_text,
+                                      .tail = tail_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

@@ -21,6 +21,7 @@
 #include "store/store.h"
 #include "util/log.h"
 
+/* The prose of --help, above and below the options (the rows of parse). */
 static const char usage_text[] =
     "Usage: mlbench record [options] [FILE]\n"
     "\n"
@@ -30,18 +31,8 @@ static const char usage_text[] =
     "per function (schema mlbench.timings/1), read from FILE or standard input (FILE absent or\n"
     "-). Several documents may follow one another (JSON Lines). Each round is one repetition,\n"
     "timed per call; every document is checked before any is stored: one bad document and\n"
-    "nothing is stored. The input format and what a stored result holds: docs/cli.md.\n"
-    "\n"
-    "  -l, --label NAME     label of the result (instead of the document's; only with one\n"
-    "                       document)\n"
-    "      --store DIR|URI  result store: a directory, or a shared PostgreSQL store\n"
-    "                       (postgresql://host/db); default .mlbench, or $MLBENCH_STORE\n"
-    "  -o, --output FILE    also write the result JSON to FILE (only with one document)\n"
-    "      --json           print a JSON array with one object per stored result: id, label,\n"
-    "                       name, path, median_ns, ci_low_ns, ci_high_ns, n\n"
-    "  -q, --quiet          print nothing but errors\n"
-    "  -h, --help           this help\n"
-    "\n"
+    "nothing is stored. The input format and what a stored result holds: docs/cli.md.\n";
+static const char tail_text[] =
     "Exit status: 0 stored; 2 bad options or a bad document (its index, label, field and value\n"
     "are named; nothing was stored); 3 a result could not be written to the store or to -o.\n";
 
@@ -57,15 +48,22 @@ static int parse(int argc, char **argv, struct record_options *o)
     memset(o, 0, sizeof *o);
     o->store = store_default_dir();
     const struct cli_option table[] = {
-        CLI_OPT_STRING("label", 'l', &o->label, CLI_NONEMPTY, "is empty: give a name"),
+        CLI_OPT_STRING("label", 'l', &o->label, CLI_NONEMPTY, "is empty: give a name",
+                       .metavar = "NAME",
+                       .help = "label of the result (instead of the document's; only with one "
+                               "document)"),
         CLI_OPT_STORE(&o->store),
-        CLI_OPT_STRING("output", 'o', &o->output, CLI_NONEMPTY, "is empty: give a file"),
-        CLI_OPT_FLAG("json", 0, &o->json),
-        CLI_OPT_FLAG("quiet", 'q', &o->quiet),
+        CLI_OPT_STRING("output", 'o', &o->output, CLI_NONEMPTY, "is empty: give a file",
+                       .metavar = "FILE",
+                       .help = "also write the result JSON to FILE (only with one document)"),
+        CLI_OPT_FLAG("json", 0, &o->json,
+                     .help = "print a JSON array with one object per stored result: id, label, "
+                             "name, path, median_ns, ci_low_ns, ci_high_ns, n"),
+        CLI_OPT_FLAG("quiet", 'q', &o->quiet, .help = "print nothing but errors"),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "record", .options = table,
-                                      .flags = 0, .usage = usage_text};
+    const struct cli_parser parser = {.verb = "record", .options = table, .usage = usage_text,
+                                      .tail = tail_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

@@ -21,8 +21,22 @@
 #include "store/sweeps.h"
 #include "util/term.h"
 
-/* The help text (with the formats of the export table), made once; never freed. */
-static const char *usage_text(void)
+/* The prose of --help, above and below the options (the rows of parse_args). */
+static const char usage_text[] =
+    "Usage: mlbench report [options] RUN [RUN...]\n"
+    "\n"
+    "Writes a report of a result, or with several a comparison of the others against the\n"
+    "first. RUN is a file (a path with '/' or ending in .json), or in the store: an id, a\n"
+    "unique id prefix, a label (its newest result) or 'latest'. A sweep document file\n"
+    "(<store>/sweeps/ID.json) is reported alone: its table and charts, then its points'\n"
+    "results compared against the first.\n";
+static const char tail_text[] =
+    "Exit status: 0; 2 for bad options, a result that cannot be found or read, or an\n"
+    "output that cannot be created; 3 when writing failed. See docs/reports.md.\n";
+
+/* The help of --format: the formats of the export table, one a line; made once, never
+ * freed. */
+static const char *format_help(void)
 {
     static char *text;
     if (text)
@@ -31,32 +45,9 @@ static const char *usage_text(void)
     FILE *out = open_memstream(&text, &len);
     if (!out)
         abort();
-    fputs("Usage: mlbench report [options] RUN [RUN...]\n"
-          "\n"
-          "Writes a report of a result, or with several a comparison of the others against the\n"
-          "first. RUN is a file (a path with '/' or ending in .json), or in the store: an id, a\n"
-          "unique id prefix, a label (its newest result) or 'latest'. A sweep document file\n"
-          "(<store>/sweeps/ID.json) is reported alone: its table and charts, then its points'\n"
-          "results compared against the first.\n"
-          "\n"
-          "  -f, --format FMT     the format (default: from the extension of -o, else md):\n", out);
+    fputs("the format (default: from the extension of -o, else md):", out);
     for (size_t i = 0; export_at(i); i++)
-        fprintf(out, "                         %-6s %s\n", export_at(i)->name,
-                export_at(i)->description);
-    fputs("  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
-          "      --run N          html: draw the timelines of run N (default: the median run);\n"
-          "                       trace, csv --table samples: only run N (0-based, warm-up\n"
-          "                       runs first)\n"
-          "      --table T        csv: stages (default), runs, samples, comparison, or sweep\n"
-          "                       (the default for a sweep)\n"
-          "      --alpha A        comparison: significance level (default 0.05)\n"
-          "      --min-effect PCT comparison: smallest change that counts (default 2)\n"
-          "      --store DIR      result store, a directory or postgresql://host/db\n"
-    "                       (default .mlbench, or $MLBENCH_STORE)\n"
-          "  -h, --help           this text\n"
-          "\n"
-          "Exit status: 0; 2 for bad options, a result that cannot be found or read, or an\n"
-          "output that cannot be created; 3 when writing failed. See docs/reports.md.\n", out);
+        fprintf(out, "\n  %-6s %s", export_at(i)->name, export_at(i)->description);
     if (fclose(out) != 0)
         abort();
     return text;
@@ -91,18 +82,27 @@ static int parse_args(int argc, char **argv, struct report_cli *c, char *err, si
     const char *format = NULL;
 
     const struct cli_option table[] = {
-        CLI_OPT_STRING("format", 'f', &format, 0, NULL),
-        CLI_OPT_STRING_CHECKED("output", 'o', &c->output, 0, check_output, NULL),
+        CLI_OPT_STRING("format", 'f', &format, 0, NULL, .metavar = "FMT",
+                       .help = format_help()),
+        CLI_OPT_STRING_CHECKED("output", 'o', &c->output, 0, check_output, NULL,
+                               .metavar = "FILE",
+                               .help = "write to FILE (replaced atomically) instead of stdout"),
         CLI_OPT_INTEGER("run", 0, &c->run, 0, 1000000, 0,
-                        "is not a run index (0, 1, ...; warm-up runs come first)"),
-        CLI_OPT_STRING("table", 0, &c->table, 0, NULL),
+                        "is not a run index (0, 1, ...; warm-up runs come first)",
+                        .metavar = "N",
+                        .help = "html: draw the timelines of run N (default: the median run); "
+                                "trace, csv --table samples: only run N (0-based, warm-up runs "
+                                "first)"),
+        CLI_OPT_STRING("table", 0, &c->table, 0, NULL, .metavar = "T",
+                       .help = "csv: stages (default), runs, samples, comparison, or sweep (the "
+                               "default for a sweep)"),
         CLI_OPT_STORE(&c->store),
         CLI_OPT_ALPHA(&c->cmp.alpha),
         CLI_OPT_MIN_EFFECT(&c->cmp.min_effect_pct),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "report", .options = table,
-                                      .flags = 0, .usage = usage_text()};
+    const struct cli_parser parser = {.verb = "report", .options = table, .usage = usage_text,
+                                      .tail = tail_text};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

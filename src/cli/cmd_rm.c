@@ -12,15 +12,12 @@
 #include "util/xalloc.h"
 #include "store/store.h"
 
+/* The prose of --help, above the options. */
 static const char usage_text[] =
     "Usage: mlbench rm REF... [--store DIR]\n"
     "\n"
     "Removes stored results (their JSON files and index rows). REF is an id, a unique id\n"
-    "prefix, a label (its newest result), latest, or a result file inside the store.\n"
-    "\n"
-    "      --store DIR      result store, a directory or postgresql://host/db\n"
-    "                       (default .mlbench, or $MLBENCH_STORE)\n"
-    "  -h, --help           this help\n";
+    "prefix, a label (its newest result), latest, or a result file inside the store.\n";
 
 int cmd_rm(int argc, char **argv)
 {
@@ -29,8 +26,7 @@ int cmd_rm(int argc, char **argv)
         CLI_OPT_STORE(&dir),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "rm", .options = table,
-                                      .flags = 0, .usage = usage_text};
+    const struct cli_parser parser = {.verb = "rm", .options = table, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

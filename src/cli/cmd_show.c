@@ -19,16 +19,13 @@
 #include "store/store.h"
 #include "store/sweeps.h"
 
+/* The prose of --help, above the options. */
 static const char usage_text[] =
     "Usage: mlbench show REF [--json] [--store DIR]\n"
     "\n"
     "Prints a stored result (a load result: its scenario runs, as mlbench load ends). REF is\n"
     "an id, a unique id prefix, a label (its newest result), latest, or a result file; or a\n"
-    "sweep (sweep:ID, latest-sweep): its table.\n"
-    "\n"
-    "      --json           print the result file itself\n"
-    "      --store DIR      result store (default .mlbench, or $MLBENCH_STORE)\n"
-    "  -h, --help           this help\n";
+    "sweep (sweep:ID, latest-sweep): its table.\n";
 
 /* Copies the file to out as it is. */
 static int copy_file(FILE *out, const char *path)
@@ -59,12 +56,11 @@ int cmd_show(int argc, char **argv)
     const char *store = store_default_dir();
     bool json = false;
     const struct cli_option table[] = {
-        CLI_OPT_FLAG("json", 0, &json),
+        CLI_OPT_FLAG("json", 0, &json, .help = "print the result file itself"),
         CLI_OPT_STORE(&store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "show", .options = table,
-                                      .flags = 0, .usage = usage_text};
+    const struct cli_parser parser = {.verb = "show", .options = table, .usage = usage_text};
     struct cli_args args;
     char err[1024], *path;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

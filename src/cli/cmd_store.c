@@ -15,6 +15,7 @@
 #include "util/log.h"
 #include "store/store.h"
 
+/* The prose of --help, above the options. */
 static const char usage_text[] =
     "Usage: mlbench store push TARGET [REF...] [--from DIR]\n"
     "  or:  mlbench store pull SOURCE [--label NAME] [--to DIR]\n"
@@ -22,12 +23,7 @@ static const char usage_text[] =
     "push copies results to the store TARGET (a shared one: postgresql://host/db): the REFs\n"
     "(result files, ids, labels, latest) or, without any, every result of the local store.\n"
     "pull copies the results of SOURCE (those with --label NAME) into a local store.\n"
-    "A result already there (the same id) is left as it is, so either can be run again.\n"
-    "\n"
-    "      --from DIR       the local store push reads (default .mlbench)\n"
-    "      --to DIR         the local store pull writes (default .mlbench)\n"
-    "  -l, --label NAME     pull only the results with this label\n"
-    "  -h, --help           this help\n";
+    "A result already there (the same id) is left as it is, so either can be run again.\n";
 
 /* Copies what store_copy copies and says how many were copied once it started. Returns 0, or
  * the exit status after saying what failed. */
@@ -56,13 +52,15 @@ int cmd_store(int argc, char **argv)
 {
     const char *from = STORE_DEFAULT_DIR, *to = STORE_DEFAULT_DIR, *label = NULL;
     const struct cli_option table[] = {
-        CLI_OPT_STRING("from", 0, &from, CLI_NONEMPTY, "is empty: give a store directory"),
-        CLI_OPT_STRING("to", 0, &to, CLI_NONEMPTY, "is empty: give a store directory"),
-        CLI_OPT_STRING("label", 'l', &label, 0, NULL),
+        CLI_OPT_STRING("from", 0, &from, CLI_NONEMPTY, "is empty: give a store directory",
+                       .metavar = "DIR", .help = "the local store push reads (default .mlbench)"),
+        CLI_OPT_STRING("to", 0, &to, CLI_NONEMPTY, "is empty: give a store directory",
+                       .metavar = "DIR", .help = "the local store pull writes (default .mlbench)"),
+        CLI_OPT_STRING("label", 'l', &label, 0, NULL, .metavar = "NAME",
+                       .help = "pull only the results with this label"),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "store", .options = table,
-                                      .flags = 0, .usage = usage_text};
+    const struct cli_parser parser = {.verb = "store", .options = table, .usage = usage_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

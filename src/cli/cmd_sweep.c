@@ -20,6 +20,7 @@
 #include "util/units.h"
 #include "util/xalloc.h"
 
+/* The prose of --help, above and below the options (run's rows and sweep_rows). */
 static const char usage[] =
     "Usage: mlbench sweep [run options] -L NAME V1,V2,... [-L ...] -- COMMAND ... {NAME} ...\n"
     "  or:  mlbench sweep [run options] -P NAME MIN MAX [-D STEP] -- COMMAND ... {NAME} ...\n"
@@ -29,30 +30,8 @@ static const char usage[] =
     "Measures every point (each combination of the parameters' values, or each command) as a\n"
     "full benchmark stored as its own result, then prints one row per point and the winner.\n"
     "By default the runs are interleaved: round r runs every point once, in a shuffled order,\n"
-    "so drift and other load fall on all points alike.\n"
-    "\n"
-    "  -L, --parameter-list NAME V1,V2,...  a parameter and its values; {NAME} in the command,\n"
-    "                                  --prepare and --cleanup is replaced by each value\n"
-    "  -P, --parameter-scan NAME MIN MAX    the numbers MIN, MIN+STEP, ... up to MAX\n"
-    "  -D, --parameter-step-size STEP       the step of the -P before it (default 1)\n"
-    "      --pow2                      -P and --find-max: powers of two only\n"
-    "  -c, --command CMD               a command to measure (repeat for several); split into\n"
-    "                                  words like --prepare, through /bin/sh only with --shell\n"
-    "  -n, --command-name NAME         the name of the -c of the same position\n"
-    "      --no-interleave             run the points one after another\n"
-    "      --seed N                    seed of the interleaved order (default: random, recorded)\n"
-    "      --objective SPEC            what the winner has: min:total (default),\n"
-    "                                  min:stage:NAME, max:counter:NAME (NAME_per_s: the rate of\n"
-    "                                  count counter NAME), min:memory, min:gpu_memory, min:cost\n"
-    "      --constraint SPEC           a point qualifies only if it holds (repeatable):\n"
-    "                                  counter:accuracy>=0.9, memory<=8GiB, total<2s, cost<=0.01\n"
-    "      --find-max NAME=LO..HI      the largest value that fits: doubling from LO while the\n"
-    "                                  point fits, then bisection (each probe -r 1 unless told)\n"
-    "      --memory-budget SIZE        a point whose peak memory (GPU memory when measured)\n"
-    "                                  exceeds SIZE does not fit (e.g. 8GiB)\n"
-    "      --probe-args ARGS           words appended to the command of each --find-max probe\n"
-    "      --oom-pattern TEXT          stderr holding TEXT means out of memory (repeatable)\n"
-    "\n"
+    "so drift and other load fall on all points alike.\n";
+static const char tail[] =
     "Every option of mlbench run applies to each point (-r, -w, --timeout, --prepare, ...);\n"
     "-o FILE writes the sweep document (mlbench.sweep/1), --json prints it.\n"
     "Literal braces: {{NAME}} is written as {NAME}.\n"
@@ -183,21 +162,42 @@ static void sweep_rows(struct sweep_cli *c, struct cli_option *out)
     struct sweep_spec *s = &c->spec;
     const struct cli_option rows[] = {
         CLI_OPT_WORDS("parameter-list", 'L', c, 2, store_list,
-                      "needs NAME and VALUES, e.g. -L batch 32,64,128"),
+                      "needs NAME and VALUES, e.g. -L batch 32,64,128",
+                      .metavar = "NAME V1,V2,...", .group = "Options of the sweep:",
+                      .help = "a parameter and its values; {NAME} in the command, --prepare "
+                              "and --cleanup is replaced by each value"),
         CLI_OPT_WORDS("parameter-scan", 'P', c, 3, store_scan,
-                      "needs NAME MIN MAX, e.g. -P threads 1 4"),
-        CLI_OPT_CALL("parameter-step-size", 'D', c, store_step, NULL),
-        CLI_OPT_FLAG("pow2", 0, &c->pow2),
-        CLI_OPT_CALL("command", 'c', c, store_command, NULL),
-        CLI_OPT_CALL("command-name", 'n', c, store_name, NULL),
-        CLI_OPT_FLAG("no-interleave", 0, &c->no_interleave),
-        CLI_OPT_STRING("seed", 0, &c->seed, 0, NULL),
-        CLI_OPT_STRING("objective", 0, &s->objective_spec, 0, NULL),
-        CLI_OPT_CALL("constraint", 0, s, store_constraint, NULL),
-        CLI_OPT_STRING("find-max", 0, &c->find_max, 0, NULL),
-        CLI_OPT_STRING("memory-budget", 0, &c->budget, 0, NULL),
-        CLI_OPT_STRING("probe-args", 0, &c->probe_args, 0, NULL),
-        CLI_OPT_CALL("oom-pattern", 0, s, store_oom_pattern, NULL),
+                      "needs NAME MIN MAX, e.g. -P threads 1 4", .metavar = "NAME MIN MAX",
+                      .help = "the numbers MIN, MIN+STEP, ... up to MAX"),
+        CLI_OPT_CALL("parameter-step-size", 'D', c, store_step, NULL, .metavar = "STEP",
+                     .help = "the step of the -P before it (default 1)"),
+        CLI_OPT_FLAG("pow2", 0, &c->pow2, .help = "-P and --find-max: powers of two only"),
+        CLI_OPT_CALL("command", 'c', c, store_command, NULL, .metavar = "CMD",
+                     .help = "a command to measure (repeat for several); split into words "
+                             "like --prepare, through /bin/sh only with --shell"),
+        CLI_OPT_CALL("command-name", 'n', c, store_name, NULL, .metavar = "NAME",
+                     .help = "the name of the -c of the same position"),
+        CLI_OPT_FLAG("no-interleave", 0, &c->no_interleave,
+                     .help = "run the points one after another"),
+        CLI_OPT_STRING("seed", 0, &c->seed, 0, NULL, .metavar = "N",
+                       .help = "seed of the interleaved order (default: random, recorded)"),
+        CLI_OPT_STRING("objective", 0, &s->objective_spec, 0, NULL, .metavar = "SPEC",
+                       .help = "what the winner has: min:total (default), min:stage:NAME, "
+                               "max:counter:NAME (NAME_per_s: the rate of count counter NAME), "
+                               "min:memory, min:gpu_memory, min:cost"),
+        CLI_OPT_CALL("constraint", 0, s, store_constraint, NULL, .metavar = "SPEC",
+                     .help = "a point qualifies only if it holds (repeatable): "
+                             "counter:accuracy>=0.9, memory<=8GiB, total<2s, cost<=0.01"),
+        CLI_OPT_STRING("find-max", 0, &c->find_max, 0, NULL, .metavar = "NAME=LO..HI",
+                       .help = "the largest value that fits: doubling from LO while the point "
+                               "fits, then bisection (each probe -r 1 unless told)"),
+        CLI_OPT_STRING("memory-budget", 0, &c->budget, 0, NULL, .metavar = "SIZE",
+                       .help = "a point whose peak memory (GPU memory when measured) exceeds "
+                               "SIZE does not fit (e.g. 8GiB)"),
+        CLI_OPT_STRING("probe-args", 0, &c->probe_args, 0, NULL, .metavar = "ARGS",
+                       .help = "words appended to the command of each --find-max probe"),
+        CLI_OPT_CALL("oom-pattern", 0, s, store_oom_pattern, NULL, .metavar = "TEXT",
+                     .help = "stderr holding TEXT means out of memory (repeatable)"),
         CLI_OPT_END,
     };
     _Static_assert(sizeof rows / sizeof rows[0] <= SWEEP_ROWS, "SWEEP_ROWS");
@@ -452,7 +452,9 @@ int cmd_sweep(int argc, char **argv)
     char err[1024];
     struct cli_option rows[SWEEP_ROWS];
     sweep_rows(&c, rows);
-    int rc = run_options_parse_with("sweep", usage, rows, argc, argv, &cfg, err, sizeof err);
+    const struct cli_parser own = {.verb = "sweep", .options = rows, .usage = usage,
+                                   .tail = tail};
+    int rc = run_options_parse_with(&own, argc, argv, &cfg, err, sizeof err);
     int status = 0;
     if (rc == RUN_OPTIONS_HELP)
         goto out;

@@ -54,37 +54,39 @@ static void option_lead(const struct cli_option *o, char *buf, size_t len)
              o->metavar ? o->metavar : "");
 }
 
-/* Writes text from column col, wrapped at HELP_COLS, continuation lines from column indent. */
+/* Writes text from column col, wrapped at HELP_COLS, continuation lines from column indent. The
+ * blanks between words are kept where no line is broken, so a list lines up: a line that starts
+ * with blanks ("  md    tables for ...") continues under the word after its first wide gap. */
 static void help_words(FILE *out, const char *text, int col, int indent)
 {
     const char *p = text;
-    bool first = true;
+    bool first = true, item = false;
+    int hang = indent; /* where a broken line goes on */
     while (*p) {
         if (*p == '\n') {
             fprintf(out, "\n%*s", indent, "");
-            col = indent;
+            col = hang = indent;
             first = true;
+            item = p[1] == ' ';
             p++;
             continue;
         }
-        size_t n = strcspn(p, " \n");
-        if (n == 0) {
-            p++;
+        size_t gap = strspn(p, " ");
+        const char *word = p + gap;
+        size_t n = strcspn(word, " \n");
+        p = word + n;
+        if (n == 0) /* blanks at the end of a line */
             continue;
+        if (!first && col + (int)(gap + n) > HELP_COLS) {
+            fprintf(out, "\n%*s", hang, "");
+            col = hang;
+            gap = 0;
+        } else if (!first && item && gap >= 2 && hang == indent) {
+            hang = col + (int)gap;
         }
-        if (!first && col + 1 + (int)n > HELP_COLS) {
-            fprintf(out, "\n%*s", indent, "");
-            col = indent;
-            first = true;
-        }
-        if (!first) {
-            putc(' ', out);
-            col++;
-        }
-        fwrite(p, 1, n, out);
-        col += (int)n;
+        fprintf(out, "%*s%.*s", (int)gap, "", (int)n, word);
+        col += (int)(gap + n);
         first = false;
-        p += n;
     }
     putc('\n', out);
 }
@@ -122,25 +124,29 @@ void cli_help_options(FILE *out, const struct cli_option *table)
     }
 }
 
-int cli_help(const struct cli_parser *p)
+void cli_help_write(FILE *out, const struct cli_parser *p)
 {
-    if (collector) {
-        collector(p, collector_arg);
-        return 0;
-    }
     if (!p->usage)
-        return 0;
-    fputs(p->usage, stdout);
+        return;
+    fputs(p->usage, out);
     /* a command whose rows carry no help yet describes them in its usage */
     bool rows_help = false;
     for (const struct cli_option *o = p->options; o->name; o++)
         rows_help = rows_help || o->help;
     if (!rows_help)
-        return 0;
-    putchar('\n');
-    cli_help_options(stdout, p->options);
+        return;
+    putc('\n', out);
+    cli_help_options(out, p->options);
     if (p->tail)
-        printf("\n%s", p->tail);
+        fprintf(out, "\n%s", p->tail);
+}
+
+int cli_help(const struct cli_parser *p)
+{
+    if (collector)
+        collector(p, collector_arg);
+    else
+        cli_help_write(stdout, p);
     return 0;
 }
 

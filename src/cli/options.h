@@ -149,13 +149,18 @@ struct cli_option {
 
 /* Rows several commands share, with one wording. */
 #define CLI_OPT_STORE(dest)                                                                   \
-    CLI_OPT_STRING("store", 0, dest, CLI_NONEMPTY, "is empty: give a directory")
+    CLI_OPT_STRING("store", 0, dest, CLI_NONEMPTY, "is empty: give a directory",              \
+                   .metavar = "DIR|URI",                                                      \
+                   .help = "result store: a directory, or a shared one: postgresql://host/db " \
+                           "(docs/store.md); default .mlbench, or $MLBENCH_STORE")
 #define CLI_OPT_ALPHA(dest)                                                                   \
     CLI_OPT_NUMBER("alpha", 0, dest, 0, 1, CLI_OPEN_MIN | CLI_OPEN_MAX,                       \
-                   "is not a number between 0 and 1 (exclusive), e.g. 0.05")
+                   "is not a number between 0 and 1 (exclusive), e.g. 0.05", .metavar = "A",  \
+                   .help = "significance level of the comparison, 0 < A < 1 (default 0.05)")
 #define CLI_OPT_MIN_EFFECT(dest)                                                              \
     CLI_OPT_NUMBER("min-effect", 0, dest, 0, INFINITY, CLI_PERCENT,                           \
-                   "is not a percentage >= 0 (e.g. 5 or 5%)")
+                   "is not a percentage >= 0 (e.g. 5 or 5%)", .metavar = "PCT",               \
+                   .help = "smallest change the comparison counts, in percent (default 2)")
 
 /* An address to serve on (HOST:PORT, [IPV6]:PORT, :PORT), checked now, opened later. */
 #define CLI_OPT_LISTEN(name, dest, ...)                                                       \
@@ -205,11 +210,14 @@ struct cli_args {
 int cli_options_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                       char *err, size_t errlen);
 
-/* --help: prints p's help on stdout: its usage, a blank line, the options block of its rows
- * (cli_help_options), then after a blank line its tail; nothing when p has no usage. While a
- * collector is set (cli_options_collect), hands p to it instead and prints nothing. Returns 0
- * (the exit status of --help). */
+/* --help: prints p's help on stdout (cli_help_write); while a collector is set
+ * (cli_options_collect), hands p to it instead and prints nothing. Returns 0 (the exit status
+ * of --help). */
 int cli_help(const struct cli_parser *p);
+
+/* Writes p's help to out: its usage, a blank line, the options block of its rows
+ * (cli_help_options), then after a blank line its tail; nothing when p has no usage. */
+void cli_help_write(FILE *out, const struct cli_parser *p);
 
 /* Writes the options block of --help made from the rows of table (ended by CLI_OPT_END) that
  * carry help, then -h, --help: "  -r, --runs N        what it does", descriptions wrapped at

@@ -15,55 +15,18 @@
 #include "util/units.h"
 #include "util/xalloc.h"
 
-const char *run_options_usage(void)
-{
-    return "Usage: mlbench run [options] -- COMMAND [ARGS...]\n"
-           "  or:  mlbench run [options] WORKFLOW.yaml   (a pipeline of commands: docs/workflow.md)\n"
-           "\n"
-           "Runs COMMAND repeatedly and measures it, stage by stage when it sends markers.\n"
-           "With no COMMAND, runs the default workflow once: mlbench-workload imgclf --epochs 1\n"
-           "(image classification on Fashion-MNIST; docs/workloads.md).\n"
-           "\n"
-           "  -r, --runs N        measured runs (default: automatic, at least 3 runs and 5 s,\n"
-           "                      at most 10; one run when a run takes over 60 s)\n"
-           "  -w, --warmup N      warm-up runs before them, kept but not counted (default 0)\n"
-           "      --timeout SEC   stop a run after SEC (150ms, 2.5, 10m, 1h): status timeout\n"
-           "      --grace SEC     time between SIGTERM and SIGKILL when stopping (default 2)\n"
-           "      --prepare CMD   run CMD before each run (not measured)\n"
-           "      --cleanup CMD   run CMD after each run (not measured)\n"
-           "  -l, --label NAME    name this benchmark (for comparisons and history)\n"
-           "  -o, --output FILE   also write the JSON result to FILE\n"
-           "      --store DIR     result store (default .mlbench, or $MLBENCH_STORE), or a\n"
-           "                      shared one: postgresql://host/db (docs/store.md)\n"
-           "  -q, --quiet         no progress and no summary, only errors\n"
-           "      --json          print the summary as JSON on stdout\n"
-           "      --fail-fast     stop at the first run that does not succeed\n"
-           "      --shell         run COMMAND (and --prepare/--cleanup) through /bin/sh -c\n"
-           "      --show-output   let the command's stdout and stderr through\n"
-           "      --interval SEC  resource sampling interval, 10ms..10s (default: from\n"
-           "                      10ms, growing to 100ms after 2s of a run)\n"
-           "      --all-gpus      show every GPU, not only those the command used\n"
-           "      --discard-throttled  leave runs in which a busy GPU slowed its clocks (power,\n"
-           "                      thermal) out of the statistics, and say how many\n"
-           "      --throttle-threshold PCT  a busy GPU's SM clock below PCT % of its maximum\n"
-           "                      marks a sample throttled, 1..100 (default 75, nvbench's)\n"
-           "      --nvtx          turn the command's NVTX ranges into stages (no code change)\n"
-           "      --ranks         COMMAND is a multi-rank job (mpirun, mpiexec, srun,\n"
-           "                      torchrun): stages per rank, stragglers (docs/ranks.md)\n"
-           "      --ranks-listen HOST:PORT  with --ranks, collect the ranks of other hosts\n"
-           "                      (mlbench rank-exec there; mpirun -x MLBENCH_RANK_COLLECTOR)\n"
-           "      --param N=V     set parameter N of a workflow file (docs/workflow.md)\n"
-           "      --serve ADDR    serve Prometheus /metrics at ADDR while running (e.g. :9464)\n"
-           "      --price P       price per hour of this machine, with a currency (3.50, '2.1 EUR';\n"
-           "                      default USD): results carry their cost (docs/cost.md)\n"
-           "      --price-file F  prices per hour by machine name (YAML), matched against\n"
-           "                      what mlbench env reports (docs/cost.md)\n"
-           "  -h, --help          this text\n"
-           "\n"
-           "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
-           "2 bad usage; 3 the result could not be written; 127 the command was not found;\n"
-           "130/143 interrupted by SIGINT/SIGTERM (the result is written first).\n";
-}
+/* The prose of run's --help, above and below its options (the rows of run_table). */
+static const char usage[] =
+    "Usage: mlbench run [options] -- COMMAND [ARGS...]\n"
+    "  or:  mlbench run [options] WORKFLOW.yaml   (a pipeline of commands: docs/workflow.md)\n"
+    "\n"
+    "Runs COMMAND repeatedly and measures it, stage by stage when it sends markers.\n"
+    "With no COMMAND, runs the default workflow once: mlbench-workload imgclf --epochs 1\n"
+    "(image classification on Fashion-MNIST; docs/workloads.md).\n";
+static const char tail[] =
+    "Exit status: 0 all measured runs succeeded; 1 some run failed, crashed or timed out;\n"
+    "2 bad usage; 3 the result could not be written; 127 the command was not found;\n"
+    "130/143 interrupted by SIGINT/SIGTERM (the result is written first).\n";
 
 /* The launchers --ranks accepts as COMMAND: MPI's, Slurm's and PyTorch's (docs/ranks.md). */
 static const char *const launchers[] = {"mpirun", "mpiexec", "mpiexec.hydra", "orterun",
@@ -214,34 +177,69 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
         "is not a positive duration up to 365 days, 8760h (e.g. 30, 2.5s, 150ms, 10m)";
     static const char grace[] = "is not a positive duration up to 1h (e.g. 5, 2.5s, 500ms)";
     const struct cli_option table[] = {
-        CLI_OPT_INTEGER("runs", 'r', &cfg->runs, 1, 1000000, 0, NULL),
-        CLI_OPT_INTEGER("warmup", 'w', &cfg->warmup, 0, 1000000, 0, NULL),
-        CLI_OPT_SECONDS("timeout", 0, &cfg->timeout_s, 0, RUN_MAX_TIMEOUT_S, CLI_OPEN_MIN, timeout),
-        CLI_OPT_SECONDS("grace", 0, &cfg->grace_s, 0, RUN_MAX_GRACE_S, CLI_OPEN_MIN, grace),
-        CLI_OPT_STRING("prepare", 0, &cfg->prepare, CLI_NOT_BLANK, "is empty: give a command"),
-        CLI_OPT_STRING("cleanup", 0, &cfg->cleanup, CLI_NOT_BLANK, "is empty: give a command"),
-        CLI_OPT_STRING("label", 'l', &cfg->label, CLI_NONEMPTY, "is empty: give a name"),
-        CLI_OPT_STRING("output", 'o', &cfg->output, 0, NULL),
+        CLI_OPT_INTEGER("runs", 'r', &cfg->runs, 1, 1000000, 0, NULL, .metavar = "N",
+                        .help = "measured runs (default: automatic, at least 3 runs and 5 s, "
+                                "at most 10; one run when a run takes over 60 s)"),
+        CLI_OPT_INTEGER("warmup", 'w', &cfg->warmup, 0, 1000000, 0, NULL, .metavar = "N",
+                        .help = "warm-up runs before them, kept but not counted (default 0)"),
+        CLI_OPT_SECONDS("timeout", 0, &cfg->timeout_s, 0, RUN_MAX_TIMEOUT_S, CLI_OPEN_MIN, timeout,
+                        .metavar = "SEC",
+                        .help = "stop a run after SEC (150ms, 2.5, 10m, 1h): status timeout"),
+        CLI_OPT_SECONDS("grace", 0, &cfg->grace_s, 0, RUN_MAX_GRACE_S, CLI_OPEN_MIN, grace,
+                        .metavar = "SEC",
+                        .help = "time between SIGTERM and SIGKILL when stopping (default 2)"),
+        CLI_OPT_STRING("prepare", 0, &cfg->prepare, CLI_NOT_BLANK, "is empty: give a command",
+                       .metavar = "CMD", .help = "run CMD before each run (not measured)"),
+        CLI_OPT_STRING("cleanup", 0, &cfg->cleanup, CLI_NOT_BLANK, "is empty: give a command",
+                       .metavar = "CMD", .help = "run CMD after each run (not measured)"),
+        CLI_OPT_STRING("label", 'l', &cfg->label, CLI_NONEMPTY, "is empty: give a name",
+                       .metavar = "NAME",
+                       .help = "name this benchmark (for comparisons and history)"),
+        CLI_OPT_STRING("output", 'o', &cfg->output, 0, NULL, .metavar = "FILE",
+                       .help = "also write the JSON result to FILE"),
         CLI_OPT_STORE(&cfg->store),
-        CLI_OPT_FLAG("quiet", 'q', &cfg->quiet),
-        CLI_OPT_FLAG("json", 0, &cfg->json),
-        CLI_OPT_FLAG("fail-fast", 0, &cfg->fail_fast),
-        CLI_OPT_FLAG("shell", 0, &cfg->shell),
-        CLI_OPT_FLAG("show-output", 0, &cfg->show_output),
+        CLI_OPT_FLAG("quiet", 'q', &cfg->quiet, .help = "no progress and no summary, only errors"),
+        CLI_OPT_FLAG("json", 0, &cfg->json, .help = "print the summary as JSON on stdout"),
+        CLI_OPT_FLAG("fail-fast", 0, &cfg->fail_fast,
+                     .help = "stop at the first run that does not succeed"),
+        CLI_OPT_FLAG("shell", 0, &cfg->shell,
+                     .help = "run COMMAND (and --prepare/--cleanup) through /bin/sh -c"),
+        CLI_OPT_FLAG("show-output", 0, &cfg->show_output,
+                     .help = "let the command's stdout and stderr through"),
         CLI_OPT_NANOSECONDS("interval", 0, &cfg->interval_ns, SAMPLER_MIN_INTERVAL_NS,
                             SAMPLER_MAX_INTERVAL_NS,
-                            "is not a duration from 10ms to 10s (e.g. 100ms, 0.5, 2s)"),
-        CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus),
-        CLI_OPT_FLAG("discard-throttled", 0, &cfg->discard_throttled),
+                            "is not a duration from 10ms to 10s (e.g. 100ms, 0.5, 2s)",
+                            .metavar = "SEC",
+                            .help = "resource sampling interval, 10ms..10s (default: from 10ms, "
+                                    "growing to 100ms after 2s of a run)"),
+        CLI_OPT_FLAG("all-gpus", 0, &cfg->all_gpus,
+                     .help = "show every GPU, not only those the command used"),
+        CLI_OPT_FLAG("discard-throttled", 0, &cfg->discard_throttled,
+                     .help = "leave runs in which a busy GPU slowed its clocks (power, thermal) "
+                             "out of the statistics, and say how many"),
         CLI_OPT_NUMBER("throttle-threshold", 0, &cfg->throttle_threshold_pct, 1, 100,
-                       CLI_PERCENT, "is not a percentage from 1 to 100 (e.g. 75)"),
-        CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx),
-        CLI_OPT_FLAG("ranks", 0, &cfg->ranks),
-        CLI_OPT_LISTEN("ranks-listen", &cfg->ranks_listen),
-        CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE"),
-        CLI_OPT_LISTEN("serve", &cfg->serve),
-        CLI_OPT_CALL("price", 0, &cfg->price, store_price, NULL),
-        CLI_OPT_CALL("price-file", 0, &cfg->price, store_price_file, NULL),
+                       CLI_PERCENT, "is not a percentage from 1 to 100 (e.g. 75)",
+                       .metavar = "PCT",
+                       .help = "a busy GPU's SM clock below PCT % of its maximum marks a sample "
+                               "throttled, 1..100 (default 75, nvbench's)"),
+        CLI_OPT_FLAG("nvtx", 0, &cfg->nvtx,
+                     .help = "turn the command's NVTX ranges into stages (no code change)"),
+        CLI_OPT_FLAG("ranks", 0, &cfg->ranks,
+                     .help = "COMMAND is a multi-rank job (mpirun, mpiexec, srun, torchrun): "
+                             "stages per rank, stragglers (docs/ranks.md)"),
+        CLI_OPT_LISTEN("ranks-listen", &cfg->ranks_listen, .metavar = "HOST:PORT",
+                       .help = "with --ranks, collect the ranks of other hosts (mlbench "
+                               "rank-exec there; mpirun -x MLBENCH_RANK_COLLECTOR)"),
+        CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE", .metavar = "N=V",
+                        .help = "set parameter N of a workflow file (docs/workflow.md)"),
+        CLI_OPT_LISTEN("serve", &cfg->serve, .metavar = "ADDR",
+                       .help = "serve Prometheus /metrics at ADDR while running (e.g. :9464)"),
+        CLI_OPT_CALL("price", 0, &cfg->price, store_price, NULL, .metavar = "P",
+                     .help = "price per hour of this machine, with a currency (3.50, '2.1 EUR'; "
+                             "default USD): results carry their cost (docs/cost.md)"),
+        CLI_OPT_CALL("price-file", 0, &cfg->price, store_price_file, NULL, .metavar = "F",
+                     .help = "prices per hour by machine name (YAML), matched against what "
+                             "mlbench env reports (docs/cost.md)"),
         CLI_OPT_END,
     };
     _Static_assert(sizeof table / sizeof table[0] <= RUN_TABLE_ROWS, "RUN_TABLE_ROWS");
@@ -250,12 +248,13 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
 
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
 {
-    return run_options_parse_with("run", run_options_usage(), NULL, argc, argv, cfg, err, errlen);
+    static const struct cli_option none[] = {CLI_OPT_END};
+    const struct cli_parser run = {.verb = "run", .options = none, .usage = usage, .tail = tail};
+    return run_options_parse_with(&run, argc, argv, cfg, err, errlen);
 }
 
-int run_options_parse_with(const char *verb, const char *usage, const struct cli_option *extra,
-                           int argc, char **argv, struct run_config *cfg, char *err,
-                           size_t errlen)
+int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
+                           struct run_config *cfg, char *err, size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->grace_s = RUN_DEFAULT_GRACE;
@@ -265,17 +264,20 @@ int run_options_parse_with(const char *verb, const char *usage, const struct cli
         cfg->store = ".mlbench";
 
     struct cli_strings params = {0};
-    size_t n_extra = 0;
-    while (extra && extra[n_extra].name)
-        n_extra++;
-    struct cli_option *table = xcalloc(RUN_TABLE_ROWS + n_extra, sizeof *table);
+    size_t n_own = 0;
+    while (own->options[n_own].name)
+        n_own++;
+    struct cli_option *table = xcalloc(RUN_TABLE_ROWS + n_own, sizeof *table);
     run_table(cfg, &params, table);
     size_t n = 0;
     while (table[n].name)
         n++;
-    memcpy(table + n, extra ? extra : table + n, (n_extra + 1) * sizeof *table);
-    const struct cli_parser parser = {.verb = verb, .options = table,
-                                      .flags = CLI_STOP_AT_ARG, .usage = usage};
+    memcpy(table + n, own->options, (n_own + 1) * sizeof *table);
+    if (n_own) /* --help: run's rows, then the verb's, each under a heading */
+        table[0].group = "Options of mlbench run:";
+    const struct cli_parser parser = {.verb = own->verb, .options = table,
+                                      .flags = CLI_STOP_AT_ARG, .usage = own->usage,
+                                      .tail = own->tail};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     free(table);

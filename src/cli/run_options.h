@@ -8,25 +8,22 @@
 #include "cli/options.h"
 #include "measure/run_config.h"
 
-#define RUN_OPTIONS_HELP 1 /* --help was given: print run_options_usage() */
+#define RUN_OPTIONS_HELP 1 /* --help was given (and printed): the caller exits 0 */
 
 /* Parses argv[1..argc) (argv[0] is the verb "run"). The command is what follows "--", or the
  * first argument that is not an option. Returns 0, RUN_OPTIONS_HELP, or -1 with a message in
  * err that names the bad value and what to do (the caller exits with status 2).
- * cfg points into argv afterwards. Not thread-safe (getopt). */
+ * cfg points into argv afterwards. Not thread-safe (--color). */
 int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen);
 
-/* The same for another verb that takes run's options (sweep) and options of its own, the rows
- * of extra (ended by CLI_OPT_END; NULL: none), parsed with run's in one pass: messages name
- * verb, and --help prints usage (which describes both). */
-int run_options_parse_with(const char *verb, const char *usage, const struct cli_option *extra,
-                           int argc, char **argv, struct run_config *cfg, char *err,
-                           size_t errlen);
+/* The same for another verb that takes run's options (sweep) and options of its own: own is
+ * that verb's parser (its verb, usage, tail and rows; flags are run's), parsed with run's rows
+ * in one pass: messages name own->verb, and --help prints own's usage, run's rows under a
+ * heading, own's rows (the first of them may start a group of its own) and own's tail. */
+int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
+                           struct run_config *cfg, char *err, size_t errlen);
 /* Frees what run_options_parse allocated in cfg (--param list, the parsed price); cfg's
  * other fields are untouched. Safe after any return of run_options_parse. */
 void run_options_free(struct run_config *cfg);
-
-/* The usage text of `mlbench run`. */
-const char *run_options_usage(void);
 
 #endif
