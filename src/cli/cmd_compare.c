@@ -23,6 +23,7 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+/* The prose of --help, above and below the options (the rows of parse_args). */
 static const char usage[] =
     "Usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
     "\n"
@@ -33,25 +34,8 @@ static const char usage[] =
     "counters, metadata, resources and differences of environment.\n"
     "A result is a file (a path with '/' or ending in .json), or in the store: an id, a unique\n"
     "id prefix, a label (its newest result) or 'latest'. A sweep (sweep:ID, latest-sweep or a\n"
-    "sweep document's file), given alone: every point against the first (or --reference).\n"
-    "\n"
-    "      --alpha A               significance level, 0 < A < 1 (default 0.05)\n"
-    "      --min-effect PCT        smallest change that counts, in percent (default 2)\n"
-    "      --fail-if-slower PCT    exit 1 when the total (or --stage) is significantly slower\n"
-    "                              by more than PCT percent (an unreliable slowdown: a note)\n"
-    "      --stage NAME            the stage --fail-if-slower checks instead of the total\n"
-    "      --max-accuracy-drop P   exit 1 when counter 'accuracy' drops by more than P\n"
-    "                              percentage points (values in 0..1 are fractions)\n"
-    "      --json                  print the comparison as JSON (mlbench.comparison/1)\n"
-    "      --format FMT            text (default), json, or md/html (a comparison report)\n"
-    "      --resamples N           bootstrap resamples (default 10000)\n"
-    "      --seed N                bootstrap seed (default fixed: the same results always give\n"
-    "                              the same intervals)\n"
-    "      --reference NAME        with a sweep: the point the others are compared with\n"
-    "      --store DIR             result store, a directory or postgresql://host/db\n"
-    "                              (default .mlbench, or $MLBENCH_STORE)\n"
-    "  -h, --help                  this text\n"
-    "\n"
+    "sweep document's file), given alone: every point against the first (or --reference).\n";
+static const char tail[] =
     "Exit status: 0; 1 when a gate fails (the reason is printed); 2 for bad options or a\n"
     "result that cannot be found or read. Method and examples: docs/compare.md.\n";
 
@@ -108,21 +92,36 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
         CLI_OPT_ALPHA(&c->opt.alpha),
         CLI_OPT_MIN_EFFECT(&c->opt.min_effect_pct),
         CLI_OPT_NUMBER("fail-if-slower", 0, &c->gates.fail_if_slower_pct, 0, INFINITY,
-                       CLI_PERCENT, PCT_EXPECTED),
-        CLI_OPT_STRING("stage", 0, &c->gates.stage, CLI_NONEMPTY, "is empty: give a stage name"),
+                       CLI_PERCENT, PCT_EXPECTED, .metavar = "PCT",
+                       .help = "exit 1 when the total (or --stage) is significantly slower by "
+                               "more than PCT percent (an unreliable slowdown: a note)"),
+        CLI_OPT_STRING("stage", 0, &c->gates.stage, CLI_NONEMPTY, "is empty: give a stage name",
+                       .metavar = "NAME",
+                       .help = "the stage --fail-if-slower checks instead of the total"),
         CLI_OPT_NUMBER("max-accuracy-drop", 0, &c->gates.max_accuracy_drop, 0, 100, 0,
-                       "is not a number of percentage points from 0 to 100 (e.g. 0.5)"),
-        CLI_OPT_FLAG("json", 0, &c->json),
-        CLI_OPT_CALL("format", 0, c, set_format, "is not text, json, md or html"),
-        CLI_OPT_INTEGER("resamples", 0, &c->opt.resamples, 100, 10000000, 0, NULL),
+                       "is not a number of percentage points from 0 to 100 (e.g. 0.5)",
+                       .metavar = "P",
+                       .help = "exit 1 when counter 'accuracy' drops by more than P percentage "
+                               "points (values in 0..1 are fractions)"),
+        CLI_OPT_FLAG("json", 0, &c->json,
+                     .help = "print the comparison as JSON (mlbench.comparison/1)"),
+        CLI_OPT_CALL("format", 0, c, set_format, "is not text, json, md or html",
+                     .metavar = "FMT",
+                     .help = "text (default), json, or md/html (a comparison report)"),
+        CLI_OPT_INTEGER("resamples", 0, &c->opt.resamples, 100, 10000000, 0, NULL,
+                        .metavar = "N", .help = "bootstrap resamples (default 10000)"),
         CLI_OPT_INTEGER("seed", 0, &c->opt.seed, 0, INT64_MAX, CLI_C_INTEGER,
-                        "is not a whole number from 0 to 2^63 - 1"),
-        CLI_OPT_STRING("reference", 0, &c->reference, CLI_NONEMPTY, "is empty: give a point's name"),
+                        "is not a whole number from 0 to 2^63 - 1", .metavar = "N",
+                        .help = "bootstrap seed (default fixed: the same results always give "
+                                "the same intervals)"),
+        CLI_OPT_STRING("reference", 0, &c->reference, CLI_NONEMPTY,
+                       "is empty: give a point's name", .metavar = "NAME",
+                       .help = "with a sweep: the point the others are compared with"),
         CLI_OPT_STORE(&c->store),
         CLI_OPT_END,
     };
-    const struct cli_parser parser = {.verb = "compare", .options = table,
-                                      .flags = 0, .usage = usage};
+    const struct cli_parser parser = {.verb = "compare", .options = table, .usage = usage,
+                                      .tail = tail};
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     if (rc != CLI_OK)

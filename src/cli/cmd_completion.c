@@ -285,6 +285,7 @@ static void fish_script(FILE *out, const struct verb *verbs)
         }
 }
 
+/* The prose of --help, above and below the options (none but --help). */
 static const char usage_text[] =
     "Usage: mlbench completion SHELL\n"
     "\n"
@@ -294,17 +295,15 @@ static const char usage_text[] =
     "        /usr/share/bash-completion/completions/mlbench)\n"
     "  zsh:  mlbench completion zsh > \"${fpath[1]}/_mlbench\"\n"
     "  fish: mlbench completion fish > ~/.config/fish/completions/mlbench.fish\n"
-    "Installed packages put them in place already.\n"
-    "\n"
-    "  -h, --help   this text\n"
-    "\n"
+    "Installed packages put them in place already.\n";
+static const char tail_text[] =
     "Exit status: 0 printed; 1 the output could not be written; 2 bad usage.\n";
 
 int cmd_completion(const struct cli_command *commands, int argc, char **argv)
 {
     static const struct cli_option table[] = {CLI_OPT_END};
     const struct cli_parser parser = {.verb = "completion", .options = table,
-                                      .flags = 0, .usage = usage_text};
+                                      .usage = usage_text, .tail = tail_text};
     struct cli_args args;
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);

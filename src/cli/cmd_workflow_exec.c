@@ -208,6 +208,7 @@ static void send_metadata(const struct workflow *wf)
     }
 }
 
+/* The prose of --help, above the options (also printed on bad usage). */
 static const char usage_text[] =
     "Usage: mlbench workflow-exec FILE [--param NAME=VALUE]...\n"
     "Runs one repetition of workflow FILE, each stage a marker stage (docs/workflow.md).\n"
@@ -217,7 +218,8 @@ int cmd_workflow_exec(int argc, char **argv)
 {
     struct cli_strings params = {0};
     const struct cli_option table[] = {
-        CLI_OPT_STRINGS("param", 0, &params, 0, NULL, NULL),
+        CLI_OPT_STRINGS("param", 0, &params, 0, NULL, NULL, .metavar = "NAME=VALUE",
+                        .help = "set parameter NAME of the workflow (repeatable)"),
         CLI_OPT_END,
     };
     const struct cli_parser parser = {.verb = "workflow-exec", .options = table,

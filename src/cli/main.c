@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/log.h"
 
 static void usage(FILE *out)
@@ -13,8 +14,9 @@ static void usage(FILE *out)
     fputs("  help        describe a command: mlbench help COMMAND\n"
           "  version     print the version\n\n"
           "mlbench COMMAND --help (or mlbench help COMMAND) describes a command; docs/cli.md\n"
-          "describes them all. Every command takes --color WHEN (auto, always, never): colour\n"
-          "on a terminal by default, none when NO_COLOR is set.\n", out);
+          "describes them all. Every command takes these options:\n", out);
+    const struct cli_option every[] = {cli_color_option, CLI_OPT_END};
+    cli_help_options(out, every);
 }
 
 int main(int argc, char **argv)

@@ -32,7 +32,7 @@ static int store_color(void *dest, const char *value, char *err, size_t errlen)
 const struct cli_option cli_color_option = {
     "color", 0, CLI_CALL, NULL, .call = store_color, .expected = "is not auto, always or never",
     .metavar = "WHEN",
-    .help = "auto (colour on a terminal, none when NO_COLOR is set), always or never"};
+    .help = "auto (colour on a terminal unless NO_COLOR is set), always or never"};
 const struct cli_option cli_help_option = {"help", 'h', CLI_FLAG, NULL, .help = "this help"};
 
 void cli_options_collect(void (*fn)(const struct cli_parser *p, void *arg), void *arg)
@@ -129,12 +129,6 @@ void cli_help_write(FILE *out, const struct cli_parser *p)
     if (!p->usage)
         return;
     fputs(p->usage, out);
-    /* a command whose rows carry no help yet describes them in its usage */
-    bool rows_help = false;
-    for (const struct cli_option *o = p->options; o->name; o++)
-        rows_help = rows_help || o->help;
-    if (!rows_help)
-        return;
     putc('\n', out);
     cli_help_options(out, p->options);
     if (p->tail)

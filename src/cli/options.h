@@ -156,11 +156,11 @@ struct cli_option {
 #define CLI_OPT_ALPHA(dest)                                                                   \
     CLI_OPT_NUMBER("alpha", 0, dest, 0, 1, CLI_OPEN_MIN | CLI_OPEN_MAX,                       \
                    "is not a number between 0 and 1 (exclusive), e.g. 0.05", .metavar = "A",  \
-                   .help = "significance level of the comparison, 0 < A < 1 (default 0.05)")
+                   .help = "significance level of comparisons, 0 < A < 1 (default 0.05)")
 #define CLI_OPT_MIN_EFFECT(dest)                                                              \
     CLI_OPT_NUMBER("min-effect", 0, dest, 0, INFINITY, CLI_PERCENT,                           \
                    "is not a percentage >= 0 (e.g. 5 or 5%)", .metavar = "PCT",               \
-                   .help = "smallest change the comparison counts, in percent (default 2)")
+                   .help = "smallest change comparisons count, in percent (default 2)")
 
 /* An address to serve on (HOST:PORT, [IPV6]:PORT, :PORT), checked now, opened later. */
 #define CLI_OPT_LISTEN(name, dest, ...)                                                       \
