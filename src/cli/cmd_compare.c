@@ -80,7 +80,35 @@ static int is_file_ref(const char *ref)
     return strchr(ref, '/') || (len >= 5 && !strcmp(ref + len - 5, ".json"));
 }
 
-static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, size_t errlen)
+/* What the options cannot say alone: the references (a sweep alone, or two results or more)
+ * and --stage without --fail-if-slower. Returns 0, or -1 with the message in err. */
+static int check_args(const struct compare_cli *c, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < c->n_refs; i++)
+        if (store_is_sweep_ref(c->refs[i]) && c->n_refs > 1) {
+            snprintf(err, errlen, "'%s' is a sweep: give it alone (its points are compared with "
+                     "each other)", c->refs[i]);
+            return -1;
+        }
+    if (c->n_refs == 1 && store_is_sweep_ref(c->refs[0]))
+        return 0;
+    if (c->n_refs < 2 && !(c->n_refs == 1 && is_file_ref(c->refs[0]))) {
+        snprintf(err, errlen, "at least two results are needed, a baseline and a candidate "
+                 "(got %zu%s%s%s), e.g. mlbench compare base.json new.json", c->n_refs,
+                 c->n_refs ? ": '" : "", c->n_refs ? c->refs[0] : "", c->n_refs ? "'" : "");
+        return -1;
+    }
+    if (c->gates.stage && c->gates.fail_if_slower_pct < 0) {
+        snprintf(err, errlen, "--stage '%s' only chooses what --fail-if-slower checks: give "
+                 "--fail-if-slower PCT too", c->gates.stage);
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns true when the command goes on; false with the exit status in *status (after the
+ * help or the message). */
+static bool parse_args(int argc, char **argv, struct compare_cli *c, int *status)
 {
     memset(c, 0, sizeof *c);
     compare_options_default(&c->opt);
@@ -123,31 +151,17 @@ static int parse_args(int argc, char **argv, struct compare_cli *c, char *err, s
     const struct cli_parser parser = {.verb = "compare", .options = table, .usage = usage,
                                       .tail = tail};
     struct cli_args args;
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
-    if (rc != CLI_OK)
-        return rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, status))
+        return false;
     c->refs = args.v;
     c->n_refs = (size_t)args.n;
-    for (size_t i = 0; i < c->n_refs; i++)
-        if (store_is_sweep_ref(c->refs[i]) && c->n_refs > 1) {
-            snprintf(err, errlen, "'%s' is a sweep: give it alone (its points are compared with "
-                     "each other)", c->refs[i]);
-            return CLI_ERROR;
-        }
-    if (c->n_refs == 1 && store_is_sweep_ref(c->refs[0]))
-        return CLI_OK;
-    if (c->n_refs < 2 && !(c->n_refs == 1 && is_file_ref(c->refs[0]))) {
-        snprintf(err, errlen, "at least two results are needed, a baseline and a candidate "
-                 "(got %zu%s%s%s), e.g. mlbench compare base.json new.json", c->n_refs,
-                 c->n_refs ? ": '" : "", c->n_refs ? c->refs[0] : "", c->n_refs ? "'" : "");
-        return CLI_ERROR;
+    char err[1024];
+    if (check_args(c, err, sizeof err) < 0) {
+        log_error("compare: %s", err);
+        *status = 2;
+        return false;
     }
-    if (c->gates.stage && c->gates.fail_if_slower_pct < 0) {
-        snprintf(err, errlen, "--stage '%s' only chooses what --fail-if-slower checks: give "
-                 "--fail-if-slower PCT too", c->gates.stage);
-        return CLI_ERROR;
-    }
-    return CLI_OK;
+    return true;
 }
 
 /* ---- the command ---- */
@@ -291,16 +305,11 @@ static bool stage_known(const json_t *doc, const char *name)
 int cmd_compare(int argc, char **argv)
 {
     struct compare_cli cli;
-    char err[1024];
-    int rc = parse_args(argc, argv, &cli, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc < 0) {
-        log_error("compare: %s", err);
-        return 2;
-    }
+    int status;
+    if (!parse_args(argc, argv, &cli, &status))
+        return status;
     struct inputs in;
-    int status = resolve(&cli, &in);
+    status = resolve(&cli, &in);
     if (!status)
         status = load(&cli, &in);
     json_t *doc = NULL;

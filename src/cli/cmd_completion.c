@@ -305,14 +305,9 @@ int cmd_completion(const struct cli_command *commands, int argc, char **argv)
     const struct cli_parser parser = {.verb = "completion", .options = table,
                                       .usage = usage_text, .tail = tail_text};
     struct cli_args args;
-    char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc == CLI_ERROR) {
-        log_error("completion: %s", err);
-        return 2;
-    }
+    int status;
+    if (!cli_parse_args(&parser, argc, argv, &args, &status))
+        return status;
     static const struct {
         const char *name;
         void (*write)(FILE *out, const struct verb *verbs);

@@ -155,8 +155,9 @@ static char *point_result(const struct demo *d, const char *sweep_path, const ch
     return path;
 }
 
-/* Returns CLI_OK, CLI_HELP (usage printed) or CLI_ERROR (message printed). */
-static int parse(int argc, char **argv, struct demo *d)
+/* Returns true when the demo goes on; false with the exit status in *status (after the help
+ * or the message). */
+static bool parse(int argc, char **argv, struct demo *d, int *status)
 {
     const char *store_env = getenv("MLBENCH_STORE");
     d->store = store_env && *store_env ? store_env : ".mlbench";
@@ -191,16 +192,13 @@ static int parse(int argc, char **argv, struct demo *d)
     const struct cli_parser parser = {.verb = "demo", .options = table, .flags = CLI_NO_ARGS,
                                       .usage = usage, .tail = tail};
     struct cli_args args;
-    char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_ERROR)
-        log_error("demo: %s", err);
-    if (rc != CLI_OK)
-        return rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, status))
+        return false;
     if (!d->quick && d->train_images > 60000) {
         log_error("demo: --train-images '%d' is more than Fashion-MNIST's 60000 training "
                   "images: give at most 60000", d->train_images);
-        return CLI_ERROR;
+        *status = 2;
+        return false;
     }
     d->dataset = d->quick ? "synthetic" : "fashion-mnist";
     if (!d->runs)
@@ -217,7 +215,7 @@ static int parse(int argc, char **argv, struct demo *d)
      * budgets let 256 fit and not 512, so the search's answer lies inside its range and its
      * failing probe fails at once (the workload counts before it trains). */
     d->memory_budget = d->quick ? "11MiB" : "21MiB";
-    return CLI_OK;
+    return true;
 }
 
 /* The lines that say what the demo measures and why these sizes. */
@@ -487,9 +485,9 @@ out:
 int cmd_demo(int argc, char **argv)
 {
     struct demo d = {0};
-    int rc = parse(argc, argv, &d);
-    if (rc != CLI_OK)
-        return rc == CLI_HELP ? 0 : 2;
+    int rc;
+    if (!parse(argc, argv, &d, &rc))
+        return rc;
     d.workload = demo_near_path(workload_path());
     if (!d.workload) {
         log_error("cannot find mlbench-workload beside mlbench or on PATH: build it (make "

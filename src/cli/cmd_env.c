@@ -36,14 +36,9 @@ int cmd_env(int argc, char **argv)
                                       .flags = CLI_STOP_AT_ARG | CLI_NO_ARGS, .usage = usage,
                                       .tail = tail};
     struct cli_args args;
-    char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc == CLI_ERROR) {
-        log_error("env: %s", err);
-        return 2;
-    }
+    int status;
+    if (!cli_parse_args(&parser, argc, argv, &args, &status))
+        return status;
 
     /* No sampler runs here: the nvml metric source is opened for its facts alone. */
     char gpu_error[512];
@@ -53,7 +48,7 @@ int cmd_env(int argc, char **argv)
     opt.sources = &sources;
     json_t *env = envinfo_capture(&opt, NULL);
     source_facts_free(&sources);
-    rc = 0;
+    int rc = 0;
     if (json) {
         rc = json_dumpf(env, stdout, JSON_INDENT(2)) == 0 ? 0 : 1;
         fputc('\n', stdout);

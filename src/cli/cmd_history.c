@@ -86,8 +86,9 @@ static int pick_format(struct history_options *o, const char *format, char *err,
     return 0;
 }
 
-/* Returns CLI_OK, CLI_HELP (usage printed) or CLI_ERROR (message printed). */
-static int parse(int argc, char **argv, struct history_options *o)
+/* Returns true when the command goes on; false with the exit status in *status (after the
+ * help or the message). */
+static bool parse(int argc, char **argv, struct history_options *o, int *status)
 {
     memset(o, 0, sizeof *o);
     const char *format = NULL;
@@ -134,13 +135,15 @@ static int parse(int argc, char **argv, struct history_options *o)
     const struct cli_parser parser = {.verb = "history", .options = table, .flags = CLI_NO_ARGS,
                                       .usage = usage_text, .tail = tail_text};
     struct cli_args args;
+    if (!cli_parse_args(&parser, argc, argv, &args, status))
+        return false;
     char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_OK && pick_format(o, format, err, sizeof err) < 0)
-        rc = CLI_ERROR;
-    if (rc == CLI_ERROR)
+    if (pick_format(o, format, err, sizeof err) < 0) {
         log_error("history: %s", err);
-    return rc;
+        *status = 2;
+        return false;
+    }
+    return true;
 }
 
 /* Writes the history h in the format o asks for to out. Returns 0, or 3 with a message
@@ -164,9 +167,9 @@ static int print(FILE *out, const struct history_options *o, const struct doc_hi
 int cmd_history(int argc, char **argv)
 {
     struct history_options o;
-    int rc = parse(argc, argv, &o);
-    if (rc != CLI_OK)
-        return rc == CLI_HELP ? 0 : 2;
+    int rc;
+    if (!parse(argc, argv, &o, &rc))
+        return rc;
     char err[1024];
     struct store *s = store_open(o.store, err, sizeof err);
     if (!s) {

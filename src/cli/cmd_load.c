@@ -34,7 +34,9 @@ struct load_options {
     struct cli_strings headers, bodies;
 };
 
-static int parse(int argc, char **argv, struct load_options *o, char *err, size_t errlen)
+/* Returns true when the command goes on; false with the exit status in *status (after the
+ * help or the message). */
+static bool parse(int argc, char **argv, struct load_options *o, int *status)
 {
     const struct cli_option table[] = {
         CLI_OPT_STRING("scenario", 0, &o->job.scenario, CLI_NONEMPTY, "needs a scenario",
@@ -141,30 +143,27 @@ static int parse(int argc, char **argv, struct load_options *o, char *err, size_
     const struct cli_parser parser = {.verb = "load", .options = table, .usage = usage_text,
                                       .tail = tail_text};
     struct cli_args args;
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
-    if (rc != CLI_OK)
-        return rc == CLI_HELP ? 1 : -1;
+    if (!cli_parse_args(&parser, argc, argv, &args, status))
+        return false;
     if (args.n != 1) {
-        snprintf(err, errlen, args.n ? "one URL only (got '%s' and '%s')" : "no URL: give the "
-                 "endpoint to drive, e.g. http://127.0.0.1:8000/v2/models/cnn/infer",
-                 args.n ? args.v[0] : "", args.n > 1 ? args.v[1] : "");
-        return -1;
+        if (args.n)
+            log_error("load: one URL only (got '%s' and '%s')", args.v[0], args.v[1]);
+        else
+            log_error("load: no URL: give the endpoint to drive, e.g. "
+                      "http://127.0.0.1:8000/v2/models/cnn/infer");
+        *status = 2;
+        return false;
     }
     o->job.url = args.v[0];
-    return 0;
+    return true;
 }
 
 int cmd_load(int argc, char **argv)
 {
     struct load_options o = {.job = {.seed = -1, .grace_s = -1, .argc = argc, .argv = argv}};
-    char err[1024];
-    switch (parse(argc, argv, &o, err, sizeof err)) {
-    case 1:
-        return 0;
-    case -1:
-        log_error("load: %s", err);
-        return 2;
-    }
+    int status;
+    if (!parse(argc, argv, &o, &status))
+        return status;
     o.job.headers = o.headers.v;
     o.job.n_headers = o.headers.n;
     o.job.bodies = o.bodies.v;
@@ -180,7 +179,7 @@ int cmd_load(int argc, char **argv)
         .serve = o.serve,
     };
     struct bench_output out;
-    int status = load_job_run(&o.job, &session, &out);
+    status = load_job_run(&o.job, &session, &out);
     if (out.doc) {
         if (o.json)
             json_dumpf(out.doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS), fputc('\n', stdout);

@@ -43,7 +43,8 @@ struct record_options {
 
 /* ------------------------------------------------------------------ the command */
 
-static int parse(int argc, char **argv, struct record_options *o)
+/* Returns true when the command goes on; false with the exit status in *status. */
+static bool parse(int argc, char **argv, struct record_options *o, int *status)
 {
     memset(o, 0, sizeof *o);
     o->store = store_default_dir();
@@ -65,19 +66,16 @@ static int parse(int argc, char **argv, struct record_options *o)
     const struct cli_parser parser = {.verb = "record", .options = table, .usage = usage_text,
                                       .tail = tail_text};
     struct cli_args args;
-    char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_ERROR)
-        log_error("record: %s", err);
-    if (rc != CLI_OK)
-        return rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, status))
+        return false;
     if (args.n > 1) {
         log_error("record: give one FILE (or none, or -, for standard input), not %d", args.n);
-        return CLI_ERROR;
+        *status = 2;
+        return false;
     }
     if (args.n == 1 && strcmp(args.v[0], "-") != 0)
         o->file = args.v[0];
-    return CLI_OK;
+    return true;
 }
 
 /* Stores every document of docs[0..n): builds, writes and reports each. Returns 0 or 3. */
@@ -122,9 +120,9 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
 int cmd_record(int argc, char **argv)
 {
     struct record_options o;
-    int rc = parse(argc, argv, &o);
-    if (rc != CLI_OK)
-        return rc == CLI_HELP ? 0 : 2;
+    int status;
+    if (!parse(argc, argv, &o, &status))
+        return status;
     log_set_quiet(o.quiet || o.json);
 
     char name[160], *buf = NULL;
@@ -137,7 +135,7 @@ int cmd_record(int argc, char **argv)
         return 2;
     struct timings *docs;
     size_t n;
-    int status = doc_timings_parse(buf, (size_t)len, name, &docs, &n) < 0 ? 2 : 0;
+    status = doc_timings_parse(buf, (size_t)len, name, &docs, &n) < 0 ? 2 : 0;
     free(buf);
     if (status == 0 && n == 0) {
         log_error("record: %s holds no document: give one JSON object per timed function, "

@@ -73,7 +73,43 @@ static int check_output(const char *value, char *err, size_t errlen)
     return -1;
 }
 
-static int parse_args(int argc, char **argv, struct report_cli *c, char *err, size_t errlen)
+/* What the options cannot say alone: a result to report, the format (--format, else -o's
+ * extension, else md) and the options that apply to it. Sets c->exporter. Returns 0, or -1
+ * with the message in err. */
+static int check_args(struct report_cli *c, const char *format, char *err, size_t errlen)
+{
+    if (c->n_refs == 0) {
+        snprintf(err, errlen, "report needs a result: a file, an id, a label or 'latest' "
+                 "(e.g. mlbench report latest)");
+        return -1;
+    }
+    if (format) {
+        c->exporter = export_find(format);
+        if (!c->exporter) {
+            snprintf(err, errlen, "--format '%s' is not a format: md, html, trace or csv",
+                     format);
+            return -1;
+        }
+    } else {
+        c->exporter = c->output ? export_for_path(c->output) : NULL;
+        if (!c->exporter)
+            c->exporter = export_find("md");
+    }
+    if (c->table && !(c->exporter->uses & EXPORT_USES_TABLE)) {
+        snprintf(err, errlen, "--table applies to --format csv, not %s", c->exporter->name);
+        return -1;
+    }
+    if (c->run >= 0 && !(c->exporter->uses & EXPORT_USES_RUN)) {
+        snprintf(err, errlen, "--run applies to --format html, trace and csv, not %s",
+                 c->exporter->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns true when the command goes on; false with the exit status in *status (after the
+ * help or the message). */
+static bool parse_args(int argc, char **argv, struct report_cli *c, int *status)
 {
     memset(c, 0, sizeof *c);
     c->run = -1;
@@ -104,39 +140,17 @@ static int parse_args(int argc, char **argv, struct report_cli *c, char *err, si
     const struct cli_parser parser = {.verb = "report", .options = table, .usage = usage_text,
                                       .tail = tail_text};
     struct cli_args args;
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
-    if (rc != CLI_OK)
-        return rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, status))
+        return false;
     c->refs = args.v;
     c->n_refs = (size_t)args.n;
-    if (c->n_refs == 0) {
-        snprintf(err, errlen, "report needs a result: a file, an id, a label or 'latest' "
-                 "(e.g. mlbench report latest)");
-        return -1;
+    char err[1024];
+    if (check_args(c, format, err, sizeof err) < 0) {
+        log_error("report: %s", err);
+        *status = 2;
+        return false;
     }
-
-    if (format) {
-        c->exporter = export_find(format);
-        if (!c->exporter) {
-            snprintf(err, errlen, "--format '%s' is not a format: md, html, trace or csv",
-                     format);
-            return -1;
-        }
-    } else {
-        c->exporter = c->output ? export_for_path(c->output) : NULL;
-        if (!c->exporter)
-            c->exporter = export_find("md");
-    }
-    if (c->table && !(c->exporter->uses & EXPORT_USES_TABLE)) {
-        snprintf(err, errlen, "--table applies to --format csv, not %s", c->exporter->name);
-        return -1;
-    }
-    if (c->run >= 0 && !(c->exporter->uses & EXPORT_USES_RUN)) {
-        snprintf(err, errlen, "--run applies to --format html, trace and csv, not %s",
-                 c->exporter->name);
-        return -1;
-    }
-    return 0;
+    return true;
 }
 
 /* An open output: stdout, or a temporary file beside the destination that is renamed over it
@@ -271,13 +285,9 @@ int cmd_report(int argc, char **argv)
 {
     char err[1024];
     struct report_cli c;
-    int rc = parse_args(argc, argv, &c, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc != 0) {
-        log_error("report: %s", err);
-        return 2;
-    }
+    int rc;
+    if (!parse_args(argc, argv, &c, &rc))
+        return rc;
 
     json_t **results = NULL;
     char **paths = NULL;

@@ -28,14 +28,10 @@ int cmd_rm(int argc, char **argv)
     };
     const struct cli_parser parser = {.verb = "rm", .options = table, .usage = usage_text};
     struct cli_args args;
+    int rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, &rc))
+        return rc;
     char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc == CLI_ERROR) {
-        log_error("rm: %s", err);
-        return 2;
-    }
     if (args.n == 0) {
         log_error("rm: give the results to remove: ids, prefixes, labels, latest or files (see "
                   "mlbench rm --help)");

@@ -62,14 +62,10 @@ int cmd_show(int argc, char **argv)
     };
     const struct cli_parser parser = {.verb = "show", .options = table, .usage = usage_text};
     struct cli_args args;
+    int rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, &rc))
+        return rc;
     char err[1024], *path;
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc == CLI_ERROR) {
-        log_error("show: %s", err);
-        return 2;
-    }
     if (args.n != 1) {
         log_error("show: give one result: an id, a prefix, a label, latest or a file (see "
                   "mlbench show --help)");

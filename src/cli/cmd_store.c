@@ -62,14 +62,10 @@ int cmd_store(int argc, char **argv)
     };
     const struct cli_parser parser = {.verb = "store", .options = table, .usage = usage_text};
     struct cli_args args;
+    int rc;
+    if (!cli_parse_args(&parser, argc, argv, &args, &rc))
+        return rc;
     char err[1024];
-    int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
-    if (rc == CLI_HELP)
-        return 0;
-    if (rc == CLI_ERROR) {
-        log_error("store: %s", err);
-        return 2;
-    }
     bool push = args.n >= 1 && !strcmp(args.v[0], "push");
     bool pull = args.n >= 1 && !strcmp(args.v[0], "pull");
     if (args.n >= 1 && !push && !pull) {

@@ -149,12 +149,10 @@ bool cli_parse_args(const struct cli_parser *p, int argc, char **argv, struct cl
 {
     char err[1024];
     int rc = cli_options_parse(p, argc, argv, args, err, sizeof err);
-    if (rc == CLI_OK)
-        return true;
     if (rc == CLI_ERROR)
         log_error("%s: %s", p->verb, err);
-    *exit_status = rc == CLI_HELP ? 0 : 2;
-    return false;
+    *exit_status = rc == CLI_ERROR ? 2 : 0;
+    return rc == CLI_OK;
 }
 
 /* "--name 'VALUE' <expected>", or the default text when the row has none. */

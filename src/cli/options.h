@@ -225,8 +225,8 @@ void cli_help_write(FILE *out, const struct cli_parser *p);
 void cli_help_options(FILE *out, const struct cli_option *table);
 
 /* The parse every command starts with: cli_options_parse, then on --help or a bad option what
- * the command does next. Returns true when the command goes on; false with *exit_status 0
- * (--help was printed) or 2 (the error, "verb: message", was logged). */
+ * the command does next. Returns true when the command goes on (*exit_status 0); false with
+ * *exit_status 0 (--help was printed) or 2 (the error, "verb: message", was logged). */
 bool cli_parse_args(const struct cli_parser *p, int argc, char **argv, struct cli_args *args,
                     int *exit_status);
 
