@@ -1,8 +1,8 @@
-"""The command line's conventions: `mlbench help VERB` is `VERB --help`; every option a command
-parses is described in its help (the completions are made from the option tables, the man
-pages from the help: this keeps them in step); completion scripts; colour on a terminal for
-verdicts and warnings, never when NO_COLOR is set, --color never, or not a terminal, and the
-text the same with and without it."""
+"""The command line's conventions: `mlbench help VERB` is `VERB --help`; completion scripts for
+every command (made from the option rows, as --help and so the man pages are: that every row
+is described is unit.test_cli_help's); colour on a terminal for verdicts and warnings, never
+when NO_COLOR is set, --color never, or not a terminal, and the text the same with and without
+it."""
 import os
 import pty
 import re
@@ -59,9 +59,9 @@ class HelpTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no command 'nosuch'", p.stderr)
 
-    def test_every_option_is_described(self):
-        """The fish script lists each command's options from its table: each must be in the
-        command's --help, and each option line of the help must be in the table."""
+    def test_completions_name_every_command(self):
+        """The fish script lists each command's options from its table, as --help does (every
+        row has its help: unit.test_cli_help): every command is there."""
         fish = run("completion", "fish")
         self.assertEqual(fish.returncode, 0, fish.stderr)
         table = {}
@@ -69,13 +69,7 @@ class HelpTest(unittest.TestCase):
             table.setdefault(verb, set()).add(opt)
         self.assertEqual(set(table) | {"completion"}, set(verbs()) | {"completion"})
         for verb, opts in table.items():
-            text = run(verb, "--help").stdout
-            if verb == "sweep":  # "every option of mlbench run applies to each point"
-                text += run("run", "--help").stdout
-            described = set(re.findall(r"^\s+(?:-\w, )?--([a-z][\w-]*)", text, re.M))
-            for opt in opts - {"color", "help"}:
-                self.assertRegex(text, r"--" + re.escape(opt) + r"\b", f"{verb} --{opt}")
-            self.assertEqual(described - opts, set(), f"{verb}: in the help, not parsed")
+            self.assertLessEqual({"color", "help"}, opts, verb)
 
     def test_completion_scripts(self):
         for shell in ("bash", "zsh", "fish"):

@@ -235,6 +235,54 @@ static void test_collect(void **state)
     assert_ptr_equal(collected.options, t);
 }
 
+/* --help: the options block made from the rows (aligned, wrapped, groups, lists), between the
+ * usage and the tail. */
+static void test_help(void **state)
+{
+    (void)state;
+    bool flag = false;
+    int n = 0;
+    const char *fmt = NULL, *name = NULL;
+    const struct cli_option t[] = {
+        CLI_OPT_FLAG("flag", 'f', &flag, .help = "a flag"),
+        CLI_OPT_INTEGER("number", 'n', &n, 0, 9, 0, NULL, .metavar = "N",
+                        .help = "a description long enough to be wrapped at the width of the "
+                                "screen, which is 88 columns"),
+        CLI_OPT_STRING("format", 0, &fmt, 0, NULL, .metavar = "FMT", .group = "Output:",
+                       .help = "the format:\n  a    the first, with a description long enough "
+                               "to go on under itself\n  bb   the second"),
+        CLI_OPT_STRING("a-very-long-option-name", 0, &name, 0, NULL, .metavar = "NAME",
+                       .help = "on a line of its own"),
+        CLI_OPT_STRING("undocumented", 0, &name, 0, NULL),
+        CLI_OPT_END,
+    };
+    const struct cli_parser p = {.verb = "test", .options = t, .usage = "Usage: mlbench test\n",
+                                 .tail = "Exit status: 0.\n"};
+    char *text;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    cli_help_write(out, &p);
+    assert_int_equal(fclose(out), 0);
+    assert_string_equal(text,
+        "Usage: mlbench test\n"
+        "\n"
+        "  -f, --flag          a flag\n"
+        "  -n, --number N      a description long enough to be wrapped at the width of the\n"
+        "                      screen, which is 88 columns\n"
+        "Output:\n"
+        "      --format FMT    the format:\n"
+        "                        a    the first, with a description long enough to go on under\n"
+        "                             itself\n"
+        "                        bb   the second\n"
+        "      --a-very-long-option-name NAME\n"
+        "                      on a line of its own\n"
+        "  -h, --help          this help\n"
+        "\n"
+        "Exit status: 0.\n");
+    free(text);
+}
+
 static void test_arguments(void **state)
 {
     (void)state;
@@ -348,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_color),
         cmocka_unit_test(test_collect),
+        cmocka_unit_test(test_help),
         cmocka_unit_test(test_run_shaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
