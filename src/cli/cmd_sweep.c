@@ -1,6 +1,6 @@
 /* cmd_sweep: `mlbench sweep`: reads the sweep's own options (-L, -P, -D, -c, -n, --find-max,
- * --objective, ...: hyperfine's -L NAME VALUES and -P NAME MIN MAX take several words, so they
- * are taken out before run's option parser sees the rest), builds the points (every
+ * --objective, ...: rows parsed with run's in one pass, run_options_parse_with; hyperfine's
+ * -L NAME VALUES and -P NAME MIN MAX take several words), builds the points (every
  * combination, {NAME} substituted; or the commands), hands them to bench/sweep.c and prints
  * the sweep table. docs/sweep.md describes it all. */
 #include <math.h>
