@@ -19,7 +19,7 @@
 #include "measure/cmdline.h"
 #include "measure/progress.h"
 #include "measure/runner.h"
-#include "measure/session.h"
+#include "measure/instruments.h"
 #include "measure/stages.h"
 #include "result/resources.h"
 #include "result/result.h"
@@ -51,7 +51,7 @@ struct bench_point {
  * --serve, one progress line. */
 struct bench {
     const struct run_config *cfg; /* the common settings: store, sampling, --serve, --nvtx */
-    struct session session;
+    struct instruments inst;
     struct live_metrics *live;     /* --serve */
     struct http_server *server;
     struct progress progress;
@@ -101,7 +101,7 @@ static void tick(void *arg, int64_t elapsed_ns)
     struct bench *b = arg;
     const struct bench_point *p = b->current;
     char stage[128];
-    markers_current_stage(b->session.markers, stage, sizeof stage);
+    markers_current_stage(b->inst.markers, stage, sizeof stage);
     int64_t eta = -1;
     if (p && p->done > 0) {
         int64_t mean = p->sum_wall_ns / p->done;
@@ -135,7 +135,7 @@ static char *run_helper(struct bench *b, const struct bench_point *p, const stru
                         const char *what)
 {
     struct runner_spec spec = {
-        .argv = c->argv, .envp = b->session.helper_env, .timeout_s = p->cfg->timeout_s,
+        .argv = c->argv, .envp = b->inst.helper_env, .timeout_s = p->cfg->timeout_s,
         .grace_s = p->cfg->grace_s, .show_output = p->cfg->show_output,
     };
     struct run_outcome o;
@@ -177,7 +177,7 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
  * runner takes as the request to stop the command. */
 struct companion_run {
     struct bench_companion *c;
-    struct session *session;
+    struct instruments *inst;
     pthread_t thread;
     bool started;
     volatile int stop;
@@ -209,7 +209,7 @@ static void companion_start(struct companion_run *cr)
 static void companion_spawned(void *arg, pid_t pid)
 {
     struct companion_run *cr = arg;
-    session_spawned(cr->session, pid);
+    instruments_spawned(cr->inst, pid);
     cr->c->pid = pid;
     companion_start(cr);
 }
@@ -243,15 +243,15 @@ static void companion_alone(struct companion_run *cr, struct run_outcome *o)
 static void measure_command(struct bench *b, struct bench_point *p, struct repetition *rep,
                             struct bench_companion *companion)
 {
-    struct session *s = &b->session;
+    struct instruments *s = &b->inst;
     struct runner_spec spec = {
         .argv = p->cmd.argv, .envp = s->env, .timeout_s = p->cfg->timeout_s,
         .grace_s = p->cfg->grace_s, .show_output = p->cfg->show_output,
         .tick = b->progress.tty ? tick : NULL, .tick_arg = b, .tick_ms = 100,
-        .spawned = session_spawned, .spawned_arg = s,
-        .before_reap = session_before_reap, .before_reap_arg = s,
+        .spawned = instruments_spawned, .spawned_arg = s,
+        .before_reap = instruments_before_reap, .before_reap_arg = s,
     };
-    struct companion_run cr = {.c = companion, .session = s, .done_fd = -1};
+    struct companion_run cr = {.c = companion, .inst = s, .done_fd = -1};
     if (companion) {
         cr.done_fd = eventfd(0, EFD_CLOEXEC);
         spec.spawned = companion_spawned, spec.spawned_arg = &cr;
@@ -559,13 +559,13 @@ static int start(struct bench *b)
 {
     const struct run_config *cfg = b->cfg;
     char err[1024];
-    struct session_config scfg = {.interval_ns = cfg->interval_ns,
+    struct instruments_config scfg = {.interval_ns = cfg->interval_ns,
                                   .adaptive = cfg->interval_adaptive, .all_gpus = cfg->all_gpus,
                                   .markers = true, .extra_var = b->nvtx_var,
                                   .rank_listen = cfg->ranks_listen};
     int rc = -1;
     if (runner_init(err, sizeof err) < 0 ||
-        (rc = session_open(&b->session, &scfg, err, sizeof err)) < 0) {
+        (rc = instruments_open(&b->inst, &scfg, err, sizeof err)) < 0) {
         log_error("%s", err);
         return rc == -2 ? 2 : 3;
     }
@@ -576,8 +576,8 @@ static int start(struct bench *b)
             log_error("--serve: %s", err);
             return 2;
         }
-        markers_set_listener(b->session.markers, live_on_marker, b->live);
-        sampler_set_listener(b->session.sampler, live_on_sample, b->live);
+        markers_set_listener(b->inst.markers, live_on_marker, b->live);
+        sampler_set_listener(b->inst.sampler, live_on_sample, b->live);
         log_info("serving Prometheus metrics at http://%s/metrics", http_server_address(b->server));
     }
     progress_init(&b->progress, cfg->quiet);
@@ -602,7 +602,7 @@ int bench_add(struct bench *b, const struct run_config *cfg, const char *name)
     p->name = name ? xstrdup(name) : NULL;
     p->planned = cfg->warmup + (cfg->runs ? cfg->runs : RUN_AUTO_MIN_RUNS);
     result_init(&p->result, cfg);
-    record_sampling(&p->result.sampling, b->session.sampler, cfg);
+    record_sampling(&p->result.sampling, b->inst.sampler, cfg);
     b->points = xreallocarray(b->points, b->n_points + 1, sizeof *b->points);
     b->points[b->n_points++] = p;
     return check_command(p) == 0 ? (int)(b->n_points - 1) : -1;
@@ -614,21 +614,21 @@ static void stop_markers(struct bench *b)
     if (b->markers_stopped)
         return;
     b->markers_stopped = true;
-    b->outside = b->session.markers ? markers_outside(b->session.markers) : 0;
+    b->outside = b->inst.markers ? markers_outside(b->inst.markers) : 0;
     progress_clear(&b->progress);
     if (b->server) { /* the aggregates keep their final state; the server stops after the
                       * results are written (bench_close), so nothing it does can cost them */
-        markers_set_listener(b->session.markers, NULL, NULL);
-        sampler_set_listener(b->session.sampler, NULL, NULL);
+        markers_set_listener(b->inst.markers, NULL, NULL);
+        sampler_set_listener(b->inst.sampler, NULL, NULL);
     }
-    session_stop_markers(&b->session);
+    instruments_stop_markers(&b->inst);
 }
 
 /* After the runs of a point: its result is summarised and analysed. */
 static void finish(struct bench *b, struct bench_point *p)
 {
     struct bench_result *r = &p->result;
-    struct session *s = &b->session;
+    struct instruments *s = &b->inst;
     progress_clear(&b->progress);
     r->events_outside_runs = b->markers_stopped ? b->outside : markers_outside(s->markers);
     r->stop_signal = runner_interrupted();
@@ -743,7 +743,7 @@ void bench_close(struct bench *b)
     for (size_t i = 0; i < b->n_points; i++)
         point_free(b->points[i]);
     free(b->points);
-    session_close(&b->session);
+    instruments_close(&b->inst);
     live_free(b->live);
     bench_store_free(&b->where);
     free(b->nvtx_var);

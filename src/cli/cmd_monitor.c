@@ -2,7 +2,7 @@
  * without end and serve the latest values, stage histograms and marker counters as Prometheus
  * /metrics (docs/monitoring.md). Runs as a service: a pid file, a log file reopened on SIGHUP,
  * a clean stop on SIGTERM/SIGINT. The aggregates are live/, the HTTP side live/http_server.c; the
- * command runs in a measure/session.c like a run of `mlbench run`. */
+ * command runs in a measure/instruments.c like a run of `mlbench run`. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,7 +21,7 @@
 #include "live/live.h"
 #include "util/log.h"
 #include "measure/runner.h"
-#include "measure/session.h"
+#include "measure/instruments.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -55,7 +55,7 @@ struct monitor {
     struct monitor_options opt;
     FILE *log;                 /* NULL: log lines go to stderr */
     struct live_metrics *live;
-    struct session session;    /* markers only with a command */
+    struct instruments inst;    /* markers only with a command */
     bool pidfile_written;
     bool with_command;
 };
@@ -276,10 +276,10 @@ static void reopen_log(void *arg)
 
 static void housekeeping(struct monitor *m)
 {
-    live_set_sampler_errors(m->live, sampler_errors(m->session.sampler));
-    if (m->session.markers) { /* never in a run: whatever was not an event was malformed */
-        live_set_marker_datagrams(m->live, markers_outside(m->session.markers));
-        live_set_marker_foreign(m->live, markers_foreign(m->session.markers, NULL));
+    live_set_sampler_errors(m->live, sampler_errors(m->inst.sampler));
+    if (m->inst.markers) { /* never in a run: whatever was not an event was malformed */
+        live_set_marker_datagrams(m->live, markers_outside(m->inst.markers));
+        live_set_marker_foreign(m->live, markers_foreign(m->inst.markers, NULL));
     }
     if (m->with_command)
         live_prune_dead(m->live); /* threads and workers that ended inside a stage */
@@ -316,16 +316,16 @@ static int wait_for_stop(struct monitor *m)
 static int run_command(struct monitor *m)
 {
     struct runner_spec spec = {
-        .argv = m->opt.argv, .envp = m->session.env, .grace_s = m->opt.grace_s,
+        .argv = m->opt.argv, .envp = m->inst.env, .grace_s = m->opt.grace_s,
         .show_output = true, .tick = tick, .tick_arg = m, .tick_ms = HOUSEKEEPING_MS,
-        .spawned = session_spawned, .spawned_arg = &m->session,
-        .before_reap = session_before_reap, .before_reap_arg = &m->session,
+        .spawned = instruments_spawned, .spawned_arg = &m->inst,
+        .before_reap = instruments_before_reap, .before_reap_arg = &m->inst,
         .hangup = reopen_log, .hangup_arg = m,
     };
     struct run_outcome o;
     int status = 0;
     runner_run(&spec, &o);
-    session_stop_markers(&m->session); /* no listener call after this */
+    instruments_stop_markers(&m->inst); /* no listener call after this */
     if (o.error[0]) {
         mon_log(m, true, "%s", o.error);
         status = o.exit_code;
@@ -357,7 +357,7 @@ static void describe_start(struct monitor *m, const char *address)
             m->opt.pidfile ? ", pid file " : "", m->opt.pidfile ? m->opt.pidfile : "",
             cmd[0] ? ", command: " : "", cmd);
     const char *const *skipped;
-    size_t n = sampler_skipped(m->session.sampler, &skipped);
+    size_t n = sampler_skipped(m->inst.sampler, &skipped);
     for (size_t i = 0; i < n; i++)
         mon_log(m, false, "not measured: %s", skipped[i]);
 }
@@ -403,8 +403,8 @@ int cmd_monitor(int argc, char **argv)
     }
     m.pidfile_written = m.opt.pidfile != NULL;
 
-    struct session_config scfg = {.interval_ns = m.opt.interval_ns, .markers = m.with_command};
-    if (session_open(&m.session, &scfg, err, sizeof err) < 0) {
+    struct instruments_config scfg = {.interval_ns = m.opt.interval_ns, .markers = m.with_command};
+    if (instruments_open(&m.inst, &scfg, err, sizeof err) < 0) {
         mon_log(&m, true, "%s", err);
         http_server_stop(http);
         live_free(m.live);
@@ -414,14 +414,14 @@ int cmd_monitor(int argc, char **argv)
             fclose(m.log);
         return 3;
     }
-    if (m.session.markers) {
+    if (m.inst.markers) {
         live_expect_markers(m.live);
-        markers_set_listener(m.session.markers, live_on_marker, m.live);
+        markers_set_listener(m.inst.markers, live_on_marker, m.live);
     }
-    sampler_set_listener(m.session.sampler, live_on_sample, m.live);
-    sampler_keep_rows(m.session.sampler, MONITOR_KEEP_ROWS);
+    sampler_set_listener(m.inst.sampler, live_on_sample, m.live);
+    sampler_keep_rows(m.inst.sampler, MONITOR_KEEP_ROWS);
     struct sample_table tab;
-    bool sampling = sampler_start(m.session.sampler, &tab) == 0;
+    bool sampling = sampler_start(m.inst.sampler, &tab) == 0;
     describe_start(&m, http_server_address(http));
     if (!sampling)
         mon_log(&m, true, "cannot start the sampling thread: only markers are served");
@@ -436,12 +436,12 @@ int cmd_monitor(int argc, char **argv)
     }
 
     http_server_stop(http);
-    session_stop_markers(&m.session);
+    instruments_stop_markers(&m.inst);
     if (sampling)
-        sampler_stop(m.session.sampler);
+        sampler_stop(m.inst.sampler);
     table_free(&tab); /* initialised by sampler_start even when its thread did not start */
     live_free(m.live);
-    session_close(&m.session);
+    instruments_close(&m.inst);
     if (m.pidfile_written)
         pidfile_remove(m.opt.pidfile);
     if (m.log)

@@ -43,7 +43,7 @@ struct runner_spec {
     void *spawned_arg;
     /* Called when a child of mlbench (the leader, or an orphan of its tree) has ended, before
      * it is reaped: while it is a zombie its /proc entry stays, so the marker receiver can
-     * still verify the sender of its last datagrams (session_before_reap). May be NULL. */
+     * still verify the sender of its last datagrams (instruments_before_reap). May be NULL. */
     void (*before_reap)(void *arg);
     void *before_reap_arg;
     /* Called on SIGHUP instead of stopping the command (a service reopening its log, `mlbench

@@ -1,6 +1,6 @@
-/* session: the marker receiver, sampler and environments around a measured command (see
- * session.h). */
-#include "measure/session.h"
+/* instruments: the marker receiver, sampler and environments around a measured command (see
+ * instruments.h). */
+#include "measure/instruments.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,7 @@ static char **environment_with(char *const *extra, size_t n_extra)
     return env;
 }
 
-int session_open(struct session *s, const struct session_config *cfg, char *err, size_t errlen)
+int instruments_open(struct instruments *s, const struct instruments_config *cfg, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     bool rings = false;
@@ -68,20 +68,20 @@ int session_open(struct session *s, const struct session_config *cfg, char *err,
     return 0;
 }
 
-void session_spawned(void *arg, pid_t pid)
+void instruments_spawned(void *arg, pid_t pid)
 {
-    struct session *s = arg;
+    struct instruments *s = arg;
     sampler_set_leader(s->sampler, pid);
 }
 
-void session_before_reap(void *arg)
+void instruments_before_reap(void *arg)
 {
-    struct session *s = arg;
+    struct instruments *s = arg;
     if (s->markers)
         markers_sync(s->markers);
 }
 
-void session_stop_markers(struct session *s)
+void instruments_stop_markers(struct instruments *s)
 {
     uint64_t refused = s->collector ? rank_collector_refused(s->collector) : 0;
     if (refused)
@@ -94,9 +94,9 @@ void session_stop_markers(struct session *s)
     s->markers = NULL;
 }
 
-void session_close(struct session *s)
+void instruments_close(struct instruments *s)
 {
-    session_stop_markers(s);
+    instruments_stop_markers(s);
     sampler_close(s->sampler);
     free(s->env);
     free(s->helper_env);
