@@ -1,12 +1,12 @@
 /* cmd_load: `mlbench load [options] URL`: drives an HTTP inference endpoint with one of MLPerf
  * LoadGen's scenarios, optionally starting the server itself (--server-cmd), and writes one
  * result document with a "load" section (docs/load.md). The command parses its options, runs
- * the job (bench/load_job.h) and prints the result (export/load_text.h, or --json). */
+ * the job (session/load_job.h) and prints the result (export/load_text.h, or --json). */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench/bench.h"
-#include "bench/load_job.h"
+#include "session/session.h"
+#include "session/load_job.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "export/load_text.h"
@@ -25,7 +25,7 @@ static const char tail_text[] =
     "Exit status: 0 every scenario run VALID, 1 INVALID (or the server failed), 2 bad input or\n"
     "the endpoint refused the connection before the start, 3 the result could not be written.\n";
 
-/* The job's settings (bench/load_job.h) and what the command alone uses. */
+/* The job's settings (session/load_job.h) and what the command alone uses. */
 struct load_options {
     struct load_job_config job;
     const char *label, *output, *store, *serve;
@@ -178,7 +178,7 @@ int cmd_load(int argc, char **argv)
         .interval_adaptive = o.interval_ns == 0,
         .serve = o.serve,
     };
-    struct bench_output out;
+    struct session_output out;
     status = load_job_run(&o.job, &session, &out);
     if (out.doc) {
         if (o.json)
@@ -186,7 +186,7 @@ int cmd_load(int argc, char **argv)
         else
             export_load_print(stdout, out.doc, out.path);
     }
-    bench_output_free(&out);
+    session_output_free(&out);
     free(o.headers.v);
     free(o.bodies.v);
     return status;

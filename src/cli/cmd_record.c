@@ -2,7 +2,7 @@
  * python/mlbench_marker's pytest plugin) as results, the way `mlbench run` stores its own. Reads
  * documents of schema "mlbench.timings/1" (docs/cli.md, "mlbench record"; read and checked by
  * doc/timings.c), checks every one before storing any, makes each a result (result/record.c)
- * and hands it to the store writer that runs use (bench/bench.c), then says what it stored
+ * and hands it to the store writer that runs use (session/session.c), then says what it stored
  * (export/record_text.h). */
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "bench/bench.h"
+#include "session/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "doc/timings.h"
@@ -80,21 +80,21 @@ static bool parse(int argc, char **argv, struct record_options *o, int *status)
 
 /* Stores every document of docs[0..n): builds, writes and reports each. Returns 0 or 3. */
 static int store_all(struct timings *docs, size_t n, const struct record_options *o,
-                     const struct bench_store *where)
+                     const struct session_store *where)
 {
     int status = 0;
     json_t *env = NULL, *stored = json_array();
     struct machine_facts facts = {.n_cpu_features = 0};
     for (size_t i = 0; i < n; i++) {
         struct run_config cfg;
-        struct bench_result r;
+        struct result r;
         cfg = (struct run_config){.output = o->output, .store = o->store, .quiet = o->quiet,
                                   .json = o->json};
         record_result(&docs[i], &cfg, &r, &env, &facts);
-        struct bench_output out = {.doc = result_to_json(&r)};
+        struct session_output out = {.doc = result_to_json(&r)};
         if (out.doc)
             record_mark_unmeasured(out.doc, &docs[i]);
-        if (bench_store_write(where, r.id, o->output, &out) != 0) {
+        if (session_store_write(where, r.id, o->output, &out) != 0) {
             status = 3;
         } else if (o->json) {
             /* the file, absolute; none in a shared store */
@@ -104,7 +104,7 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
         } else if (!o->quiet) {
             export_record_print(stdout, out.doc, &docs[i]);
         }
-        bench_output_free(&out);
+        session_output_free(&out);
         result_free(&r);
     }
     if (o->json) {
@@ -152,12 +152,12 @@ int cmd_record(int argc, char **argv)
     for (size_t i = 0; status == 0 && i < n; i++)
         if (doc_timings_check(&docs[i], o.label) < 0)
             status = 2;
-    struct bench_store where = {0};
+    struct session_store where = {0};
     if (status == 0)
-        status = bench_store_open(&where, o.store);
+        status = session_store_open(&where, o.store);
     if (status == 0)
         status = store_all(docs, n, &o, &where);
-    bench_store_free(&where);
+    session_store_free(&where);
     for (size_t i = 0; i < n; i++)
         doc_timings_free(&docs[i]);
     free(docs);

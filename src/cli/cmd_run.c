@@ -1,10 +1,10 @@
 /* cmd_run: `mlbench run`: parses the options, turns a workflow file or no command at all into
- * the command to measure, hands it to the repetition loop (bench/bench.c) and prints the
+ * the command to measure, hands it to the repetition loop (session/session.c) and prints the
  * summary. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench/bench.h"
+#include "session/session.h"
 #include "cli/commands.h"
 #include "cli/run_options.h"
 #include "cli/workload_path.h"
@@ -86,14 +86,14 @@ int cmd_run(int argc, char **argv)
         cfg.argv = default_argv;
         cfg.argc = 4;
     }
-    struct bench_output out;
-    int status = bench_run(&cfg, &out);
+    struct session_output out;
+    int status = session_run(&cfg, &out);
     if (cfg.json && out.doc)
         export_text_print_json(stdout, out.doc, out.path);
     else if (!cfg.quiet && out.doc)
         export_text_print(stdout, out.doc, out.path);
     fflush(stdout);
-    bench_output_free(&out);
+    session_output_free(&out);
     free(default_argv[0]);
     if (wf_argv)
         free(wf_argv[0]);

@@ -1,7 +1,7 @@
 /* cmd_sweep: `mlbench sweep`: reads the sweep's own options (-L, -P, -D, -c, -n, --find-max,
  * --objective, ...: rows parsed with run's in one pass, run_options_parse_with; hyperfine's
  * -L NAME VALUES and -P NAME MIN MAX take several words), builds the points (every
- * combination, {NAME} substituted; or the commands), hands them to bench/sweep.c and prints
+ * combination, {NAME} substituted; or the commands), hands them to session/sweep.c and prints
  * the sweep table. docs/sweep.md describes it all. */
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "bench/sweep.h"
+#include "session/sweep.h"
 #include "cli/commands.h"
 #include "cli/run_options.h"
 #include "export/sweep.h"

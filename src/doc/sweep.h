@@ -1,5 +1,5 @@
 /* doc/sweep: the one reader of sweep documents ("mlbench.sweep/1", docs/sweep.md), which
- * bench/sweep.c writes. A document is read once into a read-only typed view with the tolerant
+ * session/sweep.c writes. A document is read once into a read-only typed view with the tolerant
  * rules of util/jsonx: a member that is missing, null or of the wrong type reads as absent
  * (NULL, NAN, -1 or an empty array), never as a crash, so an old, hand-made or hostile file
  * shows what it can; nothing read sizes a loop beyond what the file holds. The answers derived
@@ -8,7 +8,7 @@
  *
  * The figures of a point (struct doc_sweep_figures) are also what the writer fills from a
  * point's result before writing them, and what objectives and constraints are evaluated on
- * (bench/sweep_plan.h), so the writer never reads back what it wrote.
+ * (session/sweep_plan.h), so the writer never reads back what it wrote.
  *
  * Strings and `json` members are borrowed from the document, which must outlive the view; the
  * arrays belong to the view. Reading distinct documents is thread-safe. */

@@ -2,7 +2,7 @@
  * receiver, the sampler that follows the command's process tree, and the environments of the
  * command (ours with MLBENCH_MARKER_SOCKET set to the receiver) and of its helpers (--prepare,
  * --cleanup: without it, so they cannot add events to a run). Used by the repetition loop
- * (bench/bench.c) and by `mlbench monitor`.
+ * (session/session.c) and by `mlbench monitor`.
  *
  * Call runner_init() before instruments_open: the receiver's and sampler's threads must start
  * with the runner's signals blocked. Not thread-safe. */

@@ -136,7 +136,7 @@ double gpu_clock_threshold(const struct run_config *cfg)
                                                   : GPU_CLOCK_THRESHOLD;
 }
 
-size_t gpu_clock_mark(struct bench_result *r, const struct machine_facts *facts,
+size_t gpu_clock_mark(struct result *r, const struct machine_facts *facts,
                       const struct repetition **used, size_t n)
 {
     struct gpu_clock_summary *gc = &r->summary.gpu_clock;

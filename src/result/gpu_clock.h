@@ -3,7 +3,7 @@
  * slowdown, while busy, is marked throttled; over the runs this gives "clock scaling" (the SM
  * clock as a share of its maximum) and, with --discard-throttled, the runs the statistics leave
  * out (nvbench discards samples below 75 % of the default SM clock). docs/statistics.md#gpu-clock.
- * The per-run rule (gpu_clock_run_compute) is pure; the rest reads and writes a bench_result. */
+ * The per-run rule (gpu_clock_run_compute) is pure; the rest reads and writes a session_result. */
 #ifndef MLBENCH_GPU_CLOCK_H
 #define MLBENCH_GPU_CLOCK_H
 
@@ -12,7 +12,7 @@
 
 #include "sources/source.h"
 
-struct bench_result;
+struct result;
 struct machine_facts;
 struct repetition;
 struct run_config;
@@ -93,7 +93,7 @@ double gpu_clock_threshold(const struct run_config *cfg);
  * r->summary.gpu_clock, and with --discard-throttled removes the throttled runs from
  * used[0..n) (the ok runs; order kept), unless every one of them is throttled. Returns the
  * number of runs left in used. */
-size_t gpu_clock_mark(struct bench_result *r, const struct machine_facts *facts,
+size_t gpu_clock_mark(struct result *r, const struct machine_facts *facts,
                       const struct repetition **used, size_t n);
 
 /* For summary_compute, once the used runs are final: the scaling over them into s->gpu_clock

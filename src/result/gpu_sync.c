@@ -240,7 +240,7 @@ static struct pair *pair_of(struct pair *pairs, size_t *n, const char *stage, co
 }
 
 /* Counts the runs in which both stages of each pair with a tail appear. */
-static void count_runs(const struct bench_result *r, struct pair *pairs, size_t n_pairs)
+static void count_runs(const struct result *r, struct pair *pairs, size_t n_pairs)
 {
     for (size_t k = 0; k < r->n_reps; k++) {
         const struct repetition *rep = &r->reps[k];
@@ -297,7 +297,7 @@ struct queued {
 };
 
 /* Counts, per stage, the runs in which the marker client saw it end with GPU work queued. */
-static size_t queued_stages(const struct bench_result *r, struct queued *q, size_t max)
+static size_t queued_stages(const struct result *r, struct queued *q, size_t max)
 {
     size_t n = 0;
     for (size_t k = 0; k < r->n_reps; k++) {
@@ -336,7 +336,7 @@ static size_t queued_stages(const struct bench_result *r, struct queued *q, size
 }
 
 /* Runs (measured, ok) in which a stage of this name appears. */
-static size_t runs_with(const struct bench_result *r, const char *stage)
+static size_t runs_with(const struct result *r, const char *stage)
 {
     size_t n = 0;
     for (size_t k = 0; k < r->n_reps; k++) {
@@ -352,7 +352,7 @@ static size_t runs_with(const struct bench_result *r, const char *stage)
     return n;
 }
 
-void gpu_sync_check(struct bench_result *r)
+void gpu_sync_check(struct result *r)
 {
     /* What the marker client saw is certain: it needs no GPU measured, and the timelines'
      * reading is not repeated for the stages it names. */

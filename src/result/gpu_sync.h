@@ -13,7 +13,7 @@
 
 #include "measure/stages.h"
 
-struct bench_result;
+struct result;
 
 /* The GPU's activity over a window of the run (ns from the run's start). GPM's SM active
  * covers exactly the time since the previous sample; NVML's utilisation an unknown period of
@@ -54,6 +54,6 @@ size_t gpu_sync_tails(const struct span *spans, size_t n_spans, const struct gpu
  * any run: it is certain), and, where a GPU was measured (r->gpus_shown), for each other pair
  * of stages that has a tail in at least half of the runs in which both appear. Call after the
  * GPUs are chosen. */
-void gpu_sync_check(struct bench_result *r);
+void gpu_sync_check(struct result *r);
 
 #endif

@@ -278,7 +278,7 @@ static const struct rank_exit *rank_exit_of(const struct stage_data *d, int32_t 
     return found;
 }
 
-void rank_warnings(struct summary *s, const struct bench_result *r)
+void rank_warnings(struct summary *s, const struct result *r)
 {
     const struct repetition *reps = r->reps;
     size_t n = r->n_reps, failed = 0, ranked = 0;

@@ -12,7 +12,7 @@
 #include "measure/event_log.h"
 #include "measure/stages.h"
 
-struct bench_result;
+struct result;
 struct repetition;
 struct stage_summary;
 struct summary;
@@ -51,7 +51,7 @@ void rank_summary_compute(struct rank_summary *out, const struct repetition *con
 void rank_summary_free(struct rank_summary *s);
 /* Warns in s of the ranks whose rank-exec reported a failure in r's runs ("rank_failed"), and
  * of a run --ranks in which no process announced a rank ("no_ranks"). */
-void rank_warnings(struct summary *s, const struct bench_result *r);
+void rank_warnings(struct summary *s, const struct result *r);
 
 /* The summary's "ranks" object, or null without ranks. */
 json_t *rank_summary_json(const struct rank_summary *s);

@@ -19,7 +19,7 @@
 /* A round as a repetition: its time per call, status ok; CPU time per call when the timer gave
  * it, else 0 that record_mark_unmeasured makes null. Metadata goes to the first measured round, as
  * marker metadata events would. */
-static void add_round(struct bench_result *r, const struct timings *t, bool warmup, size_t i,
+static void add_round(struct result *r, const struct timings *t, bool warmup, size_t i,
                       int64_t start_unix_ns, bool with_meta)
 {
     const json_t *a = warmup ? t->warmup : t->rounds;
@@ -39,7 +39,7 @@ static void add_round(struct bench_result *r, const struct timings *t, bool warm
         event_log_add(&rep->log, &tok);
     }
     stages_aggregate(&rep->log, 0, o->wall_ns, &rep->stages);
-    free(rep->log.ev); /* as bench.c: the aggregate and the interned names are kept */
+    free(rep->log.ev); /* as session.c: the aggregate and the interned names are kept */
     rep->log.ev = NULL;
     rep->log.n = rep->log.cap = 0;
 }
@@ -112,7 +112,7 @@ void record_mark_unmeasured(json_t *doc, const struct timings *t)
         "timer", t->timer ? json_string(t->timer) : json_null()));
 }
 
-void record_result(const struct timings *t, struct run_config *cfg, struct bench_result *r,
+void record_result(const struct timings *t, struct run_config *cfg, struct result *r,
                    json_t **env, struct machine_facts *facts)
 {
     cfg->argv = t->argv;

@@ -15,7 +15,7 @@
  * and *facts: the environment and the machine's facts captured for the first document, shared
  * by the others (*env NULL: captured now and kept in both; the caller releases them, with
  * json_decref and machine_facts_free). */
-void record_result(const struct timings *t, struct run_config *cfg, struct bench_result *r,
+void record_result(const struct timings *t, struct run_config *cfg, struct result *r,
                    json_t **env, struct machine_facts *facts);
 
 /* What a timing in the process did not measure is null or absent in its document doc (the JSON

@@ -50,7 +50,7 @@ static double peak_of(const struct summary *s, const struct metric_stat *m, cons
 
 /* Chooses the GPUs that count: those where the workload's processes held memory, or, where
  * NVML could not list processes, those that were busy; every GPU with --all-gpus. */
-static uint64_t choose_gpus(const struct bench_result *r)
+static uint64_t choose_gpus(const struct result *r)
 {
     const struct summary *s = &r->summary;
     uint64_t used = 0, busy = 0, known = 0;
@@ -182,7 +182,7 @@ static bool mentions_gpu(const char *text)
 }
 
 /* The workload claims a GPU: device metadata, or the label or the command says so. */
-static bool meant_for_gpu(const struct bench_result *r)
+static bool meant_for_gpu(const struct result *r)
 {
     const char *device = meta_value(&r->summary, "device");
     if (device)
@@ -195,7 +195,7 @@ static bool meant_for_gpu(const struct bench_result *r)
     return false;
 }
 
-static bool source_active(const struct bench_result *r, const char *name)
+static bool source_active(const struct result *r, const char *name)
 {
     for (size_t i = 0; i < r->sampling.n_active; i++)
         if (!strcmp(r->sampling.active[i], name))
@@ -237,7 +237,7 @@ static void check_governor(struct summary *s)
 
 /* The name and tensor cores of the first GPU shown that NVML gave a handle for, from the
  * machine's GPUs; untouched when there is none. The name is borrowed from facts. */
-static void gpu_facts(const struct bench_result *r, const struct machine_facts *facts,
+static void gpu_facts(const struct result *r, const struct machine_facts *facts,
                       struct analysis_context *ctx)
 {
     for (size_t i = 0; facts && i < facts->sources.n_gpus; i++) {
@@ -274,7 +274,7 @@ static long meta_long(const struct summary *s, const char *key, long min)
 
 /* The workload's framework facts (framework.* metadata of the Python marker client,
  * docs/markers.md, and the plain keys scripts send by hand), and how the CPU was sampled. */
-static void workload_facts(const struct bench_result *r, struct analysis_context *ctx)
+static void workload_facts(const struct result *r, struct analysis_context *ctx)
 {
     const struct summary *s = &r->summary;
     if (meta_value(s, "framework.torch.version"))
@@ -324,7 +324,7 @@ static struct rank_stage_figures *rank_figures(const struct rank_summary *rs)
     return f;
 }
 
-void resources_analyze(struct bench_result *r, const struct machine_facts *facts)
+void resources_analyze(struct result *r, const struct machine_facts *facts)
 {
     struct summary *s = &r->summary;
     check_governor(s);

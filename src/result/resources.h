@@ -13,6 +13,6 @@
 /* After summary_compute: fills r->analysis (r->analyzed) and adds warnings to r->summary.
  * facts: the machine the runs ran on (result_capture_environment's answer; NULL: none known),
  * whose GPU name and compute capability and CPU extensions the rules use. */
-void resources_analyze(struct bench_result *r, const struct machine_facts *facts);
+void resources_analyze(struct result *r, const struct machine_facts *facts);
 
 #endif

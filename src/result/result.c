@@ -41,14 +41,14 @@ void result_new_id(char *id, size_t len, int64_t *unix_ns)
     snprintf(id, len, "%s-%06x", when, rnd & 0xffffff);
 }
 
-void result_init(struct bench_result *r, const struct run_config *config)
+void result_init(struct result *r, const struct run_config *config)
 {
     memset(r, 0, sizeof *r);
     r->config = config;
     result_new_id(r->id, sizeof r->id, &r->created_unix_ns);
 }
 
-struct repetition *result_add_rep(struct bench_result *r, bool warmup)
+struct repetition *result_add_rep(struct result *r, bool warmup)
 {
     r->reps = xgrow(r->reps, &r->cap_reps, r->n_reps + 1, sizeof *r->reps);
     struct repetition *rep = &r->reps[r->n_reps];
@@ -59,7 +59,7 @@ struct repetition *result_add_rep(struct bench_result *r, bool warmup)
     return rep;
 }
 
-void result_free(struct bench_result *r)
+void result_free(struct result *r)
 {
     for (size_t i = 0; i < r->n_reps; i++) {
         free(r->reps[i].outcome.stderr_tail);
@@ -456,7 +456,7 @@ static json_t *summary_json(const struct summary *s)
     return j;
 }
 
-const struct machine_facts *result_capture_environment(struct bench_result *r,
+const struct machine_facts *result_capture_environment(struct result *r,
                                                        const struct sampler *sampler)
 {
     struct source_facts sources = {.n_gpus = 0};
@@ -490,7 +490,7 @@ static json_t *sampling_json(const struct sampling_info *si)
                                                      : json_null());
 }
 
-static json_t *analysis_json(const struct bench_result *r)
+static json_t *analysis_json(const struct result *r)
 {
     if (!r->analyzed)
         return json_null();
@@ -513,7 +513,7 @@ static json_t *analysis_json(const struct bench_result *r)
                      "gpus", gpus, "verdicts", verdicts, "findings", findings);
 }
 
-json_t *result_to_json(const struct bench_result *r)
+json_t *result_to_json(const struct result *r)
 {
     const struct run_config *c = r->config;
     json_t *argv = json_array();
@@ -564,7 +564,7 @@ json_t *result_to_json(const struct bench_result *r)
     return doc;
 }
 
-void result_price(struct bench_result *r, const struct machine_facts *facts)
+void result_price(struct result *r, const struct machine_facts *facts)
 {
     price_match_free(&r->price);
     const struct price_spec *spec = r->config ? r->config->price : NULL;

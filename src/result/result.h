@@ -49,7 +49,7 @@ struct sampling_info {
     int64_t sampled_ns;     /* wall time sampled: the runs' wall times added up */
 };
 
-struct bench_result {
+struct result {
     char id[48];               /* "20261129T233001-4f2a9c" */
     const struct run_config *config;
     int64_t created_unix_ns;
@@ -77,10 +77,10 @@ struct bench_result {
  * the same form. */
 void result_new_id(char *id, size_t len, int64_t *unix_ns);
 /* Sets up an empty result for config (which must outlive it) with a fresh id. */
-void result_init(struct bench_result *r, const struct run_config *config);
+void result_init(struct result *r, const struct run_config *config);
 /* Appends a zeroed repetition with its index set; the pointer is valid until the next call. */
-struct repetition *result_add_rep(struct bench_result *r, bool warmup);
-void result_free(struct bench_result *r);
+struct repetition *result_add_rep(struct result *r, bool warmup);
+void result_free(struct result *r);
 
 /* Captures what the runs ran on into r->environment (envinfo_capture) and r->facts, replacing
  * any earlier capture: the machine, the git state of the current directory (runs git, 2 s at
@@ -88,18 +88,18 @@ void result_free(struct bench_result *r);
  * GPUs). Call once after the runs, while the sampler is still open (before sampler_close).
  * Reads nothing of the summary. Returns &r->facts, for summary_compute, result_price and
  * resources_analyze, which take them. */
-const struct machine_facts *result_capture_environment(struct bench_result *r,
+const struct machine_facts *result_capture_environment(struct result *r,
                                                        const struct sampler *sampler);
 
 /* Decides the price of the result from config->price and the machine's facts (price_match;
  * NULL: none known), after summary_compute (whose warnings it adds to). A price file that
  * names neither this machine nor a default leaves the result unpriced, with a warning logged
  * and one in the summary ("unpriced"). Nothing happens without a price. */
-void result_price(struct bench_result *r, const struct machine_facts *facts);
+void result_price(struct result *r, const struct machine_facts *facts);
 
 /* The whole result as JSON (new reference). Pure serialisation: the environment is the one
  * result_capture_environment captured ({} when none was). */
-json_t *result_to_json(const struct bench_result *r);
+json_t *result_to_json(const struct result *r);
 
 /* Writes a result document (from result_to_json) to path atomically (temporary file in the
  * same directory, fsync, rename): there is never a partial file. j is not consumed.

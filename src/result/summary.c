@@ -467,7 +467,7 @@ static void summarize_meta(struct summary *s, const struct used *u)
 }
 
 /* Warm-up and first-run effects, failed runs, and marker problems. */
-static void quality_warnings(struct summary *s, const struct bench_result *r, const struct used *u)
+static void quality_warnings(struct summary *s, const struct result *r, const struct used *u)
 {
     char a[32], b[32];
     const struct run_config *cfg = r->config;
@@ -599,7 +599,7 @@ static void quality_warnings(struct summary *s, const struct bench_result *r, co
                      "processes?) and were ignored", (unsigned long long)r->events_outside_runs);
 }
 
-void summary_compute(struct bench_result *r, const struct machine_facts *facts)
+void summary_compute(struct result *r, const struct machine_facts *facts)
 {
     struct summary *s = &r->summary;
     summary_free(s);

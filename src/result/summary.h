@@ -14,7 +14,7 @@
 #include "result/span_stats.h"
 #include "result/summary_warn.h"
 
-struct bench_result;
+struct result;
 struct machine_facts;
 
 #define SUMMARY_CV_WARN 0.05        /* coefficient of variation above which a series is noisy */
@@ -94,7 +94,7 @@ struct summary {
  * repetition's GPU clock (rep->gpu_clock) against the maximum SM clocks of the GPUs of facts,
  * the machine the runs ran on (result_capture_environment's answer; NULL: none known, and
  * only throttle reasons mark runs). */
-void summary_compute(struct bench_result *r, const struct machine_facts *facts);
+void summary_compute(struct result *r, const struct machine_facts *facts);
 void summary_free(struct summary *s);
 
 #endif

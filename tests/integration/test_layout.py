@@ -35,7 +35,7 @@ class LayoutTest(unittest.TestCase):
 
     def test_allowed_includes_pass(self):
         with tree({"src/result/r.c": '#include "analysis/stats.h"\n#include "util/log.h"\n',
-                   "src/cli/c.c": '#include "bench/bench.h"\n',
+                   "src/cli/c.c": '#include "session/session.h"\n',
                    "workloads/imgclf/i.c": '#include "common/opts.h"\n#include "mlbench/marker.h"\n'}) as t:
             rc, out = check(t)
             self.assertEqual(rc, 0, out)
@@ -59,7 +59,7 @@ class LayoutTest(unittest.TestCase):
             rc, out = check(t)
             self.assertEqual(rc, 1, out)
             self.assertIn("workloads/ may not include the harness", out)
-        with tree({"src/bench/b.c": '#include "../workloads/common/opts.h"\n'}) as t:
+        with tree({"src/session/b.c": '#include "../workloads/common/opts.h"\n'}) as t:
             rc, out = check(t)
             self.assertEqual(rc, 1, out)
             self.assertIn("may not include workloads/", out)

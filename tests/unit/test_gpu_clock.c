@@ -324,7 +324,7 @@ static void test_max_from_facts(void **state)
 /* ---- over the runs: summary_compute ---------------------------------------------------- */
 
 static struct run_config cfg;
-static struct bench_result res;
+static struct result res;
 
 static int has_warning(const char *code, const char *part)
 {

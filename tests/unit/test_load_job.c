@@ -1,4 +1,4 @@
-/* Unit tests of `mlbench load`'s job (src/bench/load_job.c, load_runs.c) on their pure parts:
+/* Unit tests of `mlbench load`'s job (src/session/load_job.c, load_runs.c) on their pure parts:
  * the command line the result records (a credential's header value redacted, whatever way the
  * header was given; everything else kept), the bound a peak-search run met, which run counts
  * for the verdict, and the "load" section built from the runs as doc/load.h reads it back. */
@@ -12,8 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench/load_job.h"
-#include "bench/load_runs.h"
+#include "session/load_job.h"
+#include "session/load_runs.h"
 #include "doc/load.h"
 
 /* The words load_job_command records for argv (argv[0] the verb), as a NULL-terminated list

@@ -22,7 +22,7 @@ enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, PSI_C
 
 static struct series_registry reg;
 static struct run_config cfg;
-static struct bench_result res;
+static struct result res;
 /* The machine's facts the next setup_run captures (it takes what they own), or NULL: none */
 static struct machine_facts *next_facts;
 static const char *const *next_meta; /* "key value" metadata the next run sends, NULL-ended */

@@ -22,7 +22,7 @@
 #define T0 (1000 * MS)
 
 static struct run_config cfg;
-static struct bench_result res;
+static struct result res;
 
 static void start(void)
 {

@@ -14,7 +14,7 @@
 #define MS 1000000LL
 
 static struct run_config cfg;
-static struct bench_result res;
+static struct result res;
 
 static void start(int warmup)
 {

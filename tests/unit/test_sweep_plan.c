@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/sweep_plan.h"
+#include "session/sweep_plan.h"
 #include "util/units.h"
 
 static void test_lists(void **state)

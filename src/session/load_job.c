@@ -1,6 +1,6 @@
 /* load_job: `mlbench load`'s measuring session (load_job.h): the plan, the server's readiness,
  * the scenario runs or the peak search as the bench session's companion, and the result. */
-#include "bench/load_job.h"
+#include "session/load_job.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/load_runs.h"
+#include "session/load_runs.h"
 #include "live/live.h"
 #include "load/earlystop.h"
 #include "load/judge.h"
@@ -434,7 +434,7 @@ json_t *load_job_command(int argc, char **argv)
 
 /* The session: the server started (or the endpoint checked), the companion run beside it,
  * the result built and written. Returns the exit status (load_job_run). */
-static int measure(struct job *job, const struct run_config *session, struct bench_output *out)
+static int measure(struct job *job, const struct run_config *session, struct session_output *out)
 {
     const struct load_job_config *a = job->asked;
     char err[1024];
@@ -467,19 +467,19 @@ static int measure(struct job *job, const struct run_config *session, struct ben
     rc.interval_ns = session->interval_ns;
     rc.interval_adaptive = session->interval_adaptive;
     rc.serve = session->serve;
-    struct bench *b;
-    int status = bench_open(&rc, &b);
-    if (status == 0 && bench_add(b, &rc, NULL) < 0)
+    struct session *b;
+    int status = session_open(&rc, &b);
+    if (status == 0 && session_add(b, &rc, NULL) < 0)
         status = 2;
     if (status == 0) {
-        struct live_metrics *live = bench_live(b);
+        struct live_metrics *live = session_live(b);
         if (live) { /* --serve: each query's latency on /metrics as it ends */
             job->cfg.on_query = live_on_query;
             job->cfg.on_query_arg = live;
         }
-        struct bench_companion comp = {.run = companion, .arg = job};
-        const struct repetition *rep = bench_step_with(b, 0, &comp);
-        bench_end_runs(b);
+        struct session_companion comp = {.run = companion, .arg = job};
+        const struct repetition *rep = session_step_with(b, 0, &comp);
+        session_end_runs(b);
         if (job->refused) {
             log_error("load: %s", job->error);
             status = 2;
@@ -491,19 +491,19 @@ static int measure(struct job *job, const struct run_config *session, struct ben
                                              a->server_cmd, rep);
             json_object_set_new(load, "command", load_job_command(a->argc, a->argv));
             json_object_set_new(extra, "load", load);
-            status = bench_finish(b, 0, extra, out);
+            status = session_finish(b, 0, extra, out);
             json_decref(extra);
             if (status == 0 && (job->error[0] || !load_runs_valid(&job->runs)))
                 status = 1;
         }
     }
-    bench_close(b);
+    session_close(b);
     cmdline_free(&server);
     return status;
 }
 
 int load_job_run(const struct load_job_config *cfg, const struct run_config *session,
-                 struct bench_output *out)
+                 struct session_output *out)
 {
     memset(out, 0, sizeof *out);
     struct job job = {.asked = cfg, .quiet = session->quiet};

@@ -2,7 +2,7 @@
  * was asked (the scenario, its rules, the requests; checked against each other), the server
  * started and measured like a workload of `mlbench run` when there is a command for it (its
  * readiness awaited), the load generator (src/load/) running beside it as the session's
- * companion (bench.h): one scenario run, or find-peak's probes and confirmations; then the
+ * companion (session.h): one scenario run, or find-peak's probes and confirmations; then the
  * result with its "load" section (load_runs.h) written like a run's. Call from the main
  * thread, once per process (it opens a bench session). */
 #ifndef MLBENCH_BENCH_LOAD_JOB_H
@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "bench/bench.h"
+#include "session/session.h"
 #include "measure/run_config.h"
 
 /* What the job was asked, as given (docs/load.md names each one's option). Zero, NULL or a
@@ -58,9 +58,9 @@ struct load_job_config {
  * session->quiet, each scenario run as it ends. Returns mlbench load's exit status: 0 every
  * run that counts VALID, 1 INVALID or the job failed midway, 2 bad input or the endpoint refused
  * before the start (nothing ran), 3 the result could not be written; out is filled in every
- * case (out->doc: the result document, or NULL): free it with bench_output_free. */
+ * case (out->doc: the result document, or NULL): free it with session_output_free. */
 int load_job_run(const struct load_job_config *cfg, const struct run_config *session,
-                 struct bench_output *out);
+                 struct session_output *out);
 
 /* The command line argv[0..argc) as the result records it (load.command): ["mlbench", the
  * words...], each made valid UTF-8, the value of a header that carries a credential

@@ -1,5 +1,5 @@
 /* sweep_plan: parameters, product, substitution, order, search, objectives (see sweep_plan.h). */
-#include "bench/sweep_plan.h"
+#include "session/sweep_plan.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* bench: the repetition loop and the run wiring of `mlbench run` and `mlbench sweep` (see
- * bench.h). Measuring one run is measure/runner.c, markers measure/markers.c, the summary
+ * session.h). Measuring one run is measure/runner.c, markers measure/markers.c, the summary
  * result/summary.c. */
-#include "bench/bench.h"
+#include "session/session.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,10 +31,10 @@
 #include "util/xalloc.h"
 
 /* One configuration measured: its command, its result and where its repetition loop stands. */
-struct bench_point {
+struct session_point {
     const struct run_config *cfg;
     char *name;            /* for the progress lines ("batch=64"), or NULL */
-    struct bench_result result;
+    struct result result;
     char *joined;          /* --shell: the command's words joined into one line */
     struct cmdline cmd, prepare, cleanup;
     int planned;           /* runs expected, warm-up included (estimate in auto mode) */
@@ -43,24 +43,24 @@ struct bench_point {
     int64_t measured_ns;   /* of finished measured runs */
     int measured;
     bool any_bad;          /* a run did not succeed */
-    bool stopped;          /* no more runs: fail-fast, not found, interrupted, bench_stop */
+    bool stopped;          /* no more runs: fail-fast, not found, interrupted, session_stop */
     int not_found;         /* 127 when the command was not found */
 };
 
 /* The measuring session the points share: one runner, one marker receiver and sampler, one
  * --serve, one progress line. */
-struct bench {
+struct session {
     const struct run_config *cfg; /* the common settings: store, sampling, --serve, --nvtx */
     struct instruments inst;
     struct live_metrics *live;     /* --serve */
     struct http_server *server;
     struct progress progress;
     char *nvtx_var;        /* "NVTX_INJECTION64_PATH=..." for the command, or NULL */
-    struct bench_store where; /* the store, its runs/ directory, the shared store's name */
-    struct bench_point **points;
+    struct session_store where; /* the store, its runs/ directory, the shared store's name */
+    struct session_point **points;
     size_t n_points;
-    struct bench_point *current; /* the point running now, for the status line */
-    struct bench_companion *companion; /* of the run being made (bench_step_with), or NULL */
+    struct session_point *current; /* the point running now, for the status line */
+    struct session_companion *companion; /* of the run being made (session_step_with), or NULL */
     bool printed_failure;  /* the first failure's stderr was shown (once per session: a sweep
                             * of probes that run out of memory would repeat it for each) */
     bool markers_stopped;
@@ -98,8 +98,8 @@ static char *nvtx_library(void)
 
 static void tick(void *arg, int64_t elapsed_ns)
 {
-    struct bench *b = arg;
-    const struct bench_point *p = b->current;
+    struct session *b = arg;
+    const struct session_point *p = b->current;
     char stage[128];
     markers_current_stage(b->inst.markers, stage, sizeof stage);
     int64_t eta = -1;
@@ -125,13 +125,13 @@ static void how_it_ended(const struct run_outcome *o, char *how, size_t len)
         snprintf(how, len, "%s", run_status_name(o->status));
 }
 
-void bench_describe_outcome(const struct run_outcome *o, char *how, size_t len)
+void session_describe_outcome(const struct run_outcome *o, char *how, size_t len)
 {
     how_it_ended(o, how, len);
 }
 
 /* Runs --prepare or --cleanup; returns NULL or an owned message saying how it failed. */
-static char *run_helper(struct bench *b, const struct bench_point *p, const struct cmdline *c,
+static char *run_helper(struct session *b, const struct session_point *p, const struct cmdline *c,
                         const char *what)
 {
     struct runner_spec spec = {
@@ -151,7 +151,7 @@ static char *run_helper(struct bench *b, const struct bench_point *p, const stru
     return msg;
 }
 
-static void describe_failure(struct bench *b, const struct repetition *rep)
+static void describe_failure(struct session *b, const struct repetition *rep)
 {
     const struct run_outcome *o = &rep->outcome;
     if (rep->prepare_error) {
@@ -173,10 +173,10 @@ static void describe_failure(struct bench *b, const struct repetition *rep)
     }
 }
 
-/* A companion (bench.h) on its thread: done is an eventfd written when it returns, which the
+/* A companion (session.h) on its thread: done is an eventfd written when it returns, which the
  * runner takes as the request to stop the command. */
 struct companion_run {
-    struct bench_companion *c;
+    struct session_companion *c;
     struct instruments *inst;
     pthread_t thread;
     bool started;
@@ -240,8 +240,8 @@ static void companion_alone(struct companion_run *cr, struct run_outcome *o)
 
 /* The measured command itself (or, with a companion and no command, the companion), with
  * markers and samples, aggregated into rep. */
-static void measure_command(struct bench *b, struct bench_point *p, struct repetition *rep,
-                            struct bench_companion *companion)
+static void measure_command(struct session *b, struct session_point *p, struct repetition *rep,
+                            struct session_companion *companion)
 {
     struct instruments *s = &b->inst;
     struct runner_spec spec = {
@@ -295,8 +295,8 @@ static void measure_command(struct bench *b, struct bench_point *p, struct repet
 }
 
 /* One repetition: prepare, the measured command, cleanup. Returns the repetition. */
-static struct repetition *one_run(struct bench *b, struct bench_point *p, bool warmup, int number,
-                                  int of)
+static struct repetition *one_run(struct session *b, struct session_point *p, bool warmup,
+                                  int number, int of)
 {
     struct repetition *rep = result_add_rep(&p->result, warmup);
     const char *kind = warmup ? "warm-up" : "run";
@@ -348,7 +348,7 @@ static void record_sampling(struct sampling_info *info, const struct sampler *s,
 }
 
 /* Automatic mode: enough runs for statistics and at least RUN_AUTO_MIN_SECONDS of them. */
-static bool auto_done(const struct bench_point *p, int64_t last_wall_ns)
+static bool auto_done(const struct session_point *p, int64_t last_wall_ns)
 {
     if (p->measured == 1 && (double)last_wall_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         return true;
@@ -357,7 +357,7 @@ static bool auto_done(const struct bench_point *p, int64_t last_wall_ns)
     return p->measured >= RUN_AUTO_MIN_RUNS && (double)p->measured_ns / 1e9 >= RUN_AUTO_MIN_SECONDS;
 }
 
-static int auto_estimate(const struct bench_point *p)
+static int auto_estimate(const struct session_point *p)
 {
     if (p->measured == 0)
         return p->cfg->warmup + RUN_AUTO_MIN_RUNS;
@@ -370,19 +370,19 @@ static int auto_estimate(const struct bench_point *p)
     return p->cfg->warmup + want;
 }
 
-bool bench_done(const struct bench *b, size_t i)
+bool session_done(const struct session *b, size_t i)
 {
-    const struct bench_point *p = b->points[i];
+    const struct session_point *p = b->points[i];
     return p->stopped || runner_interrupted() || (p->cfg->runs && p->measured >= p->cfg->runs);
 }
 
-void bench_stop(struct bench *b, size_t i)
+void session_stop(struct session *b, size_t i)
 {
     b->points[i]->stopped = true;
 }
 
 /* Runs one repetition of p and books it; returns it. */
-static struct repetition *book_run(struct bench *b, struct bench_point *p, bool warmup)
+static struct repetition *book_run(struct session *b, struct session_point *p, bool warmup)
 {
     const struct run_config *cfg = p->cfg;
     struct repetition *rep = one_run(b, p, warmup, warmup ? p->done + 1 : p->measured + 1,
@@ -419,22 +419,22 @@ static struct repetition *book_run(struct bench *b, struct bench_point *p, bool 
     return rep;
 }
 
-const struct repetition *bench_step(struct bench *b, size_t i)
+const struct repetition *session_step(struct session *b, size_t i)
 {
-    struct bench_point *p = b->points[i];
+    struct session_point *p = b->points[i];
     struct repetition *rep = NULL;
     /* The warm-up runs come right before the point's first measured run. */
-    while (!bench_done(b, i) && p->done < p->cfg->warmup)
+    while (!session_done(b, i) && p->done < p->cfg->warmup)
         rep = book_run(b, p, true);
-    if (!bench_done(b, i))
+    if (!session_done(b, i))
         rep = book_run(b, p, false);
     return rep;
 }
 
-const struct repetition *bench_step_with(struct bench *b, size_t i, struct bench_companion *c)
+const struct repetition *session_step_with(struct session *b, size_t i, struct session_companion *c)
 {
-    struct bench_point *p = b->points[i];
-    if (bench_done(b, i))
+    struct session_point *p = b->points[i];
+    if (session_done(b, i))
         return NULL;
     b->companion = c;
     struct repetition *rep = book_run(b, p, false);
@@ -442,13 +442,13 @@ const struct repetition *bench_step_with(struct bench *b, size_t i, struct bench
     return rep;
 }
 
-const struct bench_result *bench_result(const struct bench *b, size_t i)
+const struct result *session_result(const struct session *b, size_t i)
 {
     return &b->points[i]->result;
 }
 
 /* Checks the command strings of a point. Returns 0, or 2 after saying what is wrong. */
-static int check_command(struct bench_point *p)
+static int check_command(struct session_point *p)
 {
     const struct run_config *cfg = p->cfg;
     char err[1024];
@@ -476,7 +476,7 @@ static int check_command(struct bench_point *p)
     return 0;
 }
 
-int bench_store_open(struct bench_store *s, const char *store)
+int session_store_open(struct session_store *s, const char *store)
 {
     char err[1024];
     memset(s, 0, sizeof *s);
@@ -515,26 +515,26 @@ int bench_store_open(struct bench_store *s, const char *store)
     return 0;
 }
 
-void bench_store_free(struct bench_store *s)
+void session_store_free(struct session_store *s)
 {
     free(s->runs_dir);
     free(s->shared);
     memset(s, 0, sizeof *s);
 }
 
-static int check_nvtx(struct bench *b);
+static int check_nvtx(struct session *b);
 
 /* Checks the store and --nvtx before anything runs. Returns 0, or 2 after saying what is
  * wrong. */
-static int check_input(struct bench *b)
+static int check_input(struct session *b)
 {
-    if (bench_store_open(&b->where, b->cfg->store) != 0)
+    if (session_store_open(&b->where, b->cfg->store) != 0)
         return 2;
     return check_nvtx(b);
 }
 
 /* Checks --nvtx. Returns 0, or 2 after saying what is wrong. */
-static int check_nvtx(struct bench *b)
+static int check_nvtx(struct session *b)
 {
     const struct run_config *cfg = b->cfg;
     if (cfg->nvtx) {
@@ -555,7 +555,7 @@ static int check_nvtx(struct bench *b)
 }
 
 /* Starts the runner, the session and --serve. Returns 0, or mlbench's exit status. */
-static int start(struct bench *b)
+static int start(struct session *b)
 {
     const struct run_config *cfg = b->cfg;
     char err[1024];
@@ -584,9 +584,9 @@ static int start(struct bench *b)
     return 0;
 }
 
-int bench_open(const struct run_config *cfg, struct bench **out)
+int session_open(const struct run_config *cfg, struct session **out)
 {
-    struct bench *b = xcalloc(1, sizeof *b);
+    struct session *b = xcalloc(1, sizeof *b);
     b->cfg = cfg;
     *out = b;
     int status = check_input(b);
@@ -595,9 +595,9 @@ int bench_open(const struct run_config *cfg, struct bench **out)
     return status;
 }
 
-int bench_add(struct bench *b, const struct run_config *cfg, const char *name)
+int session_add(struct session *b, const struct run_config *cfg, const char *name)
 {
-    struct bench_point *p = xcalloc(1, sizeof *p);
+    struct session_point *p = xcalloc(1, sizeof *p);
     p->cfg = cfg;
     p->name = name ? xstrdup(name) : NULL;
     p->planned = cfg->warmup + (cfg->runs ? cfg->runs : RUN_AUTO_MIN_RUNS);
@@ -609,7 +609,7 @@ int bench_add(struct bench *b, const struct run_config *cfg, const char *name)
 }
 
 /* Stops the marker receiver (and --serve's listeners) once: no run is left. */
-static void stop_markers(struct bench *b)
+static void stop_markers(struct session *b)
 {
     if (b->markers_stopped)
         return;
@@ -617,7 +617,7 @@ static void stop_markers(struct bench *b)
     b->outside = b->inst.markers ? markers_outside(b->inst.markers) : 0;
     progress_clear(&b->progress);
     if (b->server) { /* the aggregates keep their final state; the server stops after the
-                      * results are written (bench_close), so nothing it does can cost them */
+                      * results are written (session_close), so nothing it does can cost them */
         markers_set_listener(b->inst.markers, NULL, NULL);
         sampler_set_listener(b->inst.sampler, NULL, NULL);
     }
@@ -625,9 +625,9 @@ static void stop_markers(struct bench *b)
 }
 
 /* After the runs of a point: its result is summarised and analysed. */
-static void finish(struct bench *b, struct bench_point *p)
+static void finish(struct session *b, struct session_point *p)
 {
-    struct bench_result *r = &p->result;
+    struct result *r = &p->result;
     struct instruments *s = &b->inst;
     progress_clear(&b->progress);
     r->events_outside_runs = b->markers_stopped ? b->outside : markers_outside(s->markers);
@@ -649,8 +649,8 @@ static void finish(struct bench *b, struct bench_point *p)
                      "given; use -r N to repeat anyway", RUN_AUTO_LONG_SECONDS);
 }
 
-int bench_store_write(const struct bench_store *s, const char *id, const char *output,
-                      struct bench_output *out)
+int session_store_write(const struct session_store *s, const char *id, const char *output,
+                      struct session_output *out)
 {
     char err[1024];
     if (!out->doc) {
@@ -701,9 +701,9 @@ output:
     return status;
 }
 
-int bench_finish(struct bench *b, size_t i, json_t *extra, struct bench_output *out)
+int session_finish(struct session *b, size_t i, json_t *extra, struct session_output *out)
 {
-    struct bench_point *p = b->points[i];
+    struct session_point *p = b->points[i];
     memset(out, 0, sizeof *out);
     finish(b, p);
     /* One document for every copy. */
@@ -711,14 +711,14 @@ int bench_finish(struct bench *b, size_t i, json_t *extra, struct bench_output *
     if (out->doc && extra)
         json_object_update(out->doc, extra);
     int status = p->not_found ? p->not_found : p->any_bad ? 1 : 0;
-    if (bench_store_write(&b->where, p->result.id, p->cfg->output, out) != 0)
+    if (session_store_write(&b->where, p->result.id, p->cfg->output, out) != 0)
         status = 3;
     else if (p->result.stop_signal)
         status = 128 + p->result.stop_signal;
     return status;
 }
 
-static void point_free(struct bench_point *p)
+static void point_free(struct session_point *p)
 {
     result_free(&p->result);
     free(p->name);
@@ -728,12 +728,12 @@ static void point_free(struct bench_point *p)
     free(p);
 }
 
-struct live_metrics *bench_live(struct bench *b)
+struct live_metrics *session_live(struct session *b)
 {
     return b->live;
 }
 
-void bench_close(struct bench *b)
+void session_close(struct session *b)
 {
     if (!b)
         return;
@@ -745,36 +745,36 @@ void bench_close(struct bench *b)
     free(b->points);
     instruments_close(&b->inst);
     live_free(b->live);
-    bench_store_free(&b->where);
+    session_store_free(&b->where);
     free(b->nvtx_var);
     free(b);
 }
 
-void bench_end_runs(struct bench *b)
+void session_end_runs(struct session *b)
 {
     stop_markers(b);
 }
 
-int bench_run(const struct run_config *cfg, struct bench_output *out)
+int session_run(const struct run_config *cfg, struct session_output *out)
 {
-    struct bench *b;
+    struct session *b;
     memset(out, 0, sizeof *out);
-    int status = bench_open(cfg, &b);
-    if (status == 0 && bench_add(b, cfg, NULL) < 0)
+    int status = session_open(cfg, &b);
+    if (status == 0 && session_add(b, cfg, NULL) < 0)
         status = 2;
     if (status != 0) {
-        bench_close(b);
+        session_close(b);
         return status;
     }
-    while (!bench_done(b, 0))
-        bench_step(b, 0);
-    bench_end_runs(b);
-    status = bench_finish(b, 0, NULL, out);
-    bench_close(b);
+    while (!session_done(b, 0))
+        session_step(b, 0);
+    session_end_runs(b);
+    status = session_finish(b, 0, NULL, out);
+    session_close(b);
     return status;
 }
 
-void bench_output_free(struct bench_output *out)
+void session_output_free(struct session_output *out)
 {
     json_decref(out->doc);
     free(out->path);

@@ -1,5 +1,5 @@
 /* sweep: runs the points of a sweep and writes its document (see sweep.h). */
-#include "bench/sweep.h"
+#include "session/sweep.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/bench.h"
+#include "session/session.h"
 #include "doc/result.h"
 #include "doc/sweep.h"
 #include "measure/oom.h"
@@ -31,7 +31,7 @@ struct point {
     char **argv;             /* find-max: owned; matrix/commands: the spec's */
     char *prepare, *cleanup; /* find-max: owned */
     json_t *parameters;      /* borrowed (matrix/commands) or owned (find-max) */
-    int bench_index;         /* in the session, -1 when it could not be added */
+    int session_index;         /* in the session, -1 when it could not be added */
     const char *status;      /* NULL while it runs; then a status of docs/sweep.md */
     char detail[512];
     bool finished;
@@ -45,7 +45,7 @@ struct point {
 
 struct sweep {
     const struct sweep_spec *spec;
-    struct bench *bench;
+    struct session *session;
     struct point **points;
     size_t n_points;
     json_t *rounds;          /* array of arrays of point indexes */
@@ -222,7 +222,7 @@ static struct point *add_point(struct sweep *sw, const char *name, char **argv, 
     p->argv = argv;
     p->parameters = parameters;
     doc_sweep_figures_read(NULL, &p->figures);
-    p->bench_index = bench_add(sw->bench, &p->cfg, name);
+    p->session_index = session_add(sw->session, &p->cfg, name);
     p->index = sw->n_points;
     sw->points = xreallocarray(sw->points, sw->n_points + 1, sizeof *sw->points);
     sw->points[sw->n_points++] = p;
@@ -272,7 +272,7 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
     if (rep && !p->status && ran_out_of_memory(sw, rep, kills, reason, sizeof reason)) {
         p->status = "out_of_memory";
         snprintf(p->detail, sizeof p->detail, "%s", reason);
-        bench_stop(sw->bench, (size_t)p->bench_index);
+        session_stop(sw->session, (size_t)p->session_index);
     }
     const struct sweep_objective *o = &sw->spec->objective;
     if (sw->objective_checked || !rep || rep->warmup || rep->outcome.status != RUN_OK ||
@@ -313,11 +313,11 @@ static void after_run(struct sweep *sw, struct point *p, const struct repetition
 
 static void run_point(struct sweep *sw, struct point *p)
 {
-    if (p->bench_index < 0 || bench_done(sw->bench, (size_t)p->bench_index))
+    if (p->session_index < 0 || session_done(sw->session, (size_t)p->session_index))
         return;
     /* The workload runs in mlbench's cgroup: an OOM kill during the step shows there. */
     long before = oom_cgroup_kills(0);
-    const struct repetition *rep = bench_step(sw->bench, (size_t)p->bench_index);
+    const struct repetition *rep = session_step(sw->session, (size_t)p->session_index);
     long after = oom_cgroup_kills(0);
     after_run(sw, p, rep, before >= 0 && after >= 0 ? after - before : -1);
 }
@@ -325,7 +325,7 @@ static void run_point(struct sweep *sw, struct point *p)
 /* The status of a point whose runs are over, from its result. */
 static void settle(struct sweep *sw, struct point *p)
 {
-    const struct bench_result *r = bench_result(sw->bench, (size_t)p->bench_index);
+    const struct result *r = session_result(sw->session, (size_t)p->session_index);
     if (p->status)
         return;
     size_t measured = 0, ok = 0, failed = 0;
@@ -351,7 +351,7 @@ static void settle(struct sweep *sw, struct point *p)
         if (first_bad->prepare_error)
             snprintf(how, sizeof how, "%s", first_bad->prepare_error);
         else
-            bench_describe_outcome(&first_bad->outcome, how, sizeof how);
+            session_describe_outcome(&first_bad->outcome, how, sizeof how);
     }
     if (r->n_reps == 0) {
         p->status = "not_run";
@@ -374,7 +374,7 @@ static void settle(struct sweep *sw, struct point *p)
 /* Summarises, writes and judges a point whose runs are over. */
 static void finish_point(struct sweep *sw, struct point *p)
 {
-    if (p->finished || p->bench_index < 0)
+    if (p->finished || p->session_index < 0)
         return;
     p->finished = true;
     settle(sw, p);
@@ -383,8 +383,8 @@ static void finish_point(struct sweep *sw, struct point *p)
     json_t *extra = json_pack("{s:{s:s, s:I, s:s, s:O}}", "sweep", "id", sw->id,
                               "point", (json_int_t)p->index, "name", p->name,
                               "parameters", p->parameters);
-    struct bench_output out;
-    int status = bench_finish(sw->bench, (size_t)p->bench_index, extra, &out);
+    struct session_output out;
+    int status = session_finish(sw->session, (size_t)p->session_index, extra, &out);
     json_decref(extra);
     if (status == 3)
         sw->status = status;
@@ -393,7 +393,7 @@ static void finish_point(struct sweep *sw, struct point *p)
         sw->status = 1;
     p->result = out.doc ? json_incref(out.doc) : NULL;
     p->result_path = out.path ? xstrdup(out.path) : NULL;
-    bench_output_free(&out);
+    session_output_free(&out);
     if (p->result) {
         p->doc = doc_result_read(p->result);
         doc_sweep_figures_free(&p->figures);
@@ -426,14 +426,14 @@ static void run_matrix(struct sweep *sw)
         add_point(sw, d->name, d->argv, d->argc, d->prepare, d->cleanup, d->parameters);
     }
     for (size_t i = 0; i < sw->n_points; i++)
-        if (sw->points[i]->bench_index < 0) {
+        if (sw->points[i]->session_index < 0) {
             sw->status = 2;
             return;
         }
     if (!spec->interleave) {
         for (size_t i = 0; i < sw->n_points && !sw->status && !runner_interrupted(); i++) {
             struct point *p = sw->points[i];
-            while (!bench_done(sw->bench, (size_t)p->bench_index) && !sw->status)
+            while (!session_done(sw->session, (size_t)p->session_index) && !sw->status)
                 run_point(sw, p);
         }
         return;
@@ -443,14 +443,14 @@ static void run_matrix(struct sweep *sw)
     for (;;) {
         bool any = false;
         for (size_t i = 0; i < sw->n_points; i++)
-            any = any || !bench_done(sw->bench, (size_t)sw->points[i]->bench_index);
+            any = any || !session_done(sw->session, (size_t)sw->points[i]->session_index);
         if (!any || sw->status || runner_interrupted())
             break;
         sweep_shuffle(order, sw->n_points, &state);
         json_t *round = json_array();
         for (size_t k = 0; k < sw->n_points && !sw->status && !runner_interrupted(); k++) {
             struct point *p = sw->points[order[k]];
-            if (bench_done(sw->bench, (size_t)p->bench_index))
+            if (session_done(sw->session, (size_t)p->session_index))
                 continue;
             json_array_append_new(round, json_integer((json_int_t)order[k]));
             run_point(sw, p);
@@ -516,11 +516,11 @@ static void run_find_max(struct sweep *sw)
         p->prepare = (char *)p->cfg.prepare;
         p->cleanup = (char *)p->cfg.cleanup;
         p->value = search.next;
-        if (p->bench_index < 0) {
+        if (p->session_index < 0) {
             sw->status = 2;
             break;
         }
-        while (!bench_done(sw->bench, (size_t)p->bench_index) && !sw->status)
+        while (!session_done(sw->session, (size_t)p->session_index) && !sw->status)
             run_point(sw, p);
         finish_point(sw, p);
         if (runner_interrupted() || !strcmp(p->status, "interrupted"))
@@ -801,9 +801,9 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
         json_decref(sw.rounds);
         return 2;
     }
-    int status = bench_open(spec->cfg, &sw.bench);
+    int status = session_open(spec->cfg, &sw.session);
     if (status != 0) {
-        bench_close(sw.bench);
+        session_close(sw.session);
         json_decref(sw.rounds);
         return status;
     }
@@ -817,11 +817,11 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
         run_find_max(&sw);
     else
         run_matrix(&sw);
-    bench_end_runs(sw.bench);
+    session_end_runs(sw.session);
     bool ran = false; /* a point made a run: its result and the document are written */
     for (size_t i = 0; i < sw.n_points; i++)
-        ran = ran || (sw.points[i]->bench_index >= 0 &&
-                      bench_result(sw.bench, (size_t)sw.points[i]->bench_index)->n_reps > 0);
+        ran = ran || (sw.points[i]->session_index >= 0 &&
+                      session_result(sw.session, (size_t)sw.points[i]->session_index)->n_reps > 0);
     for (size_t i = 0; ran && i < sw.n_points; i++)
         finish_point(&sw, sw.points[i]);
     json_t *find_max = spec->mode == SWEEP_FIND_MAX ? find_max_json(&sw) : NULL;
@@ -838,7 +838,7 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
             status = 128 + runner_interrupted();
     }
     bool owned = spec->mode == SWEEP_FIND_MAX;
-    bench_close(sw.bench);
+    session_close(sw.session);
     for (size_t i = 0; i < sw.n_points; i++)
         point_free(sw.points[i], owned);
     free(sw.points);

@@ -4,7 +4,7 @@
  * shuffled order unless told otherwise; then the sweep document ("mlbench.sweep/1") with every
  * point's status and figures, the objective and the winner, written to <store>/sweeps/ID.json
  * (store/sweeps.h).
- * Call from the main thread, once per process (bench.h). */
+ * Call from the main thread, once per process (session.h). */
 #ifndef MLBENCH_SWEEP_H
 #define MLBENCH_SWEEP_H
 
@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "bench/sweep_plan.h"
+#include "session/sweep_plan.h"
 #include "doc/result.h"
 #include "doc/sweep.h"
 #include "measure/run_config.h"

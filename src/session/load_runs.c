@@ -1,6 +1,6 @@
 /* load_runs: the runs of a `mlbench load` job and the result's "load" section built from them
  * (load_runs.h). */
-#include "bench/load_runs.h"
+#include "session/load_runs.h"
 
 #include <math.h>
 #include <stdio.h>
