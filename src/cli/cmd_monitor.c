@@ -439,7 +439,7 @@ int cmd_monitor(int argc, char **argv)
     instruments_stop_markers(&m.inst);
     if (sampling)
         sampler_stop(m.inst.sampler);
-    table_free(&tab); /* initialised by sampler_start even when its thread did not start */
+    sample_table_free(&tab); /* initialised by sampler_start even when its thread did not start */
     live_free(m.live);
     instruments_close(&m.inst);
     if (m.pidfile_written)

@@ -109,7 +109,7 @@ static void link_finish(struct rank_forward *fwd, struct host_sampling *h, int r
     if (h->sampler) {
         sampler_stop(h->sampler);
         rank_forward_send_samples(fwd, &h->tab);
-        table_free(&h->tab);
+        sample_table_free(&h->tab);
         sampler_close(h->sampler);
     }
     long lost = rank_forward_close(fwd);

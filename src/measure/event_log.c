@@ -65,7 +65,7 @@ void event_log_sort(struct event_log *log)
 void host_samples_free(struct host_samples *h)
 {
     size_t n = h->tab.n_series;
-    table_free(&h->tab);
+    sample_table_free(&h->tab);
     for (size_t i = 0; h->defs && i < n; i++) {
         free(h->defs[i].name);
         free(h->defs[i].labels);

@@ -169,7 +169,7 @@ static bool read_series(struct conn *k, const char *d, size_t len)
         return false;
     }
     struct series_registry reg = {.defs = defs, .n = n};
-    table_init(&k->hs.tab, &reg);
+    sample_table_init(&k->hs.tab, &reg);
     k->hs.defs = defs;
     k->has_series = true;
     return true;
@@ -189,11 +189,11 @@ static bool read_row(struct conn *k, const char *d, size_t len)
     ok = ok && !__builtin_add_overflow(json_integer_value(json_array_get(a, 0)), k->offset_ns,
                                        &t);
     if (ok && tab->n < MAX_ROWS) {
-        size_t row = table_add_row(tab, t);
+        size_t row = sample_table_add_row(tab, t);
         for (size_t i = 0; i < tab->n_series; i++) {
             const json_t *v = json_array_get(a, i + 1);
             if (json_is_number(v))
-                table_set(tab, i, row, json_number_value(v));
+                sample_table_set(tab, i, row, json_number_value(v));
         }
     }
     json_decref(a);

@@ -176,7 +176,7 @@ static void sample_once(struct sampler *s)
             memmove(tab->v[i], tab->v[i] + drop, s->keep_rows * sizeof **tab->v);
         tab->n = s->keep_rows;
     }
-    size_t row = table_add_row(tab, mono_ns());
+    size_t row = sample_table_add_row(tab, mono_ns());
     for (size_t i = 0; i < s->n_src; i++)
         s->src[i].ops->sample(s->src[i].state, &s->ctx, tab, row, &errors);
     if (s->listener)
@@ -236,7 +236,7 @@ static void *sampler_main(void *arg)
 
 int sampler_start(struct sampler *s, struct sample_table *tab)
 {
-    table_init(tab, &s->reg);
+    sample_table_init(tab, &s->reg);
     s->tab = tab;
     s->leader = 0;
     s->stop = false;

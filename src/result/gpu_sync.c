@@ -188,7 +188,7 @@ static struct gpu_window *run_windows(const struct repetition *rep, uint64_t mas
                 *gpm = isfinite(tab->v[s][row]);
     }
     const char *metric = *gpm ? "gpu_sm_active_ratio" : "gpu_utilization_ratio";
-    long cpu = table_find(tab, "process_cpu_seconds_total", NULL);
+    long cpu = sample_table_find(tab, "process_cpu_seconds_total", NULL);
     struct gpu_window *w = xcalloc(tab->n + 1, sizeof *w);
     /* A GPM value covers the time since the previous GPM sample: the last row with a value,
      * or the run's first row (a sample with nothing before it to compare); ticks closer than

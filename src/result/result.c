@@ -65,7 +65,7 @@ void result_free(struct result *r)
         free(r->reps[i].outcome.stderr_tail);
         free(r->reps[i].prepare_error);
         attrib_free(r->reps[i].metrics, r->reps[i].stages.n_stages + 1);
-        table_free(&r->reps[i].samples);
+        sample_table_free(&r->reps[i].samples);
         event_log_free(&r->reps[i].log);
         stages_free(&r->reps[i].stages);
     }

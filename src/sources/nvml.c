@@ -483,7 +483,7 @@ static bool ask(const struct gpu *g, enum query q, bool fn)
 
 static void store(const struct tick *t, const struct gpu *g, enum gpu_series s, double value)
 {
-    table_set(t->tab, g->col[s], t->row, value);
+    sample_table_set(t->tab, g->col[s], t->row, value);
 }
 
 /* One clock, temperature or PCIe counter: a query with one argument and an unsigned answer. */

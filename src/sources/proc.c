@@ -515,7 +515,7 @@ static void counters_update(struct proc_state *st, const struct sample_ctx *ctx,
         }
         tc->last = value;
         double scale = c == C_CPU ? (double)ctx->ticks_per_s : c == C_WAIT ? 1e9 : 1;
-        table_set(tab, series[c], row, value / scale);
+        sample_table_set(tab, series[c], row, value / scale);
     }
 }
 
@@ -616,10 +616,10 @@ static void proc_sample(void *state, struct sample_ctx *ctx, struct sample_table
     double resident, threads;
     build_members(st, ctx, &resident, &threads, errors);
 
-    table_set(tab, st->s_count, row, (double)ctx->n_tree);
+    sample_table_set(tab, st->s_count, row, (double)ctx->n_tree);
     if (ctx->n_tree) {
-        table_set(tab, st->s_rss, row, resident);
-        table_set(tab, st->s_threads, row, threads);
+        sample_table_set(tab, st->s_rss, row, resident);
+        sample_table_set(tab, st->s_threads, row, threads);
     }
     counters_update(st, ctx, tab, row);
     end_tick(st);

@@ -17,13 +17,13 @@ size_t series_register(struct series_registry *reg, const char *source, const ch
     return reg->n++;
 }
 
-void table_set(struct sample_table *tab, size_t series, size_t row, double value)
+void sample_table_set(struct sample_table *tab, size_t series, size_t row, double value)
 {
     if (series < tab->n_series && row < tab->n)
         tab->v[series][row] = value;
 }
 
-long table_find(const struct sample_table *tab, const char *name, const char *labels)
+long sample_table_find(const struct sample_table *tab, const char *name, const char *labels)
 {
     for (size_t i = 0; i < tab->n_series; i++)
         if (!strcmp(tab->defs[i].name, name) && (!labels || !strcmp(tab->defs[i].labels, labels)))
@@ -31,7 +31,7 @@ long table_find(const struct sample_table *tab, const char *name, const char *la
     return -1;
 }
 
-void table_free(struct sample_table *tab)
+void sample_table_free(struct sample_table *tab)
 {
     for (size_t i = 0; i < tab->n_series && tab->v; i++)
         free(tab->v[i]);
@@ -40,7 +40,7 @@ void table_free(struct sample_table *tab)
     memset(tab, 0, sizeof *tab);
 }
 
-void table_init(struct sample_table *tab, const struct series_registry *reg)
+void sample_table_init(struct sample_table *tab, const struct series_registry *reg)
 {
     memset(tab, 0, sizeof *tab);
     tab->defs = reg->defs;
@@ -48,7 +48,7 @@ void table_init(struct sample_table *tab, const struct series_registry *reg)
     tab->v = xcalloc(tab->n_series ? tab->n_series : 1, sizeof *tab->v);
 }
 
-size_t table_add_row(struct sample_table *tab, int64_t t)
+size_t sample_table_add_row(struct sample_table *tab, int64_t t)
 {
     if (tab->n == tab->cap) {
         tab->cap = tab->cap ? tab->cap * 2 : 256;

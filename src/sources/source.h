@@ -68,7 +68,7 @@ struct metric_source {
      * ("no NVIDIA driver: libnvidia-ml.so.1 not found"): the source is then skipped. */
     int (*open)(struct series_registry *reg, const struct sample_ctx *ctx, void **state,
                 char *err, size_t errlen);
-    /* Reads the current values and stores them with table_set(tab, series, row, value);
+    /* Reads the current values and stores them with sample_table_set(tab, series, row, value);
      * values not stored stay NAN. Counts read failures in *errors. Runs on the sampler thread. */
     void (*sample)(void *state, struct sample_ctx *ctx, struct sample_table *tab, size_t row,
                    uint64_t *errors);
@@ -85,15 +85,15 @@ struct metric_source {
 };
 
 /* Sets up an empty table with the registry's series (defs are borrowed). */
-void table_init(struct sample_table *tab, const struct series_registry *reg);
+void sample_table_init(struct sample_table *tab, const struct series_registry *reg);
 /* Appends a row stamped t (CLOCK_MONOTONIC ns) with every value NAN; returns its index. */
-size_t table_add_row(struct sample_table *tab, int64_t t);
+size_t sample_table_add_row(struct sample_table *tab, int64_t t);
 /* Stores a value. Out-of-range indices are ignored. */
-void table_set(struct sample_table *tab, size_t series, size_t row, double value);
+void sample_table_set(struct sample_table *tab, size_t series, size_t row, double value);
 /* Frees the table's arrays (not the definitions). */
-void table_free(struct sample_table *tab);
+void sample_table_free(struct sample_table *tab);
 /* Index of series name{labels} in the table, or -1. labels NULL matches any. */
-long table_find(const struct sample_table *tab, const char *name, const char *labels);
+long sample_table_find(const struct sample_table *tab, const char *name, const char *labels);
 
 /* Frees the definitions of a registry (the sampler's, or one filled outside a sampler in tests). */
 void series_registry_free(struct series_registry *reg);

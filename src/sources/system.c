@@ -485,9 +485,9 @@ static bool sample_cpu(struct system_state *st, struct sample_table *tab, size_t
                 break;
             have_all = true;
             if (cpu_ratios(&t, &st->all_prev, &busy, &iowait, &steal)) {
-                table_set(tab, st->s_busy, row, busy);
-                table_set(tab, st->s_iowait, row, iowait);
-                table_set(tab, st->s_steal, row, steal);
+                sample_table_set(tab, st->s_busy, row, busy);
+                sample_table_set(tab, st->s_iowait, row, iowait);
+                sample_table_set(tab, st->s_steal, row, steal);
             }
             continue;
         }
@@ -500,7 +500,7 @@ static bool sample_cpu(struct system_state *st, struct sample_table *tab, size_t
             continue; /* a CPU brought online after open: not registered */
         c->seen = true;
         if (cpu_ratios(&t, &c->prev, &busy, &iowait, &steal))
-            table_set(tab, c->series, row, busy);
+            sample_table_set(tab, c->series, row, busy);
     }
     if (!have_all)
         (*errors)++;
@@ -517,7 +517,7 @@ static bool set_found(struct sample_table *tab, size_t series, size_t row, doubl
 {
     if (series == NO_SERIES || value < 0)
         return series == NO_SERIES;
-    table_set(tab, series, row, value * scale);
+    sample_table_set(tab, series, row, value * scale);
     return true;
 }
 
@@ -552,8 +552,8 @@ static void system_sample(void *state, struct sample_ctx *ctx, struct sample_tab
                 if (disk_class_get(st, i, st->lines[i].name))
                     keyed_add(&st->disk, st->lines[i].name, st->lines[i].sectors);
             keyed_end(&st->disk);
-            table_set(tab, st->s_disk_read, row, st->disk.total[0] * 512);
-            table_set(tab, st->s_disk_written, row, st->disk.total[1] * 512);
+            sample_table_set(tab, st->s_disk_read, row, st->disk.total[0] * 512);
+            sample_table_set(tab, st->s_disk_written, row, st->disk.total[1] * 512);
         }
     }
     if (st->s_net_rx != NO_SERIES) {
@@ -563,8 +563,8 @@ static void system_sample(void *state, struct sample_ctx *ctx, struct sample_tab
             (*errors)++;
         } else {
             keyed_end(&st->net);
-            table_set(tab, st->s_net_rx, row, st->net.total[0]);
-            table_set(tab, st->s_net_tx, row, st->net.total[1]);
+            sample_table_set(tab, st->s_net_rx, row, st->net.total[0]);
+            sample_table_set(tab, st->s_net_tx, row, st->net.total[1]);
         }
     }
     for (int r = 0; r < N_PSI; r++) {

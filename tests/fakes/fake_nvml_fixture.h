@@ -65,7 +65,7 @@ static inline int teardown(void **state)
 {
     struct fixture *fx = *state;
     if (fx->open) {
-        table_free(&fx->tab);
+        sample_table_free(&fx->tab);
         nvml_source.close(fx->state);
     }
     series_registry_free(&fx->reg);
@@ -105,7 +105,7 @@ static inline int open_source(struct fixture *fx)
     int rc = nvml_source.open(&fx->reg, &fx->ctx, &fx->state, fx->err, sizeof fx->err);
     if (rc == 0) {
         fx->open = true;
-        table_init(&fx->tab, &fx->reg);
+        sample_table_init(&fx->tab, &fx->reg);
         if (nvml_source.run_start)
             nvml_source.run_start(fx->state);
     }
@@ -115,7 +115,7 @@ static inline int open_source(struct fixture *fx)
 static inline void close_source(struct fixture *fx)
 {
     assert_true(fx->open);
-    table_free(&fx->tab);
+    sample_table_free(&fx->tab);
     nvml_source.close(fx->state);
     fx->open = false;
 }
@@ -123,7 +123,7 @@ static inline void close_source(struct fixture *fx)
 /* One tick stamped t_ns (CLOCK_MONOTONIC in the sampler): the new row's index. */
 static inline size_t tick_at(struct fixture *fx, int64_t t_ns)
 {
-    size_t row = table_add_row(&fx->tab, t_ns);
+    size_t row = sample_table_add_row(&fx->tab, t_ns);
     nvml_source.sample(fx->state, &fx->ctx, &fx->tab, row, &fx->errors);
     return row;
 }
@@ -139,7 +139,7 @@ static inline double value(const struct fixture *fx, const char *name, int gpu, 
 {
     char labels[32];
     snprintf(labels, sizeof labels, "gpu=\"%d\"", gpu);
-    long col = table_find(&fx->tab, name, labels);
+    long col = sample_table_find(&fx->tab, name, labels);
     if (col < 0)
         fail_msg("no series %s{%s}", name, labels);
     return fx->tab.v[col][row];

@@ -21,13 +21,13 @@ static void make_table(struct series_registry *reg, struct sample_table *tab)
     memset(reg, 0, sizeof *reg);
     series_register(reg, "test", "g", "", SERIES_GAUGE);
     series_register(reg, "test", "c_total", "", SERIES_COUNTER);
-    table_init(tab, reg);
+    sample_table_init(tab, reg);
     /* gauge 1..10; counter rises 1 per interval (10/s), then 3 per interval (30/s) */
     double total = 0;
     for (int i = 0; i < 10; i++) {
-        size_t row = table_add_row(tab, T0 - 50 * MS + i * 100 * MS);
-        table_set(tab, 0, row, i + 1);
-        table_set(tab, 1, row, total);
+        size_t row = sample_table_add_row(tab, T0 - 50 * MS + i * 100 * MS);
+        sample_table_set(tab, 0, row, i + 1);
+        sample_table_set(tab, 1, row, total);
         total += i < 5 ? 1 : 3;
     }
 }
@@ -72,7 +72,7 @@ static void test_gauge_and_counter(void **state)
     attrib_stage(&tab, T0, tiny, 1, m);
     assert_int_equal(m[0].n, 0);
     assert_true(isnan(m[0].mean) && isnan(m[0].peak));
-    table_free(&tab);
+    sample_table_free(&tab);
     series_registry_free(&reg);
 }
 
@@ -91,7 +91,7 @@ static void test_nan_samples_skipped(void **state)
     assert_true(fabs(m[0].mean - (2 + 4 + 5) / 3.0) < 1e-12);
     assert_int_equal(m[1].n, 3);
     assert_true(fabs(m[1].mean - 10.0) < 1e-9);
-    table_free(&tab);
+    sample_table_free(&tab);
     series_registry_free(&reg);
 }
 
@@ -121,7 +121,7 @@ static void test_attrib_run(void **state)
     attrib_free(rows, d.n_stages + 1);
     stages_free(&d);
     event_log_free(&log);
-    table_free(&tab);
+    sample_table_free(&tab);
     series_registry_free(&reg);
 }
 
@@ -135,12 +135,12 @@ static void test_gauge_time_weighted(void **state)
     struct sample_table tab;
     memset(&reg, 0, sizeof reg);
     series_register(&reg, "test", "g", "", SERIES_GAUGE);
-    table_init(&tab, &reg);
+    sample_table_init(&tab, &reg);
     int64_t t = T0;
     for (int i = 0; i < 10; i++, t += 10 * MS) /* T0 .. T0 + 90 ms */
-        table_set(&tab, 0, table_add_row(&tab, t), 0);
+        sample_table_set(&tab, 0, sample_table_add_row(&tab, t), 0);
     for (int i = 0; i < 4; i++, t += 100 * MS) /* T0 + 100 .. 400 ms */
-        table_set(&tab, 0, table_add_row(&tab, t), 10);
+        sample_table_set(&tab, 0, sample_table_add_row(&tab, t), 10);
     struct metric_stat m[1];
     struct interval iv[] = {{0, 400 * MS}};
     attrib_stage(&tab, T0, iv, 1, m);
@@ -150,7 +150,7 @@ static void test_gauge_time_weighted(void **state)
      * mean = 10 * (55 + 300) / (100 + 355) */
     assert_true(fabs(m[0].mean - 10.0 * 355 / 455) < 1e-9);
     assert_true(m[0].mean > 10.0 * 4 / 14 + 4); /* the plain mean would be 2.86 */
-    table_free(&tab);
+    sample_table_free(&tab);
     series_registry_free(&reg);
 }
 
@@ -166,11 +166,11 @@ static void test_counter_windows_and_clamp(void **state)
     memset(&reg, 0, sizeof reg);
     series_register(&reg, "test", "cpu_total", "", SERIES_COUNTER);
     reg.defs[0].max_rate = 2;
-    table_init(&tab, &reg);
+    sample_table_init(&tab, &reg);
     /* ticks per interval: 3, 0 alternating (1.5 cores), 40 intervals of 10 ms */
     for (int i = 0; i <= 40; i++)
-        table_set(&tab, 0, table_add_row(&tab, T0 + i * 10 * MS), 0.03 * ((i + 1) / 2));
-    table_set(&tab, 0, table_add_row(&tab, T0 + 402 * MS), 0.61); /* 2 ms: 5 cores */
+        sample_table_set(&tab, 0, sample_table_add_row(&tab, T0 + i * 10 * MS), 0.03 * ((i + 1) / 2));
+    sample_table_set(&tab, 0, sample_table_add_row(&tab, T0 + 402 * MS), 0.61); /* 2 ms: 5 cores */
     struct metric_stat m[1];
     struct interval iv[] = {{0, 410 * MS}};
     attrib_stage(&tab, T0, iv, 1, m);
@@ -182,7 +182,7 @@ static void test_counter_windows_and_clamp(void **state)
     reg.defs[0].max_rate = 1;
     attrib_stage(&tab, T0, iv, 1, m);
     assert_true(m[0].peak == 1 && m[0].mean == 1);
-    table_free(&tab);
+    sample_table_free(&tab);
     series_registry_free(&reg);
 }
 

@@ -45,17 +45,17 @@ struct s {
 /* A table of n ticks: GPU 0 from g0, GPU 1 from g1 (NULL: its values not read, NAN). */
 static void fill(struct sample_table *t, const struct s *g0, const struct s *g1, size_t n)
 {
-    table_init(t, &reg);
+    sample_table_init(t, &reg);
     for (size_t i = 0; i < n; i++) {
-        size_t row = table_add_row(t, (int64_t)i * 50 * MS);
+        size_t row = sample_table_add_row(t, (int64_t)i * 50 * MS);
         const struct s *per[2] = {g0 ? &g0[i] : NULL, g1 ? &g1[i] : NULL};
         for (int g = 0; g < 2; g++) {
             if (!per[g])
                 continue;
-            table_set(t, g * PER_GPU + UTIL, row, per[g]->util);
-            table_set(t, g * PER_GPU + CLOCK, row, per[g]->mhz * MHZ);
-            table_set(t, g * PER_GPU + REASONS, row, per[g]->reasons);
-            table_set(t, g * PER_GPU + MEM, row, per[g]->mem);
+            sample_table_set(t, g * PER_GPU + UTIL, row, per[g]->util);
+            sample_table_set(t, g * PER_GPU + CLOCK, row, per[g]->mhz * MHZ);
+            sample_table_set(t, g * PER_GPU + REASONS, row, per[g]->reasons);
+            sample_table_set(t, g * PER_GPU + MEM, row, per[g]->mem);
         }
     }
 }
@@ -75,7 +75,7 @@ static struct gpu_clock_run mark(const struct s *g0, size_t n, double threshold)
     struct gpu_clock_run out;
     fill(&t, g0, NULL, n);
     gpu_clock_run_compute(&t, max_hz, false, threshold, &out);
-    table_free(&t);
+    sample_table_free(&t);
     return out;
 }
 
@@ -239,7 +239,7 @@ static void test_unknown_max_clock(void **state)
     gpu_clock_run_compute(&t, NULL, false, GPU_CLOCK_THRESHOLD, &r);
     assert_true(r.throttled);
     assert_true(isnan(r.scaling));
-    table_free(&t);
+    sample_table_free(&t);
     series_registry_free(&reg);
 }
 
@@ -267,7 +267,7 @@ static void test_gpu_choice(void **state)
     assert_int_equal(r.busy_samples, 8);
     assert_int_equal(r.throttled_samples, 4);
     assert_true(r.throttled);
-    table_free(&t);
+    sample_table_free(&t);
     /* no process memory readable: the GPUs with utilisation > 0 count, not an idle one */
     for (int i = 0; i < 4; i++) {
         g0[i] = (struct s){0.9, 800, 0, NA};
@@ -279,7 +279,7 @@ static void test_gpu_choice(void **state)
     assert_int_equal(r.slow_samples, 4);
     assert_int_equal(r.reasons, 0);
     assert_true(r.throttled);
-    table_free(&t);
+    sample_table_free(&t);
     /* memory known to be 0 everywhere: the workload used no GPU, nothing is measured */
     for (int i = 0; i < 4; i++)
         g0[i] = (struct s){0.9, 800, 0x40, 0};
@@ -287,7 +287,7 @@ static void test_gpu_choice(void **state)
     gpu_clock_run_compute(&t, max_hz, false, GPU_CLOCK_THRESHOLD, &r);
     assert_false(r.measured);
     assert_false(r.throttled);
-    table_free(&t);
+    sample_table_free(&t);
     series_registry_free(&reg);
 }
 

@@ -89,19 +89,19 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
         next_stage = NULL;
     }
     stages_aggregate(&rep->log, T0, rep->outcome.wall_ns, &rep->stages);
-    table_init(&rep->samples, &reg);
+    sample_table_init(&rep->samples, &reg);
     for (int i = 0; i <= 10; i++) {
-        size_t row = table_add_row(&rep->samples, T0 + i * 100 * MS);
+        size_t row = sample_table_add_row(&rep->samples, T0 + i * 100 * MS);
         double t = i * 0.1;
-        table_set(&rep->samples, CPU, row, lv->cores * t);
-        table_set(&rep->samples, SYS_BUSY, row, lv->sys_busy);
-        table_set(&rep->samples, SWAP_IN, row, lv->swap_bps * t);
-        table_set(&rep->samples, GPU0_UTIL, row, lv->gpu0_util);
-        table_set(&rep->samples, GPU0_PROC, row, lv->gpu0_mem);
-        table_set(&rep->samples, GPU1_UTIL, row, lv->gpu1_util);
-        table_set(&rep->samples, GPU1_PROC, row, lv->gpu1_mem);
-        table_set(&rep->samples, PSI_CPU, row, lv->psi_cpu * t);
-        table_set(&rep->samples, STEAL, row, lv->steal);
+        sample_table_set(&rep->samples, CPU, row, lv->cores * t);
+        sample_table_set(&rep->samples, SYS_BUSY, row, lv->sys_busy);
+        sample_table_set(&rep->samples, SWAP_IN, row, lv->swap_bps * t);
+        sample_table_set(&rep->samples, GPU0_UTIL, row, lv->gpu0_util);
+        sample_table_set(&rep->samples, GPU0_PROC, row, lv->gpu0_mem);
+        sample_table_set(&rep->samples, GPU1_UTIL, row, lv->gpu1_util);
+        sample_table_set(&rep->samples, GPU1_PROC, row, lv->gpu1_mem);
+        sample_table_set(&rep->samples, PSI_CPU, row, lv->psi_cpu * t);
+        sample_table_set(&rep->samples, STEAL, row, lv->steal);
     }
     rep->metrics = attrib_run(&rep->samples, T0, rep->outcome.wall_ns, &rep->stages);
     const struct machine_facts *facts = NULL; /* as result_capture_environment would */

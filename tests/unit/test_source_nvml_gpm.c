@@ -47,7 +47,7 @@ static void test_gpm_absent(void **state)
     assert_int_equal(fx->reg.n, 2 * N_BASE);
     size_t row = tick(fx);
     for (int s = 0; s < N_GPM; s++)
-        assert_true(table_find(&fx->tab, gpm_series[s], NULL) < 0);
+        assert_true(sample_table_find(&fx->tab, gpm_series[s], NULL) < 0);
     assert_value(fx, "gpu_pcie_rx_bytes_per_second", 0, row, 1024);
     assert_int_equal(fx->calls("nvmlGpmQueryDeviceSupport"), 2);
     assert_int_equal(fx->calls("nvmlGpmSampleAlloc"), 0);
@@ -244,7 +244,7 @@ static void test_gpm_minimal_library(void **state)
     size_t row = tick(fx);
     tick(fx);
     assert_value(fx, "gpu_utilization_ratio", 0, row, 0.1);
-    assert_true(table_find(&fx->tab, "gpu_sm_active_ratio", NULL) < 0);
+    assert_true(sample_table_find(&fx->tab, "gpu_sm_active_ratio", NULL) < 0);
     assert_null(dlsym(fx->fake, "nvmlGpmSampleGet"));
     struct source_facts d = source_facts_of(fx);
     assert_false(d.gpus[0].gpm);

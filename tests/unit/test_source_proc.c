@@ -103,7 +103,7 @@ static void fixture_open(struct fixture *fx)
     char err[256] = "";
     assert_int_equal(proc_source.open(&fx->reg, &fx->ctx, &fx->state, err, sizeof err), 0);
     assert_string_equal(err, "");
-    table_init(&fx->tab, &fx->reg);
+    sample_table_init(&fx->tab, &fx->reg);
     proc_source.run_start(fx->state);
 }
 
@@ -121,7 +121,7 @@ static int teardown(void **state)
     struct fixture *fx = *state;
     if (fx->state)
         proc_source.close(fx->state);
-    table_free(&fx->tab);
+    sample_table_free(&fx->tab);
     series_registry_free(&fx->reg);
     free(fx->ctx.tree);
     fake_root_free(fx->root);
@@ -131,14 +131,14 @@ static int teardown(void **state)
 
 static size_t tick(struct fixture *fx)
 {
-    size_t row = table_add_row(&fx->tab, (int64_t)fx->tab.n * 100000000);
+    size_t row = sample_table_add_row(&fx->tab, (int64_t)fx->tab.n * 100000000);
     proc_source.sample(fx->state, &fx->ctx, &fx->tab, row, &fx->errors);
     return row;
 }
 
 static double value(const struct fixture *fx, const char *name, size_t row)
 {
-    long s = table_find(&fx->tab, name, "");
+    long s = sample_table_find(&fx->tab, name, "");
     if (s < 0) {
         print_error("series %s not registered\n", name);
         fail();
@@ -186,7 +186,7 @@ static void test_registers_series(void **state)
                                       SERIES_COUNTER, SERIES_GAUGE, SERIES_GAUGE};
     assert_int_equal(fx->reg.n, 6);
     for (size_t i = 0; i < 6; i++) {
-        long s = table_find(&fx->tab, names[i], "");
+        long s = sample_table_find(&fx->tab, names[i], "");
         assert_true(s >= 0);
         assert_int_equal(fx->reg.defs[s].kind, kinds[i]);
         assert_string_equal(fx->reg.defs[s].source, "proc");
@@ -461,7 +461,7 @@ static void test_cpu_wait(void **state)
     /* the loader has one thread: read through 101/schedstat, its main thread's */
     fake_write(fx->root, "101/schedstat", "%llu %llu 7\n", 1000ull, 250000000ull);
     size_t row = start_with(fx, procs, 2);
-    long s = table_find(&fx->tab, "process_cpu_wait_seconds_total", "");
+    long s = sample_table_find(&fx->tab, "process_cpu_wait_seconds_total", "");
     assert_true(s >= 0);
     assert_int_equal(fx->reg.defs[s].kind, SERIES_COUNTER);
     assert_value(fx, "process_cpu_wait_seconds_total", row, 1.75);
@@ -495,7 +495,7 @@ static void test_cpu_wait_absent(void **state)
 {
     struct fixture *fx = *state;
     fixture_open(fx);
-    assert_true(table_find(&fx->tab, "process_cpu_wait_seconds_total", "") < 0);
+    assert_true(sample_table_find(&fx->tab, "process_cpu_wait_seconds_total", "") < 0);
 }
 
 /* A pid reused by a new process (another starttime) is a new member: the old one's totals were

@@ -164,7 +164,7 @@ static int teardown(void **state)
     struct fixture *fx = *state;
     if (fx->state)
         system_source.close(fx->state);
-    table_free(&fx->tab);
+    sample_table_free(&fx->tab);
     series_registry_free(&fx->reg);
     fake_root_free(fx->root);
     fake_root_free(fx->sys);
@@ -181,20 +181,20 @@ static void fixture_open(struct fixture *fx)
     char err[256] = "";
     assert_int_equal(system_source.open(&fx->reg, &fx->ctx, &fx->state, err, sizeof err), 0);
     assert_string_equal(err, "");
-    table_init(&fx->tab, &fx->reg);
+    sample_table_init(&fx->tab, &fx->reg);
     system_source.run_start(fx->state);
 }
 
 static size_t tick(struct fixture *fx)
 {
-    size_t row = table_add_row(&fx->tab, (int64_t)fx->tab.n * 100000000);
+    size_t row = sample_table_add_row(&fx->tab, (int64_t)fx->tab.n * 100000000);
     system_source.sample(fx->state, &fx->ctx, &fx->tab, row, &fx->errors);
     return row;
 }
 
 static double value(const struct fixture *fx, const char *name, const char *labels, size_t row)
 {
-    long s = table_find(&fx->tab, name, labels);
+    long s = sample_table_find(&fx->tab, name, labels);
     if (s < 0) {
         print_error("series %s{%s} not registered\n", name, labels);
         fail();
@@ -234,18 +234,18 @@ static void test_registers_series(void **state)
                               "system_pressure_memory_some_seconds_total",
                               "system_pressure_memory_full_seconds_total"};
     for (size_t i = 0; i < sizeof gauges / sizeof *gauges; i++) {
-        long s = table_find(&fx->tab, gauges[i], "");
+        long s = sample_table_find(&fx->tab, gauges[i], "");
         assert_true(s >= 0);
         assert_int_equal(fx->reg.defs[s].kind, SERIES_GAUGE);
     }
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) {
-        long s = table_find(&fx->tab, counters[i], "");
+        long s = sample_table_find(&fx->tab, counters[i], "");
         assert_true(s >= 0);
         assert_int_equal(fx->reg.defs[s].kind, SERIES_COUNTER);
         assert_string_equal(fx->reg.defs[s].source, "system");
     }
-    assert_true(table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"0\"") >= 0);
-    assert_true(table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"1\"") >= 0);
+    assert_true(sample_table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"0\"") >= 0);
+    assert_true(sample_table_find(&fx->tab, "system_cpu_core_busy_ratio", "cpu=\"1\"") >= 0);
     assert_int_equal(fx->reg.n, 5 + 12 + 2);
 }
 
@@ -340,15 +340,15 @@ static void test_pressure_absent(void **state)
 
     system_source.close(fx->state);
     fx->state = NULL;
-    table_free(&fx->tab);
+    sample_table_free(&fx->tab);
     series_registry_free(&fx->reg);
     fake_write(fx->root, "pressure/cpu", "%s",
                "some avg10=0.00 avg60=0.00 avg300=0.00 total=42\n");
     fixture_open(fx);
     size_t row = tick(fx);
     assert_value(fx, "system_pressure_cpu_some_seconds_total", "", row, 42e-6);
-    assert_true(table_find(&fx->tab, "system_pressure_cpu_full_seconds_total", "") < 0);
-    assert_true(table_find(&fx->tab, "system_pressure_io_some_seconds_total", "") < 0);
+    assert_true(sample_table_find(&fx->tab, "system_pressure_cpu_full_seconds_total", "") < 0);
+    assert_true(sample_table_find(&fx->tab, "system_pressure_io_some_seconds_total", "") < 0);
 }
 
 /* Files that are missing at open: their series are not registered. Without /proc/stat the source
@@ -360,10 +360,10 @@ static void test_missing_files(void **state)
     fake_remove(fx->root, "net");
     fake_write(fx->root, "meminfo", "%s", "MemTotal: 1000 kB\nMemFree: 10 kB\n"); /* before 3.14 */
     fixture_open(fx);
-    assert_true(table_find(&fx->tab, "system_swap_in_bytes_total", "") < 0);
-    assert_true(table_find(&fx->tab, "system_network_receive_bytes_total", "") < 0);
-    assert_true(table_find(&fx->tab, "system_memory_available_bytes", "") < 0);
-    assert_true(table_find(&fx->tab, "system_disk_read_bytes_total", "") >= 0);
+    assert_true(sample_table_find(&fx->tab, "system_swap_in_bytes_total", "") < 0);
+    assert_true(sample_table_find(&fx->tab, "system_network_receive_bytes_total", "") < 0);
+    assert_true(sample_table_find(&fx->tab, "system_memory_available_bytes", "") < 0);
+    assert_true(sample_table_find(&fx->tab, "system_disk_read_bytes_total", "") >= 0);
     tick(fx);
     assert_int_equal(fx->errors, 0);
 
