@@ -1,6 +1,7 @@
 /* export.c: the table of report formats and the look-ups `mlbench report` uses to choose one
  * (by --format name or alias, by the output file's extension). What the formats share is in
- * support.c; the outline of the Markdown and HTML reports in outline.c (see export.h). */
+ * values.c, reproduce.c and request.c; the outline of the Markdown and HTML reports in
+ * outline.c (see export.h). */
 #include "export/export.h"
 
 #include <string.h>

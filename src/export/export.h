@@ -1,9 +1,9 @@
 /* export: the report formats of `mlbench report` (docs/reports.md). One exporter = one file =
  * one `struct exporter` (markdown.c, html.c, trace.c, csv.c), listed in the one table of
- * export.c; what they share is support.c, the outline of the documents outline.c. Exporters
- * read result documents ("mlbench.result/1", docs/result-schema.md) through the typed views of
- * doc/result.h and doc/load.h that export_write hands them, and, for several results, the
- * comparison document of compare_results ("mlbench.comparison/1").
+ * export.c; what they share is values.c, reproduce.c and request.c, the outline of the
+ * documents outline.c. Exporters read result documents ("mlbench.result/1",
+ * docs/result-schema.md), comparisons ("mlbench.comparison/1") and sweeps ("mlbench.sweep/1")
+ * through the typed views of doc/ that export_write hands them in the request.
  *
  * The second half of this header is for the exporters themselves: formatting, the table model
  * and the document outline that the Markdown and HTML reports share, so that both say the same
@@ -215,7 +215,7 @@ enum export_group {
  * max. The caller frees it; nrows == 0 when no stage qualifies. */
 void export_latency_table(struct export_table *t, const struct doc_summary *s);
 
-/* rank_tables.c: a multi-rank job's stages across its ranks (summary.ranks): per stage the
+/* result_tables.c: a multi-rank job's stages across its ranks (summary.ranks): per stage the
  * slowest, median and fastest rank's time, the skew and the slowest rank with its excess over
  * the median; nrows == 0 with fewer than 2 ranks. And the other hosts of a job across hosts
  * (runs[].hosts of result, means over the measured runs): host, its ranks, the CPU cores its

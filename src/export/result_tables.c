@@ -1,6 +1,7 @@
-/* rank_tables: the tables of a multi-rank job (docs/ranks.md) that the terminal summary and the
- * reports share (export.h: export_ranks_table, export_hosts_table): the stages across ranks
- * (summary.ranks) and the other hosts' resources (runs[].hosts, sampled there by rank-exec). */
+/* result_tables.c: the tables of a result that the terminal summary and the reports share
+ * (export.h): the latency per span of the stages that repeat, and for a multi-rank job
+ * (docs/ranks.md) the stages across ranks (summary.ranks) and the other hosts' resources
+ * (runs[].hosts, sampled there by rank-exec). */
 #include "export/export.h"
 
 #include <math.h>
@@ -117,4 +118,23 @@ void export_hosts_table(struct export_table *t, const struct doc_result *result)
         export_table_set(t, row, 4, "%s", export_fmt_bytes(h[k].peak, v, sizeof v));
     }
     free(h);
+}
+
+void export_latency_table(struct export_table *t, const struct doc_summary *s)
+{
+    export_table_init(t, 7, "stage", "spans", "p50", "p90", "p99", "p99.9", "max");
+    t->numeric = 0x7e;
+    for (size_t i = 0; i < s->n_stages; i++) {
+        const struct doc_stage *st = &s->stages[i];
+        const struct doc_spans *sp = &st->spans;
+        if (sp->n < EXPORT_LATENCY_MIN_SPANS)
+            continue;
+        size_t row = export_table_row(t, st->depth);
+        char v[32];
+        export_table_set(t, row, 0, "%s", st->name ? st->name : "?");
+        export_table_set(t, row, 1, "%lld", sp->n);
+        const double q[] = {sp->p50_ns, sp->p90_ns, sp->p99_ns, sp->p999_ns, sp->max_ns};
+        for (size_t k = 0; k < sizeof q / sizeof q[0]; k++)
+            export_table_set(t, row, k + 2, "%s", export_fmt_duration(q[k], v, sizeof v));
+    }
 }
