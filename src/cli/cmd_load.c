@@ -168,18 +168,19 @@ int cmd_load(int argc, char **argv)
     o.job.n_headers = o.headers.n;
     o.job.bodies = o.bodies.v;
     o.job.n_bodies = o.bodies.n;
-    struct run_config session = {
+    struct run_config common = {
         .label = o.label,
-        .output = o.output,
-        .store = o.store ? o.store : store_default_dir(),
-        .quiet = o.quiet,
-        .json = o.json,
         .interval_ns = o.interval_ns ? o.interval_ns : SAMPLER_DEFAULT_INTERVAL_NS,
         .interval_adaptive = o.interval_ns == 0,
+    };
+    struct session_options session = {
+        .store = o.store ? o.store : store_default_dir(),
+        .output = o.output,
         .serve = o.serve,
+        .quiet = o.quiet,
     };
     struct session_output out;
-    status = load_job_run(&o.job, &session, &out);
+    status = load_job_run(&o.job, &common, &session, &out);
     if (out.doc) {
         if (o.json)
             json_dumpf(out.doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS), fputc('\n', stdout);

@@ -86,10 +86,8 @@ static int store_all(struct timings *docs, size_t n, const struct record_options
     json_t *env = NULL, *stored = json_array();
     struct machine_facts facts = {.n_cpu_features = 0};
     for (size_t i = 0; i < n; i++) {
-        struct run_config cfg;
+        struct run_config cfg = {0}; /* record_result fills what a result records */
         struct result r;
-        cfg = (struct run_config){.output = o->output, .store = o->store, .quiet = o->quiet,
-                                  .json = o->json};
         record_result(&docs[i], &cfg, &r, &env, &facts);
         struct session_output out = {.doc = result_to_json(&r)};
         if (out.doc)

@@ -357,10 +357,12 @@ static int build_find_max(struct sweep_cli *c, const struct run_config *cfg, cha
 }
 
 /* Checks the combination of modes and builds the spec. Returns 0 or -1 with err. */
-static int build(struct sweep_cli *c, struct run_config *cfg, char *err, size_t errlen)
+static int build(struct sweep_cli *c, struct run_options *o, char *err, size_t errlen)
 {
     struct sweep_spec *s = &c->spec;
+    struct run_config *cfg = &o->run;
     s->cfg = cfg;
+    s->opts = &o->session;
     int modes = (c->n_defs > 0) + (c->n_commands > 0) + (c->find_max != NULL);
     if (modes == 0) {
         snprintf(err, errlen, "nothing to sweep: give -L NAME V1,V2 (or -P NAME MIN MAX) with a "
@@ -448,39 +450,39 @@ static int build(struct sweep_cli *c, struct run_config *cfg, char *err, size_t 
 int cmd_sweep(int argc, char **argv)
 {
     struct sweep_cli c = {0};
-    struct run_config cfg;
+    struct run_options o;
     char err[1024];
     struct cli_option rows[SWEEP_ROWS];
     sweep_rows(&c, rows);
     const struct cli_parser own = {.verb = "sweep", .options = rows, .usage = usage,
                                    .tail = tail};
-    int rc = run_options_parse_with(&own, argc, argv, &cfg, err, sizeof err);
+    int rc = run_options_parse_with(&own, argc, argv, &o, err, sizeof err);
     int status = 0;
     if (rc == RUN_OPTIONS_HELP)
         goto out;
     /* A workflow file is measured by mlbench run; sweeping its parameters is not built yet. */
-    if (rc == 0 && (cfg.n_params || (cfg.argc >= 1 && workflow_is_file(cfg.argv[0])))) {
+    if (rc == 0 && (o.params.n || (o.run.argc >= 1 && workflow_is_file(o.run.argv[0])))) {
         snprintf(err, sizeof err, "mlbench sweep measures commands, not workflow files (%s): "
                  "sweep the command a stage runs instead (-L NAME V1,V2 -- CMD ... {NAME}), or "
                  "run the file with mlbench run --param once per value",
-                 cfg.n_params ? "--param" : cfg.argv[0]);
+                 o.params.n ? "--param" : o.run.argv[0]);
         rc = -1;
     }
     if (rc == 0)
-        rc = build(&c, &cfg, err, sizeof err);
+        rc = build(&c, &o, err, sizeof err);
     if (rc < 0) {
         log_error("%s", err);
         status = 2;
         goto out;
     }
-    log_set_quiet(cfg.quiet);
+    log_set_quiet(o.session.quiet);
     json_t *doc;
     char *path;
     status = sweep_run(&c.spec, &doc, &path);
     if (doc) {
-        if (cfg.json)
+        if (o.json)
             json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII), putchar('\n');
-        else if (!cfg.quiet)
+        else if (!o.session.quiet)
             export_sweep_print(stdout, doc, path);
     }
     fflush(stdout);
@@ -495,7 +497,7 @@ out:
     free(c.names);
     free(c.spec.constraint_specs);
     free(c.spec.oom_patterns);
-    run_options_free(&cfg);
+    run_options_free(&o);
     sweep_spec_free(&c.spec);
     return status;
 }

@@ -160,19 +160,21 @@ static int store_price_file(void *dest, const char *value, char *err, size_t err
     return -1;
 }
 
-void run_options_free(struct run_config *cfg)
+void run_options_free(struct run_options *o)
 {
-    free(cfg->params);
-    cfg->params = NULL;
-    price_spec_free(cfg->price);
-    free(cfg->price);
-    cfg->price = NULL;
+    free(o->params.v);
+    o->params = (struct cli_strings){0};
+    price_spec_free(o->session.price);
+    free(o->session.price);
+    o->session.price = NULL;
 }
 
 /* The option table of run (and of sweep's run options), filled into out (RUN_TABLE_ROWS rows). */
 #define RUN_TABLE_ROWS 32
-static void run_table(struct run_config *cfg, struct cli_strings *params, struct cli_option *out)
+static void run_table(struct run_options *o, struct cli_option *out)
 {
+    struct run_config *cfg = &o->run;
+    struct session_options *session = &o->session;
     static const char timeout[] =
         "is not a positive duration up to 365 days, 8760h (e.g. 30, 2.5s, 150ms, 10m)";
     static const char grace[] = "is not a positive duration up to 1h (e.g. 5, 2.5s, 500ms)";
@@ -195,11 +197,12 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
         CLI_OPT_STRING("label", 'l', &cfg->label, CLI_NONEMPTY, "is empty: give a name",
                        .metavar = "NAME",
                        .help = "name this benchmark (for comparisons and history)"),
-        CLI_OPT_STRING("output", 'o', &cfg->output, 0, NULL, .metavar = "FILE",
+        CLI_OPT_STRING("output", 'o', &session->output, 0, NULL, .metavar = "FILE",
                        .help = "also write the JSON result to FILE"),
-        CLI_OPT_STORE(&cfg->store),
-        CLI_OPT_FLAG("quiet", 'q', &cfg->quiet, .help = "no progress and no summary, only errors"),
-        CLI_OPT_FLAG("json", 0, &cfg->json, .help = "print the summary as JSON on stdout"),
+        CLI_OPT_STORE(&session->store),
+        CLI_OPT_FLAG("quiet", 'q', &session->quiet,
+                     .help = "no progress and no summary, only errors"),
+        CLI_OPT_FLAG("json", 0, &o->json, .help = "print the summary as JSON on stdout"),
         CLI_OPT_FLAG("fail-fast", 0, &cfg->fail_fast,
                      .help = "stop at the first run that does not succeed"),
         CLI_OPT_FLAG("shell", 0, &cfg->shell,
@@ -230,14 +233,15 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
         CLI_OPT_LISTEN("ranks-listen", &cfg->ranks_listen, .metavar = "HOST:PORT",
                        .help = "with --ranks, collect the ranks of other hosts (mlbench "
                                "rank-exec there; mpirun -x MLBENCH_RANK_COLLECTOR)"),
-        CLI_OPT_STRINGS("param", 0, params, 0, check_param, "is not NAME=VALUE", .metavar = "N=V",
+        CLI_OPT_STRINGS("param", 0, &o->params, 0, check_param, "is not NAME=VALUE",
+                        .metavar = "N=V",
                         .help = "set parameter N of a workflow file (docs/workflow.md)"),
-        CLI_OPT_LISTEN("serve", &cfg->serve, .metavar = "ADDR",
+        CLI_OPT_LISTEN("serve", &session->serve, .metavar = "ADDR",
                        .help = "serve Prometheus /metrics at ADDR while running (e.g. :9464)"),
-        CLI_OPT_CALL("price", 0, &cfg->price, store_price, NULL, .metavar = "P",
+        CLI_OPT_CALL("price", 0, &session->price, store_price, NULL, .metavar = "P",
                      .help = "price per hour of this machine, with a currency (3.50, '2.1 EUR'; "
                              "default USD): results carry their cost (docs/cost.md)"),
-        CLI_OPT_CALL("price-file", 0, &cfg->price, store_price_file, NULL, .metavar = "F",
+        CLI_OPT_CALL("price-file", 0, &session->price, store_price_file, NULL, .metavar = "F",
                      .help = "prices per hour by machine name (YAML), matched against what "
                              "mlbench env reports (docs/cost.md)"),
         CLI_OPT_END,
@@ -246,29 +250,29 @@ static void run_table(struct run_config *cfg, struct cli_strings *params, struct
     memcpy(out, table, sizeof table);
 }
 
-int run_options_parse(int argc, char **argv, struct run_config *cfg, char *err, size_t errlen)
+int run_options_parse(int argc, char **argv, struct run_options *o, char *err, size_t errlen)
 {
     static const struct cli_option none[] = {CLI_OPT_END};
     const struct cli_parser run = {.verb = "run", .options = none, .usage = usage, .tail = tail};
-    return run_options_parse_with(&run, argc, argv, cfg, err, errlen);
+    return run_options_parse_with(&run, argc, argv, o, err, errlen);
 }
 
 int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
-                           struct run_config *cfg, char *err, size_t errlen)
+                           struct run_options *o, char *err, size_t errlen)
 {
-    memset(cfg, 0, sizeof *cfg);
+    memset(o, 0, sizeof *o);
+    struct run_config *cfg = &o->run;
     cfg->grace_s = RUN_DEFAULT_GRACE;
     cfg->interval_ns = 0; /* not given: adaptive, below */
-    cfg->store = getenv("MLBENCH_STORE");
-    if (!cfg->store || !*cfg->store)
-        cfg->store = ".mlbench";
+    o->session.store = getenv("MLBENCH_STORE");
+    if (!o->session.store || !*o->session.store)
+        o->session.store = ".mlbench";
 
-    struct cli_strings params = {0};
     size_t n_own = 0;
     while (own->options[n_own].name)
         n_own++;
     struct cli_option *table = xcalloc(RUN_TABLE_ROWS + n_own, sizeof *table);
-    run_table(cfg, &params, table);
+    run_table(o, table);
     size_t n = 0;
     while (table[n].name)
         n++;
@@ -281,8 +285,6 @@ int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
     struct cli_args args;
     int rc = cli_options_parse(&parser, argc, argv, &args, err, errlen);
     free(table);
-    cfg->params = params.v;
-    cfg->n_params = (int)params.n;
     cfg->interval_adaptive = cfg->interval_ns == 0;
     if (cfg->interval_adaptive)
         cfg->interval_ns = SAMPLER_DEFAULT_INTERVAL_NS;
@@ -290,12 +292,13 @@ int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
         return rc == CLI_HELP ? RUN_OPTIONS_HELP : -1;
     /* A parameter given twice kept the last value silently (issue 13); a command line holds
      * few, so comparing each with the earlier ones is cheap. */
-    for (size_t i = 1; i < params.n; i++)
+    const struct cli_strings *params = &o->params;
+    for (size_t i = 1; i < params->n; i++)
         for (size_t k = 0; k < i; k++) {
-            size_t len = (size_t)(strchr(params.v[i], '=') - params.v[i]);
-            if (!strncmp(params.v[i], params.v[k], len + 1)) {
+            size_t len = (size_t)(strchr(params->v[i], '=') - params->v[i]);
+            if (!strncmp(params->v[i], params->v[k], len + 1)) {
                 snprintf(err, errlen, "--param '%.*s' is given twice (%s, then %s): give each "
-                         "parameter once", (int)len, params.v[i], params.v[k], params.v[i]);
+                         "parameter once", (int)len, params->v[i], params->v[k], params->v[i]);
                 return -1;
             }
         }
@@ -309,7 +312,7 @@ int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
         cfg->argv = args.v;
         cfg->argc = args.n;
     }
-    if (cfg->output && check_writable_file(cfg->output, "output file", err, errlen))
+    if (o->session.output && check_writable_file(o->session.output, "output file", err, errlen))
         return -1;
     if (cfg->ranks_listen)
         cfg->ranks = true; /* collecting ranks is a multi-rank job */

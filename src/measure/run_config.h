@@ -1,5 +1,9 @@
-/* run_config: what `mlbench run` was asked to do, after option parsing (src/cli/run_options.c).
- * Plain data shared by the runner loop, the result writer and the summary. */
+/* run_config: what measuring a command needs, and what its result records of how it was
+ * measured: the command, its repetitions, their supervision and sampling, the label. Filled by
+ * run's and sweep's options (src/cli/run_options.c), by `mlbench load` and `mlbench record`;
+ * read by the repetition loop (src/session/), the result and its summary (src/result/). Where
+ * the results go, --serve and the price are the session's (session/session.h); what only the
+ * command line uses is cli's (cli/run_options.h). Plain data. */
 #ifndef MLBENCH_RUN_CONFIG_H
 #define MLBENCH_RUN_CONFIG_H
 
@@ -14,8 +18,6 @@
 #define RUN_MAX_TIMEOUT_S (365.0 * 86400) /* --timeout: a year; longer is a typo */
 #define RUN_MAX_GRACE_S 3600.0    /* --grace: an hour */
 
-struct price_spec; /* result/price.h */
-
 struct run_config {
     char **argv;          /* the command (points into the caller's argv) */
     int argc;
@@ -27,10 +29,6 @@ struct run_config {
     const char *prepare;  /* command run before each repetition, or NULL */
     const char *cleanup;  /* command run after each repetition, or NULL */
     const char *label;    /* NULL = none */
-    const char *output;   /* -o FILE, or NULL */
-    const char *store;    /* directory of the result store (.mlbench by default) */
-    bool quiet;
-    bool json;            /* summary as JSON on stdout */
     bool fail_fast;
     bool show_output;
     int64_t interval_ns;  /* resource sampling interval (adaptive: the longest) */
@@ -44,13 +42,8 @@ struct run_config {
     bool ranks;           /* --ranks: a multi-rank job under a launcher (docs/ranks.md) */
     const char *ranks_listen; /* --ranks-listen HOST:PORT: collect ranks of other hosts, or
                                * NULL */
-    const char *serve;    /* --serve ADDR: Prometheus /metrics while running, or NULL */
-    char **params;        /* --param NAME=VALUE of a workflow file (point into argv); owned */
-    int n_params;
     bool load;            /* mlbench load: its scenario runs are the result and the one run of
                            * the generator is by design (no few_runs warning about it) */
-    struct price_spec *price; /* --price or --price-file, parsed; NULL = not priced; owned
-                               * (free with run_options_free) */
 };
 
 #endif

@@ -146,8 +146,7 @@ void record_result(const struct timings *t, struct run_config *cfg, struct resul
         *env = json_incref(r->environment);
         machine_facts_copy(facts, machine);
     }
-    summary_compute(r, machine);
-    result_price(r, machine);
+    summary_compute(r, machine); /* unpriced: record takes no --price */
     resources_analyze(r, machine); /* no samples: no verdicts, only what needs none (governor) */
     few_rounds(&r->summary, t);
 }

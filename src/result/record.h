@@ -10,11 +10,11 @@
 #include "measure/run_config.h"
 #include "result/result.h"
 
-/* The result of document t as a stored run would have it, into r (result_free it). cfg holds
- * what the command set (output, store...); the rest is filled from t, and r borrows it. *env
- * and *facts: the environment and the machine's facts captured for the first document, shared
- * by the others (*env NULL: captured now and kept in both; the caller releases them, with
- * json_decref and machine_facts_free). */
+/* The result of document t as a stored run would have it, into r (result_free it), unpriced.
+ * cfg gets t's command, rounds and label (its other fields stay as the caller set them) and r
+ * borrows it. *env and *facts: the environment and the machine's facts captured for the first
+ * document, shared by the others (*env NULL: captured now and kept in both; the caller
+ * releases them, with json_decref and machine_facts_free). */
 void record_result(const struct timings *t, struct run_config *cfg, struct result *r,
                    json_t **env, struct machine_facts *facts);
 

@@ -564,10 +564,10 @@ json_t *result_to_json(const struct result *r)
     return doc;
 }
 
-void result_price(struct result *r, const struct machine_facts *facts)
+void result_price(struct result *r, const struct price_spec *spec,
+                  const struct machine_facts *facts)
 {
     price_match_free(&r->price);
-    const struct price_spec *spec = r->config ? r->config->price : NULL;
     if (!spec)
         return;
     price_match(spec, facts, &r->price);

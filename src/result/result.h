@@ -91,11 +91,13 @@ void result_free(struct result *r);
 const struct machine_facts *result_capture_environment(struct result *r,
                                                        const struct sampler *sampler);
 
-/* Decides the price of the result from config->price and the machine's facts (price_match;
- * NULL: none known), after summary_compute (whose warnings it adds to). A price file that
- * names neither this machine nor a default leaves the result unpriced, with a warning logged
- * and one in the summary ("unpriced"). Nothing happens without a price. */
-void result_price(struct result *r, const struct machine_facts *facts);
+/* Decides the price of the result from spec (--price or --price-file; NULL: not priced) and
+ * the machine's facts (price_match; NULL: none known), after summary_compute (whose warnings it
+ * adds to). A price file that names neither this machine nor a default leaves the result
+ * unpriced, with a warning logged and one in the summary ("unpriced"). Nothing happens without
+ * a price. spec is borrowed. */
+void result_price(struct result *r, const struct price_spec *spec,
+                  const struct machine_facts *facts);
 
 /* The whole result as JSON (new reference). Pure serialisation: the environment is the one
  * result_capture_environment captured ({} when none was). */

@@ -434,7 +434,8 @@ json_t *load_job_command(int argc, char **argv)
 
 /* The session: the server started (or the endpoint checked), the companion run beside it,
  * the result built and written. Returns the exit status (load_job_run). */
-static int measure(struct job *job, const struct run_config *session, struct session_output *out)
+static int measure(struct job *job, const struct run_config *common,
+                   const struct session_options *opts, struct session_output *out)
 {
     const struct load_job_config *a = job->asked;
     char err[1024];
@@ -459,16 +460,11 @@ static int measure(struct job *job, const struct run_config *session, struct ses
     rc.runs = 1;
     rc.load = true;
     rc.grace_s = a->grace_s >= 0 ? a->grace_s : DEFAULT_GRACE_S;
-    rc.label = session->label;
-    rc.output = session->output;
-    rc.store = session->store;
-    rc.quiet = session->quiet;
-    rc.json = session->json;
-    rc.interval_ns = session->interval_ns;
-    rc.interval_adaptive = session->interval_adaptive;
-    rc.serve = session->serve;
+    rc.label = common->label;
+    rc.interval_ns = common->interval_ns;
+    rc.interval_adaptive = common->interval_adaptive;
     struct session *b;
-    int status = session_open(&rc, &b);
+    int status = session_open(&rc, opts, &b);
     if (status == 0 && session_add(b, &rc, NULL) < 0)
         status = 2;
     if (status == 0) {
@@ -502,18 +498,18 @@ static int measure(struct job *job, const struct run_config *session, struct ses
     return status;
 }
 
-int load_job_run(const struct load_job_config *cfg, const struct run_config *session,
-                 struct session_output *out)
+int load_job_run(const struct load_job_config *cfg, const struct run_config *common,
+                 const struct session_options *opts, struct session_output *out)
 {
     memset(out, 0, sizeof *out);
-    struct job job = {.asked = cfg, .quiet = session->quiet};
+    struct job job = {.asked = cfg, .quiet = opts->quiet};
     struct load_bodies bodies = {0};
     char err[1024];
     int status = 2;
     if (plan(&job, &bodies, err, sizeof err) < 0)
         log_error("load: %s", err);
     else
-        status = measure(&job, session, out);
+        status = measure(&job, common, opts, out);
     load_runs_free(&job.runs);
     load_requests_free((struct load_request *)job.cfg.requests, job.cfg.n_requests);
     load_bodies_free(&bodies);

@@ -52,15 +52,16 @@ struct load_job_config {
     char **argv;                     /* a credential's header value left out; argv[0] is the verb */
 };
 
-/* Runs the job cfg in a session of the settings of session (store, label, output, sampling,
- * --serve, quiet, json; its command, runs and grace are the job's, the rest is ignored). Says
- * on stderr what is wrong (bad or conflicting settings, an endpoint that refuses) and, unless
- * session->quiet, each scenario run as it ends. Returns mlbench load's exit status: 0 every
- * run that counts VALID, 1 INVALID or the job failed midway, 2 bad input or the endpoint refused
- * before the start (nothing ran), 3 the result could not be written; out is filled in every
- * case (out->doc: the result document, or NULL): free it with session_output_free. */
-int load_job_run(const struct load_job_config *cfg, const struct run_config *session,
-                 struct session_output *out);
+/* Runs the job cfg in a session of opts (store, output, --serve, quiet) that measures as
+ * common says (its label and sampling; its command, runs and grace are the job's, the rest is
+ * ignored). Says on stderr what is wrong (bad or conflicting settings, an endpoint that
+ * refuses) and, unless opts->quiet, each scenario run as it ends. Returns mlbench load's exit
+ * status: 0 every run that counts VALID, 1 INVALID or the job failed midway, 2 bad input or the
+ * endpoint refused before the start (nothing ran), 3 the result could not be written; out is
+ * filled in every case (out->doc: the result document, or NULL): free it with
+ * session_output_free. */
+int load_job_run(const struct load_job_config *cfg, const struct run_config *common,
+                 const struct session_options *opts, struct session_output *out);
 
 /* The command line argv[0..argc) as the result records it (load.command): ["mlbench", the
  * words...], each made valid UTF-8, the value of a header that carries a credential

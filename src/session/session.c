@@ -50,7 +50,9 @@ struct session_point {
 /* The measuring session the points share: one runner, one marker receiver and sampler, one
  * --serve, one progress line. */
 struct session {
-    const struct run_config *cfg; /* the common settings: store, sampling, --serve, --nvtx */
+    const struct run_config *cfg; /* the common settings: sampling, --all-gpus, --nvtx,
+                                   * --ranks-listen */
+    struct session_options opts;  /* store, -o, --serve, --quiet, the price (a copy) */
     struct instruments inst;
     struct live_metrics *live;     /* --serve */
     struct http_server *server;
@@ -528,7 +530,7 @@ static int check_nvtx(struct session *b);
  * wrong. */
 static int check_input(struct session *b)
 {
-    if (session_store_open(&b->where, b->cfg->store) != 0)
+    if (session_store_open(&b->where, b->opts.store) != 0)
         return 2;
     return check_nvtx(b);
 }
@@ -569,10 +571,10 @@ static int start(struct session *b)
         log_error("%s", err);
         return rc == -2 ? 2 : 3;
     }
-    if (cfg->serve) { /* after runner_init: the server's threads leave the signals to us */
+    if (b->opts.serve) { /* after runner_init: the server's threads leave the signals to us */
         b->live = live_new();
         live_expect_markers(b->live);
-        if (!(b->server = http_server_start(cfg->serve, b->live, err, sizeof err))) {
+        if (!(b->server = http_server_start(b->opts.serve, b->live, err, sizeof err))) {
             log_error("--serve: %s", err);
             return 2;
         }
@@ -580,14 +582,16 @@ static int start(struct session *b)
         sampler_set_listener(b->inst.sampler, live_on_sample, b->live);
         log_info("serving Prometheus metrics at http://%s/metrics", http_server_address(b->server));
     }
-    progress_init(&b->progress, cfg->quiet);
+    progress_init(&b->progress, b->opts.quiet);
     return 0;
 }
 
-int session_open(const struct run_config *cfg, struct session **out)
+int session_open(const struct run_config *cfg, const struct session_options *opts,
+                 struct session **out)
 {
     struct session *b = xcalloc(1, sizeof *b);
     b->cfg = cfg;
+    b->opts = *opts;
     *out = b;
     int status = check_input(b);
     if (status == 0)
@@ -641,7 +645,7 @@ static void finish(struct session *b, struct session_point *p)
     const struct machine_facts *machine = result_capture_environment(r, s->sampler);
     summary_compute(r, machine);
     /* After the summary, whose warnings ("unpriced") summary_compute would clear. */
-    result_price(r, machine);
+    result_price(r, b->opts.price, machine);
     resources_analyze(r, machine);
     if (!p->cfg->runs && p->measured == 1 && p->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&r->summary, "single_run",
@@ -711,7 +715,7 @@ int session_finish(struct session *b, size_t i, json_t *extra, struct session_ou
     if (out->doc && extra)
         json_object_update(out->doc, extra);
     int status = p->not_found ? p->not_found : p->any_bad ? 1 : 0;
-    if (session_store_write(&b->where, p->result.id, p->cfg->output, out) != 0)
+    if (session_store_write(&b->where, p->result.id, b->opts.output, out) != 0)
         status = 3;
     else if (p->result.stop_signal)
         status = 128 + p->result.stop_signal;
@@ -755,11 +759,12 @@ void session_end_runs(struct session *b)
     stop_markers(b);
 }
 
-int session_run(const struct run_config *cfg, struct session_output *out)
+int session_run(const struct run_config *cfg, const struct session_options *opts,
+                struct session_output *out)
 {
     struct session *b;
     memset(out, 0, sizeof *out);
-    int status = session_open(cfg, &b);
+    int status = session_open(cfg, opts, &b);
     if (status == 0 && session_add(b, cfg, NULL) < 0)
         status = 2;
     if (status != 0) {

@@ -19,18 +19,33 @@
 #include <jansson.h>
 
 #include "measure/run_config.h"
+#include "result/price.h"
 #include "result/result.h"
+
+/* What a measuring session does beside measuring (what it measures is a run_config): where its
+ * results go, --serve and the progress line while it runs, the price its results get. Strings
+ * and the price are borrowed: whoever filled them frees them (cli: run_options_free). */
+struct session_options {
+    const char *store;   /* the --store value: a directory (.mlbench by default) or a shared
+                          * store's URI */
+    const char *output;  /* -o FILE: each point's result also written there, or NULL (a
+                          * sweep's -o is its document's: its points get NULL) */
+    const char *serve;   /* --serve ADDR: Prometheus /metrics while running, or NULL */
+    bool quiet;          /* --quiet: no progress line (nor, in a load job, a line per run) */
+    struct price_spec *price; /* --price or --price-file, parsed; NULL: not priced */
+};
 
 struct session_output {
     json_t *doc;    /* the result document, or NULL when nothing could run or it failed to build */
     char *path;     /* the file the result was written to (store or fallback), or NULL */
 };
 
-/* Measures cfg. Returns mlbench's exit status: 0 every run ok, 1 a run failed, 2 bad input
- * (nothing ran), 3 the harness could not start or the result could not be written where asked,
- * 127 the command was not found, 128+N stopped by signal N. out is filled in every case; free
- * it with session_output_free. */
-int session_run(const struct run_config *cfg, struct session_output *out);
+/* Measures cfg in a session of opts. Returns mlbench's exit status: 0 every run ok, 1 a run
+ * failed, 2 bad input (nothing ran), 3 the harness could not start or the result could not be
+ * written where asked, 127 the command was not found, 128+N stopped by signal N. out is filled
+ * in every case; free it with session_output_free. */
+int session_run(const struct run_config *cfg, const struct session_options *opts,
+                struct session_output *out);
 void session_output_free(struct session_output *out);
 
 /* Where results are stored, as `mlbench run` stores them (session_open uses it; so does `mlbench
@@ -61,15 +76,17 @@ void session_store_free(struct session_store *s);
 struct session;
 struct live_metrics;
 
-/* Opens a measuring session with cfg's common settings (store, sampling interval, --all-gpus,
- * --nvtx, --serve, --quiet; cfg must outlive the session): checks the store, starts the runner
- * and the session. Returns 0, or mlbench's exit status (2 bad input, 3 the harness could not
- * start) after saying why; *out is set in every case: close it with session_close. */
-int session_open(const struct run_config *cfg, struct session **out);
-/* Adds a point measured as cfg says (command, runs, warm-up, timeout, prepare/cleanup, label,
- * output; the common settings are the session's), named name for the progress lines (may be
- * NULL; copied). cfg must outlive the session. Returns its index, or -1 after saying what is
- * wrong with its command strings. */
+/* Opens a measuring session with cfg's common settings (sampling interval, --all-gpus, --nvtx,
+ * --ranks-listen; cfg must outlive the session) and opts (copied; what it points to must
+ * outlive the session): checks the store, starts the runner and the session. Returns 0, or
+ * mlbench's exit status (2 bad input, 3 the harness could not start) after saying why; *out is
+ * set in every case: close it with session_close. */
+int session_open(const struct run_config *cfg, const struct session_options *opts,
+                 struct session **out);
+/* Adds a point measured as cfg says (command, runs, warm-up, timeout, prepare/cleanup, label;
+ * the common settings are the session's), named name for the progress lines (may be NULL;
+ * copied). cfg must outlive the session. Returns its index, or -1 after saying what is wrong
+ * with its command strings. */
 int session_add(struct session *b, const struct run_config *cfg, const char *name);
 /* Runs point i's warm-up runs when none was made yet, then one measured run. Returns the last
  * repetition run (valid until the next session_step of that point), or NULL when the point was
@@ -100,9 +117,10 @@ void session_stop(struct session *b, size_t i);
 const struct result *session_result(const struct session *b, size_t i);
 /* Stops receiving markers: call once every point's runs are over (session_close does it too). */
 void session_end_runs(struct session *b);
-/* Summarises and analyses point i, builds its document, adds the members of extra to it (may
- * be NULL; borrowed) and writes it. Call once per point, after its last session_step. Returns
- * the point's exit status as session_run does; out is filled in every case (session_output_free). */
+/* Summarises, prices and analyses point i, builds its document, adds the members of extra to
+ * it (may be NULL; borrowed) and writes it (the store, then the session's -o). Call once per
+ * point, after its last session_step. Returns the point's exit status as session_run does; out
+ * is filled in every case (session_output_free). */
 int session_finish(struct session *b, size_t i, json_t *extra, struct session_output *out);
 /* The live aggregate --serve exports, or NULL without --serve. */
 struct live_metrics *session_live(struct session *b);

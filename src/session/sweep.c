@@ -213,9 +213,6 @@ static struct point *add_point(struct sweep *sw, const char *name, char **argv, 
     p->cfg.argc = argc;
     p->cfg.prepare = prepare;
     p->cfg.cleanup = cleanup;
-    p->cfg.output = NULL; /* -o is the sweep document's */
-    p->cfg.params = NULL;
-    p->cfg.n_params = 0;
     p->name = xstrdup(name);
     p->label = common->label ? xasprintf("%s %s", common->label, name) : xstrdup(name);
     p->cfg.label = p->label;
@@ -632,8 +629,8 @@ static json_t *point_json(const struct sweep *sw, size_t i, double *objective, b
     }
     *met = json_array_size(failures) == 0;
     const char *path = p->result_path;
-    size_t store_len = strlen(spec->cfg->store);
-    if (path && !strncmp(path, spec->cfg->store, store_len) && path[store_len] == '/')
+    size_t store_len = strlen(spec->opts->store);
+    if (path && !strncmp(path, spec->opts->store, store_len) && path[store_len] == '/')
         path += store_len + 1;
     return json_pack("{s:I, s:s, s:O, s:o, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:b, "
                      "s:o, s:o}",
@@ -762,7 +759,7 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
 static int write_document(const struct sweep *sw, json_t *doc, char **path_out)
 {
     char err[1024];
-    char *dir = xasprintf("%s/%s", sw->spec->cfg->store, STORE_SWEEPS_DIR);
+    char *dir = xasprintf("%s/%s", sw->spec->opts->store, STORE_SWEEPS_DIR);
     char *path = xasprintf("%s/%s.json", dir, sw->id);
     int status = 0;
     if (fsx_mkdirs(dir) < 0 || result_write_json(doc, path, err, sizeof err) < 0) {
@@ -779,7 +776,7 @@ static int write_document(const struct sweep *sw, json_t *doc, char **path_out)
             path = NULL;
         }
     }
-    if (sw->spec->cfg->output && result_write_json(doc, sw->spec->cfg->output, err, sizeof err)) {
+    if (sw->spec->opts->output && result_write_json(doc, sw->spec->opts->output, err, sizeof err)) {
         log_error("%s", err);
         status = 3;
     }
@@ -794,20 +791,22 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out)
     *doc_out = NULL;
     *path_out = NULL;
     result_new_id(sw.id, sizeof sw.id, &sw.created_unix_ns);
-    if (store_where(spec->cfg->store, NULL, NULL, 0) != 0) {
+    if (store_where(spec->opts->store, NULL, NULL, 0) != 0) {
         /* its points refer to result files beside the sweep document */
         log_error("a sweep is kept in a directory store: give --store DIR (mlbench store push "
                   "sends its results to the shared store afterwards)");
         json_decref(sw.rounds);
         return 2;
     }
-    int status = session_open(spec->cfg, &sw.session);
+    struct session_options points = *spec->opts;
+    points.output = NULL; /* -o is the sweep document's */
+    int status = session_open(spec->cfg, &points, &sw.session);
     if (status != 0) {
         session_close(sw.session);
         json_decref(sw.rounds);
         return status;
     }
-    if (!spec->cfg->quiet)
+    if (!spec->opts->quiet)
         log_info("sweep %s: %s", sw.id,
                  spec->mode == SWEEP_FIND_MAX ? "the largest value that fits, probe by probe"
                  : spec->interleave ? "interleaved: each round runs every point once, in a "

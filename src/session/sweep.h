@@ -14,11 +14,11 @@
 
 #include <jansson.h>
 
-#include "session/sweep_plan.h"
 #include "doc/result.h"
 #include "doc/sweep.h"
 #include "measure/run_config.h"
-
+#include "session/session.h"
+#include "session/sweep_plan.h"
 
 enum sweep_mode { SWEEP_MATRIX, SWEEP_COMMANDS, SWEEP_FIND_MAX };
 
@@ -35,6 +35,7 @@ struct sweep_point_def {
 struct sweep_spec {
     const struct run_config *cfg;  /* the common options; in find-max mode its argv, prepare
                                     * and cleanup are the templates with {NAME} */
+    const struct session_options *opts; /* the session's; its -o is the sweep document's */
     enum sweep_mode mode;
     struct sweep_point_def *points; /* matrix and commands */
     size_t n_points;

@@ -38,11 +38,11 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
 
 static void run_parser(int argc, char **argv)
 {
-    struct run_config cfg;
+    struct run_options o;
     char err[1024];
-    if (run_options_parse(argc, argv, &cfg, err, sizeof err) < 0 && !err[0])
+    if (run_options_parse(argc, argv, &o, err, sizeof err) < 0 && !err[0])
         abort(); /* a refusal names the bad value */
-    run_options_free(&cfg);
+    run_options_free(&o);
 }
 
 static int store_call(void *dest, const char *value, char *err, size_t errlen)

@@ -16,19 +16,19 @@
 static char err[1024];
 
 /* Parses a NULL-terminated list of arguments after "run". */
-static int parse(struct run_config *cfg, char **args)
+static int parse(struct run_options *o, char **args)
 {
-    static char *argv[64]; /* static: cfg points into it after parse returns */
+    static char *argv[64]; /* static: o points into it after parse returns */
     memset(argv, 0, sizeof argv);
     argv[0] = "run";
     int argc = 1;
     while (args[argc - 1])
         argv[argc] = args[argc - 1], argc++;
     err[0] = '\0';
-    return run_options_parse(argc, argv, cfg, err, sizeof err);
+    return run_options_parse(argc, argv, o, err, sizeof err);
 }
 
-#define PARSE(cfg, ...) parse(cfg, (char *[]){__VA_ARGS__, NULL})
+#define PARSE(o, ...) parse(o, (char *[]){__VA_ARGS__, NULL})
 
 static void write_help(const struct cli_parser *p, void *arg)
 {
@@ -43,7 +43,7 @@ static char *help_text(void)
     size_t len;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
-    struct run_config c;
+    struct run_options c;
     cli_options_collect(write_help, out);
     assert_int_equal(PARSE(&c, "--help"), RUN_OPTIONS_HELP);
     cli_options_collect(NULL, NULL);
@@ -55,53 +55,53 @@ static char *help_text(void)
 static void test_defaults(void **state)
 {
     (void)state;
-    struct run_config c;
+    struct run_options c;
     unsetenv("MLBENCH_STORE");
     assert_int_equal(PARSE(&c, "--", "python", "train.py", "--lr", "0.1"), 0);
-    assert_int_equal(c.argc, 4);
-    assert_string_equal(c.argv[0], "python");
-    assert_string_equal(c.argv[2], "--lr");
-    assert_int_equal(c.runs, 0);
-    assert_int_equal(c.warmup, 0);
-    assert_true(c.timeout_s == 0);
-    assert_true(c.grace_s == RUN_DEFAULT_GRACE);
-    assert_string_equal(c.store, ".mlbench");
-    assert_false(c.shell || c.quiet || c.json || c.fail_fast || c.show_output);
+    assert_int_equal(c.run.argc, 4);
+    assert_string_equal(c.run.argv[0], "python");
+    assert_string_equal(c.run.argv[2], "--lr");
+    assert_int_equal(c.run.runs, 0);
+    assert_int_equal(c.run.warmup, 0);
+    assert_true(c.run.timeout_s == 0);
+    assert_true(c.run.grace_s == RUN_DEFAULT_GRACE);
+    assert_string_equal(c.session.store, ".mlbench");
+    assert_false(c.run.shell || c.session.quiet || c.json || c.run.fail_fast || c.run.show_output);
     /* without "--" the command starts at the first non-option; later options are its own */
     assert_int_equal(PARSE(&c, "-r", "3", "sleep", "-r", "1"), 0);
-    assert_int_equal(c.runs, 3);
-    assert_int_equal(c.argc, 3);
+    assert_int_equal(c.run.runs, 3);
+    assert_int_equal(c.run.argc, 3);
     setenv("MLBENCH_STORE", "/tmp/elsewhere", 1);
     assert_int_equal(PARSE(&c, "--", "true"), 0);
-    assert_string_equal(c.store, "/tmp/elsewhere");
+    assert_string_equal(c.session.store, "/tmp/elsewhere");
     unsetenv("MLBENCH_STORE");
 }
 
 static void test_all_options(void **state)
 {
     (void)state;
-    struct run_config c;
+    struct run_options c;
     assert_int_equal(PARSE(&c, "-r", "5", "-w", "2", "--timeout", "1.5m", "--grace", "500ms",
                            "--prepare", "sync", "--cleanup", "rm -f x", "-l", "baseline", "-o",
                            "/tmp/out.json", "--store", "/tmp/s", "-q", "--json", "--fail-fast",
                            "--shell", "--show-output", "--", "cmd"), 0);
-    assert_int_equal(c.runs, 5);
-    assert_int_equal(c.warmup, 2);
-    assert_true(c.timeout_s == 90);
-    assert_true(c.grace_s == 0.5);
-    assert_string_equal(c.prepare, "sync");
-    assert_string_equal(c.cleanup, "rm -f x");
-    assert_string_equal(c.label, "baseline");
-    assert_string_equal(c.output, "/tmp/out.json");
-    assert_string_equal(c.store, "/tmp/s");
-    assert_true(c.quiet && c.json && c.fail_fast && c.shell && c.show_output);
+    assert_int_equal(c.run.runs, 5);
+    assert_int_equal(c.run.warmup, 2);
+    assert_true(c.run.timeout_s == 90);
+    assert_true(c.run.grace_s == 0.5);
+    assert_string_equal(c.run.prepare, "sync");
+    assert_string_equal(c.run.cleanup, "rm -f x");
+    assert_string_equal(c.run.label, "baseline");
+    assert_string_equal(c.session.output, "/tmp/out.json");
+    assert_string_equal(c.session.store, "/tmp/s");
+    assert_true(c.session.quiet && c.json && c.run.fail_fast && c.run.shell && c.run.show_output);
     assert_int_equal(PARSE(&c, "--runs=7", "--warmup=0", "--", "x"), 0);
-    assert_int_equal(c.runs, 7);
+    assert_int_equal(c.run.runs, 7);
     assert_int_equal(PARSE(&c, "--help"), RUN_OPTIONS_HELP);
     /* No command: accepted; cmd_run runs the default workflow. */
     assert_int_equal(PARSE(&c, "-r", "3"), 0);
-    assert_int_equal(c.argc, 0);
-    assert_null(c.argv);
+    assert_int_equal(c.run.argc, 0);
+    assert_null(c.run.argv);
     char *help = help_text();
     assert_non_null(strstr(help, "--timeout"));
     free(help);
@@ -109,7 +109,7 @@ static void test_all_options(void **state)
 
 static void expect_error(char **args, const char *needle)
 {
-    struct run_config c;
+    struct run_options c;
     assert_int_equal(parse(&c, args), -1);
     if (!strstr(err, needle))
         fail_msg("error '%s' does not contain '%s'", err, needle);
@@ -149,30 +149,30 @@ static void test_errors(void **state)
 static void test_param_twice(void **state)
 {
     (void)state;
-    struct run_config c;
+    struct run_options c;
     assert_int_equal(PARSE(&c, "--param", "d=0.05", "--param", "dd=1", "wf.yaml"), 0);
-    assert_int_equal(c.n_params, 2);
-    free(c.params);
+    assert_int_equal(c.params.n, 2);
+    free(c.params.v);
     assert_int_equal(PARSE(&c, "--param", "d=0.05", "--param", "x=1", "--param", "d=0.1",
                            "wf.yaml"), -1);
     assert_string_equal(err, "--param 'd' is given twice (d=0.05, then d=0.1): give each "
                              "parameter once");
-    free(c.params);
+    free(c.params.v);
 }
 
 static void test_price(void **state)
 {
     (void)state;
-    struct run_config c;
+    struct run_options c;
     assert_int_equal(PARSE(&c, "--price", "2.5 eur", "--", "true"), 0);
-    assert_non_null(c.price);
-    assert_true(c.price->per_hour == 2.5);
-    assert_string_equal(c.price->currency, "EUR");
-    assert_null(c.price->file);
+    assert_non_null(c.session.price);
+    assert_true(c.session.price->per_hour == 2.5);
+    assert_string_equal(c.session.price->currency, "EUR");
+    assert_null(c.session.price->file);
     run_options_free(&c);
-    assert_null(c.price);
+    assert_null(c.session.price);
     assert_int_equal(PARSE(&c, "--", "true"), 0);
-    assert_null(c.price); /* not priced */
+    assert_null(c.session.price); /* not priced */
     run_options_free(&c);
     assert_int_equal(PARSE(&c, "--price", "free", "--", "true"), -1);
     assert_string_equal(err, "--price 'free' is not a price per hour: give a number above 0 (at "
