@@ -31,7 +31,7 @@ struct load_options {
     const char *label, *output, *store, *serve;
     bool json, quiet;
     int64_t interval_ns;
-    struct cli_strings headers, bodies;
+    struct strvec headers, bodies; /* -H and --body-file (copies) */
 };
 
 /* Returns true when the command goes on; false with the exit status in *status (after the
@@ -162,8 +162,11 @@ int cmd_load(int argc, char **argv)
 {
     struct load_options o = {.job = {.seed = -1, .grace_s = -1, .argc = argc, .argv = argv}};
     int status;
-    if (!parse(argc, argv, &o, &status))
+    if (!parse(argc, argv, &o, &status)) {
+        strvec_free(&o.headers);
+        strvec_free(&o.bodies);
         return status;
+    }
     o.job.headers = o.headers.v;
     o.job.n_headers = o.headers.n;
     o.job.bodies = o.bodies.v;
@@ -188,7 +191,7 @@ int cmd_load(int argc, char **argv)
             export_load_print(stdout, out.doc, out.path);
     }
     session_output_free(&out);
-    free(o.headers.v);
-    free(o.bodies.v);
+    strvec_free(&o.headers);
+    strvec_free(&o.bodies);
     return status;
 }

@@ -216,7 +216,7 @@ static const char usage_text[] =
 
 int cmd_workflow_exec(int argc, char **argv)
 {
-    struct cli_strings params = {0};
+    struct strvec params = STRVEC_INIT;
     const struct cli_option table[] = {
         CLI_OPT_STRINGS("param", 0, &params, 0, NULL, NULL, .metavar = "NAME=VALUE",
                         .help = "set parameter NAME of the workflow (repeatable)"),
@@ -228,7 +228,7 @@ int cmd_workflow_exec(int argc, char **argv)
     char err[1024];
     int rc = cli_options_parse(&parser, argc, argv, &args, err, sizeof err);
     if (rc == CLI_HELP) { /* args is not set */
-        free(params.v);
+        strvec_free(&params);
         return 0;
     }
     if (rc == CLI_ERROR)
@@ -239,7 +239,7 @@ int cmd_workflow_exec(int argc, char **argv)
     else if (args.n == 0)
         fputs(usage_text, stderr);
     if (rc != CLI_OK || args.n != 1) {
-        free(params.v);
+        strvec_free(&params);
         return 2;
     }
 
@@ -249,7 +249,7 @@ int cmd_workflow_exec(int argc, char **argv)
             workflow_free(wf);
             wf = NULL;
         }
-    free(params.v);
+    strvec_free(&params);
     if (!wf) {
         log_error("%s", err);
         return 2;

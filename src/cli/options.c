@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "util/strvec.h"
 #include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -179,13 +180,6 @@ static int parse_string(const struct cli_option *o, const char *value, char *err
     return 0;
 }
 
-static void strings_add(struct cli_strings *s, char *value, int argc)
-{
-    if (!s->v) /* never more values than arguments */
-        s->v = xcalloc((size_t)argc + 1, sizeof *s->v);
-    s->v[s->n++] = value;
-}
-
 static int parse_integer(const struct cli_option *o, const char *value, char *err,
                          size_t errlen)
 {
@@ -261,7 +255,7 @@ static int parse_duration(const struct cli_option *o, const char *value, char *e
 }
 
 /* Checks the value of row o and stores it. Returns 0, or -1 with the message in err. */
-static int store(const struct cli_option *o, char *value, int argc, char *err, size_t errlen)
+static int store(const struct cli_option *o, char *value, char *err, size_t errlen)
 {
     err[0] = '\0';
     switch (o->kind) {
@@ -276,7 +270,7 @@ static int store(const struct cli_option *o, char *value, int argc, char *err, s
     case CLI_STRINGS:
         if (parse_string(o, value, err, errlen) < 0)
             return -1;
-        strings_add(o->dest, value, argc);
+        strvec_push(o->dest, value);
         return 0;
     case CLI_INT:
     case CLI_UINT:
@@ -420,8 +414,7 @@ static int give(struct scan *sc, size_t row, char *inline_value, int *i, const c
         }
         return CLI_OK;
     }
-    return store(o, need ? words[0] : NULL, sc->argc, sc->err, sc->errlen) < 0 ? CLI_ERROR
-                                                                              : CLI_OK;
+    return store(o, need ? words[0] : NULL, sc->err, sc->errlen) < 0 ? CLI_ERROR : CLI_OK;
 }
 
 /* Reads one word that starts with '-' (not "-" nor "--") at argv[*i]. */

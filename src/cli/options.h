@@ -36,10 +36,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/strvec.h"
+
 enum cli_kind {
     CLI_FLAG,        /* bool *: set to true; takes no value */
     CLI_STRING,      /* const char **: the value (points into argv); the last one given wins */
-    CLI_STRINGS,     /* struct cli_strings *: every value, in order (repeatable) */
+    CLI_STRINGS,     /* struct strvec *: a copy of every value, in order (repeatable); the
+                      * caller frees it with strvec_free */
     CLI_INT,         /* integers: int *, unsigned *, long *, unsigned long *, long long *, */
     CLI_UINT,        /* unsigned long long * (CLI_OPT_INTEGER picks the kind from the type), */
     CLI_LONG,        /* in [imin, imax], decimal (or C syntax with CLI_C_INTEGER) */
@@ -63,13 +66,6 @@ enum cli_kind {
 #define CLI_OPEN_MAX (1u << 3)  /* numbers, durations: the maximum itself is refused */
 #define CLI_PERCENT (1u << 4)   /* numbers: a '%' may follow ("5" or "5%") */
 #define CLI_C_INTEGER (1u << 5) /* integers: also 0x2a and 052, as C writes them; no '-' */
-
-/* The values of a CLI_STRINGS option: v[0..n) point into argv, v[n] is NULL. v is allocated by
- * the parser on the first value (NULL before) and owned by the caller (free(v)). */
-struct cli_strings {
-    char **v;
-    size_t n;
-};
 
 /* One option. Rows are best written with the CLI_OPT_* macros below, which check the type of
  * dest at compile time. */
@@ -122,7 +118,7 @@ struct cli_option {
     {(name), (sh), CLI_STRING, CLI_DEST_(const char *, dest), .flags = (fl),                  \
      .expected = (expected_), .check = (check_), __VA_ARGS__}
 #define CLI_OPT_STRINGS(name, sh, dest, fl, check_, expected_, ...)                          \
-    {(name), (sh), CLI_STRINGS, CLI_DEST_(struct cli_strings, dest), .flags = (fl),           \
+    {(name), (sh), CLI_STRINGS, CLI_DEST_(struct strvec, dest), .flags = (fl),                \
      .expected = (expected_), .check = (check_), __VA_ARGS__}
 #define CLI_INTEGER_KIND_(dest)                                                               \
     _Generic((dest), int *: CLI_INT, unsigned *: CLI_UINT, long *: CLI_LONG,                  \

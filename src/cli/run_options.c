@@ -162,8 +162,7 @@ static int store_price_file(void *dest, const char *value, char *err, size_t err
 
 void run_options_free(struct run_options *o)
 {
-    free(o->params.v);
-    o->params = (struct cli_strings){0};
+    strvec_free(&o->params);
     price_spec_free(o->session.price);
     free(o->session.price);
     o->session.price = NULL;
@@ -292,7 +291,7 @@ int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
         return rc == CLI_HELP ? RUN_OPTIONS_HELP : -1;
     /* A parameter given twice kept the last value silently (issue 13); a command line holds
      * few, so comparing each with the earlier ones is cheap. */
-    const struct cli_strings *params = &o->params;
+    const struct strvec *params = &o->params;
     for (size_t i = 1; i < params->n; i++)
         for (size_t k = 0; k < i; k++) {
             size_t len = (size_t)(strchr(params->v[i], '=') - params->v[i]);

@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "measure/run_config.h"
 #include "session/session.h"
+#include "util/strvec.h"
 
 #define RUN_OPTIONS_HELP 1 /* --help was given (and printed): the caller exits 0 */
 
@@ -19,7 +20,7 @@ struct run_options {
     struct run_config run;          /* what measuring needs; points into argv */
     struct session_options session; /* store, -o, --serve, --quiet; its price is owned */
     bool json;                      /* --json: the summary as JSON on stdout */
-    struct cli_strings params;      /* --param NAME=VALUE of a workflow file */
+    struct strvec params;           /* --param NAME=VALUE of a workflow file (copies) */
 };
 
 /* Parses argv[1..argc) (argv[0] is the verb "run") into o. The command is what follows "--",

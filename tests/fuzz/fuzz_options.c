@@ -57,7 +57,7 @@ static void table_parser(int argc, char **argv)
 {
     bool flag = false;
     const char *s = NULL, *call = NULL;
-    struct cli_strings many = {0};
+    struct strvec many = STRVEC_INIT;
     int i = 0;
     unsigned u = 0;
     long l = 0;
@@ -93,7 +93,7 @@ static void table_parser(int argc, char **argv)
     if (isnan(d) || isnan(secs) || isnan(pct) || (d != 0 && (d <= -1 || d >= 1)) ||
         secs < 0 || secs > 3600 || i < -5 || i > 100)
         abort(); /* a value outside its range was kept */
-    free(many.v);
+    strvec_free(&many);
 }
 
 static void units(char **w, int n)

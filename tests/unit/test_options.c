@@ -48,7 +48,7 @@ static void expect_error(const char *needle, const struct cli_option *table, uns
 struct all {
     bool flag;
     const char *name, *blank;
-    struct cli_strings many;
+    struct strvec many;
     int i;
     unsigned u;
     long l;
@@ -113,7 +113,7 @@ static void test_every_kind(void **state)
     assert_true(a.ns == 250000000);
     assert_int_equal(args.n, 1);
     assert_string_equal(args.v[0], "rest");
-    free(a.many.v);
+    strvec_free(&a.many);
 
     /* only what was given is written: defaults stay */
     struct all b = {.i = 3, .name = "default"};
@@ -314,7 +314,7 @@ struct run_like {
     double timeout_s;
     const char *prepare, *serve;
     int64_t interval_ns;
-    struct cli_strings params;
+    struct strvec params;
 };
 
 static int check_param(const char *value, char *e, size_t len)
@@ -363,8 +363,7 @@ static void test_run_shaped(void **state)
     assert_string_equal(r.serve, ":9464");
     assert_int_equal(args.n, 4);
     assert_string_equal(args.v[2], "-r");
-    free(r.params.v);
-    r.params = (struct cli_strings){0};
+    strvec_free(&r.params);
 
     const struct {
         const char *needle;
@@ -384,7 +383,7 @@ static void test_run_shaped(void **state)
         if (!strstr(err, cases[i].needle))
             fail_msg("error '%s' does not contain '%s'", err, cases[i].needle);
     }
-    free(r.params.v);
+    strvec_free(&r.params);
 }
 
 int main(void)

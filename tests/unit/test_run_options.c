@@ -152,12 +152,12 @@ static void test_param_twice(void **state)
     struct run_options c;
     assert_int_equal(PARSE(&c, "--param", "d=0.05", "--param", "dd=1", "wf.yaml"), 0);
     assert_int_equal(c.params.n, 2);
-    free(c.params.v);
+    strvec_free(&c.params);
     assert_int_equal(PARSE(&c, "--param", "d=0.05", "--param", "x=1", "--param", "d=0.1",
                            "wf.yaml"), -1);
     assert_string_equal(err, "--param 'd' is given twice (d=0.05, then d=0.1): give each "
                              "parameter once");
-    free(c.params.v);
+    strvec_free(&c.params);
 }
 
 static void test_price(void **state)
