@@ -277,7 +277,7 @@ static int build_commands(struct sweep_cli *c, const struct run_config *cfg, cha
     c->splits = xcalloc(c->n_commands + 1, sizeof *c->splits);
     for (size_t k = 0; k < c->n_commands; k++) {
         struct sweep_point_def *p = &s->points[s->n_points++];
-        if (cfg->shell) { /* bench joins the words and runs them through /bin/sh -c */
+        if (cfg->shell) { /* the session joins the words and runs them through /bin/sh -c */
             p->argv = xcalloc(2, sizeof *p->argv);
             p->argv[0] = xstrdup(c->commands[k]);
             p->argc = 1;

@@ -1,5 +1,5 @@
 /* load_job: `mlbench load`'s measuring session (load_job.h): the plan, the server's readiness,
- * the scenario runs or the peak search as the bench session's companion, and the result. */
+ * the scenario runs or the peak search as the session's companion, and the result. */
 #include "session/load_job.h"
 
 #include <ctype.h>
@@ -463,19 +463,19 @@ static int measure(struct job *job, const struct run_config *common,
     rc.label = common->label;
     rc.interval_ns = common->interval_ns;
     rc.interval_adaptive = common->interval_adaptive;
-    struct session *b;
-    int status = session_open(&rc, opts, &b);
-    if (status == 0 && session_add(b, &rc, NULL) < 0)
+    struct session *s;
+    int status = session_open(&rc, opts, &s);
+    if (status == 0 && session_add(s, &rc, NULL) < 0)
         status = 2;
     if (status == 0) {
-        struct live_metrics *live = session_live(b);
+        struct live_metrics *live = session_live(s);
         if (live) { /* --serve: each query's latency on /metrics as it ends */
             job->cfg.on_query = live_on_query;
             job->cfg.on_query_arg = live;
         }
         struct session_companion comp = {.run = companion, .arg = job};
-        const struct repetition *rep = session_step_with(b, 0, &comp);
-        session_end_runs(b);
+        const struct repetition *rep = session_step_with(s, 0, &comp);
+        session_end_runs(s);
         if (job->refused) {
             log_error("load: %s", job->error);
             status = 2;
@@ -487,13 +487,13 @@ static int measure(struct job *job, const struct run_config *common,
                                              a->server_cmd, rep);
             json_object_set_new(load, "command", load_job_command(a->argc, a->argv));
             json_object_set_new(extra, "load", load);
-            status = session_finish(b, 0, extra, out);
+            status = session_finish(s, 0, extra, out);
             json_decref(extra);
             if (status == 0 && (job->error[0] || !load_runs_valid(&job->runs)))
                 status = 1;
         }
     }
-    session_close(b);
+    session_close(s);
     cmdline_free(&server);
     return status;
 }

@@ -4,9 +4,9 @@
  * readiness awaited), the load generator (src/load/) running beside it as the session's
  * companion (session.h): one scenario run, or find-peak's probes and confirmations; then the
  * result with its "load" section (load_runs.h) written like a run's. Call from the main
- * thread, once per process (it opens a bench session). */
-#ifndef MLBENCH_BENCH_LOAD_JOB_H
-#define MLBENCH_BENCH_LOAD_JOB_H
+ * thread, once per process (it opens a measuring session). */
+#ifndef MLBENCH_SESSION_LOAD_JOB_H
+#define MLBENCH_SESSION_LOAD_JOB_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * plan, every run with the server's resources and markers during it, the peak and the verdict
  * on what bounds the server. The job (load_job.c) fills the list; the readers of the section
  * are doc/load.h's. Not thread-safe per list. */
-#ifndef MLBENCH_BENCH_LOAD_RUNS_H
-#define MLBENCH_BENCH_LOAD_RUNS_H
+#ifndef MLBENCH_SESSION_LOAD_RUNS_H
+#define MLBENCH_SESSION_LOAD_RUNS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* bench: the repetition loop and the run wiring of `mlbench run` and `mlbench sweep` (see
+/* session: the repetition loop and the run wiring of `mlbench run` and `mlbench sweep` (see
  * session.h). Measuring one run is measure/runner.c, markers measure/markers.c, the summary
  * result/summary.c. */
 #include "session/session.h"
@@ -100,10 +100,10 @@ static char *nvtx_library(void)
 
 static void tick(void *arg, int64_t elapsed_ns)
 {
-    struct session *b = arg;
-    const struct session_point *p = b->current;
+    struct session *s = arg;
+    const struct session_point *p = s->current;
     char stage[128];
-    markers_current_stage(b->inst.markers, stage, sizeof stage);
+    markers_current_stage(s->inst.markers, stage, sizeof stage);
     int64_t eta = -1;
     if (p && p->done > 0) {
         int64_t mean = p->sum_wall_ns / p->done;
@@ -111,7 +111,7 @@ static void tick(void *arg, int64_t elapsed_ns)
         if (eta < 0)
             eta = 0;
     }
-    progress_status(&b->progress, b->what, stage, elapsed_ns, eta);
+    progress_status(&s->progress, s->what, stage, elapsed_ns, eta);
 }
 
 /* How a run that did not succeed ended, for people: "exit status 2", "killed by SIGSEGV". */
@@ -133,11 +133,11 @@ void session_describe_outcome(const struct run_outcome *o, char *how, size_t len
 }
 
 /* Runs --prepare or --cleanup; returns NULL or an owned message saying how it failed. */
-static char *run_helper(struct session *b, const struct session_point *p, const struct cmdline *c,
+static char *run_helper(struct session *s, const struct session_point *p, const struct cmdline *c,
                         const char *what)
 {
     struct runner_spec spec = {
-        .argv = c->argv, .envp = b->inst.helper_env, .timeout_s = p->cfg->timeout_s,
+        .argv = c->argv, .envp = s->inst.helper_env, .timeout_s = p->cfg->timeout_s,
         .grace_s = p->cfg->grace_s, .show_output = p->cfg->show_output,
     };
     struct run_outcome o;
@@ -153,25 +153,25 @@ static char *run_helper(struct session *b, const struct session_point *p, const 
     return msg;
 }
 
-static void describe_failure(struct session *b, const struct repetition *rep)
+static void describe_failure(struct session *s, const struct repetition *rep)
 {
     const struct run_outcome *o = &rep->outcome;
     if (rep->prepare_error) {
-        progress_error(&b->progress, "  %s", rep->prepare_error);
+        progress_error(&s->progress, "  %s", rep->prepare_error);
         return;
     }
     char how[320];
     how_it_ended(o, how, sizeof how);
-    progress_error(&b->progress, "  %s: %s", b->what, how);
-    if (!b->printed_failure && o->stderr_tail) {
+    progress_error(&s->progress, "  %s: %s", s->what, how);
+    if (!s->printed_failure && o->stderr_tail) {
         /* The last lines of its stderr usually say why. */
         const char *t = o->stderr_tail + strlen(o->stderr_tail);
         int lines = 0;
         while (t > o->stderr_tail && lines < 11)
             if (*--t == '\n')
                 lines++;
-        progress_error(&b->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
-        b->printed_failure = true;
+        progress_error(&s->progress, "  last lines of its stderr:\n%s", t == o->stderr_tail ? t : t + 1);
+        s->printed_failure = true;
     }
 }
 
@@ -242,26 +242,26 @@ static void companion_alone(struct companion_run *cr, struct run_outcome *o)
 
 /* The measured command itself (or, with a companion and no command, the companion), with
  * markers and samples, aggregated into rep. */
-static void measure_command(struct session *b, struct session_point *p, struct repetition *rep,
+static void measure_command(struct session *s, struct session_point *p, struct repetition *rep,
                             struct session_companion *companion)
 {
-    struct instruments *s = &b->inst;
+    struct instruments *inst = &s->inst;
     struct runner_spec spec = {
-        .argv = p->cmd.argv, .envp = s->env, .timeout_s = p->cfg->timeout_s,
+        .argv = p->cmd.argv, .envp = inst->env, .timeout_s = p->cfg->timeout_s,
         .grace_s = p->cfg->grace_s, .show_output = p->cfg->show_output,
-        .tick = b->progress.tty ? tick : NULL, .tick_arg = b, .tick_ms = 100,
-        .spawned = instruments_spawned, .spawned_arg = s,
-        .before_reap = instruments_before_reap, .before_reap_arg = s,
+        .tick = s->progress.tty ? tick : NULL, .tick_arg = s, .tick_ms = 100,
+        .spawned = instruments_spawned, .spawned_arg = inst,
+        .before_reap = instruments_before_reap, .before_reap_arg = inst,
     };
-    struct companion_run cr = {.c = companion, .inst = s, .done_fd = -1};
+    struct companion_run cr = {.c = companion, .inst = inst, .done_fd = -1};
     if (companion) {
         cr.done_fd = eventfd(0, EFD_CLOEXEC);
         spec.spawned = companion_spawned, spec.spawned_arg = &cr;
         spec.stop_fd = cr.done_fd;
         spec.interrupt = companion_interrupt, spec.interrupt_arg = &cr;
     }
-    markers_begin_run(s->markers, &rep->log);
-    bool sampling = sampler_start(s->sampler, &rep->samples) == 0;
+    markers_begin_run(inst->markers, &rep->log);
+    bool sampling = sampler_start(inst->sampler, &rep->samples) == 0;
     if (companion && cr.done_fd < 0) {
         memset(&rep->outcome, 0, sizeof rep->outcome);
         rep->outcome.status = RUN_FAILED;
@@ -279,13 +279,13 @@ static void measure_command(struct session *b, struct session_point *p, struct r
     if (cr.done_fd >= 0)
         close(cr.done_fd);
     if (sampling)
-        sampler_stop(s->sampler);
-    markers_end_run(s->markers);
-    if (b->live) { /* --serve: a killed run's open spans close; faults and errors are counted */
-        live_close_spans(b->live);
-        live_add_malformed(b->live, rep->log.malformed);
-        live_set_marker_foreign(b->live, markers_foreign(s->markers, NULL));
-        live_set_sampler_errors(b->live, sampler_errors(s->sampler));
+        sampler_stop(inst->sampler);
+    markers_end_run(inst->markers);
+    if (s->live) { /* --serve: a killed run's open spans close; faults and errors are counted */
+        live_close_spans(s->live);
+        live_add_malformed(s->live, rep->log.malformed);
+        live_set_marker_foreign(s->live, markers_foreign(inst->markers, NULL));
+        live_set_sampler_errors(s->live, sampler_errors(inst->sampler));
     }
     stages_aggregate(&rep->log, rep->outcome.start_ns, rep->outcome.wall_ns, &rep->stages);
     if (rep->samples.n && rep->samples.n_series)
@@ -297,7 +297,7 @@ static void measure_command(struct session *b, struct session_point *p, struct r
 }
 
 /* One repetition: prepare, the measured command, cleanup. Returns the repetition. */
-static struct repetition *one_run(struct session *b, struct session_point *p, bool warmup,
+static struct repetition *one_run(struct session *s, struct session_point *p, bool warmup,
                                   int number, int of)
 {
     struct repetition *rep = result_add_rep(&p->result, warmup);
@@ -307,13 +307,13 @@ static struct repetition *one_run(struct session *b, struct session_point *p, bo
     if (p->name)
         snprintf(name, sizeof name, "%.60s%s: ", p->name, strlen(p->name) > 60 ? "..." : "");
     if (of > 0)
-        snprintf(b->what, sizeof b->what, "%s%s %d/%d", name, kind, number, of);
+        snprintf(s->what, sizeof s->what, "%s%s %d/%d", name, kind, number, of);
     else
-        snprintf(b->what, sizeof b->what, "%s%s %d", name, kind, number);
-    b->current = p;
+        snprintf(s->what, sizeof s->what, "%s%s %d", name, kind, number);
+    s->current = p;
 
     if (p->cfg->prepare) {
-        rep->prepare_error = run_helper(b, p, &p->prepare, "--prepare");
+        rep->prepare_error = run_helper(s, p, &p->prepare, "--prepare");
         if (rep->prepare_error) {
             rep->outcome.start_unix_ns = unix_ns();
             rep->outcome.status = RUN_FAILED;
@@ -321,9 +321,9 @@ static struct repetition *one_run(struct session *b, struct session_point *p, bo
             return rep;
         }
     }
-    measure_command(b, p, rep, b->companion);
+    measure_command(s, p, rep, s->companion);
     if (p->cfg->cleanup && !runner_interrupted()) {
-        char *msg = run_helper(b, p, &p->cleanup, "--cleanup");
+        char *msg = run_helper(s, p, &p->cleanup, "--cleanup");
         if (msg) {
             log_warn("%srun %d: %s", name, rep->index + 1, msg);
             free(msg);
@@ -372,22 +372,22 @@ static int auto_estimate(const struct session_point *p)
     return p->cfg->warmup + want;
 }
 
-bool session_done(const struct session *b, size_t i)
+bool session_done(const struct session *s, size_t i)
 {
-    const struct session_point *p = b->points[i];
+    const struct session_point *p = s->points[i];
     return p->stopped || runner_interrupted() || (p->cfg->runs && p->measured >= p->cfg->runs);
 }
 
-void session_stop(struct session *b, size_t i)
+void session_stop(struct session *s, size_t i)
 {
-    b->points[i]->stopped = true;
+    s->points[i]->stopped = true;
 }
 
 /* Runs one repetition of p and books it; returns it. */
-static struct repetition *book_run(struct session *b, struct session_point *p, bool warmup)
+static struct repetition *book_run(struct session *s, struct session_point *p, bool warmup)
 {
     const struct run_config *cfg = p->cfg;
-    struct repetition *rep = one_run(b, p, warmup, warmup ? p->done + 1 : p->measured + 1,
+    struct repetition *rep = one_run(s, p, warmup, warmup ? p->done + 1 : p->measured + 1,
                                      warmup ? cfg->warmup : cfg->runs);
     const struct run_outcome *o = &rep->outcome;
     p->done++;
@@ -398,13 +398,13 @@ static struct repetition *book_run(struct session *b, struct session_point *p, b
             p->measured_ns += o->wall_ns;
     }
     char wall[32];
-    progress_line(&b->progress, "%s  %s  %s", b->what,
+    progress_line(&s->progress, "%s  %s  %s", s->what,
                   units_duration((double)o->wall_ns, wall, sizeof wall),
                   rep->prepare_error ? "failed" : run_status_name(o->status));
     bool bad = o->status != RUN_OK || rep->prepare_error;
     if (bad) {
         p->any_bad = true;
-        describe_failure(b, rep);
+        describe_failure(s, rep);
     }
     if (o->status == RUN_INTERRUPTED || runner_interrupted())
         p->stopped = true;
@@ -421,32 +421,32 @@ static struct repetition *book_run(struct session *b, struct session_point *p, b
     return rep;
 }
 
-const struct repetition *session_step(struct session *b, size_t i)
+const struct repetition *session_step(struct session *s, size_t i)
 {
-    struct session_point *p = b->points[i];
+    struct session_point *p = s->points[i];
     struct repetition *rep = NULL;
     /* The warm-up runs come right before the point's first measured run. */
-    while (!session_done(b, i) && p->done < p->cfg->warmup)
-        rep = book_run(b, p, true);
-    if (!session_done(b, i))
-        rep = book_run(b, p, false);
+    while (!session_done(s, i) && p->done < p->cfg->warmup)
+        rep = book_run(s, p, true);
+    if (!session_done(s, i))
+        rep = book_run(s, p, false);
     return rep;
 }
 
-const struct repetition *session_step_with(struct session *b, size_t i, struct session_companion *c)
+const struct repetition *session_step_with(struct session *s, size_t i, struct session_companion *c)
 {
-    struct session_point *p = b->points[i];
-    if (session_done(b, i))
+    struct session_point *p = s->points[i];
+    if (session_done(s, i))
         return NULL;
-    b->companion = c;
-    struct repetition *rep = book_run(b, p, false);
-    b->companion = NULL;
+    s->companion = c;
+    struct repetition *rep = book_run(s, p, false);
+    s->companion = NULL;
     return rep;
 }
 
-const struct result *session_result(const struct session *b, size_t i)
+const struct result *session_result(const struct session *s, size_t i)
 {
-    return &b->points[i]->result;
+    return &s->points[i]->result;
 }
 
 /* Checks the command strings of a point. Returns 0, or 2 after saying what is wrong. */
@@ -524,21 +524,21 @@ void session_store_free(struct session_store *s)
     memset(s, 0, sizeof *s);
 }
 
-static int check_nvtx(struct session *b);
+static int check_nvtx(struct session *s);
 
 /* Checks the store and --nvtx before anything runs. Returns 0, or 2 after saying what is
  * wrong. */
-static int check_input(struct session *b)
+static int check_input(struct session *s)
 {
-    if (session_store_open(&b->where, b->opts.store) != 0)
+    if (session_store_open(&s->where, s->opts.store) != 0)
         return 2;
-    return check_nvtx(b);
+    return check_nvtx(s);
 }
 
 /* Checks --nvtx. Returns 0, or 2 after saying what is wrong. */
-static int check_nvtx(struct session *b)
+static int check_nvtx(struct session *s)
 {
-    const struct run_config *cfg = b->cfg;
+    const struct run_config *cfg = s->cfg;
     if (cfg->nvtx) {
         char *lib = nvtx_library();
         if (!lib) {
@@ -550,102 +550,102 @@ static int check_nvtx(struct session *b)
         if (other && *other && strcmp(other, lib) != 0)
             log_warn("--nvtx replaces NVTX_INJECTION64_PATH=%s (another tool, e.g. nsys?) with "
                      "%s for the command", other, lib);
-        b->nvtx_var = xasprintf("NVTX_INJECTION64_PATH=%s", lib);
+        s->nvtx_var = xasprintf("NVTX_INJECTION64_PATH=%s", lib);
         free(lib);
     }
     return 0;
 }
 
 /* Starts the runner, the session and --serve. Returns 0, or mlbench's exit status. */
-static int start(struct session *b)
+static int start(struct session *s)
 {
-    const struct run_config *cfg = b->cfg;
+    const struct run_config *cfg = s->cfg;
     char err[1024];
     struct instruments_config scfg = {.interval_ns = cfg->interval_ns,
                                   .adaptive = cfg->interval_adaptive, .all_gpus = cfg->all_gpus,
-                                  .markers = true, .extra_var = b->nvtx_var,
+                                  .markers = true, .extra_var = s->nvtx_var,
                                   .rank_listen = cfg->ranks_listen};
     int rc = -1;
     if (runner_init(err, sizeof err) < 0 ||
-        (rc = instruments_open(&b->inst, &scfg, err, sizeof err)) < 0) {
+        (rc = instruments_open(&s->inst, &scfg, err, sizeof err)) < 0) {
         log_error("%s", err);
         return rc == -2 ? 2 : 3;
     }
-    if (b->opts.serve) { /* after runner_init: the server's threads leave the signals to us */
-        b->live = live_new();
-        live_expect_markers(b->live);
-        if (!(b->server = http_server_start(b->opts.serve, b->live, err, sizeof err))) {
+    if (s->opts.serve) { /* after runner_init: the server's threads leave the signals to us */
+        s->live = live_new();
+        live_expect_markers(s->live);
+        if (!(s->server = http_server_start(s->opts.serve, s->live, err, sizeof err))) {
             log_error("--serve: %s", err);
             return 2;
         }
-        markers_set_listener(b->inst.markers, live_on_marker, b->live);
-        sampler_set_listener(b->inst.sampler, live_on_sample, b->live);
-        log_info("serving Prometheus metrics at http://%s/metrics", http_server_address(b->server));
+        markers_set_listener(s->inst.markers, live_on_marker, s->live);
+        sampler_set_listener(s->inst.sampler, live_on_sample, s->live);
+        log_info("serving Prometheus metrics at http://%s/metrics", http_server_address(s->server));
     }
-    progress_init(&b->progress, b->opts.quiet);
+    progress_init(&s->progress, s->opts.quiet);
     return 0;
 }
 
 int session_open(const struct run_config *cfg, const struct session_options *opts,
                  struct session **out)
 {
-    struct session *b = xcalloc(1, sizeof *b);
-    b->cfg = cfg;
-    b->opts = *opts;
-    *out = b;
-    int status = check_input(b);
+    struct session *s = xcalloc(1, sizeof *s);
+    s->cfg = cfg;
+    s->opts = *opts;
+    *out = s;
+    int status = check_input(s);
     if (status == 0)
-        status = start(b);
+        status = start(s);
     return status;
 }
 
-int session_add(struct session *b, const struct run_config *cfg, const char *name)
+int session_add(struct session *s, const struct run_config *cfg, const char *name)
 {
     struct session_point *p = xcalloc(1, sizeof *p);
     p->cfg = cfg;
     p->name = name ? xstrdup(name) : NULL;
     p->planned = cfg->warmup + (cfg->runs ? cfg->runs : RUN_AUTO_MIN_RUNS);
     result_init(&p->result, cfg);
-    record_sampling(&p->result.sampling, b->inst.sampler, cfg);
-    b->points = xreallocarray(b->points, b->n_points + 1, sizeof *b->points);
-    b->points[b->n_points++] = p;
-    return check_command(p) == 0 ? (int)(b->n_points - 1) : -1;
+    record_sampling(&p->result.sampling, s->inst.sampler, cfg);
+    s->points = xreallocarray(s->points, s->n_points + 1, sizeof *s->points);
+    s->points[s->n_points++] = p;
+    return check_command(p) == 0 ? (int)(s->n_points - 1) : -1;
 }
 
 /* Stops the marker receiver (and --serve's listeners) once: no run is left. */
-static void stop_markers(struct session *b)
+static void stop_markers(struct session *s)
 {
-    if (b->markers_stopped)
+    if (s->markers_stopped)
         return;
-    b->markers_stopped = true;
-    b->outside = b->inst.markers ? markers_outside(b->inst.markers) : 0;
-    progress_clear(&b->progress);
-    if (b->server) { /* the aggregates keep their final state; the server stops after the
+    s->markers_stopped = true;
+    s->outside = s->inst.markers ? markers_outside(s->inst.markers) : 0;
+    progress_clear(&s->progress);
+    if (s->server) { /* the aggregates keep their final state; the server stops after the
                       * results are written (session_close), so nothing it does can cost them */
-        markers_set_listener(b->inst.markers, NULL, NULL);
-        sampler_set_listener(b->inst.sampler, NULL, NULL);
+        markers_set_listener(s->inst.markers, NULL, NULL);
+        sampler_set_listener(s->inst.sampler, NULL, NULL);
     }
-    instruments_stop_markers(&b->inst);
+    instruments_stop_markers(&s->inst);
 }
 
 /* After the runs of a point: its result is summarised and analysed. */
-static void finish(struct session *b, struct session_point *p)
+static void finish(struct session *s, struct session_point *p)
 {
     struct result *r = &p->result;
-    struct instruments *s = &b->inst;
-    progress_clear(&b->progress);
-    r->events_outside_runs = b->markers_stopped ? b->outside : markers_outside(s->markers);
+    struct instruments *inst = &s->inst;
+    progress_clear(&s->progress);
+    r->events_outside_runs = s->markers_stopped ? s->outside : markers_outside(inst->markers);
     r->stop_signal = runner_interrupted();
-    r->sampling.errors = sampler_errors(s->sampler);
-    r->sampling.cpu_ns = sampler_cpu_ns(s->sampler);
+    r->sampling.errors = sampler_errors(inst->sampler);
+    r->sampling.cpu_ns = sampler_cpu_ns(inst->sampler);
     for (size_t i = 0; i < r->n_reps; i++)
         r->sampling.sampled_ns += r->reps[i].outcome.wall_ns;
     /* Once, while the sources are open (GPU facts). The capture reads the sampler, the config
      * and the machine, nothing of the summary. */
-    const struct machine_facts *machine = result_capture_environment(r, s->sampler);
+    const struct machine_facts *machine = result_capture_environment(r, inst->sampler);
     summary_compute(r, machine);
     /* After the summary, whose warnings ("unpriced") summary_compute would clear. */
-    result_price(r, b->opts.price, machine);
+    result_price(r, s->opts.price, machine);
     resources_analyze(r, machine);
     if (!p->cfg->runs && p->measured == 1 && p->measured_ns / 1e9 > RUN_AUTO_LONG_SECONDS)
         summary_warn(&r->summary, "single_run",
@@ -705,17 +705,17 @@ output:
     return status;
 }
 
-int session_finish(struct session *b, size_t i, json_t *extra, struct session_output *out)
+int session_finish(struct session *s, size_t i, json_t *extra, struct session_output *out)
 {
-    struct session_point *p = b->points[i];
+    struct session_point *p = s->points[i];
     memset(out, 0, sizeof *out);
-    finish(b, p);
+    finish(s, p);
     /* One document for every copy. */
     out->doc = result_to_json(&p->result);
     if (out->doc && extra)
         json_object_update(out->doc, extra);
     int status = p->not_found ? p->not_found : p->any_bad ? 1 : 0;
-    if (session_store_write(&b->where, p->result.id, b->opts.output, out) != 0)
+    if (session_store_write(&s->where, p->result.id, s->opts.output, out) != 0)
         status = 3;
     else if (p->result.stop_signal)
         status = 128 + p->result.stop_signal;
@@ -732,50 +732,50 @@ static void point_free(struct session_point *p)
     free(p);
 }
 
-struct live_metrics *session_live(struct session *b)
+struct live_metrics *session_live(struct session *s)
 {
-    return b->live;
+    return s->live;
 }
 
-void session_close(struct session *b)
+void session_close(struct session *s)
 {
-    if (!b)
+    if (!s)
         return;
-    http_server_stop(b->server);
-    stop_markers(b);
+    http_server_stop(s->server);
+    stop_markers(s);
     /* The results before the session: their tables borrow the series definitions. */
-    for (size_t i = 0; i < b->n_points; i++)
-        point_free(b->points[i]);
-    free(b->points);
-    instruments_close(&b->inst);
-    live_free(b->live);
-    session_store_free(&b->where);
-    free(b->nvtx_var);
-    free(b);
+    for (size_t i = 0; i < s->n_points; i++)
+        point_free(s->points[i]);
+    free(s->points);
+    instruments_close(&s->inst);
+    live_free(s->live);
+    session_store_free(&s->where);
+    free(s->nvtx_var);
+    free(s);
 }
 
-void session_end_runs(struct session *b)
+void session_end_runs(struct session *s)
 {
-    stop_markers(b);
+    stop_markers(s);
 }
 
 int session_run(const struct run_config *cfg, const struct session_options *opts,
                 struct session_output *out)
 {
-    struct session *b;
+    struct session *s;
     memset(out, 0, sizeof *out);
-    int status = session_open(cfg, opts, &b);
-    if (status == 0 && session_add(b, cfg, NULL) < 0)
+    int status = session_open(cfg, opts, &s);
+    if (status == 0 && session_add(s, cfg, NULL) < 0)
         status = 2;
     if (status != 0) {
-        session_close(b);
+        session_close(s);
         return status;
     }
-    while (!session_done(b, 0))
-        session_step(b, 0);
-    session_end_runs(b);
-    status = session_finish(b, 0, NULL, out);
-    session_close(b);
+    while (!session_done(s, 0))
+        session_step(s, 0);
+    session_end_runs(s);
+    status = session_finish(s, 0, NULL, out);
+    session_close(s);
     return status;
 }
 

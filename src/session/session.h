@@ -1,4 +1,4 @@
-/* bench: the heart of `mlbench run` and `mlbench sweep`: the repetition loop (warm-up, a fixed
+/* session: the heart of `mlbench run` and `mlbench sweep`: the repetition loop (warm-up, a fixed
  * or automatic number of runs, --prepare/--cleanup around each, --fail-fast) with everything
  * wired around it: the measuring session (markers, sampler), --serve, the progress line, then
  * the summary, the analysis and the environment of the finished runs, and the result document
@@ -9,8 +9,8 @@
  * one repetition of the point it is given). A workflow file or the default workload are turned
  * into a command before this (cli). Call from the main thread, once per process (the runner
  * owns the process's signals). */
-#ifndef MLBENCH_BENCH_H
-#define MLBENCH_BENCH_H
+#ifndef MLBENCH_SESSION_H
+#define MLBENCH_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -87,11 +87,11 @@ int session_open(const struct run_config *cfg, const struct session_options *opt
  * the common settings are the session's), named name for the progress lines (may be NULL;
  * copied). cfg must outlive the session. Returns its index, or -1 after saying what is wrong
  * with its command strings. */
-int session_add(struct session *b, const struct run_config *cfg, const char *name);
+int session_add(struct session *s, const struct run_config *cfg, const char *name);
 /* Runs point i's warm-up runs when none was made yet, then one measured run. Returns the last
  * repetition run (valid until the next session_step of that point), or NULL when the point was
  * done already. */
-const struct repetition *session_step(struct session *b, size_t i);
+const struct repetition *session_step(struct session *s, size_t i);
 /* What runs beside a point's command, or instead of one when the point has no command (argc
  * 0): `mlbench load`'s generator beside the server it started. */
 struct session_companion {
@@ -106,26 +106,26 @@ struct session_companion {
 };
 /* One measured run of point i (no warm-up) with companion c beside it. Returns the repetition
  * (valid until the next step of that point), or NULL when the point was done already. */
-const struct repetition *session_step_with(struct session *b, size_t i,
+const struct repetition *session_step_with(struct session *s, size_t i,
                                           struct session_companion *c);
 /* Whether point i has all its runs (its -r count, or automatic mode is satisfied), or stopped:
  * --fail-fast, a command not found, session_stop, or mlbench interrupted. */
-bool session_done(const struct session *b, size_t i);
+bool session_done(const struct session *s, size_t i);
 /* No more runs for point i (e.g. it ran out of memory). */
-void session_stop(struct session *b, size_t i);
+void session_stop(struct session *s, size_t i);
 /* Point i's result as it stands (complete once session_finish was called for it). */
-const struct result *session_result(const struct session *b, size_t i);
+const struct result *session_result(const struct session *s, size_t i);
 /* Stops receiving markers: call once every point's runs are over (session_close does it too). */
-void session_end_runs(struct session *b);
+void session_end_runs(struct session *s);
 /* Summarises, prices and analyses point i, builds its document, adds the members of extra to
  * it (may be NULL; borrowed) and writes it (the store, then the session's -o). Call once per
  * point, after its last session_step. Returns the point's exit status as session_run does; out
  * is filled in every case (session_output_free). */
-int session_finish(struct session *b, size_t i, json_t *extra, struct session_output *out);
+int session_finish(struct session *s, size_t i, json_t *extra, struct session_output *out);
 /* The live aggregate --serve exports, or NULL without --serve. */
-struct live_metrics *session_live(struct session *b);
+struct live_metrics *session_live(struct session *s);
 /* Stops --serve and the session and frees everything (NULL is fine). */
-void session_close(struct session *b);
+void session_close(struct session *s);
 
 /* How a run that did not succeed ended, for people: "exit status 2", "killed by SIGKILL",
  * "timeout", or why it could not start. */
