@@ -71,7 +71,8 @@ struct export_text_column {
 
 /* How a table is laid out on a terminal. */
 struct export_text_layout {
-    const struct export_text_column *col; /* ncols of them, or NULL: every column default */
+    const struct export_text_column *col; /* one per column shown (layout ncols, else the
+                                           * table's), or NULL: every column default */
     bool header;        /* the header row first */
     bool trim;          /* no trailing blanks: the empty cells that end a row are left out
                          * with their separators, and the last cell written is not padded

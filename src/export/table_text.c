@@ -48,11 +48,12 @@ static bool blank(const struct export_table *t, const struct export_text_layout 
     return empty;
 }
 
-/* The width of each column: its own, or its widest cell (at most its cap). */
-static int *widths(const struct export_table *t, const struct export_text_layout *l)
+/* The width of each of the ncols columns shown: its own, or its widest cell (at most its cap). */
+static int *widths(const struct export_table *t, const struct export_text_layout *l,
+                   size_t ncols)
 {
-    int *w = xcalloc(t->ncols ? t->ncols : 1, sizeof *w);
-    for (size_t c = 0; c < t->ncols; c++) {
+    int *w = xcalloc(ncols ? ncols : 1, sizeof *w);
+    for (size_t c = 0; c < ncols; c++) {
         const struct export_text_column *col = column(l, c);
         if (col->width > 0) {
             w[c] = col->width;
@@ -136,9 +137,9 @@ int export_table_print(FILE *out, const struct export_table *t,
 {
     static const struct export_text_layout plain;
     const struct export_text_layout *l = layout ? layout : &plain;
-    int *w = widths(t, l);
-    int rc = 0;
     size_t ncols = l->ncols && l->ncols < t->ncols ? l->ncols : t->ncols;
+    int *w = widths(t, l, ncols);
+    int rc = 0;
     size_t keep = l->keep < ncols ? l->keep : ncols;
     if (l->screen <= 0 || keep >= ncols) {
         rc = print_part(out, t, l, w, ncols, ncols, ncols);
