@@ -7,7 +7,6 @@
  * re-parsed. */
 #include "measure/workflow_template.h"
 
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,28 +93,19 @@ const char *workflow_split_why(int rc)
     }
 }
 
-/* Whether s holds ${NAME?...} or ${NAME:?...} where a shell would expand it (not in single
- * quotes). glibc's wordexp dereferences a null pointer on ${UNSET?} with no word (fuzz_workflow
- * found it), and failing when unset is a shell's error anyway. */
+/* Whether s may hold a ${...?...} expansion (fail when unset): a '?' between a "${" and the next
+ * '}'. glibc's wordexp dereferences a null pointer on ${UNSET?} with no word (fuzz_workflow
+ * found it, also inside another expansion's word: "${p-'x ${Q?}"), and failing when unset is a
+ * shell's error anyway. Quotes are not looked at, on purpose: wordexp's reading of a word inside
+ * ${...} does not follow the outer quoting, so a '?' in braces is refused even where a shell
+ * would not expand it (a command that needs one sets 'shell: true'). */
 static bool has_unset_error(const char *s)
 {
-    bool single = false, dbl = false;
-    for (const char *p = s; *p; p++) {
-        if (*p == '\\' && !single && p[1]) {
-            p++;
-        } else if (*p == '\'' && !dbl) {
-            single = !single;
-        } else if (*p == '"' && !single) {
-            dbl = !dbl;
-        } else if (!single && p[0] == '$' && p[1] == '{') {
-            const char *q = p + 2;
-            while (isalnum((unsigned char)*q) || *q == '_')
-                q++;
-            if (*q == ':')
-                q++;
-            if (*q == '?')
-                return true;
-        }
+    for (const char *p = strstr(s, "${"); p; p = strstr(p + 2, "${")) {
+        const char *end = strchr(p + 2, '}');
+        const char *q = strchr(p + 2, '?');
+        if (q && (!end || q < end))
+            return true;
     }
     return false;
 }

@@ -319,6 +319,10 @@ static void test_stage_errors(void **state)
     expect_error("stages:\n  train: echo \"${X:?}\"\n", "2:10",
                  "'cmd' of stage 'train' uses ${VAR?} or ${VAR:?} (fail when unset), which only a "
                  "shell does: set 'shell: true' to run it through /bin/sh, or use ${VAR:-default}");
+    /* ... also where a quote inside another expansion's word hid it from a quote-aware scan */
+    expect_error("stages:\n  train: x ${p-'a ${NOSUCH_VAR_X?}\n", "2:10",
+                 "'cmd' of stage 'train' uses ${VAR?} or ${VAR:?} (fail when unset), which only a "
+                 "shell does: set 'shell: true' to run it through /bin/sh, or use ${VAR:-default}");
     expect_error("stages:\n  train: python3 'train.py\n", "2:10",
                  "'cmd' of stage 'train' has a syntax error (unbalanced quotes?)");
     expect_error("stages:\n  train:\n    cmd: |\n      a\n      b\n", "3:10",
