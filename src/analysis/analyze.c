@@ -46,8 +46,12 @@
 #define MAX_WORKERS 8           /* workers suggested for a single-threaded stage, at most */
 
 /* I/O, memory and contention (ratios of time) */
-#define IO_STALL_MIN 0.20       /* tasks stalled on I/O at least this share: io-bound */
+#define IO_STALL_MIN 0.20       /* the workload's tasks blocked on I/O at least this share of the
+                                 * time: io-bound */
 #define IO_CPU_SHARE_MAX 0.5    /* io-bound needs fewer than this share of the CPUs busy */
+#define IO_OWN_MIN_BPS 1048576.0 /* without the workload's own I/O waits (older results): the
+                                 * machine's stall counts only where the workload itself read or
+                                 * wrote at least this many bytes a second */
 #define SWAP_MIN_BPS 1048576.0  /* swapping at least 1 MiB/s (in + out): memory-bound */
 #define PSI_MEM_MIN 0.10        /* tasks stalled on memory at least this share: memory-bound */
 #define CPU_STARVED_WAIT 0.30   /* the workload's threads waited for a CPU at least this share of
@@ -101,7 +105,14 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
     /* PSI io "some" is the share of time at least one task waited for I/O. Without it, iowait
      * (a share of all CPU time) times the CPUs is the mean number of CPUs idle with I/O
      * pending: about the share of time one task waited. */
-    f->io = NAN;
+    f->io = f->io_own = NAN;
+    if (known(s->io_blocked)) {
+        f->io_own = fmin(1, fmax(0, s->io_blocked));
+        f->io_own_delayacct = s->io_blocked_delayacct;
+    }
+    f->io_bps = known(s->read_bps) || known(s->write_bps)
+                    ? (known(s->read_bps) ? s->read_bps : 0) + (known(s->write_bps) ? s->write_bps : 0)
+                    : NAN;
     if (known(s->psi_io_some)) {
         f->io = s->psi_io_some;
         f->io_psi = true;
@@ -143,10 +154,25 @@ static void resolve(const struct analysis_context *ctx, const struct stage_resou
     f->threads_peak = known(s->threads_peak) ? (long)s->threads_peak : -1;
 }
 
+/* The share of time the workload waited for I/O as the rules read it: its own tasks' where
+ * measured; else (results made before that was sampled) the machine's stall, and only where the
+ * workload itself moved data: another process's writes are not this workload's waits. */
+static double io_stall(const struct figures *f)
+{
+    if (known(f->io_own))
+        return f->io_own;
+    return known(f->io_bps) && f->io_bps >= IO_OWN_MIN_BPS ? f->io : NAN;
+}
+
 static void cat_io(char *buf, size_t len, const struct figures *f)
 {
-    cat(buf, len, "tasks stalled on I/O %.0f %% of the time (%s)", pct(f->io),
-        f->io_psi ? "pressure stall information" : "from iowait");
+    if (known(f->io_own))
+        cat(buf, len, "its tasks were blocked on I/O %.0f %% of the time (%s)", pct(f->io_own),
+            f->io_own_delayacct ? "the kernel's delay accounting"
+                                : "share of samples in state D");
+    else
+        cat(buf, len, "tasks stalled on I/O %.0f %% of the time (%s, machine-wide)", pct(f->io),
+            f->io_psi ? "pressure stall information" : "from iowait");
 }
 
 /* Saving when the GPU, now busy util of the time, would be kept GPU_TARGET_UTIL busy with the
@@ -334,7 +360,7 @@ static void verdict_starved(const struct analysis_context *ctx, const struct fig
     if (f->ncpu)
         cat(o->evidence, TEXT_MAX, " of %d", f->ncpu);
     cat(o->evidence, TEXT_MAX, " cores feed it");
-    if (known(f->io) && f->io >= IO_STALL_MIN) {
+    if (io_stall(f) >= IO_STALL_MIN) {
         cat(o->evidence, TEXT_MAX, "; ");
         cat_io(o->evidence, TEXT_MAX, f);
     }
@@ -358,7 +384,7 @@ static void cat_cpu_evidence(char *buf, const struct figures *f)
     rule_figures_cat_cores(buf, TEXT_MAX, f->cpu, f->ncpu, "busy");
     if (f->gpu_used)
         cat(buf, TEXT_MAX, ", GPU idle %.0f %% of the stage", pct(1 - f->util));
-    if (known(f->io) && f->io >= IO_STALL_MIN) {
+    if (io_stall(f) >= IO_STALL_MIN) {
         cat(buf, TEXT_MAX, ", ");
         cat_io(buf, TEXT_MAX, f);
     }
@@ -433,7 +459,7 @@ static void verdict_io(const struct stage_resources *s, const struct figures *f,
         "keep the data in memory or on local NVMe (the page cache helps from the second read "
         "if the data fit in RAM), read packed shards in large sequential chunks instead of many "
         "small files (WebDataset, TFRecord), and prefetch with more parallel readers");
-    o->saving_ns = f->time_ns * fmin(1, f->io);
+    o->saving_ns = f->time_ns * fmin(1, io_stall(f));
 }
 
 static void verdict_parallel(const struct analysis_context *ctx, const struct stage_resources *s,
@@ -543,16 +569,16 @@ static void verdict_idle(const struct figures *f, struct outcome *o)
     o->rule = "idle";
     o->finding = true;
     rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy");
+    /* No GPU line where no GPU was measured: a CPU machine's stage is not "GPU not measured"
+     * (a run meant for a GPU that could not be measured gets the gpu_unverified warning). */
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU idle");
     else if (f->gpu_measured)
         cat(o->evidence, TEXT_MAX, ", no GPU used");
-    else
-        cat(o->evidence, TEXT_MAX, ", GPU not measured");
-    if (known(f->io))
-        cat(o->evidence, TEXT_MAX, ", I/O stalls %.0f %%", pct(f->io));
-    else
-        cat(o->evidence, TEXT_MAX, ", I/O waits not measured");
+    /* The workload's own I/O waits only: the machine's stall is other processes' too (the
+     * io_contention warning says it) */
+    if (known(f->io_own))
+        cat(o->evidence, TEXT_MAX, ", blocked on I/O %.0f %%", pct(f->io_own));
     cat(o->recommendation, TEXT_MAX,
         "the stage waits on something not measured: sleeps, the network or remote storage, "
         "locks, a server or another process; mark the waits as stages to see which");
@@ -565,8 +591,8 @@ static void verdict_mixed(const struct figures *f, struct outcome *o)
     rule_figures_cat_cores(o->evidence, TEXT_MAX, f->cpu, f->ncpu, "busy"); /* known: classify() */
     if (f->gpu_used)
         cat(o->evidence, TEXT_MAX, ", GPU %.0f %% busy", pct(f->util));
-    if (known(f->io))
-        cat(o->evidence, TEXT_MAX, ", I/O stalls %.0f %%", pct(f->io));
+    if (known(f->io_own))
+        cat(o->evidence, TEXT_MAX, ", blocked on I/O %.0f %%", pct(f->io_own));
 
     if (f->gpu_active && f->util >= GPU_LOW_UTIL) {
         cat(o->evidence, TEXT_MAX, ": the GPU waits %.0f %% of the time, for the host or for "
@@ -599,8 +625,8 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
                      const struct figures *f, struct outcome *o)
 {
     memset(o, 0, sizeof *o);
-    bool anything = known(f->cpu) || known(f->util) || known(f->io) || known(f->swap_bps) ||
-                    known(s->psi_mem_some);
+    bool anything = known(f->cpu) || known(f->util) || known(f->io) || known(f->io_own) ||
+                    known(f->swap_bps) || known(s->psi_mem_some);
     bool one_thread = known(f->cpu) && f->cpu >= CPU_CORE_BUSY && f->cpu <= CPU_SINGLE_MAX;
     bool small_batch = ctx->batch_size <= LAUNCH_BATCH_MAX; /* unknown (<= 0) counts as small */
 
@@ -627,7 +653,7 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
         verdict_one_cpu(f, o);
     else if (!f->gpu_active && f->ncpu != 1 && one_thread)
         verdict_single(ctx, s, f, o);
-    else if (known(f->io) && f->io >= IO_STALL_MIN && known(f->cpu) &&
+    else if (io_stall(f) >= IO_STALL_MIN && known(f->cpu) &&
              f->cpu < fmax(CPU_CORE_BUSY, IO_CPU_SHARE_MAX * f->ncpu))
         verdict_io(s, f, o);
     else if (!f->gpu_active && known(f->cpu) && f->cpu > CPU_SINGLE_MAX &&

@@ -28,8 +28,12 @@ struct figures {
     double tensor_active; /* GPM tensor pipes active, NAN likewise */
     bool gpu_used;     /* the workload used a GPU in this run */
     bool gpu_active;   /* ...and it worked in this stage */
-    double io;         /* share of time stalled on I/O, NAN */
+    double io;         /* share of time the machine stalled on I/O (anyone's), NAN */
     bool io_psi;       /* io comes from PSI (else from iowait) */
+    double io_own;     /* share of time the workload's own tasks were blocked on I/O, NAN when
+                        * not measured (results made before it was sampled) */
+    bool io_own_delayacct; /* io_own comes from delay accounting (else state D samples) */
+    double io_bps;     /* bytes/s the workload read and wrote (storage layer), NAN */
     double swap_bps;   /* in + out, NAN */
     bool mem_pressure;
     double avail;      /* cores free for the workload (ncpu less other load), NAN when unknown */

@@ -29,6 +29,11 @@ struct stage_resources {
     double read_bps, write_bps;   /* bytes/s read and written by the tree (storage layer) */
     double threads_peak;
     double processes_peak;   /* most processes in the workload's tree at one sample */
+    double io_blocked;       /* mean tasks of the tree blocked on I/O: the rate of
+                              * process_io_wait_seconds_total (the kernel's delay accounting)
+                              * where the kernel had it on, else the mean of
+                              * process_io_blocked_tasks (processes in state D at each sample) */
+    bool io_blocked_delayacct; /* io_blocked comes from delay accounting */
 
     /* whole machine */
     double sys_cpu_busy;     /* mean fraction of all cores busy (steal time included) */

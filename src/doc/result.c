@@ -589,6 +589,11 @@ void doc_figures(const struct doc_resources *r, const json_t *gpus, struct doc_f
     f->read_bps = mean_of(r, "process_read_bytes_total", NULL);
     f->write_bps = mean_of(r, "process_written_bytes_total", NULL);
     f->iowait = mean_of(r, "system_cpu_iowait_ratio", NULL);
+    f->io_blocked = mean_of(r, "process_io_wait_seconds_total", NULL);
+    if (!isfinite(f->io_blocked))
+        f->io_blocked = mean_of(r, "process_io_blocked_tasks", NULL);
+    if (isfinite(f->io_blocked))
+        f->io_blocked = fmin(1, f->io_blocked);
     f->samples = 0;
     for (size_t i = 0; i < r->n; i++)
         if (r->v[i].n > 0 && (size_t)r->v[i].n > f->samples)

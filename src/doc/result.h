@@ -53,6 +53,9 @@ struct doc_figures {
     double rss_peak_bytes;
     double read_bps, write_bps;    /* storage bytes per second of the process tree */
     double iowait;                 /* ratio, the machine's */
+    double io_blocked;             /* ratio of time the workload's own processes were blocked on
+                                    * I/O (delay accounting, else state D samples), NAN in results
+                                    * made before it was sampled */
     double gpu_util;               /* ratio */
     double gpu_sm_active;          /* ratio (NVML GPM), NAN without GPM */
     double gpu_mem_peak_bytes;

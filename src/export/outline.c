@@ -293,9 +293,11 @@ static void section_latency(struct outline *o, const struct doc_result *r, size_
 
 /* ---- resource use per stage ---- */
 
-/* sm: the table has the SM active column (NVML GPM measured it in the run) */
+/* sm: the table has the SM active column (NVML GPM measured it in the run); own_io: the I/O
+ * column is the workload's own I/O wait (else the machine's iowait, in results made before) */
 static void resource_row(struct export_table *t, const char *name, int depth,
-                         const struct doc_resources *resources, const json_t *gpus, bool sm)
+                         const struct doc_resources *resources, const json_t *gpus, bool sm,
+                         bool own_io)
 {
     char b[32];
     size_t row = export_table_row(t, depth);
@@ -310,7 +312,8 @@ static void resource_row(struct export_table *t, const char *name, int depth,
     export_table_set(t, row, 2, "%s", export_fmt_bytes(f.rss_peak_bytes, b, sizeof b));
     export_table_set(t, row, 3, "%s", export_fmt_num(f.read_bps, "%.1f", 1e-6, b, sizeof b));
     export_table_set(t, row, 4, "%s", export_fmt_num(f.write_bps, "%.1f", 1e-6, b, sizeof b));
-    export_table_set(t, row, 5, "%s", export_fmt_num(f.iowait, "%.0f %%", 100, b, sizeof b));
+    export_table_set(t, row, 5, "%s", export_fmt_num(own_io ? f.io_blocked : f.iowait, "%.0f %%",
+                                                     100, b, sizeof b));
     if (t->ncols > 6) {
         size_t c = 6;
         export_table_set(t, row, c++, "%s", export_fmt_num(f.gpu_util, "%.0f %%", 100, b, sizeof b));
@@ -337,26 +340,30 @@ static void section_resources(struct outline *o, const struct doc_result *r, siz
     struct doc_figures total;
     doc_figures(&s->resources, gpus, &total);
     bool sm = json_array_size(gpus) && isfinite(total.gpu_sm_active);
+    bool own_io = isfinite(total.io_blocked);
+    const char *io = own_io ? "I/O wait" : "iowait";
     if (sm)
         export_table_init(&t, 10, "stage", "CPU cores busy", "peak memory", "read MB/s",
-                          "write MB/s", "iowait", "GPU util", "SM active", "GPU memory peak",
-                          "GPU W");
+                          "write MB/s", io, "GPU util", "SM active", "GPU memory peak", "GPU W");
     else if (json_array_size(gpus))
         export_table_init(&t, 9, "stage", "CPU cores busy", "peak memory", "read MB/s",
-                          "write MB/s", "iowait", "GPU util", "GPU memory peak", "GPU W");
+                          "write MB/s", io, "GPU util", "GPU memory peak", "GPU W");
     else
         export_table_init(&t, 6, "stage", "CPU cores busy", "peak memory", "read MB/s",
-                          "write MB/s", "iowait");
+                          "write MB/s", io);
     t.numeric = 0x3fe;
     for (size_t i = 0; i < s->n_stages; i++) {
         const struct doc_stage *st = &s->stages[i];
-        resource_row(&t, str_or(st->name, "?"), st->depth, &st->resources, gpus, sm);
+        resource_row(&t, str_or(st->name, "?"), st->depth, &st->resources, gpus, sm, own_io);
     }
-    resource_row(&t, "total", 0, &s->resources, gpus, sm);
+    resource_row(&t, "total", 0, &s->resources, gpus, sm, own_io);
     outline_table(o, &t);
     outline_para(o, "Means over the samples that fell in each stage (medians over the runs); peak "
            "memory is the highest sample. CPU cores busy is the rate of process CPU time; MB/s are "
-           "storage bytes of the process tree; iowait is the machine's.%s",
+           "storage bytes of the process tree; %s.%s",
+           own_io ? "I/O wait is the share of time the workload's own processes were blocked on "
+                    "I/O (other processes' I/O is not in it)"
+                  : "iowait is the machine's",
            !json_array_size(gpus) ? ""
            : sm ? " GPU figures cover the GPUs the workload used; SM active is the share of the "
                   "SMs with work (NVML GPM), which GPU util (the time a kernel ran) overstates "

@@ -398,10 +398,11 @@ static bool stages_text(FILE *out, const struct doc_summary *s, int cols)
     return true;
 }
 
-/* sm: the SM-active column is shown (GPM measured it in the run) */
+/* sm: the SM-active column is shown (GPM measured it in the run); own_io: the I/O column is
+ * the workload's own I/O wait (else the machine's iowait, in results made before it) */
 static void resource_row(struct export_table *t, const char *name, int depth,
                          const struct doc_resources *resources, const json_t *gpus, bool sm,
-                         bool stage)
+                         bool own_io, bool stage)
 {
     struct doc_figures f;
     char c[32];
@@ -412,7 +413,8 @@ static void resource_row(struct export_table *t, const char *name, int depth,
     export_table_set(t, row, k++, "%s", export_fmt_bytes(f.rss_peak_bytes, c, sizeof c));
     export_table_set(t, row, k++, "%s", export_fmt_num(f.read_bps, "%.1f", 1e-6, c, sizeof c));
     export_table_set(t, row, k++, "%s", export_fmt_num(f.write_bps, "%.1f", 1e-6, c, sizeof c));
-    export_table_set(t, row, k++, "%s", export_fmt_num(f.iowait, "%.0f%%", 100, c, sizeof c));
+    export_table_set(t, row, k++, "%s", export_fmt_num(own_io ? f.io_blocked : f.iowait, "%.0f%%",
+                                                       100, c, sizeof c));
     if (json_array_size(gpus) && sm)
         export_table_set(t, row, k++, "%s",
                          export_fmt_num(f.gpu_sm_active, "%.0f%%", 100, c, sizeof c));
@@ -475,8 +477,9 @@ static void resources_text(FILE *out, const struct doc_result *r, int cols)
     struct doc_figures total;
     doc_figures(&s->resources, gpus, &total);
     bool sm = isfinite(total.gpu_sm_active), gpu = json_array_size(gpus) > 0;
+    bool own_io = isfinite(total.io_blocked);
     const char *head[11] = {"resources (mean)", cores, "peak mem", "read MB/s", "write MB/s",
-                            "iowait"};
+                            own_io ? "I/O wait" : "iowait"};
     struct export_text_column col[11] = {
         NAME_COLUMN(cols), {.width = 8, .sep = " "}, {.width = 10, .sep = " "},
         {.width = 9, .sep = " "}, {.width = 9, .sep = " "}, {.width = 7, .sep = " "}};
@@ -500,8 +503,8 @@ static void resources_text(FILE *out, const struct doc_result *r, int cols)
     t.numeric = ((1u << (n - 1)) - 1) & ~1u;
     for (size_t i = 0; i < s->n_stages; i++)
         resource_row(&t, or(s->stages[i].name, "?"), s->stages[i].depth,
-                     &s->stages[i].resources, gpus, sm, true);
-    resource_row(&t, "total", 0, &s->resources, gpus, sm, false);
+                     &s->stages[i].resources, gpus, sm, own_io, true);
+    resource_row(&t, "total", 0, &s->resources, gpus, sm, own_io, false);
     putc('\n', out);
     export_table_print(out, &t, &(struct export_text_layout){.col = col, .header = true,
                                                              .trim = true});

@@ -18,6 +18,10 @@
 #define SWAP_BYTES_PER_S 4096.0   /* a page a second of swapping is worth a warning */
 #define CPU_STEAL_MIN 0.05        /* steal time: share of all CPUs' time a hypervisor took */
 #define CPU_CONTENTION_PSI 0.20   /* PSI cpu some: run_findings.c's PSI_CPU_MIN, the same limit */
+#define IO_CONTENTION 0.20        /* the machine stalled on I/O at least this share of the time
+                                   * (PSI io some, else iowait times the CPUs)... */
+#define IO_OWN_PART 0.5           /* ...and the workload's own tasks were blocked on I/O less than
+                                   * this part of it: others' I/O, a disturbance */
 
 /* The GPU index in labels gpu="N", or -1. */
 static int gpu_index(const char *labels)
@@ -134,6 +138,10 @@ static void figures(const struct summary *s, const struct metric_stat *m, int nc
     sr->write_bps = mean_of(s, m, "process_written_bytes_total");
     sr->threads_peak = peak_of(s, m, "process_threads");
     sr->processes_peak = peak_of(s, m, "process_count");
+    sr->io_blocked = mean_of(s, m, "process_io_wait_seconds_total");
+    sr->io_blocked_delayacct = isfinite(sr->io_blocked);
+    if (!sr->io_blocked_delayacct)
+        sr->io_blocked = mean_of(s, m, "process_io_blocked_tasks");
     sr->sys_cpu_busy = mean_of(s, m, "system_cpu_busy_ratio");
     sr->steal = mean_of(s, m, "system_cpu_steal_ratio");
     sr->other_cores = (sr->sys_cpu_busy - (isfinite(sr->steal) ? sr->steal : 0)) * ncpu -
@@ -324,6 +332,36 @@ static struct rank_stage_figures *rank_figures(const struct rank_summary *rs)
     return f;
 }
 
+/* Others' I/O (issue 35): the machine stalled on I/O while the workload's own tasks were
+ * hardly blocked on it. That is a disturbance of the timings, never the workload's bottleneck
+ * (analyze.c reads only the workload's own I/O waits). */
+static void io_contention(struct summary *s, const struct stage_resources *total, int ncpu)
+{
+    bool psi = isfinite(total->psi_io_some);
+    double machine = psi ? total->psi_io_some
+                         : isfinite(total->iowait) ? fmin(1, total->iowait * ncpu) : NAN;
+    if (!(machine >= IO_CONTENTION))
+        return;
+    double own = isfinite(total->io_blocked) ? fmin(1, total->io_blocked) : NAN;
+    if (own >= IO_OWN_PART * machine)
+        return;
+    char a[32], b[32], mine[160];
+    if (isfinite(own))
+        snprintf(mine, sizeof mine, "the workload's own tasks were blocked on I/O %.0f %% of it",
+                 own * 100);
+    else
+        snprintf(mine, sizeof mine, "the workload's own I/O waits were not measured");
+    if (isfinite(total->read_bps) || isfinite(total->write_bps))
+        snprintf(mine + strlen(mine), sizeof mine - strlen(mine), ", reading %s/s and writing "
+                 "%s/s", units_bytes(isfinite(total->read_bps) ? total->read_bps : 0, a, sizeof a),
+                 units_bytes(isfinite(total->write_bps) ? total->write_bps : 0, b, sizeof b));
+    summary_warn(s, "io_contention",
+                 "the machine stalled on I/O %.0f %% of the time during the runs (%s), while %s: "
+                 "other processes' I/O, which may slow the workload's timings; benchmark on a "
+                 "quiet machine",
+                 machine * 100, psi ? "PSI io some" : "iowait", mine);
+}
+
 void resources_analyze(struct result *r, const struct machine_facts *facts)
 {
     struct summary *s = &r->summary;
@@ -352,7 +390,7 @@ void resources_analyze(struct result *r, const struct machine_facts *facts)
         else /* not sampled: the GPM activities are not 0 (the rules only read the others with
               * samples in the stage) */
             sr[i].gpu_sm_active = sr[i].gpu_sm_occupancy = sr[i].gpu_tensor_active =
-                sr[i].gpu_dram_active = NAN;
+                sr[i].gpu_dram_active = sr[i].io_blocked = NAN;
     }
     struct stage_resources *total = &sr[s->n_stages];
     *total = (struct stage_resources){.name = "total", .time_ns = s->wall.median, .share = 1};
@@ -409,6 +447,7 @@ void resources_analyze(struct result *r, const struct machine_facts *facts)
                      "machine, with fewer threads than CPUs across all processes",
                      total->psi_cpu_some * 100, who);
     }
+    io_contention(s, total, ncpu);
     double swap_in = isfinite(total->swap_in_bps) ? total->swap_in_bps : 0;
     double swap_out = isfinite(total->swap_out_bps) ? total->swap_out_bps : 0;
     if (swap_in + swap_out >= SWAP_BYTES_PER_S) {

@@ -1,8 +1,9 @@
 /* proc: the "proc" metric source, the workload's process tree. At every tick it finds the leader,
  * all its descendants and every member of the leader's process group (orphans re-parented to
  * mlbench, the child subreaper, stay in the group) in <proc_root>/<pid>/stat, publishes that list
- * in ctx->tree for the sources that run after it, and sums CPU time, memory, storage I/O and
- * threads over it. docs/metrics.md describes each series.
+ * in ctx->tree for the sources that run after it, and sums CPU time, memory, storage I/O,
+ * threads and its own I/O waits (processes in state D; block I/O delay where the kernel's delay
+ * accounting is on) over it. docs/metrics.md describes each series.
  *
  * Cost: a tick reads the directory of <proc_root>, the stat and io files of the tree's members
  * through descriptors kept open, and the stat file of processes not seen before; processes
@@ -39,15 +40,17 @@ struct entry {
     bool read_again; /* a member at that tick, or its stat could not be read */
 };
 
-/* C_WAIT: run-queue wait in ns summed over the member's threads (task/<tid>/schedstat). */
-enum { C_CPU, C_READ, C_WRITE, C_WAIT, N_COUNTERS };
+/* C_WAIT: run-queue wait in ns summed over the member's threads (task/<tid>/schedstat).
+ * C_IO_WAIT: block I/O delay of the member's main thread in clock ticks (stat field 42,
+ * delayacct_blkio_ticks; counted only while the kernel's task delay accounting is on). */
+enum { C_CPU, C_READ, C_WRITE, C_WAIT, C_IO_WAIT, N_COUNTERS };
 
 /* A tree member; kept from one tick to the next (sorted by pid), with its open files. */
 struct member {
     pid_t pid, ppid;
     unsigned long long start_ticks; /* starttime: tells a reused pid from the process before */
     double v[N_COUNTERS];           /* cpu in clock ticks, read and written bytes, run-queue wait
-                                     * in ns; NAN: never read */
+                                     * in ns, block I/O delay in ticks; NAN: never read */
     bool io_denied;                 /* EACCES on <pid>/io already counted as an error */
     int stat_fd, io_fd, sched_fd;   /* kept open between ticks; -1: none */
     double pss_bytes;               /* last smaps_rollup Pss; < 0: unreadable */
@@ -62,6 +65,8 @@ struct proc_stat {
     double cpu_ticks; /* utime + stime + cutime + cstime */
     long long threads;
     long long rss_pages;
+    char state;            /* field 3: 'D' is uninterruptible sleep, mostly waiting for disk I/O */
+    long long blkio_ticks; /* field 42, delayacct_blkio_ticks; -1 when the line has no field 42 */
     struct member *was; /* the same process among the last tick's members, or NULL */
     size_t entry;       /* its index in st->now */
     bool in_tree;
@@ -77,8 +82,9 @@ struct proc_state {
     DIR *dir; /* proc_root, rewound at every tick */
     int dir_fd;
     pid_t leader; /* the leader the lists below were built for */
-    size_t s_cpu, s_rss, s_read, s_write, s_threads, s_count, s_wait;
+    size_t s_cpu, s_rss, s_read, s_write, s_threads, s_count, s_wait, s_blocked, s_io_wait;
     bool wait_on;  /* schedstat readable at open: process_cpu_wait_seconds_total registered */
+    bool delayacct_on; /* kernel.task_delayacct was 1 at open: process_io_wait_seconds_total */
     struct entry *seen, *now; /* pid directories at the last tick and at this one */
     size_t n_seen, n_now, cap_seen, cap_now;
     struct proc_stat *all; /* processes read at this tick */
@@ -181,6 +187,7 @@ static int parse_stat(const char *buf, size_t len, struct proc_stat *ps)
     const char *p = close_paren + 2;
     if (!*p || p[1] != ' ') /* field 3, state: one letter */
         return -1;
+    ps->state = *p;
     p += 2;
     /* Fields 4 (ppid) to 24 (rss): f[i] is field i + 4. */
     long long f[21];
@@ -197,6 +204,11 @@ static int parse_stat(const char *buf, size_t len, struct proc_stat *ps)
     ps->threads = f[16];
     ps->start_ticks = (unsigned long long)f[18];
     ps->rss_pages = f[20];
+    /* Fields 25 to 42: the last, delayacct_blkio_ticks (since Linux 2.6.18). */
+    long long g = -1;
+    for (int field = 25; field <= 42 && p; field++)
+        p = parse_ll(p, &g);
+    ps->blkio_ticks = p && g >= 0 ? g : -1;
     ps->was = NULL;
     ps->in_tree = false;
     return 0;
@@ -486,17 +498,18 @@ static void counters_update(struct proc_state *st, const struct sample_ctx *ctx,
         const struct member *now = member_find(st->cur, st->n_cur, p->pid);
         if (now && now->start_ticks == p->start_ticks)
             continue;
-        /* A reaper inherits CPU time and I/O, never run-queue wait. */
+        /* A reaper inherits CPU time and I/O bytes, never run-queue wait or I/O delay. */
         bool reaped = reaped_in_tree(st, p);
         for (int c = 0; c < N_COUNTERS; c++)
-            if (!isnan(p->v[c]) && (!reaped || c == C_WAIT))
+            if (!isnan(p->v[c]) && (!reaped || c == C_WAIT || c == C_IO_WAIT))
                 st->counter[c].lost += p->v[c];
     }
     if (st->n_cur == 0)
         return;
-    const size_t series[N_COUNTERS] = {st->s_cpu, st->s_read, st->s_write, st->s_wait};
+    const size_t series[N_COUNTERS] = {st->s_cpu, st->s_read, st->s_write, st->s_wait,
+                                        st->s_io_wait};
     for (int c = 0; c < N_COUNTERS; c++) {
-        if (c == C_WAIT && !st->wait_on)
+        if ((c == C_WAIT && !st->wait_on) || (c == C_IO_WAIT && !st->delayacct_on))
             continue;
         double sum = 0;
         bool any = false;
@@ -514,7 +527,9 @@ static void counters_update(struct proc_state *st, const struct sample_ctx *ctx,
             value = tc->last;
         }
         tc->last = value;
-        double scale = c == C_CPU ? (double)ctx->ticks_per_s : c == C_WAIT ? 1e9 : 1;
+        double scale = c == C_CPU || c == C_IO_WAIT ? (double)ctx->ticks_per_s
+                       : c == C_WAIT                 ? 1e9
+                                                     : 1;
         sample_table_set(tab, series[c], row, value / scale);
     }
 }
@@ -522,7 +537,7 @@ static void counters_update(struct proc_state *st, const struct sample_ctx *ctx,
 /* Makes st->cur the members of this tick, moving each one's open files and PSS state over from
  * the last tick's record of the same process; reads io and resident memory. */
 static void build_members(struct proc_state *st, const struct sample_ctx *ctx, double *resident,
-                          double *threads, uint64_t *errors)
+                          double *threads, double *blocked, uint64_t *errors)
 {
     if (ctx->n_tree > st->cap_cur) {
         st->cap_cur = ctx->n_tree;
@@ -530,12 +545,13 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
     }
     st->n_cur = ctx->n_tree;
     int64_t now_ns = mono_ns(), pss_spent_ns = 0;
-    *resident = *threads = 0;
+    *resident = *threads = *blocked = 0;
     for (size_t i = 0; i < ctx->n_tree; i++) {
         const struct proc_stat *ps = &st->all[st->tree_at[i]];
         struct member *m = &st->cur[i];
-        *m = (struct member){ps->pid, ps->ppid, ps->start_ticks, {ps->cpu_ticks, NAN, NAN, NAN},
-                             false, -1, -1, -1, -1, 0, 0};
+        double io_wait = ps->blkio_ticks >= 0 ? (double)ps->blkio_ticks : NAN;
+        *m = (struct member){ps->pid, ps->ppid, ps->start_ticks,
+                             {ps->cpu_ticks, NAN, NAN, NAN, io_wait}, false, -1, -1, -1, -1, 0, 0};
         if (ps->was) {
             struct member *was = ps->was;
             m->v[C_READ] = was->v[C_READ];
@@ -555,6 +571,7 @@ static void build_members(struct proc_state *st, const struct sample_ctx *ctx, d
         *resident += member_resident(st, m, (double)ps->rss_pages * (double)ctx->page_size, now_ns,
                                      &pss_spent_ns);
         *threads += (double)ps->threads;
+        *blocked += ps->state == 'D';
     }
     if (st->n_cur > 1)
         qsort(st->cur, st->n_cur, sizeof *st->cur, cmp_member);
@@ -613,13 +630,14 @@ static void proc_sample(void *state, struct sample_ctx *ctx, struct sample_table
     list_pids(st, errors);
     read_candidates(st);
     find_tree(st, ctx);
-    double resident, threads;
-    build_members(st, ctx, &resident, &threads, errors);
+    double resident, threads, blocked;
+    build_members(st, ctx, &resident, &threads, &blocked, errors);
 
     sample_table_set(tab, st->s_count, row, (double)ctx->n_tree);
     if (ctx->n_tree) {
         sample_table_set(tab, st->s_rss, row, resident);
         sample_table_set(tab, st->s_threads, row, threads);
+        sample_table_set(tab, st->s_blocked, row, blocked);
     }
     counters_update(st, ctx, tab, row);
     end_tick(st);
@@ -691,6 +709,15 @@ static int proc_open(struct series_registry *reg, const struct sample_ctx *ctx, 
     if (st->wait_on)
         st->s_wait = series_register(reg, "proc", "process_cpu_wait_seconds_total", "",
                                      SERIES_COUNTER);
+    /* The workload's own I/O waits: which of its processes are in state D at each tick, and,
+     * where the kernel's task delay accounting is on (kernel.task_delayacct, off by default
+     * since Linux 5.14), the time their main threads were delayed on block I/O. */
+    st->s_blocked = series_register(reg, "proc", "process_io_blocked_tasks", "", SERIES_GAUGE);
+    n = read_path(st, "sys/kernel/task_delayacct", &unused, false);
+    st->delayacct_on = n > 0 && st->buf[0] == '1';
+    if (st->delayacct_on)
+        st->s_io_wait = series_register(reg, "proc", "process_io_wait_seconds_total", "",
+                                        SERIES_COUNTER);
     proc_run_start(st);
     *state = st;
     return 0;

@@ -20,6 +20,7 @@ static inline struct stage_resources stage(const char *name, double cpu)
         .name = name, .depth = 0, .time_ns = S, .share = 0.5, .samples = 100,
         .cpu_cores = cpu, .cpu_cores_peak = NAN, .cpu_wait = NAN, .rss_peak_bytes = NAN,
         .read_bps = NAN, .write_bps = NAN, .threads_peak = NAN, .processes_peak = NAN,
+        .io_blocked = NAN,
         .sys_cpu_busy = NAN,
         .other_cores = NAN, .iowait = NAN, .psi_cpu_some = NAN, .runnable = NAN,
         .psi_io_some = NAN, .psi_io_full = NAN, .psi_mem_some = NAN, .psi_mem_full = NAN,

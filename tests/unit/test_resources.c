@@ -18,7 +18,8 @@
 #define MS 1000000LL
 #define T0 (1000 * MS)
 
-enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, PSI_CPU, STEAL, N_SERIES };
+enum { CPU, SYS_BUSY, SWAP_IN, GPU0_UTIL, GPU0_PROC, GPU1_UTIL, GPU1_PROC, PSI_CPU, STEAL, PSI_IO,
+       IO_BLOCKED, N_SERIES };
 
 static struct series_registry reg;
 static struct run_config cfg;
@@ -34,6 +35,8 @@ struct levels {
     double cores, sys_busy, swap_bps, gpu0_util, gpu0_mem, gpu1_util, gpu1_mem;
     double psi_cpu; /* share of time tasks waited for a CPU (PSI cpu some) */
     double steal;   /* share of all CPUs' time the hypervisor took (inside sys_busy) */
+    double psi_io;  /* share of time tasks waited for I/O, machine-wide (PSI io some) */
+    double io_blocked; /* the workload's processes in state D */
 };
 
 /* Adds the marker event "<kind> <t_ns> 1 1 <name>[ <value>]" to rep's log, as the receiver
@@ -62,6 +65,8 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
     series_register(&reg, "system", "system_pressure_cpu_some_seconds_total", "",
                     SERIES_COUNTER);
     series_register(&reg, "system", "system_cpu_steal_ratio", "", SERIES_GAUGE);
+    series_register(&reg, "system", "system_pressure_io_some_seconds_total", "", SERIES_COUNTER);
+    series_register(&reg, "proc", "process_io_blocked_tasks", "", SERIES_GAUGE);
     memset(&cfg, 0, sizeof cfg);
     static char *argv[] = {"python3", "train.py", NULL};
     cfg.argv = argv;
@@ -102,6 +107,8 @@ static void setup_run(const struct levels *lv, const char *label, const char *de
         sample_table_set(&rep->samples, GPU1_PROC, row, lv->gpu1_mem);
         sample_table_set(&rep->samples, PSI_CPU, row, lv->psi_cpu * t);
         sample_table_set(&rep->samples, STEAL, row, lv->steal);
+        sample_table_set(&rep->samples, PSI_IO, row, lv->psi_io * t);
+        sample_table_set(&rep->samples, IO_BLOCKED, row, lv->io_blocked);
     }
     rep->metrics = attrib_run(&rep->samples, T0, rep->outcome.wall_ns, &rep->stages);
     const struct machine_facts *facts = NULL; /* as result_capture_environment would */
@@ -187,6 +194,32 @@ static const char *warning_message(const char *code)
         if (!strcmp(res.summary.warnings[i].code, code))
             return res.summary.warnings[i].message;
     return NULL;
+}
+
+/* io_contention (issue 35): a sleeping workload beside another process's disk writes. The
+ * machine stalled on I/O 67 % of the time, the workload's processes were never in state D: a
+ * warning names the disturbance, and the verdict is idle, not io-bound; a workload blocked on
+ * its own I/O gets no warning and is io-bound. */
+static void test_io_contention(void **state)
+{
+    (void)state;
+    struct levels lv = {.cores = 0.01, .psi_io = 0.67};
+    setup_run(&lv, NULL, NULL);
+    const char *m = warning_message("io_contention");
+    assert_non_null(m);
+    assert_non_null(strstr(m, "stalled on I/O 67 % of the time"));
+    assert_non_null(strstr(m, "the workload's own tasks were blocked on I/O 0 % of it"));
+    assert_string_equal(res.analysis.verdicts[res.analysis.n_verdicts - 1].rule, "idle");
+    teardown_run();
+    lv.io_blocked = 0.6;
+    setup_run(&lv, NULL, NULL);
+    assert_null(warning_message("io_contention"));
+    assert_string_equal(res.analysis.verdicts[res.analysis.n_verdicts - 1].rule, "io-bound");
+    teardown_run();
+    lv = (struct levels){.cores = 0.01, .psi_io = 0.19};
+    setup_run(&lv, NULL, NULL);
+    assert_null(warning_message("io_contention"));
+    teardown_run();
 }
 
 /* Steal time: the hypervisor took 30 % of the CPUs from a single-threaded burn, which got 0.7
@@ -411,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_figures_and_gpu_choice),
         cmocka_unit_test(test_other_load_and_swapping),
         cmocka_unit_test(test_cpu_contention),
+        cmocka_unit_test(test_io_contention),
         cmocka_unit_test(test_cpu_steal),
         cmocka_unit_test(test_gpu_claims),
         cmocka_unit_test(test_gpu_facts_from_environment),

@@ -37,17 +37,24 @@ struct fake_proc {
     long rss_pages;
 };
 
-/* Writes <pid>/stat in the kernel's format (52 fields). */
-static void write_proc(const char *root, const struct fake_proc *p)
+/* Writes <pid>/stat in the kernel's format (52 fields), with state (field 3) and
+ * delayacct_blkio_ticks (field 42). */
+static void write_proc_waiting(const char *root, const struct fake_proc *p, char state,
+                               unsigned blkio)
 {
     char rel[32];
     snprintf(rel, sizeof rel, "%d/stat", p->pid);
     fake_write(root, rel,
-               "%d (%s) S %d %d %d 34816 %d 4194304 1200 0 3 0 %u %u %u %u 20 0 %d 0 %llu "
-               "123456789 %ld 18446744073709551615 1 1 0 0 0 0 0 4096 16386 0 0 0 17 1 0 0 0 0 "
+               "%d (%s) %c %d %d %d 34816 %d 4194304 1200 0 3 0 %u %u %u %u 20 0 %d 0 %llu "
+               "123456789 %ld 18446744073709551615 1 1 0 0 0 0 0 4096 16386 0 0 0 17 1 0 0 %u 0 "
                "0 0 0 0 0 0 0 0 0\n",
-               p->pid, p->comm, p->ppid, p->pgrp, p->pgrp, p->pgrp, p->utime, p->stime,
-               p->cutime, p->cstime, p->threads, p->start, p->rss_pages);
+               p->pid, p->comm, state, p->ppid, p->pgrp, p->pgrp, p->pgrp, p->utime, p->stime,
+               p->cutime, p->cstime, p->threads, p->start, p->rss_pages, blkio);
+}
+
+static void write_proc(const char *root, const struct fake_proc *p)
+{
+    write_proc_waiting(root, p, 'S', 0);
 }
 
 static void write_io(const char *root, int pid, unsigned long long rd, unsigned long long wr)
@@ -181,11 +188,13 @@ static void test_registers_series(void **state)
     fixture_open(fx);
     const char *names[] = {"process_cpu_seconds_total", "process_resident_bytes",
                            "process_read_bytes_total",  "process_written_bytes_total",
-                           "process_threads",           "process_count"};
+                           "process_threads",           "process_count",
+                           "process_io_blocked_tasks"};
     const enum series_kind kinds[] = {SERIES_COUNTER, SERIES_GAUGE, SERIES_COUNTER,
-                                      SERIES_COUNTER, SERIES_GAUGE, SERIES_GAUGE};
-    assert_int_equal(fx->reg.n, 6);
-    for (size_t i = 0; i < 6; i++) {
+                                      SERIES_COUNTER, SERIES_GAUGE, SERIES_GAUGE,
+                                      SERIES_GAUGE};
+    assert_int_equal(fx->reg.n, 7);
+    for (size_t i = 0; i < 7; i++) {
         long s = sample_table_find(&fx->tab, names[i], "");
         assert_true(s >= 0);
         assert_int_equal(fx->reg.defs[s].kind, kinds[i]);
@@ -490,6 +499,56 @@ static void test_cpu_wait(void **state)
     assert_int_equal(fx->errors, 1);
 }
 
+/* The workload's own I/O waits (issue 35): process_io_blocked_tasks counts the members in state D
+ * at a tick; process_io_wait_seconds_total sums their stat field 42 (block I/O delay, clock
+ * ticks) and exists only where sys/kernel/task_delayacct is 1 at open; a member that exits
+ * takes its delay with it (no reaper inherits it) and the counter holds. */
+static void test_io_wait(void **state)
+{
+    struct fixture *fx = *state;
+    struct fake_proc procs[] = {
+        {100, "python", 50, 100, 60, 40, 0, 0, 2, 1000, 1000},
+        {101, "loader", 100, 100, 40, 10, 0, 0, 1, 1010, 100},
+        {102, "idle", 100, 100, 0, 0, 0, 0, 1, 1020, 100},
+    };
+    fake_write(fx->root, "sys/kernel/task_delayacct", "1\n");
+    for (int pid = 100; pid <= 102; pid++)
+        write_io(fx->root, pid, 0, 0);
+    write_proc_waiting(fx->root, &procs[0], 'D', 150);
+    write_proc_waiting(fx->root, &procs[1], 'D', 50);
+    write_proc(fx->root, &procs[2]);
+    fixture_open(fx);
+    fx->ctx.leader = 100;
+    size_t row = tick(fx);
+    long s = sample_table_find(&fx->tab, "process_io_wait_seconds_total", "");
+    assert_true(s >= 0);
+    assert_int_equal(fx->reg.defs[s].kind, SERIES_COUNTER);
+    assert_value(fx, "process_io_wait_seconds_total", row, 2.0);
+    assert_value(fx, "process_io_blocked_tasks", row, 2);
+
+    /* the loader exits, reaped by its parent in the tree: its 0.5 s stay; python waits 1 s more */
+    fake_remove(fx->root, "101");
+    write_proc_waiting(fx->root, &procs[0], 'R', 250);
+    row = tick(fx);
+    assert_value(fx, "process_io_wait_seconds_total", row, 3.0);
+    assert_value(fx, "process_io_blocked_tasks", row, 0);
+    assert_int_equal(fx->errors, 0);
+}
+
+/* Delay accounting off (kernel.task_delayacct 0, the default): the blocked count only. */
+static void test_io_wait_off(void **state)
+{
+    struct fixture *fx = *state;
+    struct fake_proc python = {100, "python", 50, 100, 60, 40, 0, 0, 1, 1000, 1000};
+    fake_write(fx->root, "sys/kernel/task_delayacct", "0\n");
+    write_proc_waiting(fx->root, &python, 'D', 0);
+    fixture_open(fx);
+    fx->ctx.leader = 100;
+    size_t row = tick(fx);
+    assert_true(sample_table_find(&fx->tab, "process_io_wait_seconds_total", "") < 0);
+    assert_value(fx, "process_io_blocked_tasks", row, 1);
+}
+
 /* Without self/schedstat (a kernel without CONFIG_SCHED_INFO) the series does not exist. */
 static void test_cpu_wait_absent(void **state)
 {
@@ -639,6 +698,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_wait_absent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_wait_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_tree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_stat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_real_proc, setup, teardown),
