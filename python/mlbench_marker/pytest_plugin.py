@@ -32,7 +32,7 @@ from ._cli import MlbenchError, MlbenchNotFoundError, find_mlbench, record_timin
 _PLUGIN_NAME = "mlbench-session"
 _MARKER_KEYS = ("min_run_time", "name", "warmup")
 DEFAULT_MIN_RUN_TIME = 0.2  # seconds of measured blocks per test (Timer.blocked_autorange's)
-_VERDICTS = {"no significant change": "unchanged"}
+_VERDICTS = {"no change": "unchanged", "no significant change": "unchanged"}
 _MAX_NAME_BYTES = 200  # the longest name `mlbench record` stores
 
 
@@ -260,7 +260,7 @@ class _Session:
         return _show_to_file(self.binary, entry["id"], store, scratch)
 
     def _compare(self, results, stored, store, scratch):
-        slower = []
+        slower, undecided = [], []
         for (test, _), entry in zip(results, stored):
             base_id = self.baseline_ids.get(test)
             if base_id is None:
@@ -272,7 +272,7 @@ class _Session:
                 args = ["compare", "--json"]
                 if self.fail_if_slower is not None:
                     args += ["--fail-if-slower", repr(self.fail_if_slower)]
-                proc = run_mlbench(self.binary, args + [base, new], ok=(0, 1))
+                proc = run_mlbench(self.binary, args + [base, new], ok=(0, 1, 4))
                 total = json.loads(proc.stdout)["candidates"][0]["stages"][-1]
             except (MlbenchError, ValueError, KeyError, IndexError) as err:
                 self.errors.append(f"{test}: comparison failed: {err}")
@@ -282,11 +282,18 @@ class _Session:
                                      total.get("ratio_ci_low"), total.get("ratio_ci_high")))
             if proc.returncode == 1:
                 slower.append(f"{test} ({_pct(total.get('change_pct'))})")
+            elif proc.returncode == 4:  # the gate could not decide (docs/compare.md#ci-gates)
+                undecided.append(f"{test} ({_pct(total.get('change_pct'))})")
         if slower:
             self.errors.append(
                 f"{len(slower)} test{'s' if len(slower) != 1 else ''} significantly slower than "
                 f"the baseline by more than {self.fail_if_slower:g} % "
                 f"(--mlbench-fail-if-slower): {', '.join(slower)}")
+        if undecided:
+            self.errors.append(
+                f"{len(undecided)} test{'s' if len(undecided) != 1 else ''} could not be "
+                f"decided: a slowdown beyond {self.fail_if_slower:g} % fits their blocks and "
+                f"none is shown (more blocks: --mlbench-min-time): {', '.join(undecided)}")
 
 
 def _stage_name(test_name):

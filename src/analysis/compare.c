@@ -102,24 +102,25 @@ static json_t *stage_row(const struct doc_result *base, const struct doc_result 
     double speedup = mc > 0 && isfinite(mb) ? mb / mc : NAN;
     double ci_lo = NAN, ci_hi = NAN;
     struct significance_mwu mwu = {NAN, NAN, 0};
-    const char *verdict;
+    struct compare_decision d = {.lo = NAN, .hi = NAN, .level = NAN};
     if (!in_base) {
-        verdict = "missing in baseline";
+        d.verdict = "missing in baseline";
     } else if (!in_cand) {
-        verdict = "missing in candidate";
+        d.verdict = "missing in candidate";
     } else {
         if (b.n >= 2 && c.n >= 2) {
             significance_mann_whitney(b.v, b.n, c.v, c.n, &mwu);
             significance_bootstrap_ratio(b.v, b.n, c.v, c.n, opt->resamples, opt->seed,
                                          1 - opt->alpha, &ci_lo, &ci_hi);
         }
-        verdict = compare_verdict(opt, b.n, c.n, change, mwu.p, ci_lo, ci_hi);
+        compare_decide(opt, b.v, b.n, c.v, c.n, change, mwu.p, ci_lo, ci_hi, &d);
     }
+    const char *verdict = d.verdict;
     json_t *row = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:o}",
                             "name", stage ? stage : "total", "baseline_median_ns", jnum(mb),
                             "candidate_median_ns", jnum(mc), "change_pct", jnum(change),
-                            "speedup", jnum(speedup), "ratio_ci_low", jnum(ci_lo),
-                            "ratio_ci_high", jnum(ci_hi), "p_value", jnum(mwu.p),
+                            "speedup", jnum(speedup), "ratio_ci_low", jnum(d.lo),
+                            "ratio_ci_high", jnum(d.hi), "p_value", jnum(mwu.p),
                             "n_baseline", (json_int_t)b.n, "n_candidate", (json_int_t)c.n,
                             "verdict", verdict, "test",
                             isfinite(mwu.p) ? json_string(mwu.exact ? "exact"
@@ -127,6 +128,11 @@ static json_t *stage_row(const struct doc_result *base, const struct doc_result 
                                             : json_null());
     free(b.v);
     free(c.v);
+    json_object_set_new(row, "ratio_ci_level", jnum(isfinite(d.lo) ? d.level : NAN));
+    json_object_set_new(row, "decided_by", jstr_or_null(d.decided_by));
+    json_object_set_new(row, "runs_needed",
+                        d.runs_needed ? json_integer(d.runs_needed) : json_null());
+    json_object_set_new(row, "settle_pct", jnum(d.runs_needed ? d.settle_pct : NAN));
     judge_quality(row, verdict, base, cand, stage, hits);
     const struct doc_stage *st = stage ? doc_result_stage(in_base ? base : cand, stage) : NULL;
     json_object_set_new(row, "depth", json_integer(st ? st->depth : 0));
@@ -549,8 +555,26 @@ static const char *candidate_name(const struct doc_cmp_candidate *c)
     return s ? s : "candidate";
 }
 
+/* "; changes from -20.0 % to +8.0 % are compatible with these runs (3 and 3 runs, a 90 %
+ * interval); about 34 runs a side would settle it to +-6 %" into buf */
+static void compatible(const struct doc_cmp_stage *row, char *buf, size_t len)
+{
+    int w = snprintf(buf, len, "; changes from %+.1f %% to %+.1f %% are compatible with these "
+                     "runs (%lld and %lld runs, a %.0f %% interval)",
+                     (row->ratio_ci_low - 1) * 100, (row->ratio_ci_high - 1) * 100,
+                     row->n_baseline, row->n_candidate,
+                     100 * (isfinite(row->ratio_ci_level) ? row->ratio_ci_level : 0.95));
+    size_t at = w > 0 && (size_t)w < len ? (size_t)w : len - 1;
+    if (row->runs_needed > 0)
+        snprintf(buf + at, len - at, "; about %lld runs a side would settle it to +-%.0f %%",
+                 row->runs_needed, row->settle_pct);
+    else if (row->runs_needed < 0)
+        snprintf(buf + at, len - at, "; more than 10000 runs a side would be needed at this "
+                 "noise: measure on a quieter machine");
+}
+
 static int slower_gate(const struct doc_cmp_candidate *c, const struct compare_gates *g,
-                       struct msgbuf *m)
+                       double min_effect_pct, struct msgbuf *m)
 {
     const char *who = candidate_name(c), *stage = g->stage ? g->stage : "total";
     const struct doc_cmp_stage *row = doc_cmp_stage(c, stage);
@@ -561,15 +585,11 @@ static int slower_gate(const struct doc_cmp_candidate *c, const struct compare_g
     }
     const char *verdict = str_or(row->verdict, "");
     double change = row->change_pct;
+    /* a change below the minimum effect does not count, whatever the threshold */
+    double limit = 1 + fmax(g->fail_if_slower_pct, min_effect_pct) / 100;
     if (!strncmp(verdict, "missing", 7)) {
         msg_add(m, "%s: stage '%s' is %s: --fail-if-slower cannot check it", who, stage, verdict);
         return COMPARE_GATE_FAIL;
-    }
-    if (!strcmp(verdict, "too few runs")) {
-        msg_add(m, "note: %s: %s has too few runs (%lld vs %lld, 2 needed on each side) for a "
-                "test: --fail-if-slower not applied", who, stage, row->n_baseline,
-                row->n_candidate);
-        return COMPARE_GATE_PASS;
     }
     /* A slowdown a disturbance could explain is no evidence of a regression: failing on it
      * would make the gate fail whenever the machine is busy (docs/compare.md#ci-gates). */
@@ -582,13 +602,34 @@ static int slower_gate(const struct doc_cmp_candidate *c, const struct compare_g
                 str_or(c->clean_answer, "measure both again on a quiet machine"));
         return COMPARE_GATE_PASS;
     }
-    if (!strcmp(verdict, "slower") && change > g->fail_if_slower_pct) {
-        msg_add(m, "%s: %s is %.1f %% slower than the baseline (p=%.3g, ratio interval "
+    /* A slowdown beyond the threshold, shown by the test, or by an interval wholly beyond it
+     * whatever the verdict */
+    if ((!strcmp(verdict, "slower") && change > g->fail_if_slower_pct) ||
+        (strcmp(verdict, "unreliable") && row->ratio_ci_low > limit)) {
+        msg_add(m, "%s: %s is %.1f %% slower than the baseline (%s; p=%.3g, ratio interval "
                 "[%.3f, %.3f]), more than the %.1f %% --fail-if-slower allows", who, stage, change,
-                row->p_value, row->ratio_ci_low, row->ratio_ci_high, g->fail_if_slower_pct);
+                row->decided_by ? row->decided_by : "ratio interval", row->p_value,
+                row->ratio_ci_low, row->ratio_ci_high, g->fail_if_slower_pct);
         return COMPARE_GATE_FAIL;
     }
-    return COMPARE_GATE_PASS;
+    /* Decided; or no slowdown beyond the threshold fits the runs */
+    if (!strcmp(verdict, "slower") || !strcmp(verdict, "faster") ||
+        !strcmp(verdict, "unreliable") || !strcmp(verdict, "no change") ||
+        row->ratio_ci_high <= limit)
+        return COMPARE_GATE_PASS;
+    /* "too few runs" or "inconclusive": a slowdown beyond the threshold fits the runs, and
+     * none is shown */
+    const char *prefix = g->allow_undecided ? "note: " : "undecided: ";
+    char why[320] = "";
+    if (!strcmp(verdict, "too few runs"))
+        snprintf(why, sizeof why, " (%lld and %lld runs: 2 a side are needed, 3 or more to "
+                 "decide)", row->n_baseline, row->n_candidate);
+    else if (isfinite(row->ratio_ci_low) && isfinite(row->ratio_ci_high))
+        compatible(row, why, sizeof why);
+    msg_add(m, "%s%s: whether %s is more than %.1f %% slower cannot be decided (%s)%s%s", prefix,
+            who, stage, g->fail_if_slower_pct, verdict, why,
+            g->allow_undecided ? "; --allow-undecided: passed" : "");
+    return g->allow_undecided ? COMPARE_GATE_PASS : COMPARE_GATE_UNDECIDED;
 }
 
 static int accuracy_gate(const struct doc_cmp_candidate *c, const struct compare_gates *g,
@@ -630,8 +671,14 @@ int compare_check_gates(const json_t *doc, const struct compare_gates *gates, ch
     struct doc_comparison *cmp = doc_comparison_read(doc);
     for (size_t i = 0; i < cmp->n_candidates; i++) {
         const struct doc_cmp_candidate *c = &cmp->candidates[i];
-        if (gates->fail_if_slower_pct >= 0 && slower_gate(c, gates, &m) == COMPARE_GATE_FAIL)
+        int slower = gates->fail_if_slower_pct >= 0
+                         ? slower_gate(c, gates, isfinite(cmp->min_effect_pct)
+                                                     ? cmp->min_effect_pct : 0, &m)
+                         : COMPARE_GATE_PASS;
+        if (slower == COMPARE_GATE_FAIL)
             verdict = COMPARE_GATE_FAIL;
+        else if (slower == COMPARE_GATE_UNDECIDED && verdict == COMPARE_GATE_PASS)
+            verdict = COMPARE_GATE_UNDECIDED;
         if (gates->max_accuracy_drop >= 0 && accuracy_gate(c, gates, &m) == COMPARE_GATE_FAIL)
             verdict = COMPARE_GATE_FAIL;
     }

@@ -44,15 +44,20 @@ struct compare_gates {
     const char *stage;          /* the stage that gate looks at; NULL: "total" */
     double max_accuracy_drop;   /* fail when counter "accuracy" drops by more than this many
                                  * percentage points (values in 0..1 are read as fractions) */
+    bool allow_undecided;       /* a slower gate that cannot decide is a note, not
+                                 * COMPARE_GATE_UNDECIDED */
 };
 
 #define COMPARE_GATE_PASS 0
 #define COMPARE_GATE_FAIL 1
+#define COMPARE_GATE_UNDECIDED 4 /* mlbench compare's exit status too */
 
 /* Checks the gates against every candidate of doc (a compare_results() document). Returns
- * COMPARE_GATE_PASS or COMPARE_GATE_FAIL; msg receives one line per failed gate and one per
- * note (a gate that could not judge, e.g. too few runs), '\n'-separated, saying why ("" when
- * there is nothing to say; truncated to msglen). */
+ * COMPARE_GATE_FAIL when a gate failed, else COMPARE_GATE_UNDECIDED when --fail-if-slower could
+ * not decide (a slowdown beyond its threshold is compatible with the runs, and none is shown;
+ * unless allow_undecided), else COMPARE_GATE_PASS; msg receives one line per failed or
+ * undecided gate and one per note ("note: " first), '\n'-separated, saying why ("" when there
+ * is nothing to say; truncated to msglen). */
 int compare_check_gates(const json_t *doc, const struct compare_gates *gates, char *msg,
                         size_t msglen);
 

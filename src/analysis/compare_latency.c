@@ -53,13 +53,10 @@ static json_t *quantile_row(const struct doc_result *base, const struct doc_resu
     double lo = NAN, hi = NAN;
     significance_bootstrap_quantile_ratio(b->v, b->n, c->v, c->n, q, opt->resamples, opt->seed,
                                           1 - opt->alpha, &lo, &hi);
-    const char *verdict = "no significant change";
-    if (isfinite(change) && fabs(change) >= opt->min_effect_pct && isfinite(lo) &&
-        isfinite(hi) && (hi < 1 || lo > 1))
-        verdict = hi < 1 ? "faster" : "slower";
+    const char *verdict = compare_interval_verdict(opt, change, lo, hi);
     char *why = NULL;
     const char *statistical = NULL;
-    if (strcmp(verdict, "no significant change") != 0 &&
+    if ((!strcmp(verdict, "faster") || !strcmp(verdict, "slower")) &&
         (why = compare_explain(base, cand, stage, lo > 1, hits)) != NULL) {
         statistical = verdict;
         verdict = "unreliable";

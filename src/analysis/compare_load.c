@@ -244,7 +244,7 @@ static json_t *quantity_row(const struct side *b, const struct side *c, const st
             nc++;
     double mb = median_of(xb, nb), mc = median_of(xc, nc);
     double change = mb > 0 && isfinite(mc) ? (mc - mb) / mb * 100 : NAN;
-    double lo = NAN, hi = NAN;
+    double lo = NAN, hi = NAN, level = 1 - opt->alpha;
     struct significance_mwu mwu = {NAN, NAN, 0};
     const char *verdict;
     size_t nwb = 0, nwc = 0;
@@ -254,7 +254,12 @@ static json_t *quantity_row(const struct side *b, const struct side *c, const st
             significance_bootstrap_ratio(xb, nb, xc, nc, opt->resamples, opt->seed,
                                          1 - opt->alpha, &lo, &hi);
         }
-        verdict = compare_verdict(opt, nb, nc, change, mwu.p, lo, hi);
+        struct compare_decision d;
+        compare_decide(opt, xb, nb, xc, nc, change, mwu.p, lo, hi, &d);
+        verdict = d.verdict;
+        lo = d.lo;
+        hi = d.hi;
+        level = d.level;
     } else {
         bool no_figure;
         if (!seconds_interval(b, c, q, mc / mb, opt, &lo, &hi, &nwb, &nwc, &no_figure)) {
@@ -262,9 +267,7 @@ static json_t *quantity_row(const struct side *b, const struct side *c, const st
             lo = hi = NAN;
         } else {
             /* as span latency: no test, the interval alone decides */
-            verdict = "no significant change";
-            if (isfinite(change) && fabs(change) >= opt->min_effect_pct && (hi < 1 || lo > 1))
-                verdict = hi < 1 ? "faster" : "slower";
+            verdict = compare_interval_verdict(opt, change, lo, hi);
         }
     }
     verdict = flip(verdict, q->p == 0);
@@ -293,6 +296,7 @@ static json_t *quantity_row(const struct side *b, const struct side *c, const st
                             "verdict", verdict, "statistical_verdict",
                             statistical ? json_string(statistical) : json_null(),
                             "unreliable_reason", why ? json_string(why) : json_null());
+    json_object_set_new(row, "ratio_ci_level", jnum(isfinite(lo) ? level : NAN));
     if (!by_results) {
         json_object_set_new(row, "seconds_baseline", json_integer((json_int_t)nwb));
         json_object_set_new(row, "seconds_candidate", json_integer((json_int_t)nwc));

@@ -2,7 +2,8 @@
  * results, compares every one after the first with the first (analysis/compare.c), prints the
  * comparison through its terminal view (export/compare_text.c), a report (md, html) or as the
  * JSON document, and applies the CI gates. docs/compare.md describes it all.
- * Exit status: 0, 1 when a gate fails, 2 for bad options or a result that cannot be loaded. */
+ * Exit status: 0, 1 when a gate fails, 2 for bad options or a result that cannot be loaded, 4
+ * when --fail-if-slower cannot decide (compare.h: COMPARE_GATE_UNDECIDED). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,8 +29,9 @@ static const char usage[] =
     "Usage: mlbench compare [options] BASELINE CANDIDATE [CANDIDATE...]\n"
     "\n"
     "Compares each CANDIDATE with BASELINE, stage by stage and in total: medians, change,\n"
-    "speedup, a bootstrap interval of the ratio of medians, a Mann-Whitney test and a verdict\n"
-    "('unreliable' when a disturbance of the slower side, shown in its quality warnings, could\n"
+    "speedup, an interval of the ratio of medians, a Mann-Whitney test and a verdict (faster,\n"
+    "slower, 'no change' beyond the minimum effect, 'inconclusive' when the runs cannot tell;\n"
+    "'unreliable' when a disturbance of the slower side, shown in its quality warnings, could\n"
     "explain the difference); p50/p99 span latency of stages with 20 spans or more; then\n"
     "counters, metadata, resources and differences of environment.\n"
     "A result is a file (a path with '/' or ending in .json), or in the store: an id, a unique\n"
@@ -37,7 +39,9 @@ static const char usage[] =
     "sweep document's file), given alone: every point against the first (or --reference).\n";
 static const char tail[] =
     "Exit status: 0; 1 when a gate fails (the reason is printed); 2 for bad options or a\n"
-    "result that cannot be found or read. Method and examples: docs/compare.md.\n";
+    "result that cannot be found or read; 4 when --fail-if-slower cannot decide (the runs fit\n"
+    "both a pass and a failure; --allow-undecided makes it a note). Method and examples:\n"
+    "docs/compare.md.\n";
 
 struct compare_cli {
     struct compare_options opt;
@@ -122,7 +126,11 @@ static bool parse_args(int argc, char **argv, struct compare_cli *c, int *status
         CLI_OPT_NUMBER("fail-if-slower", 0, &c->gates.fail_if_slower_pct, 0, INFINITY,
                        CLI_PERCENT, PCT_EXPECTED, .metavar = "PCT",
                        .help = "exit 1 when the total (or --stage) is significantly slower by "
-                               "more than PCT percent (an unreliable slowdown: a note)"),
+                               "more than PCT percent (an unreliable slowdown: a note); exit 4 "
+                               "when the runs cannot decide whether it is"),
+        CLI_OPT_FLAG("allow-undecided", 0, &c->gates.allow_undecided,
+                     .help = "with --fail-if-slower: a comparison the runs cannot decide is a "
+                             "note and exit 0, not exit 4"),
         CLI_OPT_STRING("stage", 0, &c->gates.stage, CLI_NONEMPTY, "is empty: give a stage name",
                        .metavar = "NAME",
                        .help = "the stage --fail-if-slower checks instead of the total"),
@@ -277,16 +285,20 @@ static int print(const struct compare_cli *cli, const struct inputs *in, json_t 
     return status;
 }
 
-/* Applies the gates to doc, each reason on stderr. Returns 1 when one failed, else status. */
+/* Applies the gates to doc, each reason on stderr. Returns 1 when one failed, else 4 when one
+ * could not decide, else status. */
 static int apply_gates(const struct compare_gates *gates, const json_t *doc, int status)
 {
     char msg[4096];
-    if (compare_check_gates(doc, gates, msg, sizeof msg) == COMPARE_GATE_FAIL)
-        status = 1;
+    int gate = compare_check_gates(doc, gates, msg, sizeof msg);
+    if (gate != COMPARE_GATE_PASS)
+        status = gate;
     /* one line per reason, each prefixed like every other message */
     for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n")) {
         if (!strncmp(line, "note: ", 6))
             log_warn("compare: %s", line + 6);
+        else if (!strncmp(line, "undecided: ", 11))
+            log_error("compare: gate undecided: %s", line + 11);
         else
             log_error("compare: gate failed: %s", line);
     }

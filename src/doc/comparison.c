@@ -64,6 +64,10 @@ static void read_stage(const json_t *o, struct doc_cmp_stage *s)
     s->statistical_verdict = jsonx_str(o, "statistical_verdict");
     s->unreliable_reason = jsonx_str(o, "unreliable_reason");
     s->test = jsonx_str(o, "test");
+    s->ratio_ci_level = jsonx_num(o, "ratio_ci_level");
+    s->decided_by = jsonx_str(o, "decided_by");
+    s->runs_needed = jsonx_int(o, "runs_needed", 0);
+    s->settle_pct = jsonx_num(o, "settle_pct");
     const json_t *lat = object(o, "latency");
     s->latency.present = lat != NULL;
     s->latency.n_baseline = jsonx_int(lat, "n_baseline", 0);

@@ -49,6 +49,12 @@ struct doc_cmp_stage {
     const char *verdict;           /* "faster", "slower", "unreliable", ... */
     const char *statistical_verdict, *unreliable_reason; /* of an unreliable row, else NULL */
     const char *test;              /* "exact", "normal approximation", or NULL */
+    double ratio_ci_level;         /* the interval's real coverage; NAN: the comparison's level
+                                    * (comparisons made before it was recorded) */
+    const char *decided_by;        /* "rank test", "ratio interval", or NULL */
+    long long runs_needed;         /* inconclusive: runs a side that would settle +-settle_pct
+                                    * (-1: more than 10 000); 0: none given */
+    double settle_pct;
     struct doc_cmp_latency latency;
 };
 

@@ -100,6 +100,13 @@ static void side_table_print(FILE *out, struct export_table *t, size_t arrow, si
 
 #define STAGE_MAX_INDENT 8 /* deeper nesting is shown at this depth */
 
+/* Whether a row's interval covers another share than the header says (few runs: the rank
+ * test's own distribution-free interval, analysis/compare_method.h). */
+static bool other_level(const struct doc_cmp_stage *s, double ci_level)
+{
+    return isfinite(s->ratio_ci_level) && fabs(s->ratio_ci_level - ci_level) > 1e-9;
+}
+
 static void stage_table(FILE *out, const struct doc_cmp_candidate *c, double ci_level)
 {
     struct export_table t;
@@ -120,7 +127,10 @@ static void stage_table(FILE *out, const struct doc_cmp_candidate *c, double ci_
             export_table_set(&t, row, S_SPEEDUP, "%.2f\u00d7", s->speedup);
         else
             export_table_set(&t, row, S_SPEEDUP, DASH);
-        set_interval(&t, row, S_CI, s->ratio_ci_low, s->ratio_ci_high);
+        if (other_level(s, ci_level) && isfinite(s->ratio_ci_low) && isfinite(s->ratio_ci_high))
+            export_table_set(&t, row, S_CI, "[%.3f, %.3f]*", s->ratio_ci_low, s->ratio_ci_high);
+        else
+            set_interval(&t, row, S_CI, s->ratio_ci_low, s->ratio_ci_high);
         set_p(&t, row, S_P, s->p_value);
         set_verdict(&t, row, S_VERDICT, s->verdict);
         export_table_set(&t, row, S_RUNS, "%lld/%lld", s->n_baseline, s->n_candidate);
@@ -167,6 +177,42 @@ static void quality(FILE *out, const char *role, const struct doc_warning *w, si
         sep = ", ";
     }
     fputc('\n', out);
+}
+
+/* Under the stage table: what the intervals marked * cover, and for each inconclusive row of
+ * the top level what the runs leave open and how many runs would settle it. */
+static void undecided(FILE *out, const struct doc_comparison *cmp,
+                      const struct doc_cmp_candidate *c, double ci_level)
+{
+    bool any = false;
+    for (size_t i = 0; i < c->n_stages; i++) {
+        const struct doc_cmp_stage *s = &c->stages[i];
+        if (!other_level(s, ci_level) || !isfinite(s->ratio_ci_low))
+            continue;
+        fprintf(out, "%s* %.0f %% intervals (%lld and %lld runs: the rank test cannot reach "
+                "p < %g, so the smallest and largest ratio of the runs bound the change)\n",
+                any ? "" : "\n", 100 * s->ratio_ci_level, s->n_baseline, s->n_candidate,
+                cmp->alpha);
+        any = true;
+        break;
+    }
+    for (size_t i = 0; i < c->n_stages; i++) {
+        const struct doc_cmp_stage *s = &c->stages[i];
+        if (s->depth > 0 || !s->verdict || strcmp(s->verdict, "inconclusive") ||
+            !isfinite(s->ratio_ci_low) || !isfinite(s->ratio_ci_high))
+            continue;
+        char lo[32], hi[32];
+        fprintf(out, "%s%s: inconclusive: changes from %s to %s fit these runs",
+                any ? "" : "\n", or_q(s->name), change((s->ratio_ci_low - 1) * 100, lo, sizeof lo),
+                change((s->ratio_ci_high - 1) * 100, hi, sizeof hi));
+        any = true;
+        if (s->runs_needed > 0)
+            fprintf(out, "; about %lld runs a side would settle it to \u00b1%.0f %%",
+                    s->runs_needed, s->settle_pct);
+        else if (s->runs_needed < 0)
+            fputs("; more than 10000 runs a side would be needed at this noise", out);
+        fputc('\n', out);
+    }
 }
 
 /* Under the stage table: why each unreliable verdict is unreliable, and how to do better. */
@@ -621,6 +667,7 @@ static void candidate(FILE *out, const struct doc_comparison *cmp,
     stage_note(out, c);
     fputc('\n', out);
     stage_table(out, c, ci_level);
+    undecided(out, cmp, c, ci_level);
     unreliable(out, c);
     latency(out, c, ci_level);
     load(out, &c->load, ci_level);
@@ -672,9 +719,11 @@ static void compare_text(FILE *out, const json_t *doc, const char *path)
     }
     if (cmp->n_candidates > 1)
         totals(out, cmp);
-    fprintf(out, "\nverdict: significant when p < %g, |change| >= %g %% and the interval "
-                 "excludes 1; unreliable when a disturbance of the slower side could explain it "
-                 "(docs/compare.md)\n", cmp->alpha, cmp->min_effect_pct);
+    fprintf(out, "\nverdict: faster or slower when p < %g (or, with too few runs for that, "
+                 "the interval alone), |change| >= %g %% and the interval excludes 1; no change "
+                 "when the interval lies within \u00b1%g %%, else inconclusive; unreliable when "
+                 "a disturbance of the slower side could explain it (docs/compare.md)\n",
+            cmp->alpha, cmp->min_effect_pct, cmp->min_effect_pct);
     doc_comparison_free(cmp);
 }
 
