@@ -69,6 +69,30 @@ static struct sample run_values(const struct doc_result *result, const char *sta
     return s;
 }
 
+void compare_two(const struct doc_result *base, const struct doc_result *cand, const char *stage,
+                 const struct compare_options *opt, struct compare_decision *d,
+                 double *change_pct)
+{
+    struct compare_options defaults;
+    if (!opt) {
+        compare_options_default(&defaults);
+        opt = &defaults;
+    }
+    struct sample b = run_values(base, stage), c = run_values(cand, stage);
+    double mb = b.n ? stats_median(b.v, b.n) : NAN, mc = c.n ? stats_median(c.v, c.n) : NAN;
+    *change_pct = mb > 0 && isfinite(mc) ? (mc - mb) / mb * 100 : NAN;
+    double lo = NAN, hi = NAN;
+    struct significance_mwu mwu = {NAN, NAN, 0};
+    if (b.n >= 2 && c.n >= 2) {
+        significance_mann_whitney(b.v, b.n, c.v, c.n, &mwu);
+        significance_bootstrap_ratio(b.v, b.n, c.v, c.n, opt->resamples, opt->seed,
+                                     1 - opt->alpha, &lo, &hi);
+    }
+    compare_decide(opt, b.v, b.n, c.v, c.n, *change_pct, mwu.p, lo, hi, d);
+    free(b.v);
+    free(c.v);
+}
+
 /* ---- one row of the stage table ---- */
 
 /* A faster or slower verdict that a disturbance of the slower side could explain becomes

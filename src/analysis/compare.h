@@ -38,6 +38,13 @@ json_t *compare_load(const struct doc_result *const *base, size_t nb,
                      const struct doc_result *const *cand, size_t nc,
                      const struct compare_options *opt, unsigned *hits);
 
+/* What a stage row of compare_results says of cand against base for stage (NULL: the total),
+ * without the measurement-quality check: the decision (compare_method.h) and the change of the
+ * medians in percent (NAN without values on a side). opt NULL means the defaults. */
+void compare_two(const struct doc_result *base, const struct doc_result *cand, const char *stage,
+                 const struct compare_options *opt, struct compare_decision *d,
+                 double *change_pct);
+
 /* The CI gates of `mlbench compare` (docs/compare.md). A negative threshold is off. */
 struct compare_gates {
     double fail_if_slower_pct;  /* fail when significantly slower by more than this */

@@ -316,7 +316,8 @@ struct doc_sweep *doc_sweep_read(const json_t *j)
     o = jsonx_object(j, "winner");
     s->winner = (struct doc_sweep_winner){
         .present = o != NULL, .index = o ? jsonx_count(o, "index", INT64_MAX / 2, -1) : -1,
-        .name = jsonx_str(o, "name"), .reason = jsonx_str(o, "reason")};
+        .name = jsonx_str(o, "name"), .reason = jsonx_str(o, "reason"),
+        .undecided = jsonx_str(j, "winner_undecided")};
     read_find_max(jsonx_object(j, "find_max"), &s->find_max);
     find_columns(s);
     return s;

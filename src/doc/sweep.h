@@ -110,6 +110,8 @@ struct doc_sweep_winner {
     bool present;                  /* an object (null: no point qualifies) */
     long long index;               /* the winner's points[].index, or -1 */
     const char *name, *reason;
+    const char *undecided;         /* winner_undecided: why no point wins although some qualify
+                                    * (the best cannot be told from the runner-up), or NULL */
 };
 
 /* find_max.probes[]: one probe of --find-max, in the order probed. */

@@ -288,6 +288,8 @@ char *export_sweep_winner(const struct doc_sweep *s)
             met += p->constraints_met != 0;
         }
     }
+    if (w->undecided)
+        return one_line(xasprintf("no winner: %s", w->undecided));
     if (!ok)
         return xstrdup("no winner: no point ran ok");
     if (!met)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "session/session.h"
+#include "analysis/compare.h"
 #include "doc/result.h"
 #include "doc/sweep.h"
 #include "measure/oom.h"
@@ -645,6 +646,30 @@ static json_t *point_json(const struct sweep *sw, size_t i, double *objective, b
         "constraint_failures", failures, "warnings", warnings_json(r));
 }
 
+/* Whether the winner w is better than the runner-up r beyond noise, for an objective of times
+ * (the total or a stage: the runs' own values are compared as `mlbench compare` does); NULL when
+ * it is (or the objective is no time, or either has no result), else why no point wins. */
+static char *undecided_winner(const struct sweep *sw, size_t w, size_t r)
+{
+    const struct sweep_objective *o = &sw->spec->objective;
+    const struct doc_result *dw = sw->points[w]->doc, *dr = sw->points[r]->doc;
+    if ((o->figure != SWEEP_FIG_TOTAL && o->figure != SWEEP_FIG_STAGE) || !dw || !dr)
+        return NULL;
+    struct compare_decision d;
+    double change;
+    compare_two(dr, dw, o->figure == SWEEP_FIG_STAGE ? o->name : NULL, NULL, &d, &change);
+    if (!strcmp(d.verdict, o->maximise ? "slower" : "faster"))
+        return NULL;
+    const char *a = sw->points[w]->name, *b = sw->points[r]->name;
+    if (!isfinite(d.lo) || !isfinite(d.hi))
+        return xasprintf("no point is significantly better: the best, %s, and the runner-up, "
+                         "%s, cannot be told apart with these runs (%s)", a, b, d.verdict);
+    return xasprintf("no point is significantly better: the best, %s, and the runner-up, %s, "
+                     "could differ by %+.1f %% to %+.1f %% (a %.0f %% interval of %s against %s; "
+                     "%s)", a, b, (d.lo - 1) * 100, (d.hi - 1) * 100, 100 * d.level, a, b,
+                     d.verdict);
+}
+
 static json_t *build_document(struct sweep *sw, json_t *find_max)
 {
     const struct sweep_spec *spec = sw->spec;
@@ -662,8 +687,9 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
     }
     json_t *points = json_array();
     json_t *winner = json_null();
-    double best = NAN;
-    size_t ran = 0;
+    char *undecided = NULL;
+    double best = NAN, second = NAN;
+    size_t ran = 0, best_i = 0, second_i = 0;
     for (size_t i = 0; i < sw->n_points; i++) {
         double v;
         bool met;
@@ -671,11 +697,20 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
         ran += sw->points[i]->result != NULL;
         if (!fits(sw->points[i]) || !met || isnan(v))
             continue;
-        if (isnan(best) || (spec->objective.maximise ? v > best : v < best)) {
-            best = v;
-            json_decref(winner);
-            winner = json_pack("{s:I, s:s}", "index", (json_int_t)i, "name", sw->points[i]->name);
+        bool max = spec->objective.maximise;
+        if (!isnan(best) && !(max ? v > best : v < best)) {
+            if (isnan(second) || (max ? v > second : v < second)) {
+                second = v;
+                second_i = i;
+            }
+            continue;
         }
+        second = best;
+        second_i = best_i;
+        best = v;
+        best_i = i;
+        json_decref(winner);
+        winner = json_pack("{s:I, s:s}", "index", (json_int_t)i, "name", sw->points[i]->name);
     }
     if (spec->mode == SWEEP_FIND_MAX && !spec->objective_given) {
         /* The answer of --find-max is the largest value that fits. */
@@ -690,6 +725,11 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
                                    sw->points[i]->name, "reason", "the largest value that fits: ",
                                    sw->points[i]->name);
             }
+    } else if (!json_is_null(winner) && !isnan(second) &&
+               (undecided = undecided_winner(sw, best_i, second_i)) != NULL) {
+        /* issue 35: two points that cannot be told apart have no winner */
+        json_decref(winner);
+        winner = json_null();
     } else if (!json_is_null(winner)) {
         char desc[300], val[48];
         sweep_objective_describe(&spec->objective, desc, sizeof desc);
@@ -741,8 +781,10 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
     const char *status = runner_interrupted() ? "interrupted"
                        : ran == 0 || sw->status == 2 ? "failed" : "complete";
     static const char *const modes[] = {"matrix", "commands", "find-max"};
+    json_t *undecided_json = undecided ? json_string(undecided) : json_null();
+    free(undecided);
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:O, "
-                     "s:{s:s, s:s, s:s, s:s?, s:s}, s:o, s:o, s:o, s:o, s:o}",
+                     "s:{s:s, s:s, s:s, s:s?, s:s}, s:o, s:o, s:o, s:o, s:o, s:o}",
         "schema", DOC_SWEEP_SCHEMA, "id", sw->id, "created", created, "status", status,
         "mode", modes[spec->mode], "command", command, "parameters", params,
         "interleave", spec->interleave && spec->mode != SWEEP_FIND_MAX,
@@ -752,7 +794,7 @@ static json_t *build_document(struct sweep *sw, json_t *find_max)
         "name", spec->objective.name[0] ? spec->objective.name : NULL, "description", desc,
         "constraints", constraints, "price", isnan(per_hour) ? json_null()
             : json_pack("{s:o, s:s?}", "per_hour", json_real(per_hour), "currency", currency),
-        "points", points, "winner", winner,
+        "points", points, "winner", winner, "winner_undecided", undecided_json,
         "find_max", find_max ? find_max : json_null());
 }
 
