@@ -225,9 +225,11 @@ static struct side side_of(const struct doc_result *result, const char *stage)
     return s;
 }
 
-/* Appends the reason of disturbance d to b when it explains the difference: the slower side
- * reached d's threshold and the faster side was not clearly (by half a threshold) more
- * disturbed. A stage's own samples are used where both sides have them, else the runs'. */
+/* Appends the reason of disturbance d to b when it could explain the difference: the slower
+ * side reached d's threshold and was clearly (by half a threshold) more disturbed than the
+ * faster side; two sides disturbed alike are compared as they are (issue 35: interleaved runs,
+ * the clean answer's own advice, were called unreliable). A stage's own samples are used where
+ * both sides have them, else the runs'. A figure the faster side lacks counts as 0. */
 static bool explains(const struct disturbance *d, const struct doc_result *slow,
                      const struct doc_result *fast, const char *stage, struct strbuf *b)
 {
@@ -240,7 +242,7 @@ static bool explains(const struct disturbance *d, const struct doc_result *slow,
         if (isfinite(dss) && isfinite(dfs))
             ds = dss, df = dfs, where = "during the stage";
     }
-    if (!(ds >= d->threshold) || df >= ds + d->threshold / 2)
+    if (!(ds >= d->threshold) || !(ds >= (isfinite(df) ? df : 0) + d->threshold / 2))
         return false;
     if (b->len)
         strbuf_puts(b, "; ");
