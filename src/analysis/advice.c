@@ -47,6 +47,12 @@ bool advice_parallelise(const struct analysis_context *ctx, const char *stage, i
                         char *buf, size_t len)
 {
     long w = ctx->loader_workers;
+    /* A DataLoader that loads in the main process (issue 35: an input-bound loop with
+     * num_workers=0 was never told to raise it) */
+    if (!advice_is_loader_stage(ctx, stage) && w == 0)
+        add(buf, len, "the DataLoader loads in this process (num_workers=0): if loading is part "
+            "of this stage, num_workers=%d moves it to worker processes on the free cores; "
+            "else ", workers);
     if (advice_is_loader_stage(ctx, stage) && w >= 0) {
         if (w < workers) {
             add(buf, len, "raise DataLoader num_workers from %ld to %d", w, workers);
@@ -151,8 +157,13 @@ void advice_cpu_starved(const struct analysis_context *ctx, bool others, int ncp
         advice_fewer_threads(ctx, ncpu, buf, len);
     } else {
         add(buf, len, "the workload gets fewer CPUs than it is ready to use: check its CPU "
-            "affinity (taskset -p) and quota (cgroup cpu.max), and keep its busy threads at or "
-            "below the cores it may use");
+            "affinity (taskset -p)");
+        if (ctx->cpu_quota > 0)
+            add(buf, len, " and its quota: the cgroup allows %.1f cores (cpu.max)",
+                ctx->cpu_quota);
+        else if (!(ctx->cpu_quota == 0))
+            add(buf, len, " and quota (cgroup cpu.max)");
+        add(buf, len, ", and keep its busy threads at or below the cores it may use");
     }
 }
 

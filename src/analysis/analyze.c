@@ -72,7 +72,6 @@
 /* Findings */
 #define UNMEASURED_MIN_SHARE 0.05 /* an unmeasured stage shorter than this share is not worth it */
 #define TOTAL_COVERED 0.5       /* top-level stages covering less: total gets findings too */
-#define FEW_SAMPLES 5           /* fewer samples: figures are rough, and the evidence says so */
 #define OVERLAP_SHARED 0.5      /* at least: a stage mostly ran beside others (figures shared) */
 #define MIN_INTERVAL_NS ((double)SAMPLER_MIN_INTERVAL_NS) /* the shortest --interval */
 
@@ -401,13 +400,16 @@ static void verdict_one_cpu(const struct figures *f, struct outcome *o)
         "compiled code, less data per step), or run on a machine with more cores or a GPU");
 }
 
+/* About one core busy: one thread saturated, or (several processes) one core's worth of work
+ * taken in turns, which is no "single thread" (issue 35). */
 static void verdict_single(const struct analysis_context *ctx, const struct stage_resources *s,
                            const struct figures *f, struct outcome *o)
 {
-    o->rule = "cpu-bound-single-thread";
+    bool several = known(s->processes_peak) && s->processes_peak >= 2;
+    o->rule = several ? "cpu-bound-one-core" : "cpu-bound-single-thread";
     o->finding = true;
     cat_cpu_evidence(o->evidence, f);
-    if (known(s->processes_peak) && s->processes_peak >= 2)
+    if (several)
         cat(o->evidence, TEXT_MAX, ", across %.0f processes", s->processes_peak);
     if (!f->ncpu) {
         cat(o->recommendation, TEXT_MAX,
@@ -423,16 +425,19 @@ static void verdict_single(const struct analysis_context *ctx, const struct stag
         return;
     }
     /* Several processes already (a DataLoader's workers, a pool) that together keep about one
-     * core busy: more of them is not the cure, and the framework did not say what they are. */
-    if (known(s->processes_peak) && s->processes_peak >= 2 && ctx->loader_workers < 0 &&
-        ctx->threads < 0) {
+     * core busy: more of them is not the cure. */
+    if (several) {
         cat(o->recommendation, TEXT_MAX,
-            "the workload already runs %.0f processes (up to %.0f threads), yet together they "
-            "keep about one core busy: one of them sets the pace, or they take turns (workers "
-            "waiting for the main process, or the main process for them); mark the main loop's "
-            "waits and work as stages (the marker clients, docs/markers.md) to see which, "
-            "before adding workers",
+            "the workload already runs %.0f processes (up to %.0f threads)",
             s->processes_peak, known(s->threads_peak) ? s->threads_peak : s->processes_peak);
+        if (ctx->loader_workers > 0)
+            cat(o->recommendation, TEXT_MAX, ", %ld of them DataLoader workers",
+                ctx->loader_workers);
+        cat(o->recommendation, TEXT_MAX,
+            ", yet together they keep about one core busy: one of them sets the pace, or they "
+            "take turns (workers waiting for the main process, or the main process for them); "
+            "mark the main loop's waits and work as stages (the marker clients, "
+            "docs/markers.md) to see which, before adding workers");
         return;
     }
     if (advice_parallelise(ctx, s->name, workers, o->recommendation, TEXT_MAX))
@@ -468,6 +473,18 @@ static void verdict_parallel(const struct analysis_context *ctx, const struct st
     o->rule = "cpu-bound-parallel";
     o->finding = true;
     cat_cpu_evidence(o->evidence, f);
+    /* More cores busy than torch was asked for: thread pools beside torch's (issue 35: 1.9 cores
+     * beside torch_threads=1 passed without a word; Debian's torch runs OpenBLAS's own). */
+    bool beyond = ctx->framework && !strcasecmp(ctx->framework, "torch") && ctx->threads > 0 &&
+                  f->cpu >= (double)ctx->threads + 0.5;
+    if (beyond)
+        cat(o->evidence, TEXT_MAX, ", more than the %ld thread%s torch was set to", ctx->threads,
+            ctx->threads == 1 ? "" : "s");
+    if (beyond)
+        cat(o->recommendation, TEXT_MAX, "threads beyond torch's %ld are busy: other thread "
+            "pools run beside it (the BLAS library's own, e.g. OpenBLAS's; inter-op threads; "
+            "DataLoader workers); set OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to %ld as well "
+            "for a measurement of what torch's setting does; ", ctx->threads, ctx->threads);
     if (!f->ncpu || f->cpu >= CPU_SATURATED * f->ncpu || round(f->avail - f->cpu) < 1) {
         cat(o->recommendation, TEXT_MAX,
             "the CPUs are the limit: make the work cheaper (vectorised, BLAS-backed or compiled "
@@ -560,8 +577,10 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
         cat(o->evidence, TEXT_MAX, ", up to %ld thread%s", f->threads_peak,
             f->threads_peak == 1 ? "" : "s");
     advice_cpu_starved(ctx, others, f->ncpu, f->threads_peak, o->recommendation, TEXT_MAX);
-    /* Ready but not running: the time a CPU of its own would give back (own wait only). */
-    o->saving_ns = f->wait_own ? f->time_ns * fmin(1, f->wait) : 0;
+    /* Ready but not running: the time a CPU of its own would give back (own wait only), and
+     * only where the workload's own threads caused it: CPU time other processes took is not
+     * the workload's to win by a change (issue 35) */
+    o->saving_ns = f->wait_own && !others ? f->time_ns * fmin(1, f->wait) : 0;
 }
 
 static void verdict_idle(const struct figures *f, struct outcome *o)
@@ -701,7 +720,7 @@ void analyze(const struct analysis_context *ctx, const struct stage_resources *s
              const struct stage_resources *total, struct analysis *out)
 {
     memset(out, 0, sizeof *out);
-    struct findings_builder b = {out, 0, NULL, total};
+    struct findings_builder b = {out, 0, NULL, NULL, total};
     out->verdicts = xcalloc(n + 1, sizeof *out->verdicts);
 
     /* Total repeats its stages' findings unless they leave most of the run out. */

@@ -15,6 +15,8 @@ struct findings_builder {
     struct analysis *a;                 /* the findings go to a->findings */
     size_t cap;
     double *rank;                       /* per finding: its stage's share, -1 for total's */
+    bool *behind;                       /* per finding: it ranks after the others (a stage
+                                         * under LEAD_SHARE_MIN of the run, or rough figures) */
     const struct stage_resources *total; /* the run's own figures, or NULL */
 };
 

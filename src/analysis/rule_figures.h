@@ -17,6 +17,10 @@
 /* Thresholds several rule files read (the others live beside their one rule). */
 #define GPU_LOW_UTIL 0.50       /* below: the GPU waits half the time (launch-bound, starved) */
 #define OTHER_LOAD_CORES 0.5    /* other processes' mean load that disturbs a benchmark */
+#define FEW_SAMPLES 5           /* fewer samples: figures are rough, the evidence says so, and
+                                 * the finding ranks after well-measured ones (findings.c) */
+#define LEAD_SHARE_MIN 0.05     /* a stage under this share of the run does not lead the
+                                 * findings (findings.c) */
 
 /* What the rules read of a stage, with "not measured" resolved once. */
 struct figures {

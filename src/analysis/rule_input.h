@@ -97,6 +97,8 @@ struct analysis_context {
     /* Framework facts (framework.* metadata, or the plain keys torch_threads, num_workers) */
     const char *framework;   /* "torch" when PyTorch ran in the workload, else NULL */
     long threads;            /* intra-op threads (torch.get_num_threads, torch_threads), -1 */
+    double cpu_quota;        /* the cgroup's CPU quota in cores (cpu.max); 0: none; NAN: not
+                              * known (no environment captured) */
     long loader_workers;     /* DataLoader num_workers, -1 when no DataLoader is known */
     int pin_memory;          /* DataLoader pin_memory: 1, 0, or -1 unknown */
     /* A multi-rank job's stages across its ranks (straggler and communication rules), or none */

@@ -79,10 +79,19 @@ static void run_findings_add(const struct finding_input *in, struct findings_bui
                 "%swith its own OpenMP/BLAS pool?): ",
                 ctx->loader_workers > 0 ? "or DataLoader worker " : "");
             advice_fewer_threads(ctx, f->ncpu, rec, sizeof rec);
-        } else if (known(f->cpu))
+        } else if (known(f->cpu) && ctx->cpu_quota > 0)
+            cat(rec, sizeof rec,
+                "the cgroup allows %.1f cores (cpu.max), and its quota may be throttling the "
+                "workload: give it the cores it uses", ctx->cpu_quota);
+        else if (known(f->cpu) && !(ctx->cpu_quota == 0))
             cat(rec, sizeof rec,
                 "a CPU quota (container or cgroup limit) may be throttling the workload: check "
                 "cpu.max and give it the cores it uses");
+        else if (known(f->cpu)) /* no quota (issue 35: cpu.max was advised without one) */
+            cat(rec, sizeof rec,
+                "no CPU quota limits the workload and other processes were quiet: its own "
+                "threads outnumbered the cores at times between samples; keep its busy threads "
+                "at or below the %d cores", f->ncpu);
         else /* nothing known of the workload's CPU use to blame a quota on */
             cat(rec, sizeof rec, "the machine was busy with runnable tasks: the timings may be "
                 "disturbed; measure again on a quieter machine");

@@ -73,9 +73,29 @@ static bool is_training(const struct stage_resources *s)
     return strcasestr(stage_name(s), "train") != NULL;
 }
 
+#define DATA_BOUND_SHARE 0.5 /* a stage whose loader stages inside take this share or more of it
+                              * waits for data: faster arithmetic does not help it */
+
+/* The share of the stage's time its loader stages inside it (data_wait, a DataLoader's
+ * iterations: advice_is_loader_stage) took; 0 when it has none. */
+static double data_share(const struct finding_input *in)
+{
+    const struct stage_resources *s = in->stage;
+    if (s < in->stages || s >= in->stages + in->n || !(s->time_ns > 0))
+        return 0;
+    double sum = 0;
+    for (const struct stage_resources *c = s + 1; c < in->stages + in->n && c->depth > s->depth;
+         c++)
+        if (c->depth == s->depth + 1 && advice_is_loader_stage(in->ctx, c->name) &&
+            known(c->time_ns))
+            sum += c->time_ns;
+    return sum / s->time_ns;
+}
+
 static bool cpu_bound(const char *verdict)
 {
     return !strcmp(verdict, "cpu-bound-parallel") || !strcmp(verdict, "cpu-bound-single-thread") ||
+           !strcmp(verdict, "cpu-bound-one-core") ||
            !strcmp(verdict, "cpu-bound");
 }
 
@@ -110,10 +130,12 @@ static void stage_findings_add(const struct finding_input *in, struct findings_b
     const char *verdict = in->verdict;
     char ev[TEXT_MAX] = "", rec[TEXT_MAX] = "";
     bool gpu_bound = !strcmp(verdict, "gpu-bound");
+    /* issue 35: bf16 was advised for a train stage 98 % waiting for data */
+    bool data_bound = data_share(in) >= DATA_BOUND_SHARE;
 
     /* Half precision pays only when the GPU has enough work (docs/analysis.md): in a
      * GPU-bound stage, or a training stage at least half busy; not a launch-bound one. */
-    if (f->gpu_used && ctx->gpu_tensor_cores && full_precision(ctx->precision) &&
+    if (f->gpu_used && ctx->gpu_tensor_cores && full_precision(ctx->precision) && !data_bound &&
         (gpu_bound || (is_training(s) && f->util >= GPU_LOW_UTIL))) {
         bool fp32 = ctx->precision && *ctx->precision;
         cat(ev, sizeof ev, "GPU %.0f %% busy in %s on %s, which has tensor cores", pct(f->util),
@@ -133,7 +155,7 @@ static void stage_findings_add(const struct finding_input *in, struct findings_b
      * a run that says it ran on another device (a GPU NVML did not see) is not told about its
      * CPU's arithmetic. */
     if (!f->gpu_used && (!ctx->device || !strcasecmp(ctx->device, "cpu")) && ctx->cpu_bf16 &&
-        full_precision(ctx->precision) && cpu_bound(verdict) && is_training(s))
+        full_precision(ctx->precision) && cpu_bound(verdict) && is_training(s) && !data_bound)
         cpu_mixed_precision(ctx, s, f, b);
 
     if (f->mem_pressure && strcmp(verdict, "memory-bound") != 0) {

@@ -25,6 +25,8 @@ struct machine_facts {
     size_t n_cpu_features;
     char container[256];             /* "none", "docker", "kubernetes" ...; "" not captured */
     char vm[64];                     /* "none", "kvm", "unknown" ...; "" not captured */
+    bool cgroup_captured;            /* the cgroup's limits were read (cpu_limit_cores holds) */
+    double cpu_limit_cores;          /* the cgroup's CPU quota in cores (cpu.max); 0: none */
     struct source_facts sources;     /* the GPUs and their driver; owned */
 };
 

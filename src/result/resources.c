@@ -397,7 +397,9 @@ void resources_analyze(struct result *r, const struct machine_facts *facts)
     figures(s, s->total_resources, ncpu, r->gpus_shown, total);
 
     struct analysis_context ctx = {.ncpu = ncpu, .gpu_measured = source_active(r, "nvml"),
-                                   .batch_size = -1};
+                                   .batch_size = -1, .cpu_quota = NAN};
+    if (facts && facts->cgroup_captured)
+        ctx.cpu_quota = facts->cpu_limit_cores;
     const char *bs = meta_value(s, "batch_size");
     long v;
     if (bs && units_parse_long(bs, 1, 1L << 40, &v) == 0)

@@ -44,7 +44,8 @@ static inline struct stage_resources gpu_stage(const char *name, double cpu, dou
 static inline struct analysis_context context(void)
 {
     return (struct analysis_context){.ncpu = 16, .gpu_measured = true, .batch_size = -1,
-                                     .threads = -1, .loader_workers = -1, .pin_memory = -1};
+                                     .threads = -1, .loader_workers = -1, .pin_memory = -1,
+                                     .cpu_quota = NAN};
 }
 
 /* Analyses the one stage s (no total) into an. */

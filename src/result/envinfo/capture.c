@@ -175,7 +175,7 @@ json_t *envinfo_capture(const struct envinfo_options *opt, struct machine_facts 
     set_object(env, "cpu", envinfo_cpu(root, envp, &cpu));
     envinfo_cpu_machine_facts(&cpu, m);
     set_object(env, "memory", envinfo_memory(root));
-    set_object(env, "cgroup", envinfo_cgroup(root));
+    set_object(env, "cgroup", envinfo_cgroup(root, m));
     set_object(env, "blas", envinfo_blas(root, have_uname ? u.machine : NULL, envp,
                                       allowed > 0 ? allowed : (int)online, cpu.cores));
     gpus_capture(env, m, opt ? opt->sources : NULL, opt ? opt->gpu_error : NULL);

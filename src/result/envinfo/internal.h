@@ -62,7 +62,7 @@ int envinfo_cpus_allowed(void);
 /* The `memory` object: size, swap, transparent hugepages, NUMA nodes. */
 json_t *envinfo_memory(const char *root);
 /* The `cgroup` object: CPU and memory limits of this process's cgroup (v2, or v1). */
-json_t *envinfo_cgroup(const char *root);
+json_t *envinfo_cgroup(const char *root, struct machine_facts *m);
 
 /* ---- blas.c */
 

@@ -124,13 +124,15 @@ static double cfs_quota_value(const char *root, const char *path)
     return quota > 0 && period > 0 ? (double)quota / (double)period : -1;
 }
 
-/* CPU and memory limits of this process's cgroup (v2, or v1 cpu and memory controllers). */
-json_t *envinfo_cgroup(const char *root)
+/* CPU and memory limits of this process's cgroup (v2, or v1 cpu and memory controllers); the
+ * CPU quota into m (cgroup_captured, cpu_limit_cores). */
+json_t *envinfo_cgroup(const char *root, struct machine_facts *m)
 {
     json_t *o = json_object();
     char *text = envinfo_read_file(root, "/proc/self/cgroup");
     if (!text)
         return o;
+    m->cgroup_captured = true;
     double cpu = -1, mem = -1;
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
@@ -162,6 +164,7 @@ json_t *envinfo_cgroup(const char *root)
             mem = v;
     }
     free(text);
+    m->cpu_limit_cores = cpu > 0 ? cpu : 0;
     if (cpu > 0)
         json_object_set_new(o, "cpu_limit_cores", json_real(cpu));
     if (mem > 0)
