@@ -648,6 +648,12 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
                     known(f->swap_bps) || known(s->psi_mem_some);
     bool one_thread = known(f->cpu) && f->cpu >= CPU_CORE_BUSY && f->cpu <= CPU_SINGLE_MAX;
     bool small_batch = ctx->batch_size <= LAUNCH_BATCH_MAX; /* unknown (<= 0) counts as small */
+    bool io_bound = io_stall(f) >= IO_STALL_MIN && known(f->cpu) &&
+                    f->cpu < fmax(CPU_CORE_BUSY, IO_CPU_SHARE_MAX * f->ncpu);
+    /* its own tasks blocked on I/O more than its threads waited for a CPU: the disk, not the
+     * others' CPU use, is what it waits for most (uncached reads beside busy loops) */
+    bool io_first = io_bound && known(f->io_own) &&
+                    f->io_own > (known(f->wait_threads) ? f->wait_threads : 0);
 
     if (s->samples == 0 || !anything)
         verdict_unmeasured(ctx, s, f, o);
@@ -663,8 +669,9 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
     else if (f->gpu_active && f->util < GPU_LOW_UTIL && known(f->cpu) && f->cpu >= CPU_CORE_BUSY)
         verdict_starved(ctx, f, o);
     /* Threads kept from running say nothing about what the stage needs: before the CPU rules,
-     * idle and mixed, each of which would read the lost time as the stage's own. */
-    else if (cpu_starved(f))
+     * idle and mixed, each of which would read the lost time as the stage's own; not before
+     * io-bound where the stage waited for its disk more than for a CPU. */
+    else if (cpu_starved(f) && !io_first)
         verdict_cpu_starved(ctx, f, o);
     /* A process driving a GPU spins a core while it waits for the device: its CPU time says
      * little, so the CPU rules are for stages in which the GPU does not work. */
@@ -672,8 +679,7 @@ static void classify(const struct analysis_context *ctx, const struct stage_reso
         verdict_one_cpu(f, o);
     else if (!f->gpu_active && f->ncpu != 1 && one_thread)
         verdict_single(ctx, s, f, o);
-    else if (io_stall(f) >= IO_STALL_MIN && known(f->cpu) &&
-             f->cpu < fmax(CPU_CORE_BUSY, IO_CPU_SHARE_MAX * f->ncpu))
+    else if (io_bound)
         verdict_io(s, f, o);
     else if (!f->gpu_active && known(f->cpu) && f->cpu > CPU_SINGLE_MAX &&
              (f->cpu >= CPU_PARALLEL_MIN || (f->ncpu && f->cpu >= CPU_SATURATED * f->ncpu)))

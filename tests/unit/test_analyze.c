@@ -411,6 +411,17 @@ static void test_io_bound(void **state)
     assert_string_equal(verdict1(&ctx, &s), "cpu-bound-single-thread");
     assert_contains(an.verdicts[0].evidence, "blocked on I/O 50 %");
 
+    /* uncached reads beside busy loops: blocked on its own I/O 80 % of the time, and its thread
+     * waited for a CPU too when the disk answered (0.3 on average): what it waits for most is
+     * the disk (it was cpu-starved); the other way round it is starved */
+    s = stage("read", 0.05);
+    s.io_blocked = 0.8;
+    s.cpu_wait = 0.3;
+    s.other_cores = 2;
+    assert_string_equal(verdict1(&ctx, &s), "io-bound");
+    s.io_blocked = 0.25;
+    assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
+
     /* a GPU stage waiting on I/O */
     s = gpu_stage("train", 0.5, 0.3);
     s.io_blocked = 0.4;
