@@ -92,7 +92,7 @@ int cmd_run(int argc, char **argv)
     if (o.json && out.doc)
         export_text_print_json(stdout, out.doc, out.path);
     else if (!o.session.quiet && out.doc)
-        export_text_print(stdout, out.doc, out.path);
+        export_text_print(stdout, out.doc, out.path, o.verbose);
     fflush(stdout);
     session_output_free(&out);
     free(default_argv[0]);

@@ -54,9 +54,13 @@ static bool is_load(const json_t *r)
 int cmd_show(int argc, char **argv)
 {
     const char *store = store_default_dir();
-    bool json = false;
+    bool json = false, verbose = false;
     const struct cli_option table[] = {
         CLI_OPT_FLAG("json", 0, &json, .help = "print the result file itself"),
+        CLI_OPT_FLAG("verbose", 'v', &verbose,
+                     .help = "the summary in full: every stage's verdict, every finding, the "
+                             "resources per stage, CPU, memory and metadata"),
+        CLI_OPT_FLAG("explain", 0, &verbose, .help = "the same as --verbose"),
         CLI_OPT_STORE(&store),
         CLI_OPT_END,
     };
@@ -106,7 +110,7 @@ int cmd_show(int argc, char **argv)
          * describe mlbench, not the server */
         rc = export_load_print_stored(stdout, r, path) < 0 ? 3 : 0;
     } else {
-        rc = export_text_print(stdout, r, path) < 0 ? 3 : 0;
+        rc = export_text_print(stdout, r, path, verbose) < 0 ? 3 : 0;
     }
     json_decref(r);
     free(path);

@@ -251,8 +251,16 @@ static void run_table(struct run_options *o, struct cli_option *out)
 
 int run_options_parse(int argc, char **argv, struct run_options *o, char *err, size_t errlen)
 {
-    static const struct cli_option none[] = {CLI_OPT_END};
-    const struct cli_parser run = {.verb = "run", .options = none, .usage = usage, .tail = tail};
+    /* run's own rows: sweep prints its own table, not a result's summary */
+    const struct cli_option own[] = {
+        CLI_OPT_FLAG("verbose", 'v', &o->verbose,
+                     .help = "the summary in full: every stage's verdict, every finding, the "
+                             "resources per stage, CPU, memory and metadata (the default is the "
+                             "answer, the stage table and the warnings)"),
+        CLI_OPT_FLAG("explain", 0, &o->verbose, .help = "the same as --verbose"),
+        CLI_OPT_END,
+    };
+    const struct cli_parser run = {.verb = "run", .options = own, .usage = usage, .tail = tail};
     return run_options_parse_with(&run, argc, argv, o, err, errlen);
 }
 
@@ -276,7 +284,8 @@ int run_options_parse_with(const struct cli_parser *own, int argc, char **argv,
     while (table[n].name)
         n++;
     memcpy(table + n, own->options, (n_own + 1) * sizeof *table);
-    if (n_own) /* --help: run's rows, then the verb's, each under a heading */
+    if (n_own && strcmp(own->verb, "run")) /* --help: run's rows, then the verb's, each under
+                                             * a heading */
         table[0].group = "Options of mlbench run:";
     const struct cli_parser parser = {.verb = own->verb, .options = table,
                                       .flags = CLI_STOP_AT_ARG, .usage = own->usage,

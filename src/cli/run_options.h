@@ -20,6 +20,7 @@ struct run_options {
     struct run_config run;          /* what measuring needs; points into argv */
     struct session_options session; /* store, -o, --serve, --quiet; its price is owned */
     bool json;                      /* --json: the summary as JSON on stdout */
+    bool verbose;                   /* -v, --explain: the summary's every section */
     struct strvec params;           /* --param NAME=VALUE of a workflow file (copies) */
 };
 

@@ -534,6 +534,34 @@ const struct doc_counter *doc_result_counter(const struct doc_result *r, const c
     return NULL;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double doc_result_before_first_stage(const struct doc_result *r)
+{
+    double *v = xmalloc((r->n_runs + 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const struct doc_run *run = &r->runs[i];
+        double first = NAN;
+        for (size_t k = 0; run->ok && !run->warmup && k < run->n_stages; k++)
+            if (run->stages[k].first_begin_ns >= 0 && !(first <= run->stages[k].first_begin_ns))
+                first = run->stages[k].first_begin_ns;
+        if (isfinite(first))
+            v[n++] = first;
+    }
+    double m = NAN;
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    free(v);
+    return m;
+}
+
 double doc_result_stage_share(const struct doc_result *r, const char *name)
 {
     if (!strcmp(name, "total"))

@@ -334,6 +334,10 @@ const struct doc_stage *doc_result_stage(const struct doc_result *r, const char 
 const struct doc_counter *doc_result_counter(const struct doc_result *r, const char *name);
 /* The share of the run of the stage named name (1 for "total"), or NAN. */
 double doc_result_stage_share(const struct doc_result *r, const char *name);
+/* The median, over the measured runs that succeeded, of the time from a run's start to the
+ * first begin of any of its stages (the program starting: a script's interpreter and imports);
+ * NAN when no such run has a stage. */
+double doc_result_before_first_stage(const struct doc_result *r);
 /* The git commit of the working directory the result was measured in, where its environment
  * records one (environment.git.commit; older shapes: environment.git_commit,
  * environment.workdir.git_commit), or NULL. */

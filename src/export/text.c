@@ -15,6 +15,7 @@
 #include "util/strbuf.h"
 #include "util/term.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
 #define STAGE_COLS 22   /* the stage column is at least this wide, as before names widened it */
 #define VERDICT_COLS 16 /* the same for verdicts and counters */
@@ -82,7 +83,9 @@ static int stage_cols(const struct doc_summary *s, int min)
 /* ---- sections ------------------------------------------------------------------------- */
 
 /* The command, then which result this is: id, when and where it was made, by which mlbench. */
-static void header(FILE *out, const struct doc_result *r)
+/* verbose: the mlbench version and the host's kernel and architecture too, on lines of their
+ * own; else the host's name and CPUs on the result's line. */
+static void header(FILE *out, const struct doc_result *r, bool verbose)
 {
     const json_t *timings = r->config.timings;
     if (timings) { /* mlbench record: what was timed, in what */
@@ -109,6 +112,16 @@ static void header(FILE *out, const struct doc_result *r)
     one_line(out, or(r->id, "?"));
     fputs("   created ", out);
     one_line(out, or(r->created, "?"));
+    if (!verbose) {
+        if (r->hostname) {
+            fputs("   host ", out);
+            one_line(out, r->hostname);
+            if (isfinite(r->cpus_online))
+                fprintf(out, " (%.0f CPUs)", r->cpus_online);
+        }
+        putc('\n', out);
+        return;
+    }
     if (r->mlbench_version) {
         fputs("   mlbench ", out);
         one_line(out, r->mlbench_version);
@@ -179,8 +192,10 @@ static void runs_text(FILE *out, const struct doc_result *r)
 }
 
 /* One row of the stage table: median, interval of the median, share, range, CV. */
+/* level: the coverage the header names for every row (then the rows do not repeat it), or NAN
+ * when the rows differ (then each row names its own). */
 static void stage_row(struct export_table *t, const char *name, int depth,
-                      const struct doc_stats *s, double share)
+                      const struct doc_stats *s, double share, double level)
 {
     char med[32], lo[32], hi[32], mn[32], mx[32], cv[16], sh[16];
     size_t row = export_table_row(t, depth);
@@ -189,7 +204,7 @@ static void stage_row(struct export_table *t, const char *name, int depth,
     if (s->n >= 2) {
         export_fmt_duration(s->ci_low, lo, sizeof lo);
         export_fmt_duration(s->ci_high, hi, sizeof hi);
-        if (isfinite(s->ci_level) && s->ci_level < 0.95 - 1e-9)
+        if (isfinite(s->ci_level) && !(fabs(s->ci_level - level) < 1e-9))
             export_table_set(t, row, 2, "%s .. %s (%.0f%%)", lo, hi, 100 * s->ci_level);
         else
             export_table_set(t, row, 2, "%s .. %s", lo, hi);
@@ -203,14 +218,35 @@ static void stage_row(struct export_table *t, const char *name, int depth,
                      export_fmt_num(s->n >= 2 ? s->cv : NAN, "%.1f%%", 100, cv, sizeof cv));
 }
 
+/* The coverage every interval of the table has (issue 35: a column headed "95% CI of median"
+ * held 75 % intervals), or NAN when they differ or none has one. */
+static double common_level(const struct doc_summary *s)
+{
+    double level = NAN;
+    for (size_t i = 0; i <= s->n_stages; i++) {
+        const struct doc_stats *st = i < s->n_stages ? &s->stages[i].active : &s->wall;
+        if (st->n < 2 || !isfinite(st->ci_level))
+            continue;
+        if (isnan(level))
+            level = st->ci_level;
+        else if (fabs(level - st->ci_level) >= 1e-9)
+            return NAN;
+    }
+    return level;
+}
+
 static void stage_table(FILE *out, const struct doc_summary *s, int cols)
 {
     struct export_table t;
-    export_table_init(&t, 6, "stage", "median", "95% CI of median", "share", "min .. max", "CV");
+    double level = common_level(s);
+    char head[32] = "CI of median";
+    if (isfinite(level))
+        snprintf(head, sizeof head, "%.0f%% CI of median", 100 * level);
+    export_table_init(&t, 6, "stage", "median", head, "share", "min .. max", "CV");
     t.numeric = 0x2a;
     for (size_t i = 0; i < s->n_stages; i++)
         stage_row(&t, or(s->stages[i].name, "?"), s->stages[i].depth, &s->stages[i].active,
-                  s->stages[i].share);
+                  s->stages[i].share, level);
     double outside = s->outside_ns, wall_median = s->wall.median;
     if (s->n_stages && isfinite(outside) && wall_median > 0 && outside / wall_median >= 0.01) {
         char a[32];
@@ -219,7 +255,7 @@ static void stage_table(FILE *out, const struct doc_summary *s, int cols)
         export_table_set(&t, row, 1, "%s", export_fmt_duration(outside, a, sizeof a));
         export_table_set(&t, row, 3, "%6.1f%%", 100 * outside / wall_median);
     }
-    stage_row(&t, "total", 0, &s->wall, 1.0);
+    stage_row(&t, "total", 0, &s->wall, 1.0, level);
     const struct export_text_column col[6] = {
         NAME_COLUMN(cols), {.width = 10, .sep = " "}, {.width = 30}, {.width = 7, .sep = " "},
         {.width = 24}, {.width = 6, .sep = " "}};
@@ -227,6 +263,18 @@ static void stage_table(FILE *out, const struct doc_summary *s, int cols)
     export_table_print(out, &t, &(struct export_text_layout){.col = col, .header = true,
                                                              .trim = true});
     export_table_free(&t);
+}
+
+/* issue 35: a third of the run "(outside stages)" (a script's interpreter importing torch) was
+ * never explained: the time before the first stage is named for what it is. */
+static void startup_line(FILE *out, const struct doc_result *r)
+{
+    double before = doc_result_before_first_stage(r), wall = r->summary.wall.median;
+    char a[32];
+    if (isfinite(before) && wall > 0 && before / wall >= 0.1)
+        fprintf(out, "\n%s (%.0f %%) before the first stage: the program starting (for a script, "
+                "the interpreter and its imports)\n", export_fmt_duration(before, a, sizeof a),
+                100 * before / wall);
 }
 
 /* Top-level stages open at least 5 % of their time beside another stage on another thread:
@@ -369,18 +417,26 @@ static void hosts_text(FILE *out, const struct doc_result *r)
     export_table_free(&t);
 }
 
-/* The stage table, CPU and memory, overlap, counters and metadata; false when no run
- * completed (nothing to summarise). */
-static bool stages_text(FILE *out, const struct doc_summary *s, int cols)
+/* The stage table, span latency, ranks and counters; with verbose also CPU and memory, overlap
+ * and metadata. False when no run completed (nothing to summarise). */
+static bool stages_text(FILE *out, const struct doc_result *r, int cols, bool verbose)
 {
+    const struct doc_summary *s = &r->summary;
     if (!s->wall.present) {
         fputs("no run completed: nothing to summarise\n", out);
         return false;
     }
     char a[32], b[32];
     stage_table(out, s, cols);
+    startup_line(out, r);
     latency_text(out, s, cols);
     ranks_text(out, &s->ranks, cols);
+    if (!verbose) {
+        if (s->n_counters)
+            putc('\n', out);
+        counters_text(out, s);
+        return true;
+    }
 
     putc('\n', out);
     if (isfinite(s->cpu_cores))
@@ -555,6 +611,134 @@ static void analysis_text(FILE *out, const struct doc_result *r)
     }
 }
 
+/* ---- the answer (the default view) ---- */
+
+#define TOP_FINDINGS 3
+
+/* What a verdict means, in words a person acts on (docs/analysis.md has the rules). */
+static const struct {
+    const char *rule, *words;
+} verdict_words[] = {
+    {"idle", "it waits on something mlbench does not measure (sleeps, the network, locks, another "
+             "process)"},
+    {"mixed", "no one resource is saturated"},
+    {"io-bound", "it waits for its own disk I/O"},
+    {"cpu-bound-single-thread", "one thread on one core sets its pace"},
+    {"cpu-bound-one-core", "its processes together keep about one core busy"},
+    {"cpu-bound-parallel", "the CPU cores it uses set its pace"},
+    {"cpu-bound", "the machine's only CPU sets its pace"},
+    {"cpu-starved", "its threads wait for a CPU"},
+    {"gpu-bound", "the GPU sets its pace"},
+    {"gpu-under-occupied", "the GPU is busy, but its kernels fill few of the SMs"},
+    {"gpu-starved", "the GPU waits for its input"},
+    {"launch-bound", "the GPU waits for the host to launch kernels"},
+    {"memory-bound", "the machine is short of memory"},
+    {"unmeasured", "too little was measured to say what bounds it"},
+};
+
+static const char *words_of(const char *rule)
+{
+    for (size_t i = 0; rule && i < sizeof verdict_words / sizeof verdict_words[0]; i++)
+        if (!strcmp(rule, verdict_words[i].rule))
+            return verdict_words[i].words;
+    return NULL;
+}
+
+static const struct doc_verdict *verdict_of(const struct doc_analysis *a, const char *stage)
+{
+    for (size_t i = 0; stage && i < a->n_verdicts; i++)
+        if (a->verdicts[i].stage && !strcmp(a->verdicts[i].stage, stage))
+            return &a->verdicts[i];
+    return NULL;
+}
+
+/* Whether findings i and k say the same thing (a parent and its children, or two stages that
+ * sleep): the same rule and the same advice. */
+static bool same_advice(const struct doc_finding *i, const struct doc_finding *k)
+{
+    return i->rule && k->rule && !strcmp(i->rule, k->rule) && i->recommendation &&
+           k->recommendation && !strcmp(i->recommendation, k->recommendation);
+}
+
+/* Whether finding f says what a warning of the result says already: the run's other-load and
+ * cpu-contention findings and the warnings other_load and cpu_contention (a warning is printed
+ * anyway; issue 35: the same disturbance was said twice). */
+static bool warned(const struct doc_result *r, const struct doc_finding *f)
+{
+    char code[64];
+    snprintf(code, sizeof code, "%s", or(f->rule, ""));
+    for (char *c = code; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    for (size_t i = 0; i < r->n_warnings; i++)
+        if (r->warnings[i].code && !strcmp(r->warnings[i].code, code))
+            return true;
+    return false;
+}
+
+/* The answer first (issue 35): the bottleneck and its verdict in words, then the top findings,
+ * each piece of advice once with the stages it is for, none a warning says already. */
+static void answer_text(FILE *out, const struct doc_result *r)
+{
+    const struct doc_analysis *a = &r->analysis;
+    char name[4 * EXPORT_TEXT_NAME_COLS + 8], t[32];
+    const char *stage = a->bottleneck ? a->bottleneck : "total";
+    const struct doc_verdict *v = verdict_of(a, stage);
+    putc('\n', out);
+    if (v) {
+        const char *words = words_of(v->rule);
+        if (a->bottleneck)
+            fprintf(out, "answer: %s holds the run back (%s of it): ",
+                    term_fit(stage, EXPORT_TEXT_NAME_COLS, name, sizeof name),
+                    export_fmt_num(doc_result_stage_share(r, stage), "%.1f %%", 100, t,
+                                   sizeof t));
+        else
+            fputs("answer: the whole run (no stages): ", out);
+        fprintf(out, "%s, %s", or(v->rule, "?"), words ? words : "");
+        if (v->evidence && *v->evidence) {
+            fputs(words ? "; " : "", out);
+            lines(out, v->evidence, "  ");
+        }
+        /* start-up larger than the bottleneck: said, not hidden behind it */
+        double before = doc_result_before_first_stage(r), wall = r->summary.wall.median;
+        double share = doc_result_stage_share(r, stage);
+        if (a->bottleneck && isfinite(before) && wall > 0 && before / wall > share)
+            fprintf(out, " (more of the run, %.0f %%, is start-up before the first stage)",
+                    100 * before / wall);
+        putc('\n', out);
+    }
+    size_t shown = 0, groups = 0;
+    bool *done = xcalloc(a->n_findings + 1, sizeof *done);
+    for (size_t i = 0; i < a->n_findings; i++) {
+        if (done[i] || warned(r, &a->findings[i]))
+            continue;
+        groups++;
+        if (shown == TOP_FINDINGS)
+            continue;
+        const struct doc_finding *f = &a->findings[i];
+        if (!shown)
+            fputs("findings, most important first:\n", out);
+        fprintf(out, "  %zu. %s", ++shown,
+                term_fit(or(f->stage, "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name));
+        for (size_t k = i + 1; k < a->n_findings; k++)
+            if (!done[k] && same_advice(f, &a->findings[k])) {
+                done[k] = true;
+                fprintf(out, ", %s", term_fit(or(a->findings[k].stage, "?"),
+                                              EXPORT_TEXT_NAME_COLS, name, sizeof name));
+            }
+        fprintf(out, " [%s]: ", or(f->rule, "?"));
+        lines(out, or(f->evidence, ""), "     ");
+        fputs("\n     -> ", out);
+        lines(out, or(f->recommendation, ""), "     ");
+        if (f->saving_ns > 0)
+            fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
+        putc('\n', out);
+    }
+    free(done);
+    if (groups > shown)
+        fprintf(out, "  (%zu more: mlbench show -v)\n", groups - shown);
+}
+
 /* A sum of money: enough digits for a fraction of a cent. */
 static const char *money(double v, char *buf, size_t len)
 {
@@ -601,13 +785,24 @@ static void cost_text(FILE *out, const struct doc_result *r)
     doc_cost_free(&c);
 }
 
-/* Sources that could not measure, and the warnings about the measurement. */
-static void notes_text(FILE *out, const struct doc_result *r)
+/* Whether a "not measured" note is only that the machine has no NVIDIA driver: said in the
+ * default view only where a GPU was asked for (its warning gpu_unverified says so then). */
+static bool no_driver(const char *note)
+{
+    return note && !strncmp(note, "nvml:", 5) && strstr(note, "no NVIDIA driver");
+}
+
+/* Sources that could not measure, and the warnings about the measurement; without verbose, a
+ * machine's missing NVIDIA driver is not a note and a warning code is said once. */
+static void notes_text(FILE *out, const struct doc_result *r, bool verbose)
 {
     const json_t *missing = r->sampling.not_measured;
+    size_t listed = 0;
     for (size_t i = 0; i < json_array_size(missing); i++) {
         const char *m = json_string_value(json_array_get(missing, i));
-        fputs(i ? "             " : "not measured: ", out);
+        if (!verbose && no_driver(m))
+            continue;
+        fputs(listed++ ? "             " : "not measured: ", out);
         lines(out, m ? m : "?", "              ");
         putc('\n', out);
     }
@@ -617,6 +812,12 @@ static void notes_text(FILE *out, const struct doc_result *r)
         fputc('\n', out);
     }
     for (size_t i = 0; i < r->n_warnings; i++) {
+        bool seen = false;
+        for (size_t k = 0; !verbose && k < i && !seen; k++)
+            seen = r->warnings[i].code && r->warnings[k].code &&
+                   !strcmp(r->warnings[i].code, r->warnings[k].code);
+        if (seen)
+            continue;
         fputs("  ", out);
         term_paint(out, TERM_TONE_WARN, "!");
         fputc(' ', out);
@@ -625,28 +826,49 @@ static void notes_text(FILE *out, const struct doc_result *r)
     }
 }
 
-static void summary_text(FILE *out, const json_t *doc, const char *result_path)
+/* The summary: by default the answer first, then the stage table and the warnings, in a
+ * screenful (issue 35); verbose: every section (resources, each stage's verdict, every
+ * finding, CPU and memory, metadata). */
+static void summary_text_as(FILE *out, const json_t *doc, const char *result_path, bool verbose)
 {
     struct doc_result *r = doc_result_read(doc);
     /* One width for the stage names of every table, so their rows line up. */
     int cols = stage_cols(&r->summary, STAGE_COLS);
-    header(out, r);
+    header(out, r, verbose);
     runs_text(out, r);
-    bool staged = stages_text(out, &r->summary, cols);
+    bool answered = !verbose && r->summary.wall.present && r->analysis.present;
+    if (answered)
+        answer_text(out, r);
+    bool staged = stages_text(out, r, cols, verbose);
     if (staged)
         hosts_text(out, r);
     cost_text(out, r);
-    if (staged && r->analysis.present) {
+    if (verbose && staged && r->analysis.present) {
         resources_text(out, r, cols);
         analysis_text(out, r);
     }
-    notes_text(out, r);
+    notes_text(out, r, verbose);
+    if (answered && r->id) {
+        fputs("\nevery verdict and finding, the resources: mlbench show -v ", out);
+        one_line(out, r->id);
+        putc('\n', out);
+    }
     if (result_path) {
-        fputs("\nresult: ", out);
+        fputs(answered && r->id ? "result: " : "\nresult: ", out);
         one_line(out, result_path);
         putc('\n', out);
     }
     doc_result_free(r);
+}
+
+static void summary_text(FILE *out, const json_t *doc, const char *result_path)
+{
+    summary_text_as(out, doc, result_path, false);
+}
+
+static void summary_text_verbose(FILE *out, const json_t *doc, const char *result_path)
+{
+    summary_text_as(out, doc, result_path, true);
 }
 
 int export_text_draw(FILE *out, void (*draw)(FILE *, const void *), const void *arg)
@@ -679,9 +901,10 @@ int export_text_compose(FILE *out, void (*compose)(FILE *, const json_t *, const
     return export_text_draw(out, draw_composed, &c);
 }
 
-int export_text_print(FILE *out, const json_t *doc, const char *result_path)
+int export_text_print(FILE *out, const json_t *doc, const char *result_path, bool verbose)
 {
-    return export_text_compose(out, summary_text, doc, result_path);
+    return export_text_compose(out, verbose ? summary_text_verbose : summary_text, doc,
+                               result_path);
 }
 
 void export_text_print_json(FILE *out, json_t *doc, const char *result_path)

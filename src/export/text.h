@@ -5,6 +5,7 @@
 #ifndef MLBENCH_EXPORT_TEXT_H
 #define MLBENCH_EXPORT_TEXT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
 
@@ -16,14 +17,17 @@
 #define EXPORT_TEXT_NAME_COLS 40
 
 /* Prints the summary of the result document doc to out: the command, the result's id, creation
- * time, host and mlbench version, the runs (and why each one that did not succeed failed), the
- * stage table with the interval of each median, CPU and memory, the overlap of stages on other
- * threads, counters, metadata, the resource table per stage, verdicts and findings, the sources
- * that could not measure, the warnings, and "result: PATH" when result_path is not NULL. doc is
- * borrowed and may be incomplete (missing members print as "-" or are left out). Nothing from
- * the document reaches out as a control character (see export_text_clean). Returns 0, or -1
- * when out cannot be written. */
-int export_text_print(FILE *out, const json_t *doc, const char *result_path);
+ * time, host and mlbench version, the runs (and why each one that did not succeed failed); by
+ * default then the answer (the bottleneck and its verdict in words, the top 3 findings, each
+ * piece of advice once with its stages), the stage table with the interval of each median
+ * (its coverage named truly), span latency, ranks and counters, the sources that could not
+ * measure (a machine without an NVIDIA driver is not one), each warning code once, and
+ * "result: PATH" when result_path is not NULL. verbose (-v) prints every section instead: CPU
+ * and memory, the overlap of stages on other threads, metadata, the resource table per stage,
+ * every verdict and finding, every note and warning. doc is borrowed and may be incomplete
+ * (missing members print as "-" or are left out). Nothing from the document reaches out as a
+ * control character (see export_text_clean). Returns 0, or -1 when out cannot be written. */
+int export_text_print(FILE *out, const json_t *doc, const char *result_path, bool verbose);
 
 /* The way every terminal view is written: compose(mem, doc, path) writes the text into memory,
  * then it goes to out through term_clean (no control character from the document reaches the

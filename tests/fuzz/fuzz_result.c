@@ -144,7 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
 
-    (void)export_text_print(devnull, r, path); /* show */
+    (void)export_text_print(devnull, r, path, false); /* show */
+    (void)export_text_print(devnull, r, path, true);  /* show -v */
     export_text_print_json(devnull, r, path); /* run --json */
 
     /* the store's indexing, then history of the store with it */

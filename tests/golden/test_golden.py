@@ -56,6 +56,7 @@ def views():
     for label in single:
         rid = r[label]
         out.append((f"show-{label}.txt", ["show", rid]))
+        out.append((f"show-v-{label}.txt", ["show", "-v", rid]))
         for fmt in ("md", "html"):
             out.append((f"report-{label}.{fmt}", ["report", "-f", fmt, rid]))
         for table in ("stages", "runs"):

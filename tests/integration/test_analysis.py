@@ -200,7 +200,7 @@ class AnalysisTest(unittest.TestCase):
         findings = [f for f in a["findings"] if f["stage"] in ("load", "evaluate")]
         self.assertEqual(len(findings), 2, a["findings"])
         self.assertEqual(a["findings"][0]["stage"], "evaluate", a["findings"])
-        first = re.search(r"^  1\. (\S+) \[", p.stdout, re.M)
+        first = re.search(r"^  1\. ([^,\s]+)[, ]", p.stdout, re.M)
         self.assertIsNotNone(first, p.stdout)
         self.assertEqual(first.group(1), "evaluate")
         e = dict(os.environ)

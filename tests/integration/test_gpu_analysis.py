@@ -30,7 +30,7 @@ class GpuAnalysisTest(FakeGpuCase):
     def run_fake(self, script, *args):
         """One measured run with the fake NVML replaying script: the result and the printed
         summary."""
-        rc, out, err = self.mlbench(script, "-w", "0", "-r", "1", *args)
+        rc, out, err = self.mlbench(script, "-w", "0", "-r", "1", "-v", *args)
         self.assertEqual(rc, 0, err)
         return self.result(), out
 

@@ -36,8 +36,8 @@ RUNS = 5
 
 class GpuClockTest(FakeGpuCase):
     def run_low_clock(self, *options):
-        rc, out, err = self.mlbench(LOW_CLOCK, "-r", str(RUNS), "--interval", "10s", *options,
-                                    "--", STAGE_PROG, "seq")
+        rc, out, err = self.mlbench(LOW_CLOCK, "-r", str(RUNS), "--interval", "10s", "-v",
+                                    *options, "--", STAGE_PROG, "seq")
         self.assertEqual(rc, 0, err)
         r = self.result()
         self.assertIn("nvml", r["sampling"]["sources"], r["sampling"]["not_measured"])
@@ -160,7 +160,7 @@ sm_clock 0 1500
 throttle 0 0x40
 """
         rc, out, err = self.mlbench(script, "-r", "3", "--interval", "10s", "--discard-throttled",
-                                    "--", STAGE_PROG, "seq")
+                                    "-v", "--", STAGE_PROG, "seq")
         self.assertEqual(rc, 0, err)
         r = self.result()
         for run in r["runs"]:

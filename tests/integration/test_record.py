@@ -173,7 +173,7 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(e["wall_ns"]["median"], statistics.median(calls))
         self.assertEqual(e["runs_measured"], 25)
         # by its id: as a REF, a label with '/' (a pytest node id) reads as a file path
-        rc, out, err = self.cli("show", entry["id"])
+        rc, out, err = self.cli("show", "-v", entry["id"])
         self.assertEqual(rc, 0, err)
         self.assertIn(doc["label"], out)
         self.assertIn("python=3.11.2", out)

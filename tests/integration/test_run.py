@@ -693,7 +693,7 @@ procs 1 -
         """A GPU busy at 95 % while the CPU sleeps: gpu-bound, only the GPU the workload used
         counts, memory headroom noticed, and a GPU label is not questioned."""
         rc, out, err = self.fake_gpu(self.GPU, "-r", "1", "-l", "gpu-run", "--interval", "50ms",
-                                     "--", STAGE_PROG, "sleeper")
+                                     "-v", "--", STAGE_PROG, "sleeper")
         self.assertEqual(rc, 0, err)
         r = self.result()
         self.assertEqual(r["sampling"]["sources"], ["proc", "system", "nvml"])

@@ -53,14 +53,16 @@ class SummaryTest(unittest.TestCase):
                            capture_output=True, env=e, timeout=120)
         return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8", "replace")
 
-    def run_and_show(self, *command, runs=3, ok=True):
-        """mlbench run COMMAND, then mlbench show of its result; returns both outputs."""
-        rc, run_out, err = self.cli("run", "-r", str(runs), "--", *command)
+    def run_and_show(self, *command, runs=3, ok=True, verbose=False):
+        """mlbench run COMMAND, then mlbench show of its result (both with -v when verbose);
+        returns both outputs."""
+        v = ["-v"] if verbose else []
+        rc, run_out, err = self.cli("run", "-r", str(runs), *v, "--", *command)
         self.assertEqual(rc, 0 if ok else 1, err)
         paths = [line[len("result: "):] for line in run_out.splitlines()
                  if line.startswith("result: ")]
         self.assertEqual(len(paths), 1, run_out)
-        rc, show_out, err = self.cli("show", paths[0])
+        rc, show_out, err = self.cli("show", *v, paths[0])
         self.assertEqual(rc, 0, err)
         with open(paths[0]) as f:
             return run_out, show_out, json.load(f)
@@ -71,9 +73,9 @@ class SummaryTest(unittest.TestCase):
         self.assertFalse([c for c in run_out if ord(c) < 32 and c != "\n" or 127 <= ord(c) < 160])
 
     def test_staged(self):
-        run_out, show_out, doc = self.run_and_show(STAGE_PROG, "seq")
+        run_out, show_out, doc = self.run_and_show(STAGE_PROG, "seq", verbose=True)
         self.assert_same(run_out, show_out)
-        for text in ("mlbench run: ", doc["id"], "3 runs measured, 3 ok", "95% CI of median",
+        for text in ("mlbench run: ", doc["id"], "3 runs measured, 3 ok", "75% CI of median",
                      "  step", "counters images", "metadata batch_size=32 model=\"test model\"",
                      "stage time is wall time"):
             self.assertIn(text, run_out)
@@ -81,6 +83,35 @@ class SummaryTest(unittest.TestCase):
         if doc["analysis"] is not None:  # resources were sampled: the table and the verdicts
             self.assertIn("resources (mean)", run_out)
             self.assertIn("verdicts", run_out)
+
+    def test_brief(self):
+        """Issue 35: by default the answer first, the stage table, the warnings, in a screenful
+        (the full detail, 40 lines and more, behind -v)."""
+        run_out, show_out, doc = self.run_and_show(STAGE_PROG, "seq")
+        self.assert_same(run_out, show_out)
+        lines = run_out.splitlines()
+        # three stages and two counters: the answer and the table in 22 lines, then one line per
+        # warning code (a busy machine adds other_load, cpu_contention, io_contention)
+        codes = {w["code"] for w in doc["warnings"]}
+        self.assertLessEqual(len(lines), 22 + 4 + len(codes), run_out)
+        warnings = [line for line in lines if line.startswith("  ! ")]
+        self.assertEqual(len(warnings), len(codes), run_out)
+        for text in ("resources (mean)", "verdicts (", "stage time is wall time", "metadata ",
+                     "max RSS", "no NVIDIA driver"):
+            self.assertNotIn(text, run_out)
+        for text in ("75% CI of median", "  step", "counters images", "mlbench show -v"):
+            self.assertIn(text, run_out)
+        if doc["analysis"] is not None:
+            answer = [i for i, line in enumerate(lines) if line.startswith("answer: ")]
+            table = [i for i, line in enumerate(lines) if line.startswith("stage ")]
+            self.assertEqual(len(answer), 1, run_out)
+            self.assertLess(answer[0], table[0], run_out)  # the answer first
+            self.assertIn(doc["analysis"]["bottleneck"], lines[answer[0]])
+            # a piece of advice once: train and step say the same, one line names both
+            recs = [line for line in lines if line.strip().startswith("-> ")]
+            self.assertEqual(len(recs), len(set(recs)), run_out)
+        self.assertEqual(lines[-1], "result: " + os.path.join(self.store, "runs",
+                                                              doc["id"] + ".json"))
 
     def test_failed(self):
         run_out, show_out, doc = self.run_and_show(STAGE_PROG, "fail", runs=2, ok=False)
