@@ -47,6 +47,7 @@ struct compare_cli {
     struct compare_options opt;
     struct compare_gates gates;
     bool json;
+    bool verbose;                  /* -v: every counter, key, resource and difference */
     const struct exporter *exporter; /* --format md|html */
     const char *store;
     const char *reference;     /* --reference: a sweep's point */
@@ -139,6 +140,10 @@ static bool parse_args(int argc, char **argv, struct compare_cli *c, int *status
                        .metavar = "P",
                        .help = "exit 1 when counter 'accuracy' drops by more than P percentage "
                                "points (values in 0..1 are fractions)"),
+        CLI_OPT_FLAG("verbose", 'v', &c->verbose,
+                     .help = "every counter and metadata key, the resources and the environment's "
+                             "differences too (the default: those that differ)"),
+        CLI_OPT_FLAG("explain", 0, &c->verbose, .help = "the same as --verbose"),
         CLI_OPT_FLAG("json", 0, &c->json,
                      .help = "print the comparison as JSON (mlbench.comparison/1)"),
         CLI_OPT_CALL("format", 0, c, set_format, "is not text, json, md or html",
@@ -279,7 +284,7 @@ static int print(const struct compare_cli *cli, const struct inputs *in, json_t 
         puts(text);
         free(text);
     } else {
-        (void)export_compare_print(stdout, doc);
+        (void)export_compare_print(stdout, doc, cli->verbose);
     }
     fflush(stdout);
     return status;

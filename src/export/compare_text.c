@@ -532,7 +532,8 @@ static const char *scalar(const json_t *v, char *buf, size_t len)
 }
 
 /* Counters, metadata and the environment differences side by side (resources below). */
-static void counters(FILE *out, const struct doc_cmp_candidate *c)
+/* all: every counter, else those that differ (the default view, issue 35) */
+static void counters(FILE *out, const struct doc_cmp_candidate *c, bool all)
 {
     struct export_table t;
     char b[64], v[64];
@@ -540,13 +541,15 @@ static void counters(FILE *out, const struct doc_cmp_candidate *c)
     for (size_t i = 0; i < c->n_counters; i++) {
         const struct doc_cmp_counter *x = &c->counters[i];
         bool same = x->baseline == x->candidate || (isnan(x->baseline) && isnan(x->candidate));
+        if (same && !all)
+            continue;
         pair_line(&t, x->name, number(x->baseline, b, sizeof b),
                   number(x->candidate, v, sizeof v), same ? "" : DIFFERS);
     }
     pairs(out, "counters (median per run of the sum for counts, else of the last value)", &t);
 }
 
-static void metadata(FILE *out, const struct doc_cmp_candidate *c)
+static void metadata(FILE *out, const struct doc_cmp_candidate *c, bool all)
 {
     struct export_table t;
     export_table_init(&t, 2, "", "", NULL);
@@ -554,6 +557,8 @@ static void metadata(FILE *out, const struct doc_cmp_candidate *c)
         const struct doc_cmp_meta *x = &c->metadata[i];
         bool same = x->baseline && x->candidate ? !strcmp(x->baseline, x->candidate)
                                                 : x->baseline == x->candidate;
+        if (same && !all)
+            continue;
         pair_line(&t, x->key, x->baseline ? x->baseline : DASH,
                   x->candidate ? x->candidate : DASH, same ? "" : DIFFERS);
     }
@@ -656,8 +661,11 @@ static void not_like_for_like(FILE *out, const struct doc_cmp_candidate *c)
             shown == 1 ? "s" : "");
 }
 
+/* verbose: every counter and metadata key, the resources and the environment's differences
+ * too; else only the counters and keys that differ (the machine's differences that matter are
+ * in the not-like-for-like line). */
 static void candidate(FILE *out, const struct doc_comparison *cmp,
-                      const struct doc_cmp_candidate *c, double ci_level)
+                      const struct doc_cmp_candidate *c, double ci_level, bool verbose)
 {
     who(out, "baseline: ", &cmp->baseline);
     who(out, "candidate:", &c->who);
@@ -673,10 +681,12 @@ static void candidate(FILE *out, const struct doc_comparison *cmp,
     load(out, &c->load, ci_level);
     cost(out, &c->cost);
     scaling(out, &c->scaling);
-    counters(out, c);
-    metadata(out, c);
-    resources(out, c);
-    environment(out, c);
+    counters(out, c, verbose);
+    metadata(out, c, verbose);
+    if (verbose) {
+        resources(out, c);
+        environment(out, c);
+    }
 }
 
 /* With several candidates: the total of each against the baseline. */
@@ -707,15 +717,14 @@ static void totals(FILE *out, const struct doc_comparison *cmp)
     export_table_free(&t);
 }
 
-static void compare_text(FILE *out, const json_t *doc, const char *path)
+static void compare_text_as(FILE *out, const json_t *doc, bool verbose)
 {
-    (void)path;
     struct doc_comparison *cmp = doc_comparison_read(doc);
     double level = isfinite(cmp->ci_level) ? cmp->ci_level : 0.95;
     for (size_t i = 0; i < cmp->n_candidates; i++) {
         if (i)
             fputs("\n\n", out);
-        candidate(out, cmp, &cmp->candidates[i], level);
+        candidate(out, cmp, &cmp->candidates[i], level, verbose);
     }
     if (cmp->n_candidates > 1)
         totals(out, cmp);
@@ -727,7 +736,20 @@ static void compare_text(FILE *out, const json_t *doc, const char *path)
     doc_comparison_free(cmp);
 }
 
-int export_compare_print(FILE *out, const json_t *comparison)
+static void compare_text(FILE *out, const json_t *doc, const char *path)
 {
-    return export_text_compose(out, compare_text, comparison, NULL);
+    (void)path;
+    compare_text_as(out, doc, false);
+}
+
+static void compare_text_verbose(FILE *out, const json_t *doc, const char *path)
+{
+    (void)path;
+    compare_text_as(out, doc, true);
+}
+
+int export_compare_print(FILE *out, const json_t *comparison, bool verbose)
+{
+    return export_text_compose(out, verbose ? compare_text_verbose : compare_text, comparison,
+                               NULL);
 }

@@ -76,6 +76,7 @@ def views():
              "gpu": [r["gpu"], r["gpu"]]}
     for name, ids in pairs.items():
         out.append((f"compare-{name}.txt", ["compare", *ids]))
+        out.append((f"compare-v-{name}.txt", ["compare", "-v", *ids]))
         out.append((f"compare-{name}.json", ["compare", "--json", *ids]))
         for fmt in ("md", "html"):
             out.append((f"compare-{name}.{fmt}", ["compare", "--format", fmt, *ids]))
