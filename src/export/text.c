@@ -568,10 +568,24 @@ static void resources_text(FILE *out, const struct doc_result *r, int cols)
     gpu_clock_text(out, &s->gpu_clock);
 }
 
+/* " [rule]: evidence\n     -> advice (could save about X a run)\n": a finding after its
+ * number and stages. */
+static void finding_body(FILE *out, const struct doc_finding *f)
+{
+    char t[32];
+    fprintf(out, " [%s]: ", or(f->rule, "?"));
+    lines(out, or(f->evidence, ""), "     ");
+    fputs("\n     -> ", out);
+    lines(out, or(f->recommendation, ""), "     ");
+    if (f->saving_ns > 0)
+        fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
+    putc('\n', out);
+}
+
 static void analysis_text(FILE *out, const struct doc_result *r)
 {
     const struct doc_analysis *a = &r->analysis;
-    char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16], t[32];
+    char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16];
     fputs("\nverdicts", out);
     if (a->bottleneck)
         fprintf(out, " (bottleneck: %s)",
@@ -599,15 +613,9 @@ static void analysis_text(FILE *out, const struct doc_result *r)
         fputs("findings, most important first (saving, then stage share):\n", out);
     for (size_t i = 0; i < a->n_findings; i++) {
         const struct doc_finding *f = &a->findings[i];
-        fprintf(out, "  %zu. %s [%s]: ", i + 1,
-                term_fit(or(f->stage, "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name),
-                or(f->rule, "?"));
-        lines(out, or(f->evidence, ""), "     ");
-        fputs("\n     -> ", out);
-        lines(out, or(f->recommendation, ""), "     ");
-        if (f->saving_ns > 0)
-            fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
-        putc('\n', out);
+        fprintf(out, "  %zu. %s", i + 1,
+                term_fit(or(f->stage, "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name));
+        finding_body(out, f);
     }
 }
 
@@ -726,13 +734,7 @@ static void answer_text(FILE *out, const struct doc_result *r)
                 fprintf(out, ", %s", term_fit(or(a->findings[k].stage, "?"),
                                               EXPORT_TEXT_NAME_COLS, name, sizeof name));
             }
-        fprintf(out, " [%s]: ", or(f->rule, "?"));
-        lines(out, or(f->evidence, ""), "     ");
-        fputs("\n     -> ", out);
-        lines(out, or(f->recommendation, ""), "     ");
-        if (f->saving_ns > 0)
-            fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
-        putc('\n', out);
+        finding_body(out, f);
     }
     free(done);
     if (groups > shown)

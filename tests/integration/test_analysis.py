@@ -48,47 +48,6 @@ with stage("evaluate"):
 """
 
 
-# Reads a 32 MiB file with O_DIRECT (no page cache) for 1.5 s: the process waits in state D.
-READER = """
-import mmap, os, sys, time
-from mlbench_marker import stage
-buf = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
-with stage("read"):
-    end = time.monotonic() + 1.5
-    off = 0
-    while time.monotonic() < end:
-        n = os.preadv(fd, [buf], off)
-        off = off + n if n and off + n < (32 << 20) else 0
-os.close(fd)
-"""
-
-# Another process's disk writes, synchronous and uncached, until killed.
-WRITER = """
-import mmap, os, sys
-buf = mmap.mmap(-1, 1 << 20)
-buf.write(os.urandom(1 << 20))
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_DIRECT | os.O_DSYNC, 0o600)
-while True:
-    for i in range(64):
-        os.pwritev(fd, [buf], i << 20)
-"""
-
-
-def direct_io_dir(test):
-    """A directory on a filesystem that takes O_DIRECT (tmpfs does not), or skips the test."""
-    d = tempfile.mkdtemp(prefix="mlbench-io-", dir=os.getcwd())
-    test.addCleanup(shutil.rmtree, d, True)
-    path = os.path.join(d, "data")
-    with open(path, "wb") as f:
-        f.write(os.urandom(32 << 20))
-    try:
-        os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
-    except OSError as e:
-        test.skipTest(f"O_DIRECT is refused in {d} ({e}): cannot make real disk waits")
-    return d
-
-
 class AnalysisTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="mlbench-analysis-test-")
@@ -141,45 +100,6 @@ class AnalysisTest(unittest.TestCase):
         self.assertEqual(len(finding), 1, r["analysis"]["findings"])
         self.assertIn("quieter machine", finding[0]["recommendation"])
         self.assertIn("cpu-starved", p.stdout)
-
-    def test_own_io_is_io_bound(self):
-        """Issue 35: a stage that reads uncached data waits in state D itself: io-bound, from
-        its own waits."""
-        d = direct_io_dir(self)
-        p, r = self.mlbench("-r", "2", "--", sys.executable, "-c", READER,
-                            os.path.join(d, "data"))
-        self.assertEqual(p.returncode, 0, p.stderr)
-        v = self.verdict(r, "read")
-        self.assertEqual(v["rule"], "io-bound", v)
-        self.assertRegex(v["evidence"], r"its tasks were blocked on I/O \d+ % of the time "
-                         r"\((the kernel's delay accounting|share of samples in state D)\)")
-        self.assertIn("reading", v["evidence"])
-
-    def test_others_io_is_not_the_workloads(self):
-        """Issue 35: a workload that only sleeps, beside another process's synchronous disk
-        writes, is not io-bound and gets no storage advice; the stall is a disturbance, which a
-        warning names when the machine stalled."""
-        d = direct_io_dir(self)
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, os.path.join(d, "w")])
-        try:
-            time.sleep(0.3)
-            p, r = self.mlbench("-r", "2", "--interval", "20ms", "--", sys.executable, "-c",
-                                SLEEPER)
-        finally:
-            writer.kill()
-            writer.wait()
-        self.assertEqual(p.returncode, 0, p.stderr)
-        for v in r["analysis"]["verdicts"]:
-            self.assertNotEqual(v["rule"], "io-bound", v)
-        for f in r["analysis"]["findings"]:
-            self.assertNotIn("WebDataset", f["recommendation"])
-        self.assertNotIn("WebDataset", p.stdout)
-        self.assertEqual(self.verdict(r, "evaluate")["rule"], "idle")
-        stall = [s for s in r["summary"]["resources"]
-                 if s["metric"] == "system_pressure_io_some_seconds_total"]
-        codes = {w["code"] for w in r["warnings"]}
-        if stall and stall[0]["mean"] >= 0.25:
-            self.assertIn("io_contention", codes)
 
     def test_too_short_says_so(self):
         p, r = self.mlbench("-r", "50", "--", "true")
