@@ -62,7 +62,8 @@ char *export_sweep_winner(const struct doc_sweep *s);
 /* "* the objective: min:total, the lowest total median; constraints: ..." (new string). */
 char *export_sweep_objective(const struct doc_sweep *s);
 /* Notes under the table: the points that did not run ok and why, the constraints each point
- * failed, and every warning of every point ("batch=32: high_cv: ..."). */
+ * failed, and each warning code of the points once, with the points it touches and what it
+ * says ("few_runs (batch=1, batch=2 and 8 more): only 2 measured run(s): ..."). */
 void export_sweep_notes(const struct doc_sweep *s, struct strvec *not_ok,
                         struct strvec *constraints, struct strvec *warnings);
 

@@ -324,6 +324,8 @@ static long long runs(double v)
     return v >= -9.2e18 && v <= 9.2e18 ? llround(v) : -1; /* false for NaN too */
 }
 
+#define SWEEP_NAMES_SHOWN 4 /* points a warning line names, then "and N more" */
+
 void export_sweep_notes(const struct doc_sweep *s, struct strvec *not_ok,
                         struct strvec *constraints, struct strvec *warnings)
 {
@@ -349,32 +351,10 @@ void export_sweep_notes(const struct doc_sweep *s, struct strvec *not_ok,
                              b.len ? b.s : "does not meet the constraints");
             strbuf_free(&b);
         }
-        /* One line per point: its warnings' codes, each with how often (a result warns per
-         * stage); what each code means follows once, below. */
-        const struct doc_sweep_warning *w = p->warnings;
-        struct strbuf codes = STRBUF_INIT;
-        for (size_t k = 0; k < p->n_warnings && codes.len < 4096; k++) {
-            const char *code = str_or(w[k].code, "?");
-            size_t times = 0, seen = 0;
-            for (size_t j = 0; j < p->n_warnings; j++) {
-                const char *other = str_or(w[j].code, "?");
-                if (!strcmp(other, code)) {
-                    times++;
-                    seen += j < k;
-                }
-            }
-            if (seen)
-                continue;
-            strbuf_printf(&codes, "%s%s", codes.len ? ", " : "", code);
-            if (times > 1)
-                strbuf_printf(&codes, " ×%zu", times);
-        }
-        if (codes.len)
-            export_lines_add(warnings, "%s: %s", name, codes.s);
-        strbuf_free(&codes);
         free(name);
     }
-    /* What each code says, from its first occurrence (at most 32 codes). */
+    /* Each warning code once (issue 35: one line per point repeated the same codes), with the
+     * points it touches and what it says, from its first occurrence (at most 32 codes). */
     const char *done[32];
     size_t n_done = 0;
     for (size_t i = 0; i < s->n_points && n_done < 32; i++) {
@@ -388,9 +368,26 @@ void export_sweep_notes(const struct doc_sweep *s, struct strvec *not_ok,
             if (again)
                 continue;
             done[n_done++] = code;
-            char *name = doc_sweep_point_name(p);
-            export_lines_add(warnings, "%s (e.g. %s): %s", code, name, str_or(x->message, ""));
-            free(name);
+            struct strbuf who = STRBUF_INIT;
+            size_t touched = 0;
+            for (size_t q = i; q < s->n_points; q++) {
+                const struct doc_sweep_point *o = &s->points[q];
+                bool has = false;
+                for (size_t j = 0; j < o->n_warnings && !has; j++)
+                    has = !strcmp(str_or(o->warnings[j].code, "?"), code);
+                if (!has)
+                    continue;
+                if (touched++ < SWEEP_NAMES_SHOWN) {
+                    char *name = doc_sweep_point_name(o);
+                    strbuf_printf(&who, "%s%s", who.len ? ", " : "", name);
+                    free(name);
+                }
+            }
+            if (touched > SWEEP_NAMES_SHOWN)
+                strbuf_printf(&who, " and %zu more", touched - SWEEP_NAMES_SHOWN);
+            export_lines_add(warnings, "%s (%s): %s", code, who.s ? who.s : "?",
+                             str_or(x->message, ""));
+            strbuf_free(&who);
         }
     }
 }
