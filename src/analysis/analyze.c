@@ -554,7 +554,7 @@ static void verdict_cpu_starved(const struct analysis_context *ctx, const struct
     }
     if (f->wait_own)
         cat(o->evidence, TEXT_MAX, "the workload's threads waited for a CPU %.0f %% of the time "
-            "they were ready to run (run-queue wait from /proc/PID/task/TID/schedstat)",
+            "they were ready to run (their own run-queue wait)",
             pct(f->wait));
     else if (known(f->runnable))
         cat(o->evidence, TEXT_MAX, "%.1f tasks ready to run on %d CPUs on average (run-queue "

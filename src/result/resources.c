@@ -359,7 +359,7 @@ static void io_contention(struct summary *s, const struct stage_resources *total
                  "the machine stalled on I/O %.0f %% of the time during the runs (%s), while %s: "
                  "other processes' I/O, which may slow the workload's timings; benchmark on a "
                  "quiet machine",
-                 machine * 100, psi ? "PSI io some" : "iowait", mine);
+                 machine * 100, psi ? "the kernel's I/O pressure" : "iowait", mine);
 }
 
 void resources_analyze(struct result *r, const struct machine_facts *facts)
@@ -444,9 +444,9 @@ void resources_analyze(struct result *r, const struct machine_facts *facts)
         else
             snprintf(who, sizeof who, "CPU use not measured");
         summary_warn(s, "cpu_contention",
-                     "tasks waited for a CPU %.0f %% of the time during the runs (PSI cpu some; "
-                     "%s): its timings may include waits for a CPU; benchmark on a quiet "
-                     "machine, with fewer threads than CPUs across all processes",
+                     "tasks waited for a CPU %.0f %% of the time during the runs (the kernel's "
+                     "CPU pressure; %s): its timings may include waits for a CPU; benchmark on a "
+                     "quiet machine, with fewer threads than CPUs across all processes",
                      total->psi_cpu_some * 100, who);
     }
     io_contention(s, total, ncpu);

@@ -148,8 +148,9 @@ static void check_series(struct summary *s, const char *what, const double *x,
     if (n_far == 0)
         return;
     summary_warn(s, "outliers",
-                 "%s: %zu outlier run(s) by modified z-score > %.1f: run %s; median %s. Look for "
-                 "interference (other load, thermal throttling, caches) in those runs",
+                 "%s: %zu run(s) far from the others (robust z-score above %.1f): run %s; median "
+                 "%s. Look for interference (other load, thermal throttling, caches) in those "
+                 "runs",
                  what, n_far, STATS_OUTLIER_Z, runs,
                  units_duration(st->median, a, sizeof a));
 }

@@ -92,7 +92,7 @@ class AnalysisTest(unittest.TestCase):
         self.assertNotIn(v["rule"], ("mixed", "idle"), v)
         self.assertEqual(v["rule"], "cpu-starved", v)
         if "process_cpu_wait_seconds_total" in names:
-            self.assertIn("schedstat", v["evidence"])
+            self.assertIn("their own run-queue wait", v["evidence"])
         else:  # a kernel without CONFIG_SCHED_INFO: PSI, which the evidence names
             self.assertIn("pressure stall information", v["evidence"])
         finding = [f for f in r["analysis"]["findings"]

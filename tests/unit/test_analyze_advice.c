@@ -66,7 +66,7 @@ static void test_cpu_starved(void **state)
     s.cpu_wait = 0.5;
     assert_string_equal(verdict1(&ctx, &s), "cpu-starved");
     assert_contains(an.verdicts[0].evidence, "waited for a CPU 50 % of the time they were ready");
-    assert_contains(an.verdicts[0].evidence, "schedstat");
+    assert_contains(an.verdicts[0].evidence, "their own run-queue wait");
     const struct finding *f = finding("cpu-starved");
     assert_contains(f->recommendation, "quieter machine");
     /* issue 35: CPU time other processes took is no saving the workload can make */
