@@ -16,7 +16,7 @@
 static const char *const quality_codes[] = {
     "few_runs", "low_ci_coverage", "single_run", "high_cv", "outliers", "slow_warmup",
     "slow_first_run", "failed_runs", "no_successful_run", "cpu_governor", "other_load",
-    "cpu_steal", "cpu_contention", "swapping", "gpu_throttling", "throttled_kept",
+    "cpu_steal", "cpu_contention", "io_contention", "swapping", "gpu_throttling", "throttled_kept",
     "gpu_unsynchronized", NULL,
 };
 
