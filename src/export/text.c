@@ -82,9 +82,9 @@ static int stage_cols(const struct doc_summary *s, int min)
 
 /* ---- sections ------------------------------------------------------------------------- */
 
-/* The command, then which result this is: id, when and where it was made, by which mlbench. */
-/* verbose: the mlbench version and the host's kernel and architecture too, on lines of their
- * own; else the host's name and CPUs on the result's line. */
+/* The command, then which result this is: id, when and where it was made; verbose: by which
+ * mlbench and the host's kernel and architecture too, on lines of their own (else the host's
+ * name and CPUs on the result's line). */
 static void header(FILE *out, const struct doc_result *r, bool verbose)
 {
     const json_t *timings = r->config.timings;
@@ -191,9 +191,9 @@ static void runs_text(FILE *out, const struct doc_result *r)
         fputs("no run succeeded: the figures below describe failed runs\n", out);
 }
 
-/* One row of the stage table: median, interval of the median, share, range, CV. */
-/* level: the coverage the header names for every row (then the rows do not repeat it), or NAN
- * when the rows differ (then each row names its own). */
+/* One row of the stage table: median, interval of the median, share, range, CV. level: the
+ * coverage the header names for every row (then the rows do not repeat it), or NAN when the
+ * rows differ (then each row names its own). */
 static void stage_row(struct export_table *t, const char *name, int depth,
                       const struct doc_stats *s, double share, double level)
 {
@@ -678,7 +678,8 @@ static bool warned(const struct doc_result *r, const struct doc_finding *f)
     for (char *c = code; *c; c++)
         if (*c == '-')
             *c = '_';
-    for (size_t i = 0; i < r->n_warnings; i++)
+    /* a result warns a few dozen times at most; a hostile file's thousands are not read */
+    for (size_t i = 0; i < r->n_warnings && i < 256; i++)
         if (r->warnings[i].code && !strcmp(r->warnings[i].code, code))
             return true;
     return false;
@@ -715,13 +716,16 @@ static void answer_text(FILE *out, const struct doc_result *r)
                     100 * before / wall);
         putc('\n', out);
     }
-    size_t shown = 0, groups = 0;
+    size_t shown = 0, more = 0;
     bool *done = xcalloc(a->n_findings + 1, sizeof *done);
     for (size_t i = 0; i < a->n_findings; i++) {
-        if (done[i] || warned(r, &a->findings[i]))
+        if (done[i])
             continue;
-        groups++;
-        if (shown == TOP_FINDINGS)
+        if (shown == TOP_FINDINGS) { /* the rest are counted, not grouped: -v lists them */
+            more++;
+            continue;
+        }
+        if (warned(r, &a->findings[i]))
             continue;
         const struct doc_finding *f = &a->findings[i];
         if (!shown)
@@ -737,8 +741,8 @@ static void answer_text(FILE *out, const struct doc_result *r)
         finding_body(out, f);
     }
     free(done);
-    if (groups > shown)
-        fprintf(out, "  (%zu more: mlbench show -v)\n", groups - shown);
+    if (more)
+        fprintf(out, "  (%zu more: mlbench show -v)\n", more);
 }
 
 /* A sum of money: enough digits for a fraction of a cent. */
