@@ -43,10 +43,15 @@ double compare_rank_p_min(size_t nb, size_t nc)
     return comb > 2 ? 2 / comb : 1;
 }
 
-/* The smallest and largest of the ratios c[j] / b[i] (b > 0); -1 when there is none. */
+/* The smallest and largest of the ratios c[j] / b[i] (b > 0); -1 when there is none, or when
+ * there would be more than PAIRS_MAX (the test reaches any alpha long before: only an alpha
+ * below 1e-12 on samples that large would ask for them). */
+#define PAIRS_MAX 1000000.0
 static int pairwise_range(const double *b, size_t nb, const double *c, size_t nc, double *lo,
                           double *hi)
 {
+    if ((double)nb * (double)nc > PAIRS_MAX)
+        return -1;
     *lo = INFINITY;
     *hi = -INFINITY;
     for (size_t i = 0; i < nb; i++)
