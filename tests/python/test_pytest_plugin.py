@@ -144,7 +144,10 @@ class PluginTest(unittest.TestCase):
         self.assertIn("no baseline", self.summary_row(compared, "test_new.py::test_new"))
         for test in ("test_bench.py::test_fast", "test_bench.py::test_slow"):
             verdict = self.summary_row(compared, test).split()[1]
-            self.assertIn(verdict, ("faster", "slower", "unchanged", "unreliable"), out)
+            # issue 35: "inconclusive" where the blocks cannot tell, "unchanged" (compare's
+            # "no change") where they show any change is under the minimum effect
+            self.assertIn(verdict, ("faster", "slower", "unchanged", "inconclusive",
+                                    "unreliable"), out)
         self.assertNotIn("stored", out)
         self.assertEqual(len(self.history(binary)), 4)
 
