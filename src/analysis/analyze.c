@@ -431,13 +431,14 @@ static void verdict_single(const struct analysis_context *ctx, const struct stag
             "the workload already runs %.0f processes (up to %.0f threads)",
             s->processes_peak, known(s->threads_peak) ? s->threads_peak : s->processes_peak);
         if (ctx->loader_workers > 0)
-            cat(o->recommendation, TEXT_MAX, ", %ld of them DataLoader workers",
-                ctx->loader_workers);
+            cat(o->recommendation, TEXT_MAX, ", %ld of them DataLoader workers (num_workers is "
+                "%ld already)", ctx->loader_workers, ctx->loader_workers);
         cat(o->recommendation, TEXT_MAX,
             ", yet together they keep about one core busy: one of them sets the pace, or they "
             "take turns (workers waiting for the main process, or the main process for them); "
             "mark the main loop's waits and work as stages (the marker clients, "
-            "docs/markers.md) to see which, before adding workers");
+            "docs/markers.md) to see which, before %s",
+            ctx->loader_workers > 0 ? "raising num_workers" : "adding workers");
         return;
     }
     if (advice_parallelise(ctx, s->name, workers, o->recommendation, TEXT_MAX))
