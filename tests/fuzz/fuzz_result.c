@@ -107,7 +107,8 @@ static void reports(json_t *const *results, const char *const *paths, size_t n)
         cmp = compare_results(results, paths, n, &opt);
         if (!cmp)
             abort(); /* compare.h: never fails on odd content */
-        (void)export_compare_print(devnull, cmp); /* compare's text */
+        (void)export_compare_print(devnull, cmp, false); /* compare's text */
+        (void)export_compare_print(devnull, cmp, true);  /* compare -v */
         struct compare_gates gates = {.fail_if_slower_pct = 5, .max_accuracy_drop = 1};
         char msg[4096];
         (void)compare_check_gates(cmp, &gates, msg, sizeof msg);
