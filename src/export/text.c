@@ -12,13 +12,13 @@
 
 #include "doc/result.h"
 #include "export/export.h"
+#include "export/text_analysis.h"
 #include "util/strbuf.h"
 #include "util/term.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
 #define STAGE_COLS 22   /* the stage column is at least this wide, as before names widened it */
-#define VERDICT_COLS 16 /* the same for verdicts and counters */
 
 /* Prints s on one line, newlines and tabs as '?'. */
 static void one_line(FILE *out, const char *s)
@@ -27,8 +27,7 @@ static void one_line(FILE *out, const char *s)
         putc(*s == '\n' || *s == '\t' || *s == '\r' ? '?' : *s, out);
 }
 
-/* Prints s; each line after the first starts with indent (a message with a stderr tail). */
-static void lines(FILE *out, const char *s, const char *indent)
+void text_lines(FILE *out, const char *s, const char *indent)
 {
     size_t n = strlen(s);
     while (n && s[n - 1] == '\n')
@@ -40,8 +39,7 @@ static void lines(FILE *out, const char *s, const char *indent)
     }
 }
 
-/* s as lines() prints it, as a new string (a table cell that spans lines). */
-static char *indented(const char *s, const char *indent)
+char *text_indented(const char *s, const char *indent)
 {
     struct strbuf b = STRBUF_INIT;
     size_t n = strlen(s);
@@ -179,7 +177,7 @@ static void runs_text(FILE *out, const struct doc_result *r)
         const char *why = run->error ? run->error : run->prepare_error;
         if (why) {
             fputs(": ", out);
-            lines(out, why, "      ");
+            text_lines(out, why, "      ");
         } else if (run->signal) {
             fprintf(out, " (%s)", run->signal);
         } else if (isfinite(run->exit_code)) {
@@ -317,7 +315,7 @@ static void counters_text(FILE *out, const struct doc_summary *s)
         }
     }
     const struct export_text_column col[3] = {
-        {.width = 8}, {.min = VERDICT_COLS, .cap = EXPORT_TEXT_NAME_COLS, .sep = " "},
+        {.width = 8}, {.min = TEXT_VERDICT_COLS, .cap = EXPORT_TEXT_NAME_COLS, .sep = " "},
         {.sep = " "}};
     export_table_print(out, &t, &(struct export_text_layout){.col = col, .trim = true});
     export_table_free(&t);
@@ -568,183 +566,6 @@ static void resources_text(FILE *out, const struct doc_result *r, int cols)
     gpu_clock_text(out, &s->gpu_clock);
 }
 
-/* " [rule]: evidence\n     -> advice (could save about X a run)\n": a finding after its
- * number and stages. */
-static void finding_body(FILE *out, const struct doc_finding *f)
-{
-    char t[32];
-    fprintf(out, " [%s]: ", or(f->rule, "?"));
-    lines(out, or(f->evidence, ""), "     ");
-    fputs("\n     -> ", out);
-    lines(out, or(f->recommendation, ""), "     ");
-    if (f->saving_ns > 0)
-        fprintf(out, " (could save about %s a run)", units_duration(f->saving_ns, t, sizeof t));
-    putc('\n', out);
-}
-
-static void analysis_text(FILE *out, const struct doc_result *r)
-{
-    const struct doc_analysis *a = &r->analysis;
-    char name[4 * EXPORT_TEXT_NAME_COLS + 8], sh[16];
-    fputs("\nverdicts", out);
-    if (a->bottleneck)
-        fprintf(out, " (bottleneck: %s)",
-                term_fit(a->bottleneck, EXPORT_TEXT_NAME_COLS, name, sizeof name));
-    fputs(":\n", out);
-    struct export_table v;
-    export_table_init(&v, 3, "", "", "");
-    v.numeric = 0x2;
-    for (size_t i = 0; i < a->n_verdicts; i++) {
-        const char *stage = or(a->verdicts[i].stage, "?");
-        size_t row = export_table_row(&v, 0);
-        char *evidence = indented(or(a->verdicts[i].evidence, ""), "    ");
-        export_table_set(&v, row, 0, "%s", stage);
-        export_table_set(&v, row, 1, "%s", export_fmt_num(doc_result_stage_share(r, stage),
-                                                          "%.1f%%", 100, sh, sizeof sh));
-        export_table_set(&v, row, 2, "%s: %s", or(a->verdicts[i].rule, "?"), evidence);
-        free(evidence);
-    }
-    const struct export_text_column col[3] = {
-        {.min = VERDICT_COLS, .cap = EXPORT_TEXT_NAME_COLS, .sep = "  "}, {.width = 6, .sep = " "},
-        {.sep = "  "}};
-    export_table_print(out, &v, &(struct export_text_layout){.col = col, .trim = true});
-    export_table_free(&v);
-    if (a->n_findings)
-        fputs("findings, most important first (saving, then stage share):\n", out);
-    for (size_t i = 0; i < a->n_findings; i++) {
-        const struct doc_finding *f = &a->findings[i];
-        fprintf(out, "  %zu. %s", i + 1,
-                term_fit(or(f->stage, "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name));
-        finding_body(out, f);
-    }
-}
-
-/* ---- the answer (the default view) ---- */
-
-#define TOP_FINDINGS 3
-
-/* What a verdict means, in words a person acts on (docs/analysis.md has the rules). */
-static const struct {
-    const char *rule, *words;
-} verdict_words[] = {
-    {"idle", "it waits on something mlbench does not measure (sleeps, the network, locks, another "
-             "process)"},
-    {"mixed", "no one resource is saturated"},
-    {"io-bound", "it waits for its own disk I/O"},
-    {"cpu-bound-single-thread", "one thread on one core sets its pace"},
-    {"cpu-bound-one-core", "its processes together keep about one core busy"},
-    {"cpu-bound-parallel", "the CPU cores it uses set its pace"},
-    {"cpu-bound", "the machine's only CPU sets its pace"},
-    {"cpu-starved", "its threads wait for a CPU"},
-    {"gpu-bound", "the GPU sets its pace"},
-    {"gpu-under-occupied", "the GPU is busy, but its kernels fill few of the SMs"},
-    {"gpu-starved", "the GPU waits for its input"},
-    {"launch-bound", "the GPU waits for the host to launch kernels"},
-    {"memory-bound", "the machine is short of memory"},
-    {"unmeasured", "too little was measured to say what bounds it"},
-};
-
-static const char *words_of(const char *rule)
-{
-    for (size_t i = 0; rule && i < sizeof verdict_words / sizeof verdict_words[0]; i++)
-        if (!strcmp(rule, verdict_words[i].rule))
-            return verdict_words[i].words;
-    return NULL;
-}
-
-static const struct doc_verdict *verdict_of(const struct doc_analysis *a, const char *stage)
-{
-    for (size_t i = 0; stage && i < a->n_verdicts; i++)
-        if (a->verdicts[i].stage && !strcmp(a->verdicts[i].stage, stage))
-            return &a->verdicts[i];
-    return NULL;
-}
-
-/* Whether findings i and k say the same thing (a parent and its children, or two stages that
- * sleep): the same rule and the same advice. */
-static bool same_advice(const struct doc_finding *i, const struct doc_finding *k)
-{
-    return i->rule && k->rule && !strcmp(i->rule, k->rule) && i->recommendation &&
-           k->recommendation && !strcmp(i->recommendation, k->recommendation);
-}
-
-/* Whether finding f says what a warning of the result says already: the run's other-load and
- * cpu-contention findings and the warnings other_load and cpu_contention (a warning is printed
- * anyway; issue 35: the same disturbance was said twice). */
-static bool warned(const struct doc_result *r, const struct doc_finding *f)
-{
-    char code[64];
-    snprintf(code, sizeof code, "%s", or(f->rule, ""));
-    for (char *c = code; *c; c++)
-        if (*c == '-')
-            *c = '_';
-    /* a result warns a few dozen times at most; a hostile file's thousands are not read */
-    for (size_t i = 0; i < r->n_warnings && i < 256; i++)
-        if (r->warnings[i].code && !strcmp(r->warnings[i].code, code))
-            return true;
-    return false;
-}
-
-/* The answer first (issue 35): the bottleneck and its verdict in words, then the top findings,
- * each piece of advice once with the stages it is for, none a warning says already. */
-static void answer_text(FILE *out, const struct doc_result *r)
-{
-    const struct doc_analysis *a = &r->analysis;
-    char name[4 * EXPORT_TEXT_NAME_COLS + 8], t[32];
-    const char *stage = a->bottleneck ? a->bottleneck : "total";
-    const struct doc_verdict *v = verdict_of(a, stage);
-    putc('\n', out);
-    if (v) {
-        const char *words = words_of(v->rule);
-        if (a->bottleneck)
-            fprintf(out, "answer: %s holds the run back (%s of it): ",
-                    term_fit(stage, EXPORT_TEXT_NAME_COLS, name, sizeof name),
-                    export_fmt_num(doc_result_stage_share(r, stage), "%.1f %%", 100, t,
-                                   sizeof t));
-        else
-            fputs("answer: the whole run (no stages): ", out);
-        fprintf(out, "%s, %s", or(v->rule, "?"), words ? words : "");
-        if (v->evidence && *v->evidence) {
-            fputs(words ? "; " : "", out);
-            lines(out, v->evidence, "  ");
-        }
-        /* start-up larger than the bottleneck: said, not hidden behind it */
-        double before = doc_result_before_first_stage(r), wall = r->summary.wall.median;
-        double share = doc_result_stage_share(r, stage);
-        if (a->bottleneck && isfinite(before) && wall > 0 && before / wall > share)
-            fprintf(out, " (more of the run, %.0f %%, is start-up before the first stage)",
-                    100 * before / wall);
-        putc('\n', out);
-    }
-    size_t shown = 0, more = 0;
-    bool *done = xcalloc(a->n_findings + 1, sizeof *done);
-    for (size_t i = 0; i < a->n_findings; i++) {
-        if (done[i])
-            continue;
-        if (shown == TOP_FINDINGS) { /* the rest are counted, not grouped: -v lists them */
-            more++;
-            continue;
-        }
-        if (warned(r, &a->findings[i]))
-            continue;
-        const struct doc_finding *f = &a->findings[i];
-        if (!shown)
-            fputs("findings, most important first:\n", out);
-        fprintf(out, "  %zu. %s", ++shown,
-                term_fit(or(f->stage, "?"), EXPORT_TEXT_NAME_COLS, name, sizeof name));
-        for (size_t k = i + 1; k < a->n_findings; k++)
-            if (!done[k] && same_advice(f, &a->findings[k])) {
-                done[k] = true;
-                fprintf(out, ", %s", term_fit(or(a->findings[k].stage, "?"),
-                                              EXPORT_TEXT_NAME_COLS, name, sizeof name));
-            }
-        finding_body(out, f);
-    }
-    free(done);
-    if (more)
-        fprintf(out, "  (%zu more: mlbench show -v)\n", more);
-}
-
 /* A sum of money: enough digits for a fraction of a cent. */
 static const char *money(double v, char *buf, size_t len)
 {
@@ -809,7 +630,7 @@ static void notes_text(FILE *out, const struct doc_result *r, bool verbose)
         if (!verbose && no_driver(m))
             continue;
         fputs(listed++ ? "             " : "not measured: ", out);
-        lines(out, m ? m : "?", "              ");
+        text_lines(out, m ? m : "?", "              ");
         putc('\n', out);
     }
     if (r->n_warnings) {
@@ -827,7 +648,7 @@ static void notes_text(FILE *out, const struct doc_result *r, bool verbose)
         fputs("  ", out);
         term_paint(out, TERM_TONE_WARN, "!");
         fputc(' ', out);
-        lines(out, or(r->warnings[i].message, "?"), "    ");
+        text_lines(out, or(r->warnings[i].message, "?"), "    ");
         putc('\n', out);
     }
 }
@@ -844,14 +665,14 @@ static void summary_text_as(FILE *out, const json_t *doc, const char *result_pat
     runs_text(out, r);
     bool answered = !verbose && r->summary.wall.present && r->analysis.present;
     if (answered)
-        answer_text(out, r);
+        text_answer(out, r);
     bool staged = stages_text(out, r, cols, verbose);
     if (staged)
         hosts_text(out, r);
     cost_text(out, r);
     if (verbose && staged && r->analysis.present) {
         resources_text(out, r, cols);
-        analysis_text(out, r);
+        text_analysis(out, r);
     }
     notes_text(out, r, verbose);
     if (answered && r->id) {

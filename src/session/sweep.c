@@ -81,127 +81,6 @@ void sweep_spec_free(struct sweep_spec *s)
     memset(s, 0, sizeof *s);
 }
 
-/* ---- figures ----------------------------------------------------------------------------- */
-
-static json_t *jcount(double v)
-{
-    return isfinite(v) && fabs(v) < 1e15 ? json_integer((json_int_t)v) : json_null();
-}
-
-/* v, or NAN when it is not finite: a figure the document would write as null. */
-static double known(double v)
-{
-    return isfinite(v) ? v : NAN;
-}
-
-/* The peak (or mean) of metric in a resources list, summed over its labels (GPUs), or averaged
- * over them when not sum; NAN without one. */
-static double resource(const struct doc_resources *res, const char *metric, bool peak, bool sum)
-{
-    double total = NAN;
-    size_t n = 0;
-    for (size_t i = 0; i < res->n; i++) {
-        const struct doc_resource *r = &res->v[i];
-        double v = peak ? r->peak : r->mean;
-        if (!r->metric || strcmp(r->metric, metric) || isnan(v))
-            continue;
-        total = isnan(total) ? v : total + v;
-        n++;
-    }
-    return known(n && !sum ? total / (double)n : total);
-}
-
-void sweep_figures(const struct doc_result *r, struct doc_sweep_figures *f)
-{
-    const struct doc_summary *s = &r->summary;
-    doc_sweep_figures_read(NULL, f);
-    f->total_median_ns = s->wall.median;
-    f->total_ci_low_ns = s->wall.ci_low;
-    f->total_ci_high_ns = s->wall.ci_high;
-    f->total_n = s->wall.present ? (double)s->wall.n : NAN;
-
-    const char *bottleneck = r->analysis.bottleneck;
-    f->stages = s->n_stages ? xcalloc(s->n_stages, sizeof *f->stages) : NULL;
-    for (size_t i = 0; i < s->n_stages; i++) {
-        const struct doc_stage *st = &s->stages[i];
-        if (!st->name)
-            continue;
-        f->stages[f->n_stages++] = (struct doc_sweep_stage){
-            .name = st->name, .depth = st->depth, .median_ns = st->active.median,
-            .share = st->share};
-        if (bottleneck && !strcmp(bottleneck, st->name) && !f->bottleneck.stage) {
-            const char *rule = NULL; /* the last verdict on the stage */
-            for (size_t k = 0; k < r->analysis.n_verdicts; k++) {
-                const struct doc_verdict *v = &r->analysis.verdicts[k];
-                if (v->stage && !strcmp(v->stage, st->name))
-                    rule = v->rule;
-            }
-            f->bottleneck = (struct doc_sweep_bottleneck){
-                .stage = st->name, .verdict = rule, .share = st->share,
-                .median_ns = st->active.median};
-        }
-    }
-
-    f->counters = s->n_counters ? xcalloc(s->n_counters, sizeof *f->counters) : NULL;
-    for (size_t i = 0; i < s->n_counters; i++) {
-        const struct doc_counter *c = &s->counters[i];
-        if (!c->name)
-            continue;
-        double rate = c->stage ? c->stage_rate_per_s_median : NAN;
-        if (isnan(rate))
-            rate = c->rate_per_s_median;
-        f->counters[f->n_counters++] = (struct doc_sweep_counter){
-            .name = c->name, .stage = c->stage, .rate_per_s = c->count ? rate : NAN,
-            .last_median = c->last.median, .count = c->count};
-    }
-
-    f->peak_memory_bytes = resource(&s->resources, "process_resident_bytes", true, false);
-    if (isnan(f->peak_memory_bytes))
-        f->peak_memory_bytes = s->max_rss.max;
-    f->gpu_memory_peak_bytes = resource(&s->resources, "gpu_process_memory_bytes", true, true);
-    f->gpu_utilization_mean = resource(&s->resources, "gpu_utilization_ratio", false, false);
-    struct doc_cost cost;
-    f->cost_per_run = doc_cost_read(r->cost, &cost) ? cost.run_median : NAN;
-    doc_cost_free(&cost);
-}
-
-/* The "figures" object of a point (docs/sweep.md). */
-static json_t *figures_json(const struct doc_sweep_figures *f)
-{
-    json_t *j = json_object();
-    json_object_set_new(j, "total", json_pack("{s:o, s:o, s:o, s:o}",
-        "median_ns", jsonx_real_or_null(f->total_median_ns),
-        "ci_low_ns", jsonx_real_or_null(f->total_ci_low_ns),
-        "ci_high_ns", jsonx_real_or_null(f->total_ci_high_ns), "n", jcount(f->total_n)));
-    json_t *stages = json_array();
-    for (size_t i = 0; i < f->n_stages; i++) {
-        const struct doc_sweep_stage *st = &f->stages[i];
-        json_array_append_new(stages, json_pack("{s:s, s:o, s:o, s:o}", "name", st->name,
-            "depth", jsonx_real_or_null(st->depth), "median_ns",
-            jsonx_real_or_null(st->median_ns), "share", jsonx_real_or_null(st->share)));
-    }
-    json_object_set_new(j, "stages", stages);
-    const struct doc_sweep_bottleneck *bn = &f->bottleneck;
-    json_object_set_new(j, "bottleneck", !bn->stage ? json_null()
-        : json_pack("{s:s, s:s?, s:o, s:o}", "stage", bn->stage, "verdict", bn->verdict,
-                    "share", jsonx_real_or_null(bn->share),
-                    "median_ns", jsonx_real_or_null(bn->median_ns)));
-    json_t *counters = json_array();
-    for (size_t i = 0; i < f->n_counters; i++) {
-        const struct doc_sweep_counter *c = &f->counters[i];
-        json_array_append_new(counters, json_pack("{s:s, s:s?, s:o, s:o, s:b}", "name", c->name,
-            "stage", c->stage, "rate_per_s", jsonx_real_or_null(c->rate_per_s),
-            "last_median", jsonx_real_or_null(c->last_median), "count", c->count));
-    }
-    json_object_set_new(j, "counters", counters);
-    json_object_set_new(j, "peak_memory_bytes", jsonx_real_or_null(f->peak_memory_bytes));
-    json_object_set_new(j, "gpu_memory_peak_bytes",
-                        jsonx_real_or_null(f->gpu_memory_peak_bytes));
-    json_object_set_new(j, "gpu_utilization_mean", jsonx_real_or_null(f->gpu_utilization_mean));
-    json_object_set_new(j, "cost_per_run", jsonx_real_or_null(f->cost_per_run));
-    return j;
-}
-
 /* ---- points ------------------------------------------------------------------------------ */
 
 static struct point *add_point(struct sweep *sw, const char *name, char **argv, int argc,
@@ -620,8 +499,8 @@ static json_t *point_json(const struct sweep *sw, size_t i, double *objective, b
     json_t *argv = json_array();
     for (int k = 0; k < p->cfg.argc; k++)
         json_array_append_new(argv, json_string(p->cfg.argv[k]));
-    *objective = known(sweep_figure_value(&p->figures, spec->objective.figure,
-                                          spec->objective.name));
+    double v = sweep_figure_value(&p->figures, spec->objective.figure, spec->objective.name);
+    *objective = isfinite(v) ? v : NAN;
     json_t *failures = json_array();
     for (size_t k = 0; k < spec->n_constraints; k++) {
         char why[512];
@@ -639,9 +518,9 @@ static json_t *point_json(const struct sweep *sw, size_t i, double *objective, b
         "status", p->status ? p->status : "not_run",
         "status_detail", p->detail[0] ? p->detail : NULL,
         "result_id", r ? r->id : NULL, "result_path", p->result ? path : NULL,
-        "runs_measured", jcount(r ? (double)r->summary.runs_measured : NAN),
-        "runs_ok", jcount(r ? (double)r->summary.runs_ok : NAN),
-        "figures", r ? figures_json(&p->figures) : json_object(),
+        "runs_measured", jsonx_count_or_null(r ? (double)r->summary.runs_measured : NAN),
+        "runs_ok", jsonx_count_or_null(r ? (double)r->summary.runs_ok : NAN),
+        "figures", r ? sweep_figures_json(&p->figures) : json_object(),
         "objective_value", jsonx_real_or_null(*objective), "constraints_met", *met,
         "constraint_failures", failures, "warnings", warnings_json(r));
 }

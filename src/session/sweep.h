@@ -74,5 +74,7 @@ int sweep_run(const struct sweep_spec *spec, json_t **doc_out, char **path_out);
  * memory and utilisation, cost. Strings are borrowed from the result's document; free f's
  * arrays with doc_sweep_figures_free. */
 void sweep_figures(const struct doc_result *result, struct doc_sweep_figures *f);
+/* The "figures" object of a point (docs/sweep.md) from f (sweep_figures). New reference. */
+json_t *sweep_figures_json(const struct doc_sweep_figures *f);
 
 #endif

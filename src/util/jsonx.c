@@ -61,3 +61,8 @@ json_t *jsonx_real_or_null(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
 }
+
+json_t *jsonx_count_or_null(double v)
+{
+    return isfinite(v) && fabs(v) < 1e15 ? json_integer((json_int_t)v) : json_null();
+}

@@ -29,5 +29,8 @@ int jsonx_bool(const json_t *o, const char *key);
 
 /* For writers: a new JSON real of v, or null when v is not finite (NAN: not measured). */
 json_t *jsonx_real_or_null(double v);
+/* For writers: a new JSON integer of the whole number v (a count), or null when v is not finite
+ * or not below 1e15 in magnitude. */
+json_t *jsonx_count_or_null(double v);
 
 #endif
